@@ -1,0 +1,149 @@
+//! The cache key: blake3 over an explicit, versioned, length-prefixed encoding of every input
+//! that can change the compiled code, and nothing else (see docs/cache.md). One place for the
+//! key schema.
+
+use std::fmt;
+
+use crate::capture::CaptureValue;
+use crate::codegen::{Options, Specialization};
+use crate::ir::{Layout, Program, encode_program};
+
+/// Bumped whenever the encoding below changes; also names the store's subfolder, so entries
+/// written under an older schema are simply never seen.
+pub const KEY_SCHEMA: u32 = 1;
+
+/// A 32-byte content key.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key(pub [u8; 32]);
+
+impl Key {
+    /// Lower-case hex.
+    pub fn hex(&self) -> String {
+        hex(&self.0)
+    }
+
+    /// Parses 64 hex digits.
+    pub fn from_hex(s: &str) -> Option<Key> {
+        let s = s.trim();
+        if s.len() != 64 {
+            return None;
+        }
+        let mut k = [0u8; 32];
+        for (i, b) in k.iter_mut().enumerate() {
+            *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(Key(k))
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.hex())
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Key({})", &self.hex()[..16])
+    }
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// The identity of this kache build: version plus a hash of the compiler's own source, so a
+/// development build that changes code generation never hits entries of another build.
+pub fn build_id() -> &'static str {
+    concat!(env!("CARGO_PKG_VERSION"), "+", env!("KACHE_BUILD_ID"))
+}
+
+/// Everything a compile depends on.
+pub struct KeyInputs<'a> {
+    /// The checked program (the kernel and every item it reaches).
+    pub program: &'a Program,
+    /// Layouts of the kernel's array parameters.
+    pub spec: &'a Specialization,
+    /// Values of the program's captures, by capture id.
+    pub captures: &'a [CaptureValue],
+    /// Target and code generation options.
+    pub options: &'a Options,
+    /// blake3 of libdevice, when the program links it.
+    pub libdevice: Option<[u8; 32]>,
+    /// `KACHE_SALT`.
+    pub salt: &'a str,
+}
+
+/// A derived key with the hash of each component, for `kache explain`.
+#[derive(Clone, Debug)]
+pub struct Derivation {
+    /// The key.
+    pub key: Key,
+    /// Component name and its blake3.
+    pub components: Vec<(&'static str, [u8; 32])>,
+}
+
+fn component(name: &'static str, bytes: &[u8]) -> (&'static str, [u8; 32]) {
+    (name, *blake3::hash(bytes).as_bytes())
+}
+
+/// Derives the key. Never runs LLVM: it encodes the checked IR.
+pub fn derive(k: &KeyInputs<'_>) -> Derivation {
+    let mut comps = Vec::with_capacity(8);
+    comps.push(component("schema", &KEY_SCHEMA.to_le_bytes()));
+    let mut tool = Vec::new();
+    for s in [build_id(), &crate::codegen::llvm_version()] {
+        tool.extend_from_slice(&(s.len() as u64).to_le_bytes());
+        tool.extend_from_slice(s.as_bytes());
+    }
+    comps.push(component("toolchain", &tool));
+    let mut target = Vec::new();
+    k.options.encode(&mut target);
+    comps.push(component("target", &target));
+    let mut code = Vec::with_capacity(4096);
+    encode_program(k.program, &mut code);
+    comps.push(component("code", &code));
+    let spec: Vec<u8> = k
+        .spec
+        .layouts
+        .iter()
+        .map(|l| match l {
+            None => 0u8,
+            Some(Layout::C) => 1,
+            Some(Layout::F) => 2,
+            Some(Layout::A) => 3,
+        })
+        .collect();
+    comps.push(component("specialization", &spec));
+    let mut caps = Vec::new();
+    caps.extend_from_slice(&(k.captures.len() as u64).to_le_bytes());
+    for c in k.captures {
+        let mut one = Vec::new();
+        c.encode(&mut one);
+        caps.extend_from_slice(&(one.len() as u64).to_le_bytes());
+        caps.extend_from_slice(&one);
+    }
+    comps.push(component("captures", &caps));
+    comps.push(component("libdevice", k.libdevice.as_ref().map(|h| h.as_slice()).unwrap_or(&[])));
+    comps.push(component("salt", k.salt.as_bytes()));
+    let mut all = blake3::Hasher::new();
+    for (name, h) in &comps {
+        all.update(&(name.len() as u64).to_le_bytes());
+        all.update(name.as_bytes());
+        all.update(h);
+    }
+    Derivation { key: Key(*all.finalize().as_bytes()), components: comps }
+}
+
+/// The key of a cubin built from `ptx` for `arch` by the driver of `driver_version`.
+pub fn cubin_key(ptx: &[u8], arch: &str, driver_version: i32) -> Key {
+    let mut h = blake3::Hasher::new();
+    h.update(b"kache-cubin\0");
+    h.update(&KEY_SCHEMA.to_le_bytes());
+    h.update(blake3::hash(ptx).as_bytes());
+    h.update(&(arch.len() as u64).to_le_bytes());
+    h.update(arch.as_bytes());
+    h.update(&driver_version.to_le_bytes());
+    Key(*h.finalize().as_bytes())
+}

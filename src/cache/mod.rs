@@ -1,0 +1,517 @@
+//! The persistent kernel cache: content keys, an in-process memory tier, the local sled store,
+//! an optional Redis tier, statistics.
+//!
+//! A cache failure never fails a compile: an entry that does not verify is counted and treated
+//! as a miss, a store that cannot be opened is recreated, a store held by another process past
+//! the lock timeout is skipped (counted as `busy`), an unreachable remote is skipped.
+
+pub mod envelope;
+pub mod key;
+pub mod remote;
+pub mod store;
+
+use std::any::Any;
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+pub use envelope::{ArtifactKind, Meta};
+pub use key::{Derivation, Key, KeyInputs, cubin_key, derive};
+pub use store::{LocalStore, Record, StoreError};
+
+use crate::library::Persistable;
+
+/// A verified cache entry.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    /// Its envelope fields.
+    pub meta: Meta,
+    /// The artifact.
+    pub payload: Arc<[u8]>,
+}
+
+impl Entry {
+    /// Serialised with its envelope.
+    pub fn encode(&self) -> Vec<u8> {
+        envelope::encode(&self.meta, &self.payload)
+    }
+}
+
+/// Which tier answered a lookup.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum Tier {
+    /// This process's memory.
+    Memory,
+    /// The local sled store.
+    Local,
+    /// The remote (Redis) store.
+    Remote,
+}
+
+/// The answer of a lookup.
+pub enum Lookup {
+    /// A verified entry.
+    Hit(Arc<Entry>, Tier),
+    /// A live in-process object registered with [`Cache::pin`] (kernels that may not be
+    /// persisted).
+    Pinned(Arc<dyn Any + Send + Sync>),
+    /// Nothing usable.
+    Miss,
+}
+
+enum MemEntry {
+    Entry(Arc<Entry>),
+    Pinned(Weak<dyn Any + Send + Sync>),
+}
+
+/// Counter names, in the order `kache stats` shows them.
+pub const COUNTERS: &[&str] = &[
+    "hits",
+    "hits_memory",
+    "hits_local",
+    "hits_remote",
+    "misses",
+    "not_persisted",
+    "bad_entries",
+    "busy",
+    "compile_ms_saved",
+    "bytes_written",
+    "remote_errors",
+    "remote_rejected",
+    "remote_bytes_read",
+    "remote_bytes_written",
+];
+
+/// In-process counters, flushed into the store's statistics whenever it is opened.
+#[derive(Default)]
+struct Counters {
+    values: [AtomicU64; 14],
+}
+
+impl Counters {
+    fn add(&self, name: &str, v: u64) {
+        if let Some(i) = COUNTERS.iter().position(|n| *n == name) {
+            self.values[i].fetch_add(v, Ordering::Relaxed);
+        }
+    }
+    fn take(&self) -> Vec<(&'static str, i64)> {
+        COUNTERS.iter().enumerate().map(|(i, n)| (*n, self.values[i].swap(0, Ordering::Relaxed) as i64)).collect()
+    }
+    fn restore(&self, d: &[(&'static str, i64)]) {
+        for (n, v) in d {
+            self.add(n, *v as u64);
+        }
+    }
+    fn peek(&self) -> Vec<(&'static str, u64)> {
+        COUNTERS.iter().enumerate().map(|(i, n)| (*n, self.values[i].load(Ordering::Relaxed))).collect()
+    }
+}
+
+/// Cache settings (see `Config` for where they come from).
+#[derive(Clone, Debug)]
+pub struct CacheConfig {
+    /// The cache folder; `None` keeps everything in memory.
+    pub dir: Option<PathBuf>,
+    /// Size limit of the local store in bytes.
+    pub max_size: u64,
+    /// Longest wait for another process's lock on the store.
+    pub lock_timeout: Duration,
+    /// The remote tier.
+    pub remote: Option<remote::RemoteConfig>,
+}
+
+impl CacheConfig {
+    /// The default cache folder: `$KACHE_DIR`, else the platform cache folder
+    /// (`~/.cache/kache` on Linux).
+    pub fn default_dir() -> Option<PathBuf> {
+        match std::env::var_os("KACHE_DIR") {
+            Some(d) if !d.is_empty() => Some(PathBuf::from(d)),
+            _ => dirs::cache_dir().map(|d| d.join("kache")),
+        }
+    }
+}
+
+/// Aggregated statistics (this process's unflushed counts included).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Stats {
+    /// Hits in any tier.
+    pub hits: u64,
+    /// Hits per tier.
+    pub hits_memory: u64,
+    /// Hits of the local store.
+    pub hits_local: u64,
+    /// Hits of the remote store.
+    pub hits_remote: u64,
+    /// Lookups that found nothing usable.
+    pub misses: u64,
+    /// Kernels kept in memory only because they capture device arrays.
+    pub not_persisted: u64,
+    /// Entries that did not verify.
+    pub bad_entries: u64,
+    /// Times the store was locked by another process past the timeout.
+    pub busy: u64,
+    /// Entries in the local store.
+    pub entries: u64,
+    /// Bytes in the local store.
+    pub bytes: u64,
+    /// Compile time the hits saved.
+    pub compile_ms_saved: u64,
+    /// Bytes written to the local store.
+    pub bytes_written: u64,
+    /// Remote operations that failed or timed out.
+    pub remote_errors: u64,
+    /// Remote entries rejected (bad MAC or envelope).
+    pub remote_rejected: u64,
+    /// Bytes read from the remote.
+    pub remote_bytes_read: u64,
+    /// Bytes written to the remote.
+    pub remote_bytes_written: u64,
+    /// Why kernels were not persisted (this process).
+    pub not_persisted_reasons: Vec<String>,
+}
+
+/// The kernel cache: memory, local store, remote.
+pub struct Cache {
+    config: CacheConfig,
+    memory: Mutex<HashMap<Key, MemEntry>>,
+    local: Option<LocalStore>,
+    remote: Option<remote::RemoteStore>,
+    counters: Counters,
+    touched: Mutex<Vec<Key>>,
+    warned: Mutex<HashSet<String>>,
+    reasons: Mutex<Vec<String>>,
+}
+
+impl Cache {
+    /// Opens (lazily) the stores described by `config`.
+    pub fn new(config: CacheConfig) -> crate::Result<Cache> {
+        let local = match &config.dir {
+            Some(d) => match LocalStore::new(d, config.lock_timeout, config.max_size) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    crate::warn(&format!("{e}; continuing without the local cache"));
+                    None
+                }
+            },
+            None => None,
+        };
+        let remote = match &config.remote {
+            Some(rc) => Some(remote::RemoteStore::new(rc.clone())?),
+            None => None,
+        };
+        Ok(Cache {
+            config,
+            memory: Mutex::new(HashMap::new()),
+            local,
+            remote,
+            counters: Counters::default(),
+            touched: Mutex::new(Vec::new()),
+            warned: Mutex::new(HashSet::new()),
+            reasons: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// A cache that keeps everything in this process's memory.
+    pub fn in_memory() -> Cache {
+        Cache {
+            config: CacheConfig { dir: None, max_size: 0, lock_timeout: Duration::ZERO, remote: None },
+            memory: Mutex::new(HashMap::new()),
+            local: None,
+            remote: None,
+            counters: Counters::default(),
+            touched: Mutex::new(Vec::new()),
+            warned: Mutex::new(HashSet::new()),
+            reasons: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Its configuration.
+    pub fn config(&self) -> &CacheConfig {
+        &self.config
+    }
+
+    /// The local store, if any.
+    pub fn local(&self) -> Option<&LocalStore> {
+        self.local.as_ref()
+    }
+
+    /// The remote store, if any.
+    pub fn remote(&self) -> Option<&remote::RemoteStore> {
+        self.remote.as_ref()
+    }
+
+    pub(crate) fn count(&self, name: &str, v: u64) {
+        self.counters.add(name, v);
+    }
+
+    /// Prints `msg` once per process for each distinct `id`.
+    pub fn warn_once(&self, id: &str, msg: &str) {
+        let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
+        if w.insert(id.to_string()) {
+            crate::warn(msg);
+        }
+    }
+
+    fn memory_get(&self, key: &Key) -> Option<Lookup> {
+        let mut mem = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        match mem.get(key) {
+            Some(MemEntry::Entry(e)) => Some(Lookup::Hit(e.clone(), Tier::Memory)),
+            Some(MemEntry::Pinned(w)) => match w.upgrade() {
+                Some(a) => Some(Lookup::Pinned(a)),
+                None => {
+                    mem.remove(key);
+                    None
+                }
+            },
+            None => None,
+        }
+    }
+
+    fn verify(&self, key: &Key, bytes: &[u8]) -> Option<Arc<Entry>> {
+        match envelope::decode(bytes, Some(key)) {
+            Ok((meta, payload)) => Some(Arc::new(Entry { meta, payload: payload.into() })),
+            Err(_) => {
+                self.count("bad_entries", 1);
+                None
+            }
+        }
+    }
+
+    /// Looks `key` up in memory, then the local store, then the remote (backfilling the local
+    /// store). Bad entries are counted, removed and reported as misses.
+    pub fn lookup(&self, key: &Key) -> Lookup {
+        self.lookup_many(std::slice::from_ref(key)).pop().unwrap_or(Lookup::Miss)
+    }
+
+    /// [`lookup`](Self::lookup) for several keys with one opening of the store.
+    pub fn lookup_many(&self, keys: &[Key]) -> Vec<Lookup> {
+        let mut out: Vec<Option<Lookup>> = keys.iter().map(|k| self.memory_get(k)).collect();
+        let missing: Vec<usize> = (0..keys.len()).filter(|i| out[*i].is_none()).collect();
+        if !missing.is_empty() {
+            if let Some(local) = &self.local {
+                let deltas = self.counters.take();
+                let r = local.with(|db| {
+                    LocalStore::add_stats(db, &deltas)?;
+                    let mut found = Vec::new();
+                    for &i in &missing {
+                        found.push(LocalStore::get(db, &keys[i])?);
+                    }
+                    let touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
+                    LocalStore::touch(db, &touched)?;
+                    // Remove entries that do not verify so they are recompiled and overwritten.
+                    for (&i, f) in missing.iter().zip(&found) {
+                        if let Some(b) = f {
+                            if envelope::decode(b, Some(&keys[i])).is_err() {
+                                LocalStore::remove(db, &keys[i])?;
+                            }
+                        }
+                    }
+                    Ok(found)
+                });
+                match r {
+                    Ok(found) => {
+                        for (&i, f) in missing.iter().zip(found) {
+                            if let Some(b) = f {
+                                if let Some(e) = self.verify(&keys[i], &b) {
+                                    self.remember(keys[i], e.clone());
+                                    self.touched.lock().unwrap_or_else(|e| e.into_inner()).push(keys[i]);
+                                    out[i] = Some(Lookup::Hit(e, Tier::Local));
+                                }
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        self.counters.restore(&deltas);
+                        self.store_error(&e);
+                    }
+                }
+            }
+        }
+        if let Some(remote) = &self.remote {
+            for i in 0..keys.len() {
+                if out[i].is_some() {
+                    continue;
+                }
+                if let Some(bytes) = remote.get(self, &keys[i]) {
+                    if let Some(e) = self.verify(&keys[i], &bytes) {
+                        self.remember(keys[i], e.clone());
+                        self.backfill(&keys[i], &bytes);
+                        out[i] = Some(Lookup::Hit(e, Tier::Remote));
+                    }
+                }
+            }
+        }
+        out.into_iter()
+            .map(|o| match o {
+                Some(l) => {
+                    if let Lookup::Hit(e, tier) = &l {
+                        self.count("hits", 1);
+                        self.count(
+                            match tier {
+                                Tier::Memory => "hits_memory",
+                                Tier::Local => "hits_local",
+                                Tier::Remote => "hits_remote",
+                            },
+                            1,
+                        );
+                        self.count("compile_ms_saved", e.meta.compile_ms as u64);
+                    } else {
+                        self.count("hits", 1);
+                        self.count("hits_memory", 1);
+                    }
+                    l
+                }
+                None => {
+                    self.count("misses", 1);
+                    Lookup::Miss
+                }
+            })
+            .collect()
+    }
+
+    fn store_error(&self, e: &StoreError) {
+        match e {
+            StoreError::Busy => {
+                self.count("busy", 1);
+                self.warn_once("busy", "the cache store is locked by another process; compiling without it");
+            }
+            StoreError::Failed(m) => self.warn_once(&format!("store:{m}"), &format!("{e}; continuing without the local cache")),
+        }
+    }
+
+    fn remember(&self, key: Key, e: Arc<Entry>) {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, MemEntry::Entry(e));
+    }
+
+    fn backfill(&self, key: &Key, bytes: &[u8]) {
+        if let Some(local) = &self.local {
+            let r = local.with(|db| local.put(db, key, bytes));
+            if let Err(e) = r {
+                self.store_error(&e);
+            }
+        }
+    }
+
+    /// Persists an entry (memory, local store, remote). The [`Persistable`] proves the library
+    /// it was compiled from references no device array.
+    pub fn store(&self, proof: Persistable<'_>, entry: Entry) {
+        let _ = proof.library();
+        self.store_many(vec![(proof, entry)]);
+    }
+
+    /// [`store`](Self::store) for several entries with one opening of the store.
+    pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
+        let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|(_, e)| (e.meta.key, e.encode())).collect();
+        for (_, e) in items {
+            self.remember(e.meta.key, Arc::new(e));
+        }
+        if let Some(local) = &self.local {
+            let deltas = self.counters.take();
+            let r = local.with(|db| {
+                LocalStore::add_stats(db, &deltas)?;
+                let mut written = 0u64;
+                for (k, b) in &encoded {
+                    local.put(db, k, b)?;
+                    written += b.len() as u64;
+                }
+                LocalStore::add_stats(db, &[("bytes_written", written as i64)])?;
+                Ok(())
+            });
+            if let Err(e) = r {
+                self.counters.restore(&deltas);
+                self.store_error(&e);
+            }
+        }
+        if let Some(remote) = &self.remote {
+            for (k, b) in &encoded {
+                remote.put(self, k, b);
+            }
+        }
+    }
+
+    /// Keeps a kernel that may not be persisted in this process's memory only, keyed by its
+    /// key (which includes the identity of the device arrays it captured). The cache holds it
+    /// weakly: it lives as long as the kernel does.
+    pub fn pin(&self, key: Key, object: &Arc<dyn Any + Send + Sync>, reason: String) {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, MemEntry::Pinned(Arc::downgrade(object)));
+        self.count("not_persisted", 1);
+        let mut r = self.reasons.lock().unwrap_or_else(|e| e.into_inner());
+        if !r.contains(&reason) {
+            r.push(reason);
+        }
+    }
+
+    /// Writes this process's counters into the store now.
+    pub fn flush_stats(&self) {
+        let Some(local) = &self.local else { return };
+        let mut touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
+        touched.dedup();
+        let deltas = self.counters.take();
+        if deltas.iter().all(|(_, v)| *v == 0) && touched.is_empty() {
+            return;
+        }
+        let r = local.with(|db| {
+            LocalStore::add_stats(db, &deltas)?;
+            LocalStore::touch(db, &touched)
+        });
+        if r.is_err() {
+            self.counters.restore(&deltas);
+        }
+    }
+
+    /// Statistics: the store's (all processes) plus this process's unflushed counts.
+    pub fn stats(&self) -> Stats {
+        let mut map: HashMap<String, u64> = HashMap::new();
+        let mut entries = 0;
+        let mut bytes = 0;
+        if let Some(local) = &self.local {
+            let deltas = self.counters.take();
+            let r = local.with(|db| {
+                LocalStore::add_stats(db, &deltas)?;
+                let s = LocalStore::stats(db)?;
+                let n = db.open_tree("entries")?.len() as u64;
+                let b = LocalStore::total_bytes(db)?;
+                Ok((s, n, b))
+            });
+            match r {
+                Ok((s, n, b)) => {
+                    map.extend(s);
+                    entries = n;
+                    bytes = b;
+                }
+                Err(_) => self.counters.restore(&deltas),
+            }
+        }
+        for (n, v) in self.counters.peek() {
+            *map.entry(n.to_string()).or_default() += v;
+        }
+        let g = |n: &str| map.get(n).copied().unwrap_or(0);
+        Stats {
+            hits: g("hits"),
+            hits_memory: g("hits_memory"),
+            hits_local: g("hits_local"),
+            hits_remote: g("hits_remote"),
+            misses: g("misses"),
+            not_persisted: g("not_persisted"),
+            bad_entries: g("bad_entries"),
+            busy: g("busy"),
+            entries,
+            bytes,
+            compile_ms_saved: g("compile_ms_saved"),
+            bytes_written: g("bytes_written"),
+            remote_errors: g("remote_errors"),
+            remote_rejected: g("remote_rejected"),
+            remote_bytes_read: g("remote_bytes_read"),
+            remote_bytes_written: g("remote_bytes_written"),
+            not_persisted_reasons: self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        }
+    }
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        self.flush_stats();
+    }
+}

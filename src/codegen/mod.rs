@@ -1,0 +1,486 @@
+//! Code generation with LLVM (inkwell): the checked IR of a kernel to PTX for NVIDIA GPUs, or to
+//! optimised LLVM bitcode for the host backend, which JIT-compiles it.
+//!
+//! Each function of a program (the kernel, each device function, each closure) is lowered into
+//! its own LLVM module, the unit that [`CodeLibrary`](crate::library::CodeLibrary) holds; the
+//! kernel's module is then linked with every module it reaches, internalised and optimised.
+//! Only intrinsics that every supported target lowers are emitted (see `lower.rs`); LLVM must
+//! never abort the process.
+
+mod jit;
+mod lower;
+
+use std::fmt;
+
+use inkwell::context::Context;
+use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::module::{Linkage, Module};
+use inkwell::passes::PassBuilderOptions;
+use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
+use inkwell::OptimizationLevel;
+
+pub use jit::{HostEntry, HostModule};
+pub use lower::{CaptureData, ParamAbi, host_ctx_layout, static_shared_bytes};
+
+use crate::ir::{Layout, Program};
+
+/// A GPU architecture, `sm_XX` or `sm_90a`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Arch {
+    /// Compute capability times ten: 70 for `sm_70`.
+    pub sm: u32,
+    /// The architecture-specific `a` variant (`sm_90a`).
+    pub accelerated: bool,
+}
+
+/// Architectures kache generates code for.
+pub const SUPPORTED_ARCHS: &[&str] = &["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"];
+
+impl Arch {
+    /// Parses `sm_XX`; an unsupported architecture is an error that lists the supported ones.
+    pub fn parse(s: &str) -> Result<Arch, CodegenError> {
+        let bad = || CodegenError::UnsupportedArch(s.to_string());
+        if !SUPPORTED_ARCHS.contains(&s) {
+            return Err(bad());
+        }
+        let digits = s.trim_start_matches("sm_");
+        let (digits, accelerated) = match digits.strip_suffix('a') {
+            Some(d) => (d, true),
+            None => (digits, false),
+        };
+        Ok(Arch { sm: digits.parse().map_err(|_| bad())?, accelerated })
+    }
+
+    /// The default: `KACHE_ARCH`, else `sm_70`.
+    pub fn default_from_env() -> Result<Arch, CodegenError> {
+        match std::env::var("KACHE_ARCH") {
+            Ok(s) if !s.is_empty() => Arch::parse(&s),
+            _ => Ok(Arch { sm: 70, accelerated: false }),
+        }
+    }
+
+    /// The PTX ISA version emitted for this architecture (the lowest that supports it, so older
+    /// drivers load it too).
+    pub fn ptx_isa(self) -> (u32, u32) {
+        match self.sm {
+            90.. => (8, 0),
+            89 => (7, 8),
+            87 => (7, 4),
+            86 => (7, 1),
+            80 => (7, 0),
+            _ => (6, 3),
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}{}", self.sm, if self.accelerated { "a" } else { "" })
+    }
+}
+
+/// Where the code runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// NVIDIA GPUs: PTX for the given architecture.
+    Nvptx(Arch),
+    /// This machine's CPU: the host backend.
+    Host,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Nvptx(a) => write!(f, "nvptx {a}"),
+            Target::Host => write!(f, "host {}", host_cpu()),
+        }
+    }
+}
+
+/// Options that change the generated code (all of them are part of the cache key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Target.
+    pub target: Target,
+    /// LLVM optimisation level, 0..=3.
+    pub opt_level: u8,
+    /// Allow float reassociation and approximations (`fast` flags on float operations).
+    pub fast_math: bool,
+}
+
+impl Options {
+    /// O3, IEEE float semantics, for `target`.
+    pub fn new(target: Target) -> Options {
+        Options { target, opt_level: 3, fast_math: false }
+    }
+
+    /// Writes the options into a key component.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self.target {
+            Target::Nvptx(a) => {
+                out.push(0);
+                out.extend_from_slice(&a.sm.to_le_bytes());
+                out.push(a.accelerated as u8);
+                let (maj, min) = a.ptx_isa();
+                out.extend_from_slice(&[maj as u8, min as u8]);
+            }
+            Target::Host => {
+                out.push(1);
+                let cpu = host_cpu();
+                out.extend_from_slice(&(cpu.len() as u64).to_le_bytes());
+                out.extend_from_slice(cpu.as_bytes());
+            }
+        }
+        out.push(self.opt_level);
+        out.push(self.fast_math as u8);
+    }
+}
+
+/// The host CPU's name and features, which host code is optimised for.
+pub fn host_cpu() -> String {
+    static CPU: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    CPU.get_or_init(|| {
+        let name = TargetMachine::get_host_cpu_name().to_string();
+        let features = TargetMachine::get_host_cpu_features().to_string();
+        format!("{name} {features}")
+    })
+    .clone()
+}
+
+/// The LLVM version kache was built against, e.g. "19.1.7".
+pub fn llvm_version() -> String {
+    let (a, b, c) = inkwell::support::get_llvm_version();
+    format!("{a}.{b}.{c}")
+}
+
+/// Code generation errors. A kernel that type-checked only fails here for environmental reasons
+/// (no libdevice) or because of a kache bug (an LLVM verification failure).
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The architecture is not one kache generates code for.
+    #[error("unsupported GPU architecture `{0}`; supported: {list}", list = SUPPORTED_ARCHS.join(", "))]
+    UnsupportedArch(String),
+    /// A transcendental function needs libdevice, which was not found.
+    #[error(
+        "kernel `{kernel}` calls `{function}`, which needs NVIDIA's libdevice on the GPU, and libdevice.10.bc was not found; \
+         set KACHE_LIBDEVICE to its path, set CUDA_HOME to a CUDA toolkit, or run `pip install nvidia-cuda-nvcc-cu12`"
+    )]
+    NoLibdevice {
+        /// The kernel.
+        kernel: String,
+        /// The method that needs it.
+        function: String,
+    },
+    /// The libdevice file could not be read or parsed.
+    #[error("libdevice at {path} is unusable: {reason}")]
+    BadLibdevice {
+        /// Where it was looked for.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// LLVM reported an error; a kache bug if it happens.
+    #[error("internal code generation error (please report it): {0}")]
+    Llvm(String),
+    /// Stored host bitcode did not load.
+    #[error("host code could not be loaded: {0}")]
+    BadArtifact(String),
+}
+
+impl From<inkwell::builder::BuilderError> for CodegenError {
+    fn from(e: inkwell::builder::BuilderError) -> Self {
+        CodegenError::Llvm(format!("builder: {e}"))
+    }
+}
+
+/// The layout of each kernel parameter that is an array (`None` for scalars): the specialisation
+/// compiled for a launch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Specialization {
+    /// One entry per kernel parameter.
+    pub layouts: Vec<Option<Layout>>,
+}
+
+impl Specialization {
+    /// Every array parameter as `layout`.
+    pub fn uniform(program: &Program, layout: Layout) -> Specialization {
+        let k = program.kernel();
+        Specialization {
+            layouts: k
+                .param_decls()
+                .iter()
+                .map(|p| matches!(p.ty, crate::ir::Ty::Array(_)).then_some(layout))
+                .collect(),
+        }
+    }
+
+    /// Short text form, `C,-,F`.
+    pub fn describe(&self) -> String {
+        self.layouts.iter().map(|l| l.map(|l| l.to_string()).unwrap_or_else(|| "-".into())).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// What code generation produced.
+#[derive(Clone, Debug)]
+pub enum Artifact {
+    /// PTX assembly.
+    Ptx(String),
+    /// Optimised LLVM bitcode for the host CPU.
+    HostBitcode(Vec<u8>),
+}
+
+impl Artifact {
+    /// The bytes stored in the cache.
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Artifact::Ptx(s) => s.as_bytes(),
+            Artifact::HostBitcode(b) => b,
+        }
+    }
+}
+
+/// The result of compiling one program.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// Per function (by `FuncId`), its own unoptimised LLVM module as bitcode.
+    pub function_modules: Vec<Vec<u8>>,
+    /// The linked, optimised output.
+    pub artifact: Artifact,
+    /// The kernel's symbol (for the host backend: its entry wrapper).
+    pub entry: String,
+}
+
+/// Inputs of one compile besides the program.
+pub struct CompileInput<'a> {
+    /// The checked program.
+    pub program: &'a Program,
+    /// Layouts of the kernel's array parameters.
+    pub spec: &'a Specialization,
+    /// Values of the program's captures, by capture id.
+    pub captures: &'a [CaptureData<'a>],
+    /// Target and options.
+    pub options: Options,
+    /// libdevice bitcode, when the program needs it on NVPTX.
+    pub libdevice: Option<&'a [u8]>,
+}
+
+fn init_targets() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        let config = InitializationConfig::default();
+        LlvmTarget::initialize_nvptx(&config);
+        LlvmTarget::initialize_x86(&config);
+    });
+}
+
+pub(crate) fn target_machine(target: Target, opt_level: u8) -> Result<TargetMachine, CodegenError> {
+    init_targets();
+    let level = match opt_level {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    };
+    let (triple, cpu, features) = match target {
+        Target::Nvptx(a) => {
+            let (maj, min) = a.ptx_isa();
+            (TargetTriple::create("nvptx64-nvidia-cuda"), a.to_string(), format!("+ptx{maj}{min}"))
+        }
+        Target::Host => (
+            TargetMachine::get_default_triple(),
+            TargetMachine::get_host_cpu_name().to_string(),
+            TargetMachine::get_host_cpu_features().to_string(),
+        ),
+    };
+    let t = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    let reloc = if target == Target::Host { RelocMode::Static } else { RelocMode::Default };
+    t.create_target_machine(&triple, &cpu, &features, level, reloc, CodeModel::Default)
+        .ok_or_else(|| CodegenError::Llvm(format!("no target machine for {target}")))
+}
+
+/// The symbol PTX and the JIT know a kernel by: its name with anything outside `[A-Za-z0-9_]`
+/// spelled out, so every Rust identifier is a valid PTX identifier.
+pub fn symbol_name(name: &str) -> String {
+    let mut s = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            s.push(c);
+        } else if c == ':' {
+            s.push('_');
+        } else {
+            s.push_str(&format!("_u{:04x}", c as u32));
+        }
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) || s.is_empty() {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// Compiles a checked program: lowers each function into its own module, links the kernel's
+/// module with everything it reaches, optimises, and emits PTX or host bitcode.
+pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
+    let program = input.program;
+    let kernel = program.kernel();
+    if let Target::Nvptx(_) = input.options.target {
+        if program.uses_libdevice() && input.libdevice.is_none() {
+            let function = first_libdevice_use(program).unwrap_or_else(|| "a transcendental function".into());
+            return Err(CodegenError::NoLibdevice { kernel: kernel.name.clone(), function });
+        }
+    }
+    let tm = target_machine(input.options.target, input.options.opt_level)?;
+    let context = Context::create();
+    let modules = lower::lower_program(&context, input, &tm)?;
+    let function_modules: Vec<Vec<u8>> = modules.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect();
+
+    // Link the kernel's module with the modules it reaches (each once).
+    let linked = modules[program.kernel].clone();
+    let mut order = Vec::new();
+    reach(program, program.kernel, &mut order);
+    for id in order.into_iter().filter(|i| *i != program.kernel) {
+        linked.link_in_module(modules[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
+    }
+    let entry = lower::entry_symbol(program, input.options.target);
+    if let (Target::Nvptx(_), Some(bc)) = (input.options.target, input.libdevice) {
+        if program.uses_libdevice() {
+            let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
+            let libdevice = Module::parse_bitcode_from_buffer(&buf, &context)
+                .map_err(|e| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: e.to_string() })?;
+            libdevice.set_triple(&tm.get_triple());
+            libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
+            linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
+        }
+    }
+    internalize(&linked, &entry);
+    linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;
+    optimize(&linked, &tm, input.options.opt_level)?;
+    let artifact = match input.options.target {
+        Target::Nvptx(_) => {
+            let buf = tm.write_to_memory_buffer(&linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+            Artifact::Ptx(String::from_utf8_lossy(buf.as_slice()).into_owned())
+        }
+        Target::Host => Artifact::HostBitcode(linked.write_bitcode_to_memory().as_slice().to_vec()),
+    };
+    Ok(Compiled { function_modules, artifact, entry })
+}
+
+/// The program's kernel module, linked but not optimised, as LLVM IR text (`--emit llvm-ir`).
+pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
+    let tm = target_machine(input.options.target, input.options.opt_level)?;
+    let context = Context::create();
+    let modules = lower::lower_program(&context, input, &tm)?;
+    let linked = modules[input.program.kernel].clone();
+    let mut order = Vec::new();
+    reach(input.program, input.program.kernel, &mut order);
+    for id in order.into_iter().filter(|i| *i != input.program.kernel) {
+        linked.link_in_module(modules[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
+    }
+    let entry = lower::entry_symbol(input.program, input.options.target);
+    internalize(&linked, &entry);
+    optimize(&linked, &tm, input.options.opt_level)?;
+    Ok(linked.print_to_string().to_string())
+}
+
+/// The first method call of the program that needs libdevice, for messages.
+pub fn first_libdevice_use(p: &Program) -> Option<String> {
+    fn walk_block(b: &crate::ir::Block, out: &mut Option<String>) {
+        for s in &b.stmts {
+            match s {
+                crate::ir::Stmt::Let(_, Some(e)) | crate::ir::Stmt::Expr(e) => walk(e, out),
+                _ => {}
+            }
+        }
+        if let Some(t) = &b.tail {
+            walk(t, out);
+        }
+    }
+    fn walk(e: &crate::ir::Expr, out: &mut Option<String>) {
+        use crate::ir::ExprKind as K;
+        if out.is_some() {
+            return;
+        }
+        match &e.kind {
+            K::Builtin(crate::ir::Builtin::Math(m), args) => {
+                let d = crate::lang::builtins::method_def(*m);
+                if d.libdevice.is_some() {
+                    *out = Some(format!("{}()", d.name));
+                }
+                args.iter().for_each(|a| walk(a, out));
+            }
+            K::Builtin(_, a) | K::Call(_, a) => a.iter().for_each(|x| walk(x, out)),
+            K::Unary(_, x) | K::Cast(x) => walk(x, out),
+            K::Binary(_, a, b) | K::Logic(_, a, b) => {
+                walk(a, out);
+                walk(b, out)
+            }
+            K::Index(a, i) => {
+                walk(a, out);
+                i.iter().for_each(|x| walk(x, out))
+            }
+            K::Assign(_, v) | K::CompoundAssign(_, _, v) => walk(v, out),
+            K::If(c, t, f) => {
+                walk(c, out);
+                walk_block(t, out);
+                if let Some(f) = f {
+                    walk_block(f, out)
+                }
+            }
+            K::Block(b) | K::Loop(_, b) => walk_block(b, out),
+            K::While(_, c, b) => {
+                walk(c, out);
+                walk_block(b, out)
+            }
+            K::For { start, end, body, .. } => {
+                walk(start, out);
+                walk(end, out);
+                walk_block(body, out)
+            }
+            K::Return(Some(v)) | K::Break(_, Some(v)) => walk(v, out),
+            _ => {}
+        }
+    }
+    let mut out = None;
+    for f in &p.funcs {
+        walk_block(&f.body, &mut out);
+    }
+    out
+}
+
+/// Every function reachable from `id`, in a fixed order, `id` first.
+pub(crate) fn reach(p: &Program, id: usize, out: &mut Vec<usize>) {
+    let mut stack = vec![id];
+    while let Some(f) = stack.pop() {
+        if out.contains(&f) {
+            continue;
+        }
+        out.push(f);
+        for c in p.funcs[f].callees.iter().rev() {
+            stack.push(*c);
+        }
+    }
+}
+
+fn internalize(m: &Module<'_>, entry: &str) {
+    let mut f = m.get_first_function();
+    while let Some(func) = f {
+        f = func.get_next_function();
+        let name = func.get_name().to_str().unwrap_or("");
+        if func.count_basic_blocks() > 0 && name != entry {
+            func.set_linkage(Linkage::Internal);
+        }
+    }
+    let mut g = m.get_first_global();
+    while let Some(global) = g {
+        g = global.get_next_global();
+        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private {
+            global.set_linkage(Linkage::Internal);
+        }
+    }
+}
+
+fn optimize(m: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), CodegenError> {
+    // Drop what the kernel does not reach (most of libdevice) before the expensive passes.
+    let pipeline = format!("globaldce,default<O{}>", opt_level.min(3));
+    m.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))
+}
+

@@ -1,0 +1,119 @@
+//! The error type of the library.
+
+use std::path::PathBuf;
+
+use crate::codegen::CodegenError;
+use crate::lang::Diagnostics;
+
+/// Result with kache's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong, typed. Nothing in kache panics on bad input.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The kernel source has errors; each carries `file:line:col`.
+    #[error("{0}")]
+    Source(#[from] Diagnostics),
+    /// Code generation failed.
+    #[error(transparent)]
+    Codegen(#[from] CodegenError),
+    /// `libcuda.so` is not present: no NVIDIA driver on this machine.
+    #[error("no CUDA driver: libcuda.so could not be loaded; use Device::host() to run kernels on the CPU")]
+    NoCudaDriver,
+    /// The driver is present but there is no such device.
+    #[error("no CUDA device {ordinal}: {reason}")]
+    NoCudaDevice {
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// What the driver said.
+        reason: String,
+    },
+    /// A CUDA driver call failed.
+    #[error("CUDA error in {op}: {message}")]
+    Cuda {
+        /// The operation.
+        op: &'static str,
+        /// The driver's message (and the PTX JIT's log, where there is one).
+        message: String,
+    },
+    /// The kernel was given the wrong number of arguments.
+    #[error("kernel `{kernel}` takes {expected} argument{} but {got} {} given", if *expected == 1 { "" } else { "s" }, if *got == 1 { "was" } else { "were" })]
+    ArgumentCount {
+        /// Kernel name.
+        kernel: String,
+        /// Parameters declared.
+        expected: usize,
+        /// Arguments given.
+        got: usize,
+    },
+    /// One argument does not match its parameter.
+    #[error("kernel `{kernel}`, argument `{param}`: {problem}")]
+    BadArgument {
+        /// Kernel name.
+        kernel: String,
+        /// Parameter name.
+        param: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An array description is inconsistent.
+    #[error("invalid array: {0}")]
+    BadArray(String),
+    /// The launch configuration is invalid.
+    #[error("invalid launch configuration: {0}")]
+    BadLaunch(String),
+    /// A value bound on a module or passed to a factory does not fit.
+    #[error("binding `{name}`: {problem}")]
+    Binding {
+        /// Global or parameter name.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The kernel references a device array and cannot be serialised.
+    #[error(
+        "cannot serialise kernel '{kernel}': it captures device array {what}, and a device pointer is meaningless in any other process. \
+         Pass the array as a kernel argument to make the kernel serialisable."
+    )]
+    NotSerializable {
+        /// Kernel name.
+        kernel: String,
+        /// Which array, where from, and the path to it.
+        what: String,
+    },
+    /// `KACHE_STRICT` is set and a kernel could not be cached on disk.
+    #[error("{0}")]
+    NotPersisted(String),
+    /// Serialised kernel bytes are not valid.
+    #[error("invalid serialised kernel: {0}")]
+    BadSerializedKernel(String),
+    /// A file could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The IO error.
+        source: std::io::Error,
+    },
+    /// Invalid configuration (environment variables or `Config`).
+    #[error("configuration: {0}")]
+    Config(String),
+    /// A device does not support what was asked (e.g. a kernel compiled for another device).
+    #[error("{0}")]
+    Device(String),
+    /// ptxas rejected PTX or could not be run.
+    #[error("ptxas: {0}")]
+    Ptxas(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// Whether this is the user's mistake (exit status 1 in the CLI) rather than the
+    /// environment's or kache's (2).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. })
+    }
+}

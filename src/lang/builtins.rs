@@ -1,0 +1,211 @@
+//! The one table of builtins: functions, methods, their signatures and how NVPTX implements the
+//! transcendental ones. The checker, the code generator and the language reference read it.
+
+use crate::ir::{Builtin, MathFn, Scalar};
+
+/// Which receivers a method accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Receiver {
+    /// `f32`, `f64`
+    Float,
+    /// Integer types.
+    Int,
+    /// Signed integers and floats.
+    SignedOrFloat,
+    /// Integers and floats.
+    Numeric,
+}
+
+/// Type of the extra arguments of a method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgTy {
+    /// Same type as the receiver.
+    SameAsSelf,
+    /// `i32` (`powi`).
+    I32,
+}
+
+/// Result type of a method.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetTy {
+    /// Same type as the receiver.
+    SameAsSelf,
+    /// `u32` (bit counts).
+    U32,
+}
+
+/// One math method.
+#[derive(Clone, Copy, Debug)]
+pub struct MethodDef {
+    /// Method name.
+    pub name: &'static str,
+    /// What it lowers to.
+    pub func: MathFn,
+    /// Number of arguments besides the receiver.
+    pub args: usize,
+    /// Type of those arguments.
+    pub arg_ty: ArgTy,
+    /// Accepted receivers.
+    pub receiver: Receiver,
+    /// Result type.
+    pub ret: RetTy,
+    /// libdevice functions for f32 and f64 receivers, where NVPTX has no native instruction.
+    pub libdevice: Option<(&'static str, &'static str)>,
+}
+
+const fn m(name: &'static str, func: MathFn, args: usize, receiver: Receiver, libdevice: Option<(&'static str, &'static str)>) -> MethodDef {
+    MethodDef { name, func, args, arg_ty: ArgTy::SameAsSelf, receiver, ret: RetTy::SameAsSelf, libdevice }
+}
+
+use Receiver::*;
+
+/// Every math method.
+pub const METHODS: &[MethodDef] = &[
+    m("abs", MathFn::Abs, 0, SignedOrFloat, None),
+    m("sqrt", MathFn::Sqrt, 0, Float, None),
+    m("floor", MathFn::Floor, 0, Float, None),
+    m("ceil", MathFn::Ceil, 0, Float, None),
+    m("round", MathFn::Round, 0, Float, None),
+    m("trunc", MathFn::Trunc, 0, Float, None),
+    m("min", MathFn::Min, 1, Numeric, None),
+    m("max", MathFn::Max, 1, Numeric, None),
+    m("mul_add", MathFn::MulAdd, 2, Float, None),
+    m("exp", MathFn::Exp, 0, Float, Some(("__nv_expf", "__nv_exp"))),
+    m("exp2", MathFn::Exp2, 0, Float, Some(("__nv_exp2f", "__nv_exp2"))),
+    m("ln", MathFn::Ln, 0, Float, Some(("__nv_logf", "__nv_log"))),
+    m("log2", MathFn::Log2, 0, Float, Some(("__nv_log2f", "__nv_log2"))),
+    m("log10", MathFn::Log10, 0, Float, Some(("__nv_log10f", "__nv_log10"))),
+    m("sin", MathFn::Sin, 0, Float, Some(("__nv_sinf", "__nv_sin"))),
+    m("cos", MathFn::Cos, 0, Float, Some(("__nv_cosf", "__nv_cos"))),
+    m("tan", MathFn::Tan, 0, Float, Some(("__nv_tanf", "__nv_tan"))),
+    m("asin", MathFn::Asin, 0, Float, Some(("__nv_asinf", "__nv_asin"))),
+    m("acos", MathFn::Acos, 0, Float, Some(("__nv_acosf", "__nv_acos"))),
+    m("atan", MathFn::Atan, 0, Float, Some(("__nv_atanf", "__nv_atan"))),
+    m("atan2", MathFn::Atan2, 1, Float, Some(("__nv_atan2f", "__nv_atan2"))),
+    m("sinh", MathFn::Sinh, 0, Float, Some(("__nv_sinhf", "__nv_sinh"))),
+    m("cosh", MathFn::Cosh, 0, Float, Some(("__nv_coshf", "__nv_cosh"))),
+    m("tanh", MathFn::Tanh, 0, Float, Some(("__nv_tanhf", "__nv_tanh"))),
+    m("powf", MathFn::Powf, 1, Float, Some(("__nv_powf", "__nv_pow"))),
+    MethodDef {
+        name: "powi",
+        func: MathFn::Powi,
+        args: 1,
+        arg_ty: ArgTy::I32,
+        receiver: Float,
+        ret: RetTy::SameAsSelf,
+        libdevice: Some(("__nv_powif", "__nv_powi")),
+    },
+    m("cbrt", MathFn::Cbrt, 0, Float, Some(("__nv_cbrtf", "__nv_cbrt"))),
+    m("hypot", MathFn::Hypot, 1, Float, Some(("__nv_hypotf", "__nv_hypot"))),
+    m("wrapping_add", MathFn::WrappingAdd, 1, Int, None),
+    m("wrapping_sub", MathFn::WrappingSub, 1, Int, None),
+    m("wrapping_mul", MathFn::WrappingMul, 1, Int, None),
+    MethodDef {
+        name: "count_ones",
+        func: MathFn::CountOnes,
+        args: 0,
+        arg_ty: ArgTy::SameAsSelf,
+        receiver: Int,
+        ret: RetTy::U32,
+        libdevice: None,
+    },
+    MethodDef {
+        name: "leading_zeros",
+        func: MathFn::LeadingZeros,
+        args: 0,
+        arg_ty: ArgTy::SameAsSelf,
+        receiver: Int,
+        ret: RetTy::U32,
+        libdevice: None,
+    },
+    MethodDef {
+        name: "trailing_zeros",
+        func: MathFn::TrailingZeros,
+        args: 0,
+        arg_ty: ArgTy::SameAsSelf,
+        receiver: Int,
+        ret: RetTy::U32,
+        libdevice: None,
+    },
+];
+
+/// Array methods: `len()`, `shape(d)`, `stride(d)`.
+pub const ARRAY_METHODS: &[(&str, Builtin, usize)] = &[("len", Builtin::Len, 0), ("shape", Builtin::Shape, 1), ("stride", Builtin::Stride, 1)];
+
+/// The math method called `name`.
+pub fn method(name: &str) -> Option<&'static MethodDef> {
+    METHODS.iter().find(|d| d.name == name)
+}
+
+/// The table entry of a math function.
+pub fn method_def(f: MathFn) -> &'static MethodDef {
+    // Every MathFn has exactly one row; the test `every_math_fn_has_a_row` holds that.
+    METHODS.iter().find(|d| d.func == f).unwrap_or(&METHODS[0])
+}
+
+/// Whether `f` on a receiver of type `s` needs libdevice on NVPTX.
+pub fn needs_libdevice(f: MathFn, s: Scalar) -> bool {
+    s.is_float() && method_def(f).libdevice.is_some()
+}
+
+/// Builtin functions (called by plain name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Function {
+    /// An index query returning `u32` (or `usize` for `global_id_*`).
+    Index(Builtin),
+    /// `sync_threads()`
+    SyncThreads,
+    /// `atomic_*(&mut a[i], ..)`
+    Atomic(Builtin),
+    /// `shared_array::<T, N>()`
+    SharedArray,
+    /// `dynamic_shared_array::<T>()`
+    DynSharedArray,
+}
+
+/// Every builtin function, by name.
+pub const FUNCTIONS: &[(&str, Function)] = &[
+    ("thread_idx_x", Function::Index(Builtin::ThreadIdx(0))),
+    ("thread_idx_y", Function::Index(Builtin::ThreadIdx(1))),
+    ("thread_idx_z", Function::Index(Builtin::ThreadIdx(2))),
+    ("block_idx_x", Function::Index(Builtin::BlockIdx(0))),
+    ("block_idx_y", Function::Index(Builtin::BlockIdx(1))),
+    ("block_idx_z", Function::Index(Builtin::BlockIdx(2))),
+    ("block_dim_x", Function::Index(Builtin::BlockDim(0))),
+    ("block_dim_y", Function::Index(Builtin::BlockDim(1))),
+    ("block_dim_z", Function::Index(Builtin::BlockDim(2))),
+    ("grid_dim_x", Function::Index(Builtin::GridDim(0))),
+    ("grid_dim_y", Function::Index(Builtin::GridDim(1))),
+    ("grid_dim_z", Function::Index(Builtin::GridDim(2))),
+    ("global_id_x", Function::Index(Builtin::GlobalId(0))),
+    ("global_id_y", Function::Index(Builtin::GlobalId(1))),
+    ("global_id_z", Function::Index(Builtin::GlobalId(2))),
+    ("sync_threads", Function::SyncThreads),
+    ("atomic_add", Function::Atomic(Builtin::AtomicAdd)),
+    ("atomic_max", Function::Atomic(Builtin::AtomicMax)),
+    ("atomic_min", Function::Atomic(Builtin::AtomicMin)),
+    ("atomic_cas", Function::Atomic(Builtin::AtomicCas)),
+    ("shared_array", Function::SharedArray),
+    ("dynamic_shared_array", Function::DynSharedArray),
+];
+
+/// The builtin function called `name`.
+pub fn function(name: &str) -> Option<Function> {
+    FUNCTIONS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+}
+
+/// Largest static shared array, in bytes (48 KiB is what every target offers without opt-in).
+pub const MAX_SHARED_BYTES: u64 = 48 << 10;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_math_fn_has_a_row() {
+        for d in METHODS {
+            assert_eq!(method_def(d.func).name, d.name, "two rows for {:?}", d.func);
+        }
+        assert_eq!(METHODS.len(), 34, "a MathFn without a row, or a row without a MathFn");
+    }
+}

@@ -1,0 +1,150 @@
+//! Diagnostics: what went wrong, where, and what is supported instead; rendered like rustc.
+
+use std::fmt;
+use std::sync::Arc;
+
+use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, Chars, Config};
+
+use super::source::{SourceFile, Span};
+
+/// One error in a kernel source, with its location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The headline, e.g. "cannot find value `x`".
+    pub message: String,
+    /// Where.
+    pub span: Span,
+    /// Text under the caret.
+    pub label: String,
+    /// Other places worth showing.
+    pub secondary: Vec<(Span, String)>,
+    /// `= note:` lines.
+    pub notes: Vec<String>,
+    /// `= help:` lines: what to write instead.
+    pub help: Vec<String>,
+}
+
+impl Diagnostic {
+    /// An error at `span`.
+    pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            message: message.into(),
+            span,
+            label: String::new(),
+            secondary: Vec::new(),
+            notes: Vec::new(),
+            help: Vec::new(),
+        }
+    }
+
+    /// Sets the text under the caret.
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = label.into();
+        self
+    }
+
+    /// Adds a `= help:` line.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help.push(help.into());
+        self
+    }
+
+    /// Adds a `= note:` line.
+    pub fn note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    /// Points at another place too.
+    pub fn secondary(mut self, span: Span, label: impl Into<String>) -> Self {
+        self.secondary.push((span, label.into()));
+        self
+    }
+}
+
+/// Errors found in one source file. Never empty.
+#[derive(Clone)]
+pub struct Diagnostics {
+    file: Arc<SourceFile>,
+    items: Vec<Diagnostic>,
+}
+
+impl Diagnostics {
+    /// Wraps errors found in `file`.
+    pub fn new(file: Arc<SourceFile>, items: Vec<Diagnostic>) -> Diagnostics {
+        debug_assert!(!items.is_empty());
+        Diagnostics { file, items }
+    }
+
+    /// One error.
+    pub fn single(file: Arc<SourceFile>, d: Diagnostic) -> Diagnostics {
+        Diagnostics { file, items: vec![d] }
+    }
+
+    /// The file the errors are in.
+    pub fn file(&self) -> &Arc<SourceFile> {
+        &self.file
+    }
+
+    /// The errors.
+    pub fn items(&self) -> &[Diagnostic] {
+        &self.items
+    }
+
+    /// `file:line:col` of the first error.
+    pub fn location(&self) -> String {
+        self.file.location(self.items[0].span)
+    }
+
+    /// Renders every error like rustc does (source line, caret, notes), with ANSI colours when
+    /// `color` is set.
+    pub fn render(&self, color: bool) -> String {
+        let files = SimpleFile::new(self.file.name(), self.file.text());
+        let config = Config { chars: Chars::ascii(), ..Config::default() };
+        let mut out = String::new();
+        for d in &self.items {
+            let len = self.file.text().len();
+            let clamp = |s: Span| (s.lo as usize).min(len)..(s.hi as usize).min(len);
+            let mut labels = vec![Label::primary((), clamp(d.span)).with_message(&d.label)];
+            for (s, m) in &d.secondary {
+                labels.push(Label::secondary((), clamp(*s)).with_message(m));
+            }
+            let mut notes: Vec<String> = d.notes.clone();
+            notes.extend(d.help.iter().map(|h| format!("help: {h}")));
+            let cs = CsDiagnostic::error().with_message(&d.message).with_labels(labels).with_notes(notes);
+            if color {
+                let mut buf = codespan_reporting::term::termcolor::Buffer::ansi();
+                if term::emit_to_write_style(&mut buf, &config, &files, &cs).is_ok() {
+                    out.push_str(&String::from_utf8_lossy(buf.as_slice()));
+                    continue;
+                }
+            }
+            match term::emit_into_string(&config, &files, &cs) {
+                Ok(s) => out.push_str(&s),
+                Err(_) => out.push_str(&format!("error: {}\n --> {}\n", d.message, self.file.location(d.span))),
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = &self.items[0];
+        write!(f, "{}: {}", self.location(), d.message)?;
+        if self.items.len() > 1 {
+            write!(f, " (and {} more errors)", self.items.len() - 1)?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Diagnostics {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render(false))
+    }
+}
+
+impl std::error::Error for Diagnostics {}

@@ -1,0 +1,17 @@
+//! The front end: parsing, name resolution and type checking of the kernel language.
+//!
+//! This layer is pure: it does no IO and does not touch LLVM (the test
+//! `front_end_does_no_io_and_no_llvm` holds that). It turns source text into a checked
+//! [`Program`](crate::ir::Program) or into [`Diagnostics`] that point at the source.
+
+pub mod ast;
+pub mod builtins;
+mod check;
+mod diag;
+mod source;
+mod syntax;
+
+pub use check::{Env, KernelSig, ModuleSummary, check_factory, check_kernel, check_module};
+pub use diag::{Diagnostic, Diagnostics};
+pub use source::{SourceFile, Span};
+pub use syntax::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, parse, parse_bytes};

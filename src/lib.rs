@@ -1,0 +1,60 @@
+//! kache: a GPU kernel compiler for Rust programs with a persistent, content-addressed kernel
+//! cache around it.
+//!
+//! Kernels are written in a small Rust-syntax language (see `docs/language.md`), compiled
+//! through LLVM to PTX for NVIDIA GPUs (or to host code for the CPU backend), and every compile
+//! goes through a cache keyed by the content of everything that can change the code. Kernels
+//! may capture values from globals bound by the host and from closures: host scalars and
+//! arrays become constants, device arrays are captured by pointer, and a kernel that captured
+//! a device array is never persisted.
+//!
+//! ```
+//! use kache::{Config, Device, Grid, Jit};
+//!
+//! let jit = Jit::new(Config::in_memory())?;
+//! let device = Device::host(); // or Device::cuda(0)?
+//! let prices = device.upload(&[10.0f32, 25.0, 5.0])?;
+//! let module = jit
+//!     .load_source("shop.rs", r#"
+//!         fn price(i: usize) -> f32 { PRICES[i] * (1.0 + TAX_RATE) }
+//!         #[kernel]
+//!         pub fn totals(quantities: &[f32], totals: &mut [f32]) {
+//!             let i = global_id_x();
+//!             if i < totals.len() { totals[i] = quantities[i] * price(i); }
+//!         }
+//!     "#)?
+//!     .with_global("PRICES", &prices)? // device array: captured by pointer
+//!     .with_global("TAX_RATE", 0.5f32)?; // host value: captured as a constant
+//! let quantities = device.upload(&[1.0f32, 2.0, 4.0])?;
+//! let mut out = device.alloc::<f32>(&[3])?;
+//! module.kernel("totals")?.launch(&device, Grid::linear(3, 128), (&quantities, &mut out))?;
+//! assert_eq!(out.download()?, vec![15.0, 75.0, 30.0]);
+//! # Ok::<(), kache::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod capture;
+pub mod codegen;
+mod error;
+pub mod ir;
+mod jit;
+pub mod lang;
+pub mod library;
+pub mod runtime;
+pub mod toolchain;
+
+pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
+pub use codegen::{Arch, Specialization, Target};
+pub use error::{Error, Result};
+pub use ir::{Layout, Scalar, Ty};
+pub use jit::{CompiledKernel, Config, FactoryArgs, Jit, Kernel, Module, Origin, parse_size};
+pub use library::CodeLibrary;
+pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
+
+/// Prints a warning on stderr (`KACHE_QUIET=1` silences warnings).
+pub(crate) fn warn(msg: &str) {
+    if std::env::var_os("KACHE_QUIET").is_none() {
+        eprintln!("kache: warning: {msg}");
+    }
+}

@@ -1,0 +1,352 @@
+//! The CUDA backend, through cudarc's driver bindings (the only module that touches cudarc).
+//!
+//! The driver library is loaded at run time: on a machine without it, [`open`] returns
+//! [`Error::NoCudaDriver`] instead of letting cudarc panic. Work goes to the device's legacy
+//! default stream, so copies to and from the device wait for earlier launches.
+
+use std::ffi::{CString, c_void};
+use std::sync::Arc;
+
+use cudarc::driver::result::DriverError;
+use cudarc::driver::safe::CudaContext;
+use cudarc::driver::sys;
+
+use crate::codegen::Arch;
+use crate::error::{Error, Result};
+
+fn cuda_err(op: &'static str, r: sys::CUresult) -> Error {
+    let e = DriverError(r);
+    let name = e.error_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{r:?}"));
+    let text = e.error_string().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Error::Cuda { op, message: format!("{name}: {text}") }
+}
+
+fn check(op: &'static str, r: sys::CUresult) -> Result<()> {
+    if r == sys::CUresult::CUDA_SUCCESS { Ok(()) } else { Err(cuda_err(op, r)) }
+}
+
+/// Whether `libcuda` can be loaded, checked without letting cudarc panic.
+pub(crate) fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the library.
+    unsafe { sys::is_culib_present() }
+}
+
+fn has_symbol(name: &str) -> bool {
+    if !driver_present() {
+        return false;
+    }
+    let Ok(c) = CString::new(name) else { return false };
+    // SAFETY: the library is present (checked above); we only look the symbol up.
+    unsafe { sys::culib().get::<unsafe extern "C" fn()>(c.as_bytes_with_nul()).is_ok() }
+}
+
+/// An open CUDA device.
+pub(crate) struct CudaDevice {
+    ctx: Arc<CudaContext>,
+    pub ordinal: usize,
+    pub name: String,
+    pub arch: Arch,
+    pub compute_capability: (i32, i32),
+    pub driver_version: i32,
+}
+
+impl std::fmt::Debug for CudaDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaDevice({} {} {})", self.ordinal, self.name, self.arch)
+    }
+}
+
+/// Opens device `ordinal`: `NoCudaDriver` without `libcuda`, `NoCudaDevice` without the device.
+pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
+    if !driver_present() {
+        return Err(Error::NoCudaDriver);
+    }
+    // SAFETY: the driver library is present.
+    let r = unsafe { sys::cuInit(0) };
+    if r != sys::CUresult::CUDA_SUCCESS {
+        return Err(Error::NoCudaDevice { ordinal, reason: cuda_err("cuInit", r).to_string() });
+    }
+    let mut count = 0i32;
+    // SAFETY: initialised above; `count` is a valid out pointer.
+    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    if ordinal >= count.max(0) as usize {
+        return Err(Error::NoCudaDevice { ordinal, reason: format!("the driver reports {count} device(s)") });
+    }
+    let ctx = CudaContext::new(ordinal).map_err(|e| match e.0 {
+        sys::CUresult::CUDA_ERROR_NO_DEVICE | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
+            Error::NoCudaDevice { ordinal, reason: cuda_err("cuDeviceGet", e.0).to_string() }
+        }
+        r => cuda_err("CudaContext::new", r),
+    })?;
+    let name = ctx.name().unwrap_or_else(|_| "unknown".into());
+    let cc = ctx.compute_capability().map_err(|e| cuda_err("compute_capability", e.0))?;
+    let mut driver_version = 0i32;
+    // SAFETY: valid out pointer.
+    check("cuDriverGetVersion", unsafe { sys::cuDriverGetVersion(&mut driver_version) })?;
+    let arch = arch_for(cc).ok_or_else(|| Error::Device(format!(
+        "{name} has compute capability {}.{}; kache generates code for sm_70 and newer",
+        cc.0, cc.1
+    )))?;
+    Ok(CudaDevice { ctx, ordinal, name, arch, compute_capability: cc, driver_version })
+}
+
+/// The architecture to generate code for: the device's own, or the newest kache supports
+/// (PTX is forward compatible: the driver compiles it for newer GPUs).
+fn arch_for((major, minor): (i32, i32)) -> Option<Arch> {
+    let sm = (major * 10 + minor) as u32;
+    let known = [70, 72, 75, 80, 86, 87, 89, 90];
+    if sm < 70 {
+        return None;
+    }
+    let best = known.iter().copied().filter(|k| *k <= sm).max().unwrap_or(70);
+    Some(Arch { sm: best, accelerated: false })
+}
+
+impl CudaDevice {
+    fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))
+    }
+
+    /// Allocates `len` zeroed bytes.
+    pub fn alloc(&self, len: usize) -> Result<CudaBuffer> {
+        self.bind()?;
+        let mut ptr: sys::CUdeviceptr = 0;
+        if len > 0 {
+            // SAFETY: context bound; valid out pointer.
+            check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, len) })?;
+            // SAFETY: `ptr` is a fresh allocation of `len` bytes.
+            let r = unsafe { sys::cuMemsetD8_v2(ptr, 0, len) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                // SAFETY: freeing what we just allocated.
+                unsafe { sys::cuMemFree_v2(ptr) };
+                return Err(cuda_err("cuMemsetD8", r));
+            }
+        }
+        Ok(CudaBuffer { ptr, len, ctx: self.ctx.clone() })
+    }
+
+    /// Waits for every launch on the device.
+    pub fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        // SAFETY: context bound.
+        check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    }
+
+    /// Compiles PTX with the driver's linker, which also gives the cubin (for the cubin tier)
+    /// and, when the PTX is rejected, the JIT's error log.
+    pub fn load_ptx(&self, ptx: &str, entry: &str) -> Result<(LoadedFunction, Option<Vec<u8>>)> {
+        self.bind()?;
+        let mut text = ptx.as_bytes().to_vec();
+        text.push(0);
+        if !["cuLinkCreate_v2", "cuLinkAddData_v2", "cuLinkComplete", "cuLinkDestroy"].iter().all(|s| has_symbol(s)) {
+            return Ok((self.load_image(&text, entry)?, None));
+        }
+        let mut err_log = vec![0u8; 16 << 10];
+        let mut opts = [sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER, sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+        let mut vals = [err_log.as_mut_ptr() as *mut c_void, err_log.len() as *mut c_void];
+        let mut state: sys::CUlinkState = std::ptr::null_mut();
+        // SAFETY: option arrays have matching lengths and outlive the link state.
+        check("cuLinkCreate", unsafe { sys::cuLinkCreate_v2(2, opts.as_mut_ptr(), vals.as_mut_ptr(), &mut state) })?;
+        let log = |buf: &[u8]| String::from_utf8_lossy(&buf[..buf.iter().position(|b| *b == 0).unwrap_or(buf.len())]).trim().to_string();
+        // SAFETY: `text` is NUL-terminated PTX; the name is a static C string.
+        let r = unsafe {
+            sys::cuLinkAddData_v2(
+                state,
+                sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                text.as_mut_ptr() as *mut c_void,
+                text.len(),
+                c"kernel.ptx".as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        let result = if r != sys::CUresult::CUDA_SUCCESS {
+            Err(Error::Cuda { op: "PTX JIT", message: format!("{}\n{}", cuda_err("cuLinkAddData", r), log(&err_log)) })
+        } else {
+            let mut cubin: *mut c_void = std::ptr::null_mut();
+            let mut size = 0usize;
+            // SAFETY: valid state and out pointers.
+            let r = unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) };
+            if r != sys::CUresult::CUDA_SUCCESS || cubin.is_null() {
+                Err(Error::Cuda { op: "PTX link", message: format!("{}\n{}", cuda_err("cuLinkComplete", r), log(&err_log)) })
+            } else {
+                // SAFETY: the driver owns `size` bytes at `cubin` until cuLinkDestroy; copy now.
+                Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+            }
+        };
+        // SAFETY: destroying the state we created.
+        unsafe { sys::cuLinkDestroy(state) };
+        let cubin = result?;
+        let f = self.load_image(&cubin, entry)?;
+        Ok((f, Some(cubin)))
+    }
+
+    /// Loads a cubin (or NUL-terminated PTX) image and finds `entry`.
+    pub fn load_image(&self, image: &[u8], entry: &str) -> Result<LoadedFunction> {
+        self.bind()?;
+        let mut module: sys::CUmodule = std::ptr::null_mut();
+        let mut err_log = vec![0u8; 8 << 10];
+        let mut opts = [sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER, sys::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+        let mut vals = [err_log.as_mut_ptr() as *mut c_void, err_log.len() as *mut c_void];
+        // SAFETY: `image` is a complete cubin/ELF or NUL-terminated PTX held for the call.
+        let r = unsafe { sys::cuModuleLoadDataEx(&mut module, image.as_ptr() as *const c_void, 2, opts.as_mut_ptr(), vals.as_mut_ptr()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            let end = err_log.iter().position(|b| *b == 0).unwrap_or(err_log.len());
+            return Err(Error::Cuda {
+                op: "cuModuleLoadData",
+                message: format!("{}\n{}", cuda_err("cuModuleLoadDataEx", r), String::from_utf8_lossy(&err_log[..end]).trim()),
+            });
+        }
+        let name = CString::new(entry).map_err(|_| Error::Device("entry name contains NUL".into()))?;
+        let mut func: sys::CUfunction = std::ptr::null_mut();
+        // SAFETY: module loaded above.
+        let r = unsafe { sys::cuModuleGetFunction(&mut func, module, name.as_ptr()) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            // SAFETY: unloading what we loaded.
+            unsafe { sys::cuModuleUnload(module) };
+            return Err(cuda_err("cuModuleGetFunction", r));
+        }
+        Ok(LoadedFunction { module, func, ctx: self.ctx.clone() })
+    }
+
+    /// Launches `f`; `params` holds one pointer per flattened parameter.
+    pub fn launch(&self, f: &LoadedFunction, grid: [u32; 3], block: [u32; 3], shared: u32, params: &mut [*mut c_void]) -> Result<()> {
+        self.bind()?;
+        if shared > 48 << 10 {
+            // SAFETY: valid function handle.
+            check("cuFuncSetAttribute", unsafe {
+                sys::cuFuncSetAttribute(
+                    f.func,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared as i32,
+                )
+            })?;
+        }
+        // SAFETY: `params` matches the kernel's parameter list (checked by the caller).
+        check("cuLaunchKernel", unsafe {
+            sys::cuLaunchKernel(
+                f.func,
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                shared,
+                std::ptr::null_mut(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        })
+    }
+}
+
+/// Device memory; freed on drop.
+pub(crate) struct CudaBuffer {
+    ptr: sys::CUdeviceptr,
+    len: usize,
+    ctx: Arc<CudaContext>,
+}
+
+impl CudaBuffer {
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    fn bind(&self) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))
+    }
+
+    /// Copies `src` to byte offset `at` (waits for earlier launches).
+    pub fn write(&self, at: usize, src: &[u8]) -> Result<()> {
+        if at.checked_add(src.len()).is_none_or(|e| e > self.len) {
+            return Err(Error::BadArray("write past the end of the buffer".into()));
+        }
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: bounds checked; the allocation is live while `self` is.
+        check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(self.ptr + at as u64, src.as_ptr() as *const c_void, src.len()) })
+    }
+
+    /// Copies from byte offset `at` into `dst` (waits for earlier launches).
+    pub fn read(&self, at: usize, dst: &mut [u8]) -> Result<()> {
+        if at.checked_add(dst.len()).is_none_or(|e| e > self.len) {
+            return Err(Error::BadArray("read past the end of the buffer".into()));
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: bounds checked; the allocation is live while `self` is.
+        check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, self.ptr + at as u64, dst.len()) })
+    }
+}
+
+impl Drop for CudaBuffer {
+    fn drop(&mut self) {
+        if self.len > 0 && self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: allocated by cuMemAlloc in this context; freed once.
+            unsafe { sys::cuMemFree_v2(self.ptr) };
+        }
+    }
+}
+
+/// A loaded module and its kernel function; unloaded on drop.
+pub(crate) struct LoadedFunction {
+    module: sys::CUmodule,
+    func: sys::CUfunction,
+    ctx: Arc<CudaContext>,
+}
+
+// SAFETY: CUDA module and function handles may be used from any thread with the context bound.
+unsafe impl Send for LoadedFunction {}
+// SAFETY: as above.
+unsafe impl Sync for LoadedFunction {}
+// SAFETY: device pointers are plain integers; the context is thread-safe.
+unsafe impl Send for CudaBuffer {}
+// SAFETY: as above.
+unsafe impl Sync for CudaBuffer {}
+
+impl Drop for LoadedFunction {
+    fn drop(&mut self) {
+        if self.ctx.bind_to_thread().is_ok() {
+            // SAFETY: loaded by cuModuleLoadDataEx; unloaded once.
+            unsafe { sys::cuModuleUnload(self.module) };
+        }
+    }
+}
+
+/// cudarc's `CudaSlice<T>` as an array interface: a 1-d C-contiguous device array.
+impl<T: crate::capture::Element + cudarc::driver::DeviceRepr> crate::capture::ArrayInterface for cudarc::driver::CudaSlice<T> {
+    fn data_ptr(&self) -> u64 {
+        let stream = self.stream().clone();
+        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(self, &stream);
+        ptr
+    }
+    fn shape(&self) -> Vec<usize> {
+        vec![self.len()]
+    }
+    fn strides(&self) -> Option<Vec<isize>> {
+        None
+    }
+    fn elem(&self) -> crate::ir::Scalar {
+        T::SCALAR
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn location(&self) -> crate::capture::Location {
+        crate::capture::Location::Cuda(self.ordinal())
+    }
+    fn owner(&self) -> crate::capture::Owner {
+        // A CudaSlice is not reference counted; kache keeps the context alive. The caller
+        // keeps the slice alive (documented in docs/captures.md).
+        Arc::new(self.context().clone())
+    }
+}

@@ -377,7 +377,7 @@ impl<'m> ModuleCx<'m> {
         self.fn_ids.insert(name.clone(), id);
         self.in_progress.push((name.clone(), f.name.span));
         let r = stacker::maybe_grow(256 << 10, 8 << 20, || {
-            let mut cx = FnCx::new(self, None, name.clone());
+            let mut cx = FnCx::new(self, None);
             cx.check_fn_body(f, id, kind, ret)
         });
         self.in_progress.pop();
@@ -590,7 +590,7 @@ impl<'m> ModuleCx<'m> {
             FuncKind::Closure { factory: scope.factory.clone() }
         };
         let id = self.reserve(Sig { params: Vec::new(), ret: Ty::Unit });
-        let mut cx = FnCx::new(self, Some(scope), full.clone());
+        let mut cx = FnCx::new(self, Some(scope));
         let func = cx.check_closure_body(&full, kind, params, ret, body, span, expected, is_kernel)?;
         self.sigs[id] = Sig { params: func.param_decls().iter().map(|l| l.ty).collect(), ret: func.ret };
         self.funcs[id] = Some(func);
@@ -1132,7 +1132,6 @@ struct LoopInfo {
 struct FnCx<'c, 'm> {
     mcx: &'c mut ModuleCx<'m>,
     scope_items: Option<&'c FactoryScope>,
-    name: String,
     u: Unifier,
     locals: Vec<LocalInfo>,
     scope: Vec<(String, LocalId)>,
@@ -1151,13 +1150,12 @@ type CExpr = Expr<H>;
 type CBlock = Block<H>;
 
 impl<'c, 'm> FnCx<'c, 'm> {
-    fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>, name: String) -> Self {
+    fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>) -> Self {
         let mut u = Unifier::default();
         let ret = u.known(Ty::Unit);
         FnCx {
             mcx,
             scope_items,
-            name,
             u,
             locals: Vec::new(),
             scope: Vec::new(),

@@ -992,3 +992,48 @@ fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
         _ => None,
     }
 }
+
+/// Parses a Rust literal as a host scalar, for `--define NAME=LITERAL`: the suffix gives the
+/// type (`0.08f32`, `3u32`, `-2i64`); unsuffixed integers are `i64`, floats `f64`.
+pub fn parse_scalar_literal(text: &str) -> Result<crate::ir::ScalarValue, String> {
+    use crate::ir::ScalarValue;
+    let t = text.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b.trim_start()),
+        None => (false, t),
+    };
+    let parsed = stacker::grow(1 << 20, || syn::parse_str::<syn::Lit>(body).map(|l| lit(&l)));
+    proc_macro2::extra::invalidate_current_thread_spans();
+    let l = match parsed {
+        Ok(Ok(l)) => l,
+        Ok(Err(d)) => return Err(d.message),
+        Err(_) => return Err(format!("`{text}` is not a Rust literal (examples: 0.08f32, 3u32, true)")),
+    };
+    let default = match l {
+        Lit::Int(..) => Some(Scalar::I64),
+        Lit::Float { .. } => Some(Scalar::F64),
+        Lit::Bool(_) => None,
+    };
+    if neg && matches!(l, Lit::Bool(_)) {
+        return Err("`-` before a bool".into());
+    }
+    let v = match l {
+        Lit::Bool(b) => ScalarValue::Bool(b),
+        Lit::Int(v, suffix) => {
+            let s = suffix.or(default).unwrap_or(Scalar::I64);
+            let bits = s.bits();
+            let (lo, hi): (i128, i128) = if s.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+            let val = if neg { -(v as i128) } else { v as i128 };
+            if v > i128::MAX as u128 || val < lo || val > hi {
+                return Err(format!("`{text}` does not fit in `{s}`"));
+            }
+            let mask: u128 = if bits >= 64 { u64::MAX as u128 } else { (1u128 << bits) - 1 };
+            ScalarValue::Int(s, (val as u128 & mask) as u64)
+        }
+        Lit::Float { f64: v64, f32: v32, suffix } => match suffix.unwrap_or(Scalar::F64) {
+            Scalar::F32 => ScalarValue::F32(if neg { -v32 } else { v32 }),
+            _ => ScalarValue::F64(if neg { -v64 } else { v64 }),
+        },
+    };
+    Ok(v)
+}

@@ -1,0 +1,21 @@
+# The two commands of the README: `make run` (the main job) and `make test` (the whole suite).
+# Both install what they need first, idempotently and quietly.
+SHELL := /bin/bash
+export LLVM_SYS_191_PREFIX ?= /usr/lib/llvm-19
+export CARGO_TERM_QUIET ?= true
+
+.PHONY: run test deps bench fuzz
+
+deps:
+	@scripts/deps.sh
+
+run: deps
+	@cargo build --release --bin kache
+	@scripts/main-job.sh
+
+test: deps
+	@cargo test --all-targets -- --quiet
+	@cargo test --doc --quiet
+
+bench: deps
+	@cargo bench

@@ -1,0 +1,582 @@
+//! The `kache` command: compile kernels, and inspect, verify, trim and move the cache.
+//!
+//! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
+//! environmental error.
+
+mod archive;
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kache::cache::{LocalStore, Lookup, envelope};
+use kache::codegen::{self, CaptureData};
+use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
+
+#[derive(Parser)]
+#[command(name = "kache", version, about = "A GPU kernel compiler for Rust with a persistent kernel cache")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    /// PTX assembly (through the cache).
+    Ptx,
+    /// LLVM IR after optimisation (for inspection; not cached).
+    LlvmIr,
+    /// A cubin assembled by ptxas (through the cache).
+    Cubin,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compile every kernel of a file (or one) to PTX through the cache.
+    Compile {
+        /// Kernel source file.
+        file: PathBuf,
+        /// Compile only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// GPU architecture (default: $KACHE_ARCH, else sm_70). `host` compiles for this CPU.
+        #[arg(long)]
+        arch: Option<String>,
+        /// What to write.
+        #[arg(long, value_enum, default_value = "ptx")]
+        emit: Emit,
+        /// Output file (one kernel), directory (several), or `-` for stdout.
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
+        /// Bind a host scalar global: NAME=LITERAL, the literal's suffix giving its type
+        /// (`0.08f32`, `3u32`; unsuffixed: i64, f64, bool).
+        #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
+        defines: Vec<String>,
+    },
+    /// Run the front end only: parse and type-check.
+    Check {
+        /// Kernel source file.
+        file: PathBuf,
+        /// Bind a host scalar global (see `compile`).
+        #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
+        defines: Vec<String>,
+    },
+    /// Print each key component's hash, so two misses can be compared.
+    Explain {
+        /// Kernel source file.
+        file: PathBuf,
+        /// Only this kernel.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// GPU architecture, or `host`.
+        #[arg(long)]
+        arch: Option<String>,
+        /// Bind a host scalar global (see `compile`).
+        #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
+        defines: Vec<String>,
+    },
+    /// Cache statistics, counted across processes.
+    Stats {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Reset the counters.
+        #[arg(long)]
+        reset: bool,
+    },
+    /// List the cache's entries.
+    Ls {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one entry.
+    Show {
+        /// The entry's key (64 hex digits, or a unique prefix).
+        key: String,
+    },
+    /// Re-hash every entry; report and drop the bad ones.
+    Verify,
+    /// Evict least recently used entries down to a size.
+    Gc {
+        /// Target size (default: the configured limit, $KACHE_MAX_SIZE or 2G).
+        #[arg(long)]
+        max_size: Option<String>,
+    },
+    /// Remove every entry.
+    Clear,
+    /// Print the cache folder.
+    Dir,
+    /// Write every entry to one archive file (for CI cache steps).
+    Export {
+        /// Archive to write.
+        file: PathBuf,
+    },
+    /// Read entries from an archive written by `export`.
+    Import {
+        /// Archive to read.
+        file: PathBuf,
+    },
+}
+
+/// An error with its exit status.
+struct Failure {
+    user: bool,
+    message: String,
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Failure {
+        let user = e.is_user_error();
+        let message = match &e {
+            Error::Source(d) => d.render(color()),
+            other => format!("error: {other}"),
+        };
+        Failure { user, message }
+    }
+}
+
+fn user(msg: impl Into<String>) -> Failure {
+    Failure { user: true, message: format!("error: {}", msg.into()) }
+}
+
+fn internal(msg: impl Into<String>) -> Failure {
+    Failure { user: false, message: format!("error: {}", msg.into()) }
+}
+
+fn color() -> bool {
+    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            let msg = f.message.trim_end();
+            eprintln!("{msg}");
+            ExitCode::from(if f.user { 1 } else { 2 })
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Compile { file, kernel, arch, emit, output, defines } => compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines),
+        Command::Check { file, defines } => check(&file, &defines),
+        Command::Explain { file, kernel, arch, defines } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines),
+        Command::Stats { json, reset } => stats(json, reset),
+        Command::Ls { json } => ls(json),
+        Command::Show { key } => show(&key),
+        Command::Verify => verify(),
+        Command::Gc { max_size } => gc(max_size.as_deref()),
+        Command::Clear => clear(),
+        Command::Dir => {
+            let c = Config::from_env()?;
+            match c.cache_dir {
+                Some(d) => println!("{}", d.display()),
+                None => println!("(no disk cache: KACHE_DISABLE is set)"),
+            }
+            Ok(())
+        }
+        Command::Export { file } => archive::export(&file),
+        Command::Import { file } => archive::import(&file),
+    }
+}
+
+/// Parses `NAME=LITERAL` into a host scalar.
+fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
+    let Some((name, lit)) = d.split_once('=') else {
+        return Err(user(format!("--define {d}: expected NAME=LITERAL, like RATE=0.08f32")));
+    };
+    let name = name.trim();
+    let lit = lit.trim();
+    let v = kache::lang::parse_scalar_literal(lit).map_err(|m| user(format!("--define {name}={lit}: {m}")))?;
+    Ok((name.to_string(), CaptureValue::Scalar(v)))
+}
+
+fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
+    let bytes = std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
+    let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
+    for d in defines {
+        let (n, v) = parse_define(d)?;
+        m = m.with_global(&n, v)?;
+    }
+    Ok(m)
+}
+
+fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
+    match arch {
+        Some("host") => Ok(Target::Host),
+        Some(a) => Arch::parse(a).map(Target::Nvptx).map_err(|e| user(e.to_string())),
+        None => Ok(Target::Nvptx(config.arch)),
+    }
+}
+
+fn kernels_of(m: &kache::Module, only: Option<&str>) -> Result<Vec<String>, Failure> {
+    let all = m.kernel_names();
+    match only {
+        Some(k) => Ok(vec![k.to_string()]),
+        None if all.is_empty() => Err(user(format!(
+            "{} defines no `#[kernel]` functions{}",
+            m.name(),
+            if m.factory_names().is_empty() { String::new() } else { "; kernel factories are instantiated from the host with Module::closure".to_string() }
+        ))),
+        None => Ok(all),
+    }
+}
+
+fn compile(file: &Path, only: Option<&str>, arch: Option<&str>, emit: Emit, output: Option<PathBuf>, defines: &[String]) -> Result<(), Failure> {
+    let config = Config::from_env()?;
+    let jit = Jit::new(config.clone())?;
+    let m = load(&jit, file, defines)?;
+    let target = target_of(arch, &config)?;
+    if emit == Emit::Cubin && target == Target::Host {
+        return Err(user("--emit cubin needs a GPU architecture, not `host`"));
+    }
+    let names = kernels_of(&m, only)?;
+    // Check every kernel before compiling any, so errors come first and nothing is half done.
+    let mut kernels = Vec::new();
+    let mut errors = Vec::new();
+    for n in &names {
+        match m.kernel(n) {
+            Ok(k) => kernels.push(k),
+            Err(e) => errors.push(Failure::from(e)),
+        }
+    }
+    if !errors.is_empty() {
+        let msg = errors.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
+        return Err(Failure { user: errors.iter().all(|f| f.user), message: msg });
+    }
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
+    let ext = match (emit, target) {
+        (Emit::Ptx, Target::Host) => "bc",
+        (Emit::Ptx, _) => "ptx",
+        (Emit::LlvmIr, _) => "ll",
+        (Emit::Cubin, _) => "cubin",
+    };
+    let several = kernels.len() > 1;
+    let to_stdout = output.as_deref() == Some(Path::new("-"));
+    if to_stdout && several {
+        return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
+    }
+    for k in kernels {
+        let spec = Specialization::uniform(k.program(), kache::Layout::C);
+        let bytes: Vec<u8> = match emit {
+            Emit::LlvmIr => {
+                let data: Vec<CaptureData> = k
+                    .captures()
+                    .iter()
+                    .map(|v| match v {
+                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
+                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
+                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
+                    })
+                    .collect();
+                let lib = kache::toolchain::libdevice();
+                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
+                    program: k.program(),
+                    spec: &spec,
+                    captures: &data,
+                    options: config.options(target),
+                    libdevice: lib.as_ref().map(|l| &l.bytes[..]),
+                })
+                .map_err(|e| Failure::from(Error::from(e)))?;
+                ir.into_bytes()
+            }
+            Emit::Ptx => {
+                let c = k.compile(target, &spec)?;
+                c.artifact().bytes().to_vec()
+            }
+            Emit::Cubin => {
+                let c = k.compile(target, &spec)?;
+                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
+                cubin_through_cache(&jit, &c, a)?
+            }
+        };
+        let path = match &output {
+            Some(p) if to_stdout => {
+                let _ = p;
+                std::io::stdout().write_all(&bytes).map_err(|e| internal(format!("stdout: {e}")))?;
+                continue;
+            }
+            Some(p) if several || p.is_dir() || p.to_string_lossy().ends_with('/') => {
+                std::fs::create_dir_all(p).map_err(|e| user(format!("cannot create {}: {e}", p.display())))?;
+                p.join(format!("{}.{ext}", k.name()))
+            }
+            Some(p) => p.clone(),
+            None => PathBuf::from(format!("{stem}-{}.{ext}", k.name())),
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
+        }
+        std::fs::write(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
+        println!("{}: {} -> {}", file.display(), k.name(), path.display());
+    }
+    Ok(())
+}
+
+/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
+fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
+    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
+    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
+        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
+    })?;
+    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
+    let key = kache::cache::cubin_key(ptx.as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
+    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
+        return Ok(e.payload.to_vec());
+    }
+    let t0 = std::time::Instant::now();
+    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string()).map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
+    if let Ok(proof) = c.library().persistable() {
+        let meta = kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
+        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
+    }
+    Ok(cubin)
+}
+
+fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
+    let jit = Jit::new(Config { cache_dir: None, ..Config::from_env()? })?;
+    let m = load(&jit, file, defines)?;
+    let s = m.check()?;
+    println!(
+        "{}: ok ({} kernel{}, {} kernel factor{}, {} device function{})",
+        file.display(),
+        s.kernels.len(),
+        if s.kernels.len() == 1 { "" } else { "s" },
+        s.kernel_factories.len(),
+        if s.kernel_factories.len() == 1 { "y" } else { "ies" },
+        s.device_functions.len(),
+        if s.device_functions.len() == 1 { "" } else { "s" }
+    );
+    for k in &s.kernels {
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        println!("  kernel {}({})", k.name, params.join(", "));
+    }
+    for k in &s.kernel_factories {
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+    }
+    Ok(())
+}
+
+fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String]) -> Result<(), Failure> {
+    let config = Config::from_env()?;
+    let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
+    let m = load(&jit, file, defines)?;
+    let target = target_of(arch, &config)?;
+    for n in kernels_of(&m, only)? {
+        let k = m.kernel(&n)?;
+        let spec = Specialization::uniform(k.program(), kache::Layout::C);
+        let d = k.explain(target, &spec)?;
+        println!("kernel {n} ({target}, layouts {})", spec.describe());
+        for (name, h) in &d.components {
+            println!("  {name:<15} {}", kache::cache::key::hex(h));
+        }
+        println!("  {:<15} {}", "key", d.key);
+    }
+    Ok(())
+}
+
+fn open_store() -> Result<LocalStore, Failure> {
+    let c = Config::from_env()?;
+    let dir = c.cache_dir.ok_or_else(|| user("no disk cache: KACHE_DISABLE is set"))?;
+    LocalStore::new(&dir, c.lock_timeout, c.max_size).map_err(|e| internal(e.to_string()))
+}
+
+fn store_err(e: kache::cache::StoreError) -> Failure {
+    internal(e.to_string())
+}
+
+fn stats(json: bool, reset: bool) -> Result<(), Failure> {
+    let jit = Jit::new(Config::from_env()?)?;
+    if reset {
+        if let Some(local) = jit.cache().local() {
+            local.with(LocalStore::reset_stats).map_err(store_err)?;
+        }
+        println!("statistics reset");
+        return Ok(());
+    }
+    let s = jit.cache().stats();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| internal(e.to_string()))?);
+        return Ok(());
+    }
+    let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
+    println!("cache folder       {dir}");
+    println!("entries            {}", s.entries);
+    println!("size               {} of {}", human(s.bytes), human(jit.config().max_size));
+    println!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
+    println!("misses             {}", s.misses);
+    println!("not persisted      {}", s.not_persisted);
+    println!("bad entries        {}", s.bad_entries);
+    println!("busy               {}", s.busy);
+    println!("compile time saved {} ms", s.compile_ms_saved);
+    if jit.config().remote.is_some() {
+        println!("remote             errors {}, rejected {}, read {}, written {}", s.remote_errors, s.remote_rejected, human(s.remote_bytes_read), human(s.remote_bytes_written));
+    }
+    Ok(())
+}
+
+fn human(b: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{b} B") } else { format!("{v:.1} {}", units[u]) }
+}
+
+#[derive(serde::Serialize)]
+struct Listed {
+    key: String,
+    kernel: String,
+    kind: envelope::ArtifactKind,
+    size: u64,
+    created: u64,
+    accessed: u64,
+    compile_ms: u32,
+    signature: String,
+}
+
+fn ls(json: bool) -> Result<(), Failure> {
+    let store = open_store()?;
+    let rows = store
+        .with(|db| {
+            let mut out = Vec::new();
+            for r in LocalStore::records(db)? {
+                let bytes = LocalStore::get(db, &r.key)?.unwrap_or_default();
+                out.push((r, envelope::decode(&bytes, None).ok().map(|(m, _)| m)));
+            }
+            Ok(out)
+        })
+        .map_err(store_err)?;
+    let listed: Vec<Listed> = rows
+        .into_iter()
+        .filter_map(|(r, m)| {
+            let m = m?;
+            Some(Listed {
+                key: r.key.hex(),
+                kernel: m.kernel,
+                kind: m.kind,
+                size: r.size,
+                created: m.created,
+                accessed: r.accessed,
+                compile_ms: m.compile_ms,
+                signature: m.signature,
+            })
+        })
+        .collect();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
+    } else {
+        for l in &listed {
+            println!("{}  {:<6}  {:>9}  {}{}", &l.key[..16], format!("{:?}", l.kind).to_lowercase(), human(l.size), l.kernel, l.signature);
+        }
+        println!("{} entries", listed.len());
+    }
+    Ok(())
+}
+
+fn find_key(db: &sled::Db, prefix: &str) -> Result<Option<kache::cache::Key>, sled::Error> {
+    let p = prefix.trim().to_ascii_lowercase();
+    let matches: Vec<_> = LocalStore::records(db)?.into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
+    Ok(if matches.len() == 1 { Some(matches[0].key) } else { None })
+}
+
+fn show(key: &str) -> Result<(), Failure> {
+    if key.trim().is_empty() || !key.trim().chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(user(format!("`{key}` is not a key (hex digits)")));
+    }
+    let store = open_store()?;
+    let found = store
+        .with(|db| {
+            let Some(k) = find_key(db, key)? else { return Ok(None) };
+            Ok(LocalStore::get(db, &k)?.map(|b| (k, b)))
+        })
+        .map_err(store_err)?;
+    let Some((k, bytes)) = found else {
+        return Err(user(format!("no entry (or more than one) has a key starting with {key}")));
+    };
+    match envelope::decode(&bytes, Some(&k)) {
+        Ok((m, payload)) => {
+            println!("key        {}", m.key);
+            println!("kernel     {}{}", m.kernel, m.signature);
+            println!("kind       {:?}", m.kind);
+            println!("entry      {}", m.entry);
+            println!("producer   {} (LLVM {})", m.producer, m.llvm);
+            println!("created    {} (unix)", m.created);
+            println!("compile    {} ms", m.compile_ms);
+            println!("payload    {} bytes", payload.len());
+            if m.kind == envelope::ArtifactKind::Ptx {
+                println!();
+                print!("{}", String::from_utf8_lossy(payload));
+            }
+            Ok(())
+        }
+        Err(e) => Err(user(format!("entry {k} does not verify: {e} (`kache verify` drops it)"))),
+    }
+}
+
+fn progress(n: u64, what: &str) -> indicatif::ProgressBar {
+    let pb = indicatif::ProgressBar::with_draw_target(Some(n), indicatif::ProgressDrawTarget::stderr());
+    if !std::io::stderr().is_terminal() {
+        pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    pb.set_message(what.to_string());
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len}") {
+        pb.set_style(style);
+    }
+    pb
+}
+
+fn verify() -> Result<(), Failure> {
+    let store = open_store()?;
+    let (total, bad) = store
+        .with(|db| {
+            let records = LocalStore::records(db)?;
+            let pb = progress(records.len() as u64, "verifying");
+            let mut bad = Vec::new();
+            for r in &records {
+                let ok = LocalStore::get(db, &r.key)?.is_some_and(|b| envelope::decode(&b, Some(&r.key)).is_ok());
+                if !ok {
+                    LocalStore::remove(db, &r.key)?;
+                    bad.push(r.key);
+                }
+                pb.inc(1);
+            }
+            pb.finish_and_clear();
+            if !bad.is_empty() {
+                LocalStore::add_stats(db, &[("bad_entries", bad.len() as i64)])?;
+            }
+            Ok((records.len(), bad))
+        })
+        .map_err(store_err)?;
+    for k in &bad {
+        println!("dropped {k}: does not verify");
+    }
+    println!("{} entries checked, {} bad (dropped)", total, bad.len());
+    Ok(())
+}
+
+fn gc(max_size: Option<&str>) -> Result<(), Failure> {
+    let store = open_store()?;
+    let target = match max_size {
+        Some(s) => kache::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
+        None => store.max_size(),
+    };
+    let (n, bytes) = store.with(|db| LocalStore::gc(db, target)).map_err(store_err)?;
+    println!("evicted {n} entries ({}); limit {}", human(bytes), human(target));
+    Ok(())
+}
+
+fn clear() -> Result<(), Failure> {
+    let store = open_store()?;
+    let n = store.with(LocalStore::clear).map_err(store_err)?;
+    println!("removed {n} entries");
+    Ok(())
+}

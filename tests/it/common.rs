@@ -1,0 +1,50 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The repository root (`KACHE_TEST_ROOT` when set, for binaries run elsewhere).
+pub fn root() -> PathBuf {
+    std::env::var_os("KACHE_TEST_ROOT").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
+}
+
+/// A file under `cache-fixtures/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    root().join("cache-fixtures").join(rel)
+}
+
+/// A JIT that keeps everything in memory.
+pub fn memory_jit() -> kache::Jit {
+    kache::Jit::new(kache::Config::in_memory()).expect("in-memory jit")
+}
+
+/// A JIT with its own fresh cache folder.
+pub fn disk_jit(dir: &Path) -> kache::Jit {
+    kache::Jit::new(kache::Config::in_memory().with_cache_dir(dir)).expect("disk jit")
+}
+
+/// ptxas, or `None` with a printed reason; panics under `KACHE_REQUIRE_PTXAS=1`.
+pub fn ptxas() -> Option<PathBuf> {
+    match kache::toolchain::find_ptxas() {
+        Some(p) => Some(p),
+        None => {
+            if std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+                panic!("ptxas not found and KACHE_REQUIRE_PTXAS=1 (install nvidia-cuda-nvcc-cu12 or a CUDA toolkit)");
+            }
+            eprintln!("skipping: ptxas not found (set KACHE_REQUIRE_PTXAS=1 to make this a failure)");
+            None
+        }
+    }
+}
+
+/// Assembles PTX with ptxas for sm_90; panics with ptxas's message on rejection.
+pub fn assemble(ptxas: &Path, ptx: &str, what: &str) {
+    if let Err(e) = kache::toolchain::ptxas(ptxas, ptx, "sm_90") {
+        panic!("ptxas rejected the PTX of {what}:\n{e}\n--- PTX ---\n{ptx}");
+    }
+}
+
+/// The `kache` binary built for these tests.
+pub fn kache_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kache"))
+}

@@ -1,0 +1,15 @@
+//! The one integration-test binary (every test binary links LLVM statically, so there is one
+//! plus tests/gpu.rs). Modules by subject.
+
+mod common;
+
+mod cache;
+mod captures;
+mod cli;
+mod corpus;
+mod diagnostics;
+mod invariants;
+mod proptests;
+mod remote;
+mod runtime;
+mod semantics;

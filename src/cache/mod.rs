@@ -294,6 +294,7 @@ impl Cache {
                 let deltas = self.counters.take();
                 let r = local.with(|db| {
                     LocalStore::add_stats(db, &deltas)?;
+                    local.merge_parked(db)?;
                     let mut found = Vec::new();
                     for &i in &missing {
                         found.push(LocalStore::get(db, &keys[i])?);
@@ -411,6 +412,7 @@ impl Cache {
             let deltas = self.counters.take();
             let r = local.with(|db| {
                 LocalStore::add_stats(db, &deltas)?;
+                local.merge_parked(db)?;
                 let mut written = 0u64;
                 for (k, b) in &encoded {
                     local.put(db, k, b)?;
@@ -454,10 +456,12 @@ impl Cache {
         }
         let r = local.with(|db| {
             LocalStore::add_stats(db, &deltas)?;
+            local.merge_parked(db)?;
             LocalStore::touch(db, &touched)
         });
         if r.is_err() {
-            self.counters.restore(&deltas);
+            // Keep the counts: the next process to open the store merges them.
+            local.park_stats(&deltas);
         }
     }
 
@@ -470,6 +474,7 @@ impl Cache {
             let deltas = self.counters.take();
             let r = local.with(|db| {
                 LocalStore::add_stats(db, &deltas)?;
+                local.merge_parked(db)?;
                 let s = LocalStore::stats(db)?;
                 let n = db.open_tree("entries")?.len() as u64;
                 let b = LocalStore::total_bytes(db)?;

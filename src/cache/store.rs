@@ -248,6 +248,52 @@ impl LocalStore {
         Ok(out)
     }
 
+    fn parked_dir(&self) -> PathBuf {
+        self.db_path.with_file_name("parked-stats")
+    }
+
+    /// Keeps counter deltas in a small file when the store itself is busy, so that counts such
+    /// as `busy` survive; the next process that opens the store merges them.
+    pub fn park_stats(&self, deltas: &[(&str, i64)]) {
+        let text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(n, v)| format!("{n} {v}\n")).collect();
+        if text.is_empty() {
+            return;
+        }
+        let dir = self.parked_dir();
+        let _ = std::fs::create_dir_all(&dir);
+        let name = format!("{}-{}-{}", std::process::id(), now_secs(), SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0));
+        let tmp = dir.join(format!(".{name}"));
+        if std::fs::write(&tmp, text).is_ok() {
+            let _ = std::fs::rename(&tmp, dir.join(name));
+        }
+    }
+
+    /// Merges parked counter deltas into the statistics (call with the store open).
+    pub fn merge_parked(&self, db: &sled::Db) -> Result<(), sled::Error> {
+        let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return Ok(()) };
+        for e in rd.flatten() {
+            let p = e.path();
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else { continue };
+            // Remove first: a crash after this loses the counts rather than doubling them.
+            if std::fs::remove_file(&p).is_err() {
+                continue;
+            }
+            let deltas: Vec<(String, i64)> = text
+                .lines()
+                .filter_map(|l| {
+                    let (n, v) = l.split_once(' ')?;
+                    Some((n.to_string(), v.trim().parse().ok()?))
+                })
+                .collect();
+            let refs: Vec<(&str, i64)> = deltas.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+            Self::add_stats(db, &refs)?;
+        }
+        Ok(())
+    }
+
     /// Adds counter deltas to the persistent statistics.
     pub fn add_stats(db: &sled::Db, deltas: &[(&str, i64)]) -> Result<(), sled::Error> {
         let t = db.open_tree(STATS)?;

@@ -1,0 +1,113 @@
+//! Regenerates the stores in `cache-fixtures/stores/` (run `scripts/make-fixtures.sh`).
+//!
+//! - `garbage-file-as-store`: a file of random bytes where the sled folder should be;
+//! - `garbage-files-in-store`: the sled folder with its files overwritten by random bytes;
+//! - `future-format`: a valid sled store stamped with a store format from the future;
+//! - `bad-entries`: entries compiled from `cache-fixtures/sources/fixture_kernels.rs`, some
+//!   good and some damaged (flipped payload bit, flipped header bit, truncated, another
+//!   envelope version, stored under the wrong key), listed in `MANIFEST`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use kache::cache::{Key, LocalStore};
+use kache::{Arch, Config, Jit, Layout, Specialization, Target};
+
+fn noise(seed: u64, n: usize) -> Vec<u8> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s as u8
+        })
+        .collect()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("cache-fixtures/stores");
+    let _ = std::fs::remove_dir_all(&root);
+
+    // A garbage file where the store should be.
+    let d = root.join("garbage-file-as-store/v1");
+    std::fs::create_dir_all(&d)?;
+    std::fs::write(d.join("db"), noise(1, 4096))?;
+
+    // A real store, then every file in it overwritten with random bytes of the same size.
+    let d = root.join("garbage-files-in-store");
+    {
+        let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
+        store.with(|db| store.put(db, &Key([1; 32]), b"placeholder"))?;
+    }
+    for e in std::fs::read_dir(d.join("v1/db"))? {
+        let p = e?.path();
+        if p.is_file() {
+            let n = std::fs::metadata(&p)?.len() as usize;
+            std::fs::write(&p, noise(n as u64 + 7, n.max(64)))?;
+        }
+    }
+
+    // A valid store written by a future store format.
+    let d = root.join("future-format");
+    {
+        let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
+        store.with(|db| {
+            db.open_tree("meta")?.insert("format", &99u32.to_le_bytes())?;
+            Ok(())
+        })?;
+    }
+
+    // Good and bad entries.
+    let d = root.join("bad-entries");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("cache-fixtures/sources/fixture_kernels.rs");
+    let jit = Jit::new(Config::in_memory())?;
+    let m = jit.load_file(&src)?;
+    let mut entries = Vec::new();
+    for k in ["scale", "add", "fill"] {
+        let kern = m.kernel(k)?;
+        for arch in ["sm_70", "sm_80"] {
+            let c = kern.compile(Target::Nvptx(Arch::parse(arch)?), &Specialization::uniform(kern.program(), Layout::C))?;
+            let meta = kache::cache::Meta::new(c.key(), k, "", kache::cache::ArtifactKind::Ptx, c.entry(), 1);
+            entries.push((c.key(), kache::cache::envelope::encode(&meta, c.ptx().unwrap_or("").as_bytes())));
+        }
+    }
+    let mut manifest = String::new();
+    let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
+    store.with(|db| {
+        for (i, (key, bytes)) in entries.iter().enumerate() {
+            let mut b = bytes.clone();
+            let (label, what) = match i {
+                0 => ("good", "intact"),
+                1 => {
+                    let n = b.len();
+                    b[n - 10] ^= 0x04;
+                    ("bad", "payload bit flipped")
+                }
+                2 => {
+                    b[30] ^= 0x80;
+                    ("bad", "header bit flipped")
+                }
+                3 => {
+                    b.truncate(b.len() - 100);
+                    ("bad", "truncated payload")
+                }
+                4 => {
+                    b[8] = 0;
+                    ("bad", "envelope version 0")
+                }
+                _ => ("good", "intact"),
+            };
+            store.put(db, key, &b)?;
+            manifest.push_str(&format!("{label} {} {what}\n", key.hex()));
+        }
+        // An intact entry stored under another key.
+        let wrong = Key([0xab; 32]);
+        store.put(db, &wrong, &entries[0].1)?;
+        manifest.push_str(&format!("bad {} stored under the wrong key\n", wrong.hex()));
+        Ok(())
+    })?;
+    std::fs::write(d.join("MANIFEST"), manifest)?;
+    println!("fixtures written under {}", root.display());
+    Ok(())
+}

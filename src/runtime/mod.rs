@@ -19,6 +19,11 @@ use crate::codegen::{Arch, Target};
 use crate::error::{Error, Result};
 use crate::ir::{Layout, MAX_NDIM, Scalar, ScalarValue};
 
+/// Whether the NVIDIA driver library (`libcuda.so`) can be loaded on this machine.
+pub fn cuda_driver_present() -> bool {
+    cuda::driver_present()
+}
+
 pub(crate) enum DeviceImpl {
     Host,
     Cuda(cuda::CudaDevice),

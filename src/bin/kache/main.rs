@@ -482,12 +482,6 @@ fn ls(json: bool) -> Result<(), Failure> {
     Ok(())
 }
 
-fn find_key(db: &sled::Db, prefix: &str) -> Result<Option<kache::cache::Key>, sled::Error> {
-    let p = prefix.trim().to_ascii_lowercase();
-    let matches: Vec<_> = LocalStore::records(db)?.into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
-    Ok(if matches.len() == 1 { Some(matches[0].key) } else { None })
-}
-
 fn show(key: &str) -> Result<(), Failure> {
     if key.trim().is_empty() || !key.trim().chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(user(format!("`{key}` is not a key (hex digits)")));
@@ -495,8 +489,10 @@ fn show(key: &str) -> Result<(), Failure> {
     let store = open_store()?;
     let found = store
         .with(|db| {
-            let Some(k) = find_key(db, key)? else { return Ok(None) };
-            Ok(LocalStore::get(db, &k)?.map(|b| (k, b)))
+            let p = key.trim().to_ascii_lowercase();
+            let matches: Vec<_> = LocalStore::records(db)?.into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
+            let [only] = matches.as_slice() else { return Ok(None) };
+            Ok(LocalStore::get(db, &only.key)?.map(|b| (only.key, b)))
         })
         .map_err(store_err)?;
     let Some((k, bytes)) = found else {

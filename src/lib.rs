@@ -52,6 +52,20 @@ pub use jit::{CompiledKernel, Config, FactoryArgs, Jit, Kernel, Module, Origin, 
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 
+// The guides' Rust examples run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/captures.md")]
+pub struct CapturesGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide.md")]
+pub struct UserGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/runtime.md")]
+pub struct RuntimeGuide;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/cache.md")]
+pub struct CacheGuide;
+
 /// Prints a warning on stderr (`KACHE_QUIET=1` silences warnings).
 pub(crate) fn warn(msg: &str) {
     if std::env::var_os("KACHE_QUIET").is_none() {

@@ -8,6 +8,7 @@ mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
+mod docs;
 mod invariants;
 mod proptests;
 mod remote;

@@ -739,6 +739,75 @@ pub enum ExprKind<T = Ty> {
     Return(Option<Box<Expr<T>>>),
 }
 
+/// Calls `f` on every expression of a block, outer expressions before inner ones.
+pub fn visit_block<T>(b: &Block<T>, f: &mut impl FnMut(&Expr<T>)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let(_, Some(e)) | Stmt::Expr(e) => visit_expr(e, f),
+            Stmt::Let(_, None) => {}
+        }
+    }
+    if let Some(t) = &b.tail {
+        visit_expr(t, f);
+    }
+}
+
+/// Calls `f` on `e` and every expression inside it, outer before inner.
+pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
+    f(e);
+    let place = |p: &Place<T>, f: &mut dyn FnMut(&Expr<T>)| {
+        if let Place::Index(a, i) = p {
+            f(a);
+            for x in i {
+                f(x);
+            }
+        }
+    };
+    match &e.kind {
+        ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Local(_) | ExprKind::Capture(_) => {}
+        ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) | ExprKind::Continue(_) => {}
+        ExprKind::Unary(_, x) | ExprKind::Cast(x) => visit_expr(x, f),
+        ExprKind::Binary(_, a, b) | ExprKind::Logic(_, a, b) => {
+            visit_expr(a, f);
+            visit_expr(b, f);
+        }
+        ExprKind::Index(a, i) => {
+            visit_expr(a, f);
+            i.iter().for_each(|x| visit_expr(x, f));
+        }
+        ExprKind::Assign(p, v) | ExprKind::CompoundAssign(_, p, v) => {
+            place(p, &mut |x| visit_expr(x, f));
+            visit_expr(v, f);
+        }
+        ExprKind::Call(_, a) | ExprKind::Builtin(_, a) => a.iter().for_each(|x| visit_expr(x, f)),
+        ExprKind::If(c, t, e2) => {
+            visit_expr(c, f);
+            visit_block(t, f);
+            if let Some(b) = e2 {
+                visit_block(b, f);
+            }
+        }
+        ExprKind::Block(b) | ExprKind::Loop(_, b) => visit_block(b, f),
+        ExprKind::While(_, c, b) => {
+            visit_expr(c, f);
+            visit_block(b, f);
+        }
+        ExprKind::For { start, end, step, body, .. } => {
+            visit_expr(start, f);
+            visit_expr(end, f);
+            if let Some(s) = step {
+                visit_expr(s, f);
+            }
+            visit_block(body, f);
+        }
+        ExprKind::Break(_, v) | ExprKind::Return(v) => {
+            if let Some(v) = v {
+                visit_expr(v, f);
+            }
+        }
+    }
+}
+
 /// A literal before type inference: its value at every precision it may take.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PendingLit {

@@ -38,6 +38,9 @@ pub struct Config {
     pub opt_level: u8,
     /// Fast-math (`KACHE_FAST_MATH=1`).
     pub fast_math: bool,
+    /// On CUDA, also cache the cubin the driver builds from PTX (`KACHE_CUBIN_TIER=0` turns it
+    /// off, for measuring the PTX tier alone).
+    pub cubin_tier: bool,
 }
 
 impl Default for Config {
@@ -52,6 +55,7 @@ impl Default for Config {
             arch: Arch { sm: 70, accelerated: false },
             opt_level: 3,
             fast_math: false,
+            cubin_tier: true,
         }
     }
 }
@@ -103,6 +107,7 @@ impl Config {
             c.opt_level = v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| Error::Config(format!("KACHE_OPT_LEVEL={v} is not 0..=3")))?;
         }
         c.fast_math = env_flag("KACHE_FAST_MATH");
+        c.cubin_tier = !matches!(std::env::var("KACHE_CUBIN_TIER").as_deref().map(str::trim), Ok("0" | "false" | "no" | "off"));
         c.remote = RemoteConfig::from_env()?;
         Ok(c)
     }
@@ -525,28 +530,37 @@ impl Kernel {
 
     /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(target, spec, None)
+    }
+
+    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         let memo_key = (target, spec.clone());
         if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
             return Ok(c.clone());
         }
-        let c = self.compile_uncached(target, spec)?;
+        let c = self.compile_uncached(target, spec, device)?;
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
         Ok(c)
     }
 
     /// Compiles for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        self.compile(device.target(), &Specialization::uniform(&self.inner.program, Layout::C))
+        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
         let (d, libdevice) = self.derive(target, spec)?;
         let key = d.key;
         let sig = signature_text(&inner.signature);
-        match cache.lookup(&key) {
+        // On a GPU, fetch the cubin with the PTX in one opening of the store.
+        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
+            Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
+            _ => Vec::new(),
+        };
+        match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
             Lookup::Pinned(any) => {
                 if let Ok(c) = any.downcast::<CompiledKernel>() {
                     return Ok(c);
@@ -618,7 +632,7 @@ impl Kernel {
         let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile(device.target(), &spec)?;
+        let c = self.compile_on(device.target(), &spec, Some(device))?;
         c.launch_checked(device, grid, &args)
     }
 
@@ -917,8 +931,8 @@ impl CompiledKernel {
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
         let proof = self.library.persistable().ok();
-        let cache = self.jit.as_ref().map(|j| j.cache());
-        let ckey = crate::cache::cubin_key(ptx.as_bytes(), &dev.arch.to_string(), dev.driver_version);
+        let cache = self.jit.as_ref().filter(|j| j.config().cubin_tier).map(|j| j.cache());
+        let ckey = crate::cache::cubin_key(&self.key.0, &dev.arch.to_string(), dev.driver_version);
         let mut loaded = None;
         if let (Some(cache), Some(_)) = (cache, &proof) {
             if let Lookup::Hit(e, tier) = cache.lookup(&ckey) {

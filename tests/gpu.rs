@@ -1,2 +1,194 @@
-//! The semantic tests on a real GPU (CUDA). Each test skips with a printed reason where there is
-//! no driver or device, and fails instead under `KACHE_REQUIRE_GPU=1`.
+//! The semantic tests on a real GPU (CUDA): the corpus scenarios, the capture scenarios (with
+//! kache and foreign arrays), the cubin tier, and device captures leaving nothing persisted.
+//! Each test skips with a printed reason where there is no driver or device, and fails instead
+//! under `KACHE_REQUIRE_GPU=1`. Run on a GPU machine with `../shared/tools/stage-gpu`, then
+//! `bash .gpu/run.sh`.
+
+use std::path::Path;
+
+use kache::cache::Tier;
+use kache::{Config, Device, Grid, Jit, Layout, Origin, Specialization};
+
+#[path = "shared/foreign.rs"]
+mod foreign;
+#[path = "shared/capture_scenarios.rs"]
+mod capture_scenarios;
+#[path = "shared/scenarios.rs"]
+mod scenarios;
+
+fn gpu() -> Option<Device> {
+    match Device::cuda(0) {
+        Ok(d) => Some(d),
+        Err(e) => {
+            if std::env::var("KACHE_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("no usable GPU and KACHE_REQUIRE_GPU=1: {e}");
+            }
+            eprintln!("skipping: no usable GPU ({e}); set KACHE_REQUIRE_GPU=1 to make this a failure");
+            None
+        }
+    }
+}
+
+#[test]
+fn device_is_described() {
+    let Some(d) = gpu() else { return };
+    eprintln!("GPU: {}", d.describe());
+    assert!(d.is_cuda());
+    assert!(matches!(Device::cuda(4096), Err(kache::Error::NoCudaDevice { ordinal: 4096, .. })));
+}
+
+#[test]
+fn corpus_scenarios_on_cuda() {
+    let Some(d) = gpu() else { return };
+    let mut failures = Vec::new();
+    for (name, f) in scenarios::ALL {
+        match std::panic::catch_unwind(|| f(&d)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => failures.push(format!("{name}: {e}")),
+            Err(_) => failures.push(format!("{name}: panicked")),
+        }
+    }
+    eprintln!("corpus scenarios on CUDA: {} of {} passed", scenarios::ALL.len() - failures.len(), scenarios::ALL.len());
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn capture_scenarios_on_cuda() {
+    let Some(d) = gpu() else { return };
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for (name, f) in capture_scenarios::ALL {
+        for w in [capture_scenarios::Wrap::Kache, capture_scenarios::Wrap::Foreign] {
+            n += 1;
+            match std::panic::catch_unwind(|| f(&d, w)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => failures.push(format!("{name} ({w:?}): {e}")),
+                Err(_) => failures.push(format!("{name} ({w:?}): panicked")),
+            }
+        }
+    }
+    eprintln!("capture scenarios on CUDA: {} of {n} passed", n - failures.len());
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+const SAXPY: &str = r#"
+#[kernel]
+pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() { y[i] = a * x[i] + y[i]; }
+}
+"#;
+
+fn run_saxpy(jit: &Jit, d: &Device) -> std::sync::Arc<kache::CompiledKernel> {
+    let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
+    let n = 1000;
+    let x = d.upload(&vec![1.0f32; n]).unwrap();
+    let mut y = d.upload(&vec![2.0f32; n]).unwrap();
+    k.launch(d, Grid::linear(n, 128), (3.0f32, &x, &mut y)).unwrap();
+    assert!(y.download().unwrap().iter().all(|v| *v == 5.0));
+    k.compile(d.target(), &Specialization::uniform(k.program(), Layout::C)).unwrap()
+}
+
+#[test]
+fn cubin_tier_serves_a_later_process() {
+    let Some(d) = gpu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let first = run_saxpy(&Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap(), &d);
+    assert!(matches!(first.origin(), Origin::Compiled { .. }));
+    assert_eq!(first.cubin_origin(), None, "the first load builds the cubin from PTX");
+    let jit = Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap();
+    let second = run_saxpy(&jit, &d);
+    assert_eq!(second.origin(), Origin::Cache(Tier::Local));
+    assert_eq!(second.cubin_origin(), Some(Tier::Local), "the second process loads the cached cubin");
+    assert_eq!(jit.cache().stats().entries, 2, "a PTX entry and a cubin entry");
+}
+
+#[test]
+fn a_corrupt_cached_cubin_is_dropped_and_rebuilt_from_ptx() {
+    let Some(d) = gpu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    run_saxpy(&Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap(), &d);
+    // Damage the cubin inside a well-formed envelope (so only the driver can tell).
+    let store = kache::cache::LocalStore::new(dir.path(), std::time::Duration::from_secs(5), 1 << 30).unwrap();
+    store
+        .with(|db| {
+            for r in kache::cache::LocalStore::records(db)? {
+                let b = kache::cache::LocalStore::get(db, &r.key)?.unwrap();
+                let (meta, payload) = kache::cache::envelope::decode(&b, Some(&r.key)).unwrap();
+                if meta.kind == kache::cache::ArtifactKind::Cubin {
+                    let mut bad = payload.to_vec();
+                    for x in bad.iter_mut().skip(64).take(256) {
+                        *x = 0xff;
+                    }
+                    store.put(db, &r.key, &kache::cache::envelope::encode(&meta, &bad))?;
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    let c = run_saxpy(&Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap(), &d);
+    assert_eq!(c.cubin_origin(), None, "the damaged cubin was used");
+}
+
+fn scan(dir: &Path, ptr: u64) {
+    fn walk(d: &Path, out: &mut Vec<u8>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out)
+            } else {
+                out.extend(std::fs::read(&p).unwrap_or_default())
+            }
+        }
+    }
+    let mut all = Vec::new();
+    walk(dir, &mut all);
+    for needle in [ptr.to_le_bytes().to_vec(), ptr.to_string().into_bytes(), format!("{ptr:x}").into_bytes()] {
+        assert!(!all.windows(needle.len()).any(|w| w == needle), "device pointer {ptr:#x} found in the store");
+    }
+}
+
+#[test]
+fn a_device_capturing_kernel_leaves_nothing_at_either_tier() {
+    let Some(d) = gpu() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let jit = Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap();
+    let prices = d.upload(&[10.0f32, 25.0, 5.0]).unwrap();
+    let src = r#"
+        fn price(i: usize) -> f32 { PRICES[i] }
+        #[kernel] pub fn totals(q: &[f32], out: &mut [f32]) { let i = global_id_x(); if i < out.len() { out[i] = q[i] * price(i); } }
+    "#;
+    let k = jit.load_source("shop.rs", src).unwrap().with_global("PRICES", &prices).unwrap().kernel("totals").unwrap();
+    let q = d.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut out = d.alloc::<f32>(&[3]).unwrap();
+    k.launch(&d, Grid::linear(3, 32), (&q, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![10.0, 50.0, 15.0]);
+    let s = jit.cache().stats();
+    assert_eq!((s.entries, s.not_persisted), (0, 1), "{s:?}");
+    drop(jit);
+    scan(dir.path(), prices.device_ptr());
+}
+
+#[test]
+fn rejected_ptx_reaches_the_user_with_the_jit_log() {
+    let Some(d) = gpu() else { return };
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
+    let bytes = k.serialize(d.target()).unwrap();
+    // Break one instruction of the PTX inside the serialised kernel, then fix the checksum.
+    let body = &bytes[..bytes.len() - 32];
+    let text = String::from_utf8_lossy(body).into_owned();
+    let at = text.find("ld.global").expect("the PTX loads from global memory");
+    let mut broken = body.to_vec();
+    broken[at..at + 9].copy_from_slice(b"ld.glxbal");
+    let h = *blake3::hash(&broken).as_bytes();
+    broken.extend_from_slice(&h);
+    let c = kache::CompiledKernel::deserialize(&broken).unwrap();
+    let x = d.upload(&[1.0f32]).unwrap();
+    let mut y = d.upload(&[1.0f32]).unwrap();
+    let e = c.launch(&d, Grid::linear(1, 32), (1.0f32, &x, &mut y)).unwrap_err();
+    let msg = e.to_string();
+    eprintln!("rejected PTX: {msg}");
+    assert!(msg.contains("CUDA error"), "{msg}");
+    assert!(msg.lines().count() >= 2 || msg.to_lowercase().contains("glxbal"), "the JIT's log is missing: {msg}");
+}

@@ -136,12 +136,15 @@ pub fn derive(k: &KeyInputs<'_>) -> Derivation {
     Derivation { key: Key(*all.finalize().as_bytes()), components: comps }
 }
 
-/// The key of a cubin built from `ptx` for `arch` by the driver of `driver_version`.
-pub fn cubin_key(ptx: &[u8], arch: &str, driver_version: i32) -> Key {
+/// The key of a cubin built for `arch` by the driver of `driver_version` from the PTX
+/// identified by `ptx_identity`: the kernel's own key (which determines its PTX exactly, and is
+/// known before the PTX is read, so one opening of the store fetches both), or the PTX's hash
+/// for PTX from elsewhere.
+pub fn cubin_key(ptx_identity: &[u8; 32], arch: &str, driver_version: i32) -> Key {
     let mut h = blake3::Hasher::new();
     h.update(b"kache-cubin\0");
     h.update(&KEY_SCHEMA.to_le_bytes());
-    h.update(blake3::hash(ptx).as_bytes());
+    h.update(ptx_identity);
     h.update(&(arch.len() as u64).to_le_bytes());
     h.update(arch.as_bytes());
     h.update(&driver_version.to_le_bytes());

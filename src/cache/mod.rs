@@ -287,6 +287,15 @@ impl Cache {
 
     /// [`lookup`](Self::lookup) for several keys with one opening of the store.
     pub fn lookup_many(&self, keys: &[Key]) -> Vec<Lookup> {
+        self.lookup_prefetch(keys, &[])
+    }
+
+    /// Looks up `keys`, and in the same opening of the local store loads `prefetch` into the
+    /// memory tier without counting them (a later lookup of one of them counts then).
+    pub fn lookup_prefetch(&self, keys: &[Key], prefetch: &[Key]) -> Vec<Lookup> {
+        let counted = keys.len();
+        let keys: Vec<Key> = keys.iter().chain(prefetch).copied().collect();
+        let keys = &keys[..];
         let mut out: Vec<Option<Lookup>> = keys.iter().map(|k| self.memory_get(k)).collect();
         let missing: Vec<usize> = (0..keys.len()).filter(|i| out[*i].is_none()).collect();
         if !missing.is_empty() {
@@ -330,6 +339,8 @@ impl Cache {
                 }
             }
         }
+        out.truncate(counted);
+        let keys = &keys[..counted];
         if let Some(remote) = &self.remote {
             for i in 0..keys.len() {
                 if out[i].is_some() {

@@ -29,7 +29,31 @@ use super::{CodegenError, CompileInput, Target, symbol_name};
 use crate::ir::*;
 use crate::lang::builtins;
 
-type R<T> = Result<T, CodegenError>;
+/// Lowering errors: a real error, or the signal that an operand diverged (`return`, `break`,
+/// ..) so the expression around it is never evaluated and is not built.
+#[derive(Debug)]
+enum LErr {
+    Diverged,
+    Codegen(CodegenError),
+}
+
+impl From<CodegenError> for LErr {
+    fn from(e: CodegenError) -> LErr {
+        LErr::Codegen(e)
+    }
+}
+
+impl From<inkwell::builder::BuilderError> for LErr {
+    fn from(e: inkwell::builder::BuilderError) -> LErr {
+        LErr::Codegen(e.into())
+    }
+}
+
+fn llvm_err(m: impl Into<String>) -> LErr {
+    LErr::Codegen(CodegenError::Llvm(m.into()))
+}
+
+type R<T> = Result<T, LErr>;
 
 /// The value of a capture, as code generation needs it.
 #[derive(Clone, Debug)]
@@ -148,60 +172,11 @@ pub fn static_shared_bytes(p: &Program) -> u64 {
 }
 
 fn collect_shared(b: &Block, out: &mut Vec<(usize, Scalar, u64)>) {
-    fn expr(e: &Expr, out: &mut Vec<(usize, Scalar, u64)>) {
-        use ExprKind as K;
-        match &e.kind {
-            K::SharedArray { elem, len, site } => out.push((*site, *elem, *len)),
-            K::Unary(_, x) | K::Cast(x) => expr(x, out),
-            K::Binary(_, a, b) | K::Logic(_, a, b) => {
-                expr(a, out);
-                expr(b, out)
-            }
-            K::Index(a, i) => {
-                expr(a, out);
-                i.iter().for_each(|x| expr(x, out))
-            }
-            K::Assign(p, v) | K::CompoundAssign(_, p, v) => {
-                if let Place::Index(a, i) = p {
-                    expr(a, out);
-                    i.iter().for_each(|x| expr(x, out));
-                }
-                expr(v, out)
-            }
-            K::Call(_, a) | K::Builtin(_, a) => a.iter().for_each(|x| expr(x, out)),
-            K::If(c, t, f) => {
-                expr(c, out);
-                collect_shared(t, out);
-                if let Some(f) = f {
-                    collect_shared(f, out)
-                }
-            }
-            K::Block(b) | K::Loop(_, b) => collect_shared(b, out),
-            K::While(_, c, b) => {
-                expr(c, out);
-                collect_shared(b, out)
-            }
-            K::For { start, end, step, body, .. } => {
-                expr(start, out);
-                expr(end, out);
-                if let Some(s) = step {
-                    expr(s, out)
-                }
-                collect_shared(body, out)
-            }
-            K::Break(_, Some(v)) | K::Return(Some(v)) => expr(v, out),
-            _ => {}
+    visit_block(b, &mut |e| {
+        if let ExprKind::SharedArray { elem, len, site } = &e.kind {
+            out.push((*site, *elem, *len));
         }
-    }
-    for s in &b.stmts {
-        match s {
-            Stmt::Let(_, Some(e)) | Stmt::Expr(e) => expr(e, out),
-            _ => {}
-        }
-    }
-    if let Some(t) = &b.tail {
-        expr(t, out)
-    }
+    });
 }
 
 struct Cx<'a, 'ctx> {
@@ -219,8 +194,20 @@ struct Cx<'a, 'ctx> {
     layout: String,
 }
 
-/// Lowers every function of the program into its own module; index = `FuncId`.
-pub fn lower_program<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> R<Vec<Module<'ctx>>> {
+/// Lowers every function of the program into its own module; index = `FuncId`. Each module is
+/// verified, so an invalid one is an error here rather than an abort later.
+pub fn lower_program<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> Result<Vec<Module<'ctx>>, CodegenError> {
+    let modules = lower_all(ctx, input, tm).map_err(|e| match e {
+        LErr::Codegen(c) => c,
+        LErr::Diverged => CodegenError::Llvm("a function body diverged outside any expression".into()),
+    })?;
+    for m in &modules {
+        m.verify().map_err(|e| CodegenError::Llvm(format!("verify {}: {}", m.get_name().to_string_lossy(), e.to_string())))?;
+    }
+    Ok(modules)
+}
+
+fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> R<Vec<Module<'ctx>>> {
     let target = input.options.target;
     let (shared, _) = shared_offsets(input.program);
     let cx = Cx {
@@ -277,7 +264,8 @@ impl<'ctx> Val<'ctx> {
     fn array(&self) -> R<ArrayVal<'ctx>> {
         match self {
             Val::Array(a) => Ok(a.clone()),
-            other => Err(CodegenError::Llvm(format!("expected an array value, found {other:?}"))),
+            Val::Never => Err(LErr::Diverged),
+            other => Err(llvm_err(format!("expected an array value, found {other:?}"))),
         }
     }
 }
@@ -375,14 +363,14 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         fl.alloca_b.position_at_end(entry);
         let mut idx = 0u32;
         if self.host {
-            fl.host_ctx = Some(fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| CodegenError::Llvm("missing ctx".into()))?);
+            fl.host_ctx = Some(fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing ctx"))?);
             idx = 1;
         }
         let spec = self.input.spec;
         for (li, decl) in f.param_decls().iter().enumerate() {
             match decl.ty {
                 Ty::Scalar(s) => {
-                    let v = fv.get_nth_param(idx).ok_or_else(|| CodegenError::Llvm("param".into()))?;
+                    let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
                     idx += 1;
                     let slot = fl.alloca(s)?;
                     fl.b.build_store(slot, v)?;
@@ -390,7 +378,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                 }
                 Ty::Array(a) => {
                     let n = a.ndim as u32;
-                    let ptr = fv.get_nth_param(idx).ok_or_else(|| CodegenError::Llvm("param".into()))?.into_pointer_value();
+                    let ptr = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?.into_pointer_value();
                     let shape: Vec<IntValue> = (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + d)).map(|v| v.into_int_value()).collect();
                     let mut strides: Vec<IntValue> = (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + n + d)).map(|v| v.into_int_value()).collect();
                     idx += 1 + 2 * n;
@@ -429,7 +417,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                     self.ctx.metadata_string("kernel").into(),
                     self.i32.const_int(1, false).into(),
                 ]);
-                m.add_global_metadata("nvvm.annotations", &md).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+                m.add_global_metadata("nvvm.annotations", &md).map_err(|e| llvm_err(e.to_string()))?;
             }
         }
         Ok(())
@@ -445,8 +433,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         let bb = self.ctx.append_basic_block(w, "");
         let b = self.ctx.create_builder();
         b.position_at_end(bb);
-        let ctx = w.get_nth_param(0).ok_or_else(|| CodegenError::Llvm("ctx".into()))?.into_pointer_value();
-        let params = w.get_nth_param(1).ok_or_else(|| CodegenError::Llvm("params".into()))?.into_pointer_value();
+        let ctx = w.get_nth_param(0).ok_or_else(|| llvm_err("ctx"))?.into_pointer_value();
+        let params = w.get_nth_param(1).ok_or_else(|| llvm_err("params"))?.into_pointer_value();
         let mut args: Vec<BasicMetadataValueEnum> = vec![ctx.into()];
         let mut flat = Vec::new();
         for decl in p.funcs[id].param_decls() {
@@ -554,7 +542,11 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     // --- blocks ---
 
     fn block(&mut self, b: &Block) -> R<Val<'ctx>> {
+        let mut diverged = false;
         for s in &b.stmts {
+            if let Stmt::Expr(e) | Stmt::Let(_, Some(e)) = s {
+                diverged |= e.ty == Ty::Never;
+            }
             match s {
                 Stmt::Let(l, init) => {
                     let decl = &self.f.locals[*l];
@@ -595,6 +587,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
         match &b.tail {
             Some(t) => self.expr(t),
+            None if diverged => Ok(Val::Never),
             None => Ok(Val::Unit),
         }
     }
@@ -602,18 +595,19 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     // --- expressions ---
 
     fn expr(&mut self, e: &Expr) -> R<Val<'ctx>> {
-        stacker::maybe_grow(64 << 10, 4 << 20, || self.expr_inner(e))
+        match stacker::maybe_grow(64 << 10, 4 << 20, || self.expr_inner(e)) {
+            // An operand diverged: this expression is never evaluated either.
+            Err(LErr::Diverged) => Ok(Val::Never),
+            other => other,
+        }
     }
 
+    /// A scalar operand; if it diverges, the expression being built diverges too.
     fn scalar_of(&mut self, e: &Expr) -> R<BasicValueEnum<'ctx>> {
         match self.expr(e)? {
             Val::Scalar(v) => Ok(v),
-            Val::Never => {
-                // The value is never used: any placeholder of the right type keeps LLVM happy.
-                let s = e.ty.scalar().unwrap_or(Scalar::I32);
-                Ok(self.cx.scalar_ty(s).const_zero())
-            }
-            other => Err(CodegenError::Llvm(format!("expected scalar, found {other:?}"))),
+            Val::Never => Err(LErr::Diverged),
+            other => Err(llvm_err(format!("expected scalar, found {other:?}"))),
         }
     }
 
@@ -630,12 +624,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         use ExprKind as K;
         Ok(match &e.kind {
             K::Lit(v) => Val::Scalar(self.const_scalar(*v)),
-            K::PendingLit(_) => return Err(CodegenError::Llvm("unresolved literal".into())),
+            K::PendingLit(_) => return Err(llvm_err("unresolved literal")),
             K::Unit => Val::Unit,
             K::Local(l) => match &self.locals[*l] {
                 Slot::Scalar(p, s) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(*s), *p, "")?),
                 Slot::Array(a) => Val::Array(a.clone()),
-                Slot::None => return Err(CodegenError::Llvm(format!("local {l} has no storage"))),
+                Slot::None => return Err(llvm_err(format!("local {l} has no storage"))),
             },
             K::Capture(c) => self.capture(*c)?,
             K::Unary(op, x) => {
@@ -678,7 +672,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 match place {
                     Place::Local(l) => {
                         let Slot::Scalar(p, s) = self.locals[*l].clone() else {
-                            return Err(CodegenError::Llvm("compound assign to non-scalar".into()));
+                            return Err(llvm_err("compound assign to non-scalar"));
                         };
                         let cur = self.b.build_load(self.cx.scalar_ty(s), p, "")?;
                         let r = self.binary(*op, s, cur, rhs, vs)?;
@@ -753,7 +747,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     Some(v) => Some(self.scalar_of(v)?),
                     None => None,
                 };
-                let Some(lb) = self.loops.get(id) else { return Err(CodegenError::Llvm("break target".into())) };
+                let Some(lb) = self.loops.get(id) else { return Err(llvm_err("break target")) };
                 let (exit, slot) = (lb.exit, lb.value);
                 if let (Some(val), Some((p, _))) = (val, slot) {
                     self.b.build_store(p, val)?;
@@ -765,7 +759,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 Val::Never
             }
             K::Continue(id) => {
-                let Some(lb) = self.loops.get(id) else { return Err(CodegenError::Llvm("continue target".into())) };
+                let Some(lb) = self.loops.get(id) else { return Err(llvm_err("continue target")) };
                 let cont = lb.cont;
                 if !self.terminated() {
                     self.b.build_unconditional_branch(cont)?;
@@ -799,7 +793,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     fn logic(&mut self, op: LogicOp, a: &Expr, b: &Expr) -> R<Val<'ctx>> {
         let x = self.scalar_of(a)?.into_int_value();
-        let from = self.b.get_insert_block().ok_or_else(|| CodegenError::Llvm("no block".into()))?;
+        let from = self.b.get_insert_block().ok_or_else(|| llvm_err("no block"))?;
         let rhs_bb = self.ctx().append_basic_block(self.fv, "");
         let merge = self.ctx().append_basic_block(self.fv, "");
         match op {
@@ -808,7 +802,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         };
         self.b.position_at_end(rhs_bb);
         let y = self.scalar_of(b)?.into_int_value();
-        let rhs_end = self.b.get_insert_block().ok_or_else(|| CodegenError::Llvm("no block".into()))?;
+        let rhs_end = self.b.get_insert_block().ok_or_else(|| llvm_err("no block"))?;
         let rhs_live = !self.terminated();
         if rhs_live {
             self.b.build_unconditional_branch(merge)?;
@@ -925,12 +919,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     // --- captures ---
 
     fn capture(&mut self, c: CaptureId) -> R<Val<'ctx>> {
-        let data = self.cx.input.captures.get(c).ok_or_else(|| CodegenError::Llvm(format!("capture {c} has no value")))?;
+        let data = self.cx.input.captures.get(c).ok_or_else(|| llvm_err(format!("capture {c} has no value")))?;
         let cap = &self.cx.input.program.captures[c];
         Ok(match data {
             CaptureData::Scalar(v) => Val::Scalar(self.const_scalar(*v)),
             CaptureData::HostArray { shape, strides, bytes } => {
-                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(CodegenError::Llvm("capture type".into())) };
+                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
                 let init = self.ctx().const_string(bytes, false);
                 let space = if self.cx.host { AddressSpace::default() } else { AddressSpace::from(1u16) };
                 let g = self.m.add_global(init.get_type(), Some(space), &format!("__kache_const_{c}"));
@@ -951,7 +945,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 })
             }
             CaptureData::DeviceArray { ptr, shape, strides } => {
-                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(CodegenError::Llvm("capture type".into())) };
+                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
                 let p = self.b.build_int_to_ptr(self.i64c(*ptr), self.cx.ptr, "")?;
                 Val::Array(ArrayVal {
                     ptr: p,
@@ -1052,7 +1046,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let asm_ty = self.cx.i32.fn_type(&[], false);
             let asm = self.ctx().create_inline_asm(asm_ty, "mov.u32 $0, %dynamic_smem_size;".into(), "=r".into(), false, false, None, false);
             let call = self.b.build_indirect_call(asm_ty, asm, &[], "")?;
-            let v = call.try_as_basic_value().basic().ok_or_else(|| CodegenError::Llvm("asm".into()))?.into_int_value();
+            let v = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("asm"))?.into_int_value();
             (p, self.b.build_int_z_extend(v, self.cx.i64, "")?)
         };
         let len = self.b.build_int_unsigned_div(bytes, self.i64c(elem.size() as u64), "")?;
@@ -1060,7 +1054,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 
     fn ctx_field_addr(&self, off: u64) -> R<PointerValue<'ctx>> {
-        let ctx = self.host_ctx.ok_or_else(|| CodegenError::Llvm("no host ctx".into()))?;
+        let ctx = self.host_ctx.ok_or_else(|| llvm_err("no host ctx"))?;
         // SAFETY of the GEP: `off` is a field offset inside HostCtx.
         Ok(unsafe { self.b.build_gep(self.cx.i8, ctx, &[self.i64c(off)], "")? })
     }
@@ -1240,7 +1234,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     fn call_basic(&self, f: FunctionValue<'ctx>, args: &[BasicMetadataValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {
         let c = self.b.build_call(f, args, "")?;
-        c.try_as_basic_value().basic().ok_or_else(|| CodegenError::Llvm("call without value".into()))
+        c.try_as_basic_value().basic().ok_or_else(|| llvm_err("call without value"))
     }
 
     fn intrinsic(&self, name: &str, ret: BasicTypeEnum<'ctx>, args: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
@@ -1274,7 +1268,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
         let c = self.b.build_call(callee, &a, "")?;
         Ok(match ty {
-            Ty::Scalar(_) => Val::Scalar(c.try_as_basic_value().basic().ok_or_else(|| CodegenError::Llvm("call value".into()))?),
+            Ty::Scalar(_) => Val::Scalar(c.try_as_basic_value().basic().ok_or_else(|| llvm_err("call value"))?),
             Ty::Never => {
                 self.b.build_unreachable()?;
                 self.start_dead_block();
@@ -1290,7 +1284,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             Builtin::BlockIdx(d) => (1, d),
             Builtin::BlockDim(d) => (2, d),
             Builtin::GridDim(d) => (3, d),
-            _ => return Err(CodegenError::Llvm("not an index query".into())),
+            _ => return Err(llvm_err("not an index query")),
         };
         if self.cx.host {
             use super::host_ctx_layout as L;
@@ -1320,7 +1314,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             Builtin::SyncThreads => {
                 if self.cx.host {
                     let fp = self.ctx_field_ptr(super::host_ctx_layout::BARRIER_FN)?;
-                    let ctx = self.host_ctx.ok_or_else(|| CodegenError::Llvm("ctx".into()))?;
+                    let ctx = self.host_ctx.ok_or_else(|| llvm_err("ctx"))?;
                     let fty = self.ctx().void_type().fn_type(&[self.cx.ptr.into()], false);
                     self.b.build_indirect_call(fty, fp, &[ctx.into()], "")?;
                 } else {
@@ -1358,7 +1352,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     fn atomic(&mut self, b: Builtin, args: &[Expr]) -> R<Val<'ctx>> {
         let ExprKind::Index(arr_e, idx) = &args[0].kind else {
-            return Err(CodegenError::Llvm("atomic target".into()));
+            return Err(llvm_err("atomic target"));
         };
         let arr = self.expr(arr_e)?.array()?;
         let p = self.element_ptr(&arr, idx)?;
@@ -1438,7 +1432,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 MathFn::Min => "minnum",
                 MathFn::Max => "maxnum",
                 MathFn::MulAdd => "fma",
-                _ => return Err(CodegenError::Llvm(format!("no float lowering for {m:?}"))),
+                _ => return Err(llvm_err(format!("no float lowering for {m:?}"))),
             };
             let f = self.intrinsic(&format!("llvm.{name}.f{bits}"), t, &vec![t; vals.len()]);
             let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
@@ -1485,7 +1479,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let u32t = self.cx.i32;
                 if bits > 32 { self.b.build_int_truncate(r, u32t, "")?.into() } else { r.into() }
             }
-            _ => return Err(CodegenError::Llvm(format!("no integer lowering for {m:?}"))),
+            _ => return Err(llvm_err(format!("no integer lowering for {m:?}"))),
         };
         let _ = (it, ty);
         Ok(Val::Scalar(r))

@@ -383,65 +383,16 @@ pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
 
 /// The first method call of the program that needs libdevice, for messages.
 pub fn first_libdevice_use(p: &Program) -> Option<String> {
-    fn walk_block(b: &crate::ir::Block, out: &mut Option<String>) {
-        for s in &b.stmts {
-            match s {
-                crate::ir::Stmt::Let(_, Some(e)) | crate::ir::Stmt::Expr(e) => walk(e, out),
-                _ => {}
-            }
-        }
-        if let Some(t) = &b.tail {
-            walk(t, out);
-        }
-    }
-    fn walk(e: &crate::ir::Expr, out: &mut Option<String>) {
-        use crate::ir::ExprKind as K;
-        if out.is_some() {
-            return;
-        }
-        match &e.kind {
-            K::Builtin(crate::ir::Builtin::Math(m), args) => {
-                let d = crate::lang::builtins::method_def(*m);
-                if d.libdevice.is_some() {
-                    *out = Some(format!("{}()", d.name));
-                }
-                args.iter().for_each(|a| walk(a, out));
-            }
-            K::Builtin(_, a) | K::Call(_, a) => a.iter().for_each(|x| walk(x, out)),
-            K::Unary(_, x) | K::Cast(x) => walk(x, out),
-            K::Binary(_, a, b) | K::Logic(_, a, b) => {
-                walk(a, out);
-                walk(b, out)
-            }
-            K::Index(a, i) => {
-                walk(a, out);
-                i.iter().for_each(|x| walk(x, out))
-            }
-            K::Assign(_, v) | K::CompoundAssign(_, _, v) => walk(v, out),
-            K::If(c, t, f) => {
-                walk(c, out);
-                walk_block(t, out);
-                if let Some(f) = f {
-                    walk_block(f, out)
-                }
-            }
-            K::Block(b) | K::Loop(_, b) => walk_block(b, out),
-            K::While(_, c, b) => {
-                walk(c, out);
-                walk_block(b, out)
-            }
-            K::For { start, end, body, .. } => {
-                walk(start, out);
-                walk(end, out);
-                walk_block(body, out)
-            }
-            K::Return(Some(v)) | K::Break(_, Some(v)) => walk(v, out),
-            _ => {}
-        }
-    }
     let mut out = None;
     for f in &p.funcs {
-        walk_block(&f.body, &mut out);
+        crate::ir::visit_block(&f.body, &mut |e| {
+            if let (None, crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), _)) = (&out, &e.kind) {
+                let d = crate::lang::builtins::method_def(*m);
+                if d.libdevice.is_some() {
+                    out = Some(format!("{}()", d.name));
+                }
+            }
+        });
     }
     out
 }

@@ -69,7 +69,33 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         None => return Err(diag(cx.no_such_kernel(name))),
     };
     let id = cx.ensure_fn(f, None).map_err(diag)?;
-    Ok(cx.finish(id))
+    let p = cx.finish(id);
+    check_shared_total(&p).map_err(diag)?;
+    Ok(p)
+}
+
+/// The static shared memory of a whole kernel (every `shared_array` of every function it
+/// reaches) fits in a block.
+fn check_shared_total(p: &Program) -> CResult<()> {
+    let mut total = 0u64;
+    for f in &p.funcs {
+        let mut err = None;
+        visit_block(&f.body, &mut |e| {
+            if let ExprKind::SharedArray { elem, len, .. } = &e.kind {
+                total = total.div_ceil(16) * 16 + len * elem.size() as u64;
+                if total > builtins::MAX_SHARED_BYTES && err.is_none() {
+                    err = Some(Diagnostic::error(e.span, format!("kernel `{}` uses {total} bytes of static shared memory", p.kernel().name))
+                        .label(format!("the total passes {} bytes here", builtins::MAX_SHARED_BYTES))
+                        .note("every `shared_array` of the kernel and of the functions it calls shares one block's 48 KiB")
+                        .help("use smaller arrays, or `dynamic_shared_array::<T>()` sized at launch"));
+                }
+            }
+        });
+        if let Some(d) = err {
+            return Err(d);
+        }
+    }
+    Ok(())
 }
 
 /// Checks the factory `name` instantiated with arguments of the given types (their binding
@@ -113,7 +139,9 @@ pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[Captu
         .label("declared here")));
     }
     let id = cx.instantiate_factory(f, bound, f.name.span).map_err(diag)?;
-    Ok(cx.finish(id))
+    let p = cx.finish(id);
+    check_shared_total(&p).map_err(diag)?;
+    Ok(p)
 }
 
 /// Checks every item of the module: kernels, device functions and factories (whose parameters
@@ -156,6 +184,16 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                         }
                     })
                 }
+                _ if f.is_kernel => match check_kernel(m, env, &f.name.name) {
+                    Ok(p) => {
+                        summary.kernels.push(KernelSig {
+                            name: f.name.name.clone(),
+                            params: p.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect(),
+                        });
+                        Ok(())
+                    }
+                    Err(d) => Err(d.items()[0].clone()),
+                },
                 _ => cx.ensure_fn(f, None).map(|id| {
                     let func = cx.funcs[id].as_ref();
                     if f.is_kernel {
@@ -324,7 +362,8 @@ impl<'m> ModuleCx<'m> {
             let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(n, _)| n.as_str()).collect();
             chain.push(name);
             let span = call.unwrap_or(f.name.span);
-            return Err(Diagnostic::error(span, format!("recursion is not supported: `{name}` calls itself"))
+            let what = if chain.len() <= 2 { format!("`{name}` calls itself") } else { format!("`{name}` calls itself through {}", chain[1..chain.len() - 1].iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")) };
+            return Err(Diagnostic::error(span, format!("recursion is not supported: {what}"))
                 .label(if chain.len() == 2 { "recursive call".to_string() } else { format!("call cycle: {}", chain.join(" -> ")) })
                 .secondary(f.name.span, "defined here")
                 .note("GPU threads have tiny stacks; kache inlines device functions and rejects recursion")
@@ -637,7 +676,7 @@ impl<'m> ModuleCx<'m> {
                 let TypeExpr::Scalar(elem, _) = t else {
                     return Err(Diagnostic::error(t.span(), "array elements must be scalars").label("here"));
                 };
-                let count: usize = shape.iter().product();
+                let count = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).unwrap_or(usize::MAX);
                 if count > (64 << 20) {
                     return Err(Diagnostic::error(c.ty.span(), "constant array is too large").label("more than 64 Mi elements"));
                 }
@@ -724,7 +763,10 @@ impl<'m> ModuleCx<'m> {
             }
             A::Unary(op, x) => {
                 let v = self.eval_const(x, expected)?;
-                fold_unary(*op, v).ok_or_else(|| Diagnostic::error(e.span, format!("cannot apply `{}` to `{}`", if *op == UnOp::Neg { "-" } else { "!" }, v.ty())).label("here"))
+                fold_unary(*op, v).ok_or_else(|| {
+                    Diagnostic::error(e.span, format!("cannot apply `{}` to `{v}` in a constant", if *op == UnOp::Neg { "-" } else { "!" }))
+                        .label(if v.ty().is_signed() { "overflows" } else { "not defined for this type" })
+                })
             }
             A::Binary(op, a, b) => {
                 let (va, vb) = if op.is_comparison() {
@@ -788,17 +830,28 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
         Lit::Int(v, suffix) => {
             let s = suffix.or(expected.filter(|e| e.is_int())).unwrap_or(Scalar::I32);
             let (lo, hi) = int_range(s);
-            let val = if neg { -(v as i128) } else { v as i128 };
-            if v > i128::MAX as u128 || val < lo || val > hi {
-                return Err(lit_range_error(s, span, neg, v));
+            match signed_literal(v, neg) {
+                Some(val) if val >= lo && val <= hi => Ok(int_value(s, val)),
+                _ => Err(lit_range_error(s, span, neg, v)),
             }
-            Ok(int_value(s, val))
         }
         Lit::Float { f64: v64, f32: v32, suffix } => {
             let s = suffix.or(expected.filter(|e| e.is_float())).unwrap_or(Scalar::F64);
+            if s == Scalar::F32 && v32.is_infinite() && v64.is_finite() {
+                return Err(Diagnostic::error(span, "literal out of range for `f32`").label("rounds to infinity as an `f32`").help("use `f64`"));
+            }
             let sign = if neg { -1.0 } else { 1.0 };
             Ok(if s == Scalar::F32 { ScalarValue::F32(sign as f32 * v32) } else { ScalarValue::F64(sign * v64) })
         }
+    }
+}
+
+/// The value of an integer literal, negated if written with `-`; `None` beyond i128.
+fn signed_literal(v: u128, neg: bool) -> Option<i128> {
+    if neg {
+        (v <= 1u128 << 127).then(|| (v as i128).wrapping_neg())
+    } else {
+        i128::try_from(v).ok()
     }
 }
 
@@ -818,7 +871,14 @@ fn fold_unary(op: UnOp, v: ScalarValue) -> Option<ScalarValue> {
     Some(match (op, v) {
         (UnOp::Neg, ScalarValue::F32(x)) => ScalarValue::F32(-x),
         (UnOp::Neg, ScalarValue::F64(x)) => ScalarValue::F64(-x),
-        (UnOp::Neg, ScalarValue::Int(s, _)) if s.is_signed() => int_value(s, -v.as_i128()?),
+        (UnOp::Neg, ScalarValue::Int(s, _)) if s.is_signed() => {
+            let n = -v.as_i128()?;
+            let (lo, hi) = int_range(s);
+            if n < lo || n > hi {
+                return None;
+            }
+            int_value(s, n)
+        }
         (UnOp::Not, ScalarValue::Bool(b)) => ScalarValue::Bool(!b),
         (UnOp::Not, ScalarValue::Int(s, x)) => int_value(s, !(x as i128)),
         _ => return None,
@@ -1114,7 +1174,7 @@ struct LocalInfo {
     name: String,
     ty: H,
     mutable: bool,
-    /// `let x;` without initialiser: one later assignment is its initialisation.
+    /// `let x;` without initialiser: assignments initialise it.
     deferred_init: bool,
     span: Span,
     /// Array params and captured arrays, for messages about writes.
@@ -1441,11 +1501,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 K::Lit(match l.int {
                     Some(v) if s.is_int() => {
                         let (lo, hi) = int_range(s);
-                        let val = if l.neg { -(v as i128) } else { v as i128 };
-                        if v > i128::MAX as u128 || val < lo || val > hi {
-                            return Err(lit_range_error(s, span, l.neg, v));
+                        match signed_literal(v, l.neg) {
+                            Some(val) if val >= lo && val <= hi => int_value(s, val),
+                            _ => return Err(lit_range_error(s, span, l.neg, v)),
                         }
-                        int_value(s, val)
+                    }
+                    _ if s == Scalar::F32 && l.f32.is_infinite() && l.f64.is_finite() => {
+                        return Err(Diagnostic::error(span, "literal out of range for `f32`")
+                            .label("rounds to infinity as an `f32`")
+                            .note(format!("the largest `f32` is {:e}", f32::MAX))
+                            .help("use `f64`, or `f32::INFINITY` if infinity is meant"));
                     }
                     _ if s == Scalar::F32 => ScalarValue::F32(if l.neg { -l.f32 } else { l.f32 }),
                     _ if s == Scalar::F64 => ScalarValue::F64(if l.neg { -l.f64 } else { l.f64 }),
@@ -1678,7 +1743,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::While(label, c, body) => {
                 let c = self.expr(c)?;
                 let b = self.u.known(Ty::Scalar(Scalar::Bool));
-                self.unify_or(c.span, b, c.ty, " (the condition of `while`)")?;
+                self.unify_or(c.span, b, c.ty, " (the condition of `while`)").map_err(|d| d.help("conditions are `bool`: compare, for example `x != 0`"))?;
                 let id = self.push_loop(label, false);
                 let body = self.loop_body(body);
                 self.loops.pop();
@@ -1815,13 +1880,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Lit::Int(v, suffix) => {
                 if let Some(s) = suffix {
                     let (lo, hi) = int_range(s);
-                    let val = if neg { -(v as i128) } else { v as i128 };
+                    let val = signed_literal(v, neg);
                     if neg && !s.is_signed() {
                         return Err(Diagnostic::error(span, format!("cannot apply unary operator `-` to type `{s}`"))
                             .label("unsigned values cannot be negative")
                             .help("use a signed type such as `i64`"));
                     }
-                    if v > i128::MAX as u128 || val < lo || val > hi {
+                    if !val.is_some_and(|val| val >= lo && val <= hi) {
                         return Err(lit_range_error(s, span, neg, v));
                     }
                 }
@@ -1874,7 +1939,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn if_expr(&mut self, c: &ast::Expr, t: &ast::Block, f: Option<&ast::Expr>, span: Span) -> CResult<CExpr> {
         let c = self.expr(c)?;
         let b = self.u.known(Ty::Scalar(Scalar::Bool));
-        self.unify_or(c.span, b, c.ty, " (the condition of `if`)")?;
+        self.unify_or(c.span, b, c.ty, " (the condition of `if`)").map_err(|d| d.help("conditions are `bool`: compare, for example `x != 0`"))?;
         let then = self.block(t)?;
         let tt = self.body_type(&then);
         let (els, ty) = match f {
@@ -1942,7 +2007,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Diagnostic::error(span, format!("`{what}` outside of a loop")).label(format!("cannot `{what}` here"))
             }),
             Some(l) => self.loops.iter().rposition(|x| x.label.as_deref() == Some(&l.name)).ok_or_else(|| {
-                Diagnostic::error(l.span, format!("use of undeclared label `{}`", l.name)).label("no enclosing loop has this label")
+                let labels: Vec<&str> = self.loops.iter().filter_map(|x| x.label.as_deref()).collect();
+                let d = Diagnostic::error(l.span, format!("use of undeclared label `{}`", l.name)).label("no enclosing loop has this label");
+                match close_matches(&l.name, labels.iter().copied()).first() {
+                    Some(c) => d.help(format!("a label with a similar name is in scope: `{c}`")),
+                    None if labels.is_empty() => d.help("label the loop: `'outer: for ..` and `break 'outer`"),
+                    None => d.help(format!("labels in scope: {}", labels.join(", "))),
+                }
             }),
         }
     }
@@ -2051,33 +2122,29 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             .label("arrays are references")
                             .help("assign to an element: `a[i] = v`"));
                     }
-                    if !info.mutable {
-                        if info.deferred_init {
-                            info.deferred_init = false;
-                            info.mutable = false;
-                        } else {
-                            let decl = info.span;
-                            return Err(Diagnostic::error(lhs.span, format!("cannot assign twice to immutable variable `{}`", n.name))
-                                .label("cannot assign twice")
-                                .secondary(decl, "declared here")
-                                .help(format!("make it mutable: `let mut {}`", n.name)));
-                        }
+                    // `let x;` is initialised by assignment, possibly on several paths
+                    // (`if c { x = 1 } else { x = 2 }`); kache does not track paths, so it
+                    // accepts every assignment to such a variable.
+                    if !info.mutable && !info.deferred_init {
+                        let decl = info.span;
+                        return Err(Diagnostic::error(lhs.span, format!("cannot assign twice to immutable variable `{}`", n.name))
+                            .label("cannot assign twice")
+                            .secondary(decl, "declared here")
+                            .help(format!("make it mutable: `let mut {}`", n.name)));
                     }
                     let ty = self.locals[l].ty;
                     return Ok((Place::Local(l), ty));
                 }
-                let what = if self.scope_items.and_then(|s| s.get(&n.name)).is_some() {
-                    "a captured closure variable"
+                let (what, help) = if self.scope_items.and_then(|s| s.get(&n.name)).is_some() {
+                    ("a captured closure variable", "captured scalars are constants compiled into the closure; pass a value that changes as a kernel argument")
                 } else if self.mcx.const_item(&n.name).is_some() {
-                    "a constant"
+                    ("a constant", "declare a local copy: `let mut x = NAME;`")
                 } else if self.mcx.env.global(&n.name).is_some() {
-                    "a global captured as a constant"
+                    ("a global captured as a constant", "captured scalars are constants compiled into the kernel; pass a value that changes as a kernel argument")
                 } else {
                     return Err(self.unresolved(n));
                 };
-                Err(Diagnostic::error(lhs.span, format!("cannot assign to `{}`: it is {what}", n.name))
-                    .label("read-only")
-                    .help("captured scalars are constants compiled into the kernel; pass a value that changes as a kernel argument"))
+                Err(Diagnostic::error(lhs.span, format!("cannot assign to `{}`: it is {what}", n.name)).label("read-only").help(help))
             }
             A::Index { array, indices, multi } => {
                 let (a, elem, idx) = self.index(array, indices, *multi, lhs.span)?;
@@ -2124,7 +2191,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let a = self.expr(array)?;
         let Some(Ty::Array(at)) = self.u.ty(a.ty) else {
             let d = self.u.describe(a.ty);
-            return Err(Diagnostic::error(array.span, format!("cannot index into a value of type `{d}`")).label("not an array"));
+            return Err(Diagnostic::error(array.span, format!("cannot index into a value of type `{d}`"))
+                .label("not an array")
+                .help("only arrays (`&[T]`, `&Array<T, N>`, captured arrays, shared arrays) can be indexed"));
         };
         let n = at.ndim as usize;
         if !multi && n != 1 {
@@ -2309,7 +2378,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let len = self.mcx.eval_const(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
                 let len = len.as_i128().unwrap_or(0) as u64;
                 if len == 0 {
-                    return Err(Diagnostic::error(n.span, "a shared array needs at least one element").label("zero length"));
+                    return Err(Diagnostic::error(n.span, "a shared array needs at least one element")
+                        .label("zero length")
+                        .help("give the number of elements, for example `shared_array::<f32, 256>()`"));
                 }
                 let bytes = len.saturating_mul(elem.size() as u64);
                 if bytes > builtins::MAX_SHARED_BYTES {
@@ -2396,7 +2467,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Receiver::SignedOrFloat => Class::SignedOrFloat,
             Receiver::Numeric => Class::Numeric,
         };
-        self.need(r.ty, class, receiver.span, format!("method `{name}`"))?;
+        self.need(r.ty, class, method.span, format!("method `{name}`")).map_err(|d| {
+            let on = match def.receiver {
+                Receiver::Float => "`f32` and `f64`",
+                Receiver::Int => "integers",
+                Receiver::SignedOrFloat => "signed integers and floats",
+                Receiver::Numeric => "numbers",
+            };
+            d.help(format!("`{name}` is defined for {on}; convert the value with `as` first"))
+        })?;
         let rty = r.ty;
         let mut out = vec![r];
         for a in args {

@@ -82,7 +82,9 @@ pub fn parse(file: Arc<SourceFile>) -> Result<SourceModule, Diagnostics> {
 
 fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
     let tokens = TokenStream::from_str(file.text()).map_err(|e| {
-        Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("could not read this token")
+        Diagnostic::error(sp(e.span()), "syntax error: the source cannot be split into tokens")
+            .label("unbalanced bracket, unterminated comment or string, or a character Rust does not allow, here or after")
+            .help("check that every `(`, `[` and `{` is closed in order and every `/*` has its `*/`")
     })?;
     prescan(&tokens)?;
     let parsed: syn::File = syn::parse2(tokens).map_err(|e| {
@@ -189,7 +191,9 @@ fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
 }
 
 fn unsupported(span: Span, what: &str, instead: &str) -> Diagnostic {
-    Diagnostic::error(span, format!("{what} {} not supported in kernels", if what.ends_with('s') { "are" } else { "is" }))
+    // "structs are", "field access is": plural subjects end in `s`, but for these.
+    let plural = (what.ends_with('s') && !matches!(what, "field access" | "slicing with ranges")) || what.starts_with("references");
+    Diagnostic::error(span, format!("{what} {} not supported in kernels", if plural { "are" } else { "is" }))
         .label("not supported")
         .help(instead.to_string())
 }
@@ -204,7 +208,7 @@ impl Lower {
         if self.depth > MAX_EXPR_DEPTH {
             return Err(Diagnostic::error(span, "expression is nested too deeply")
                 .label(format!("more than {MAX_EXPR_DEPTH} levels of nesting"))
-                .help("split the expression into several `let` statements"));
+                .help("move nested code into device functions, or split it into several `let` statements"));
         }
         Ok(())
     }
@@ -910,7 +914,9 @@ fn lit(l: &syn::Lit) -> PResult<Lit> {
         syn::Lit::Float(f) => {
             let suffix = suffix_ty(f.suffix())?;
             if let Some(s) = suffix.filter(|s| !s.is_float()) {
-                return Err(Diagnostic::error(span, format!("float literal with integer suffix `{s}`")).label("here"));
+                return Err(Diagnostic::error(span, format!("float literal with integer suffix `{s}`"))
+                    .label("a float cannot have an integer type")
+                    .help(format!("write an integer (`1{s}`), or a float type (`1.5f32`), or convert: `(1.5 as {s})`")));
             }
             float_lit(f.base10_digits(), suffix, span)
         }
@@ -1023,10 +1029,10 @@ pub fn parse_scalar_literal(text: &str) -> Result<crate::ir::ScalarValue, String
             let s = suffix.or(default).unwrap_or(Scalar::I64);
             let bits = s.bits();
             let (lo, hi): (i128, i128) = if s.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
-            let val = if neg { -(v as i128) } else { v as i128 };
-            if v > i128::MAX as u128 || val < lo || val > hi {
+            let val = if neg { (v <= 1u128 << 127).then(|| (v as i128).wrapping_neg()) } else { i128::try_from(v).ok() };
+            let Some(val) = val.filter(|val| *val >= lo && *val <= hi) else {
                 return Err(format!("`{text}` does not fit in `{s}`"));
-            }
+            };
             let mask: u128 = if bits >= 64 { u64::MAX as u128 } else { (1u128 << bits) - 1 };
             ScalarValue::Int(s, (val as u128 & mask) as u64)
         }

@@ -324,7 +324,7 @@ fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Resu
         user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
     })?;
     let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(ptx.as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
+    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
     if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
         return Ok(e.payload.to_vec());
     }

@@ -1,0 +1,2 @@
+// This file only has comments.
+/* and a block comment */

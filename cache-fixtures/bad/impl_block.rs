@@ -1,0 +1,10 @@
+impl Point {
+    fn norm(&self) -> f32 {
+        0.0
+    }
+}
+
+#[kernel]
+pub fn k(out: &mut [f32]) {
+    out[0] = 1.0;
+}

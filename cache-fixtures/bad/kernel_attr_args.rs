@@ -1,0 +1,4 @@
+#[kernel(block = 256)]
+pub fn k(out: &mut [f32]) {
+    out[0] = 1.0;
+}

@@ -1,0 +1,10 @@
+mod helpers {
+    pub fn one() -> f32 {
+        1.0
+    }
+}
+
+#[kernel]
+pub fn k(out: &mut [f32]) {
+    out[0] = 1.0;
+}

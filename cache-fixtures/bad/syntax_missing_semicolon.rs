@@ -1,0 +1,5 @@
+#[kernel]
+pub fn k(out: &mut [f32]) {
+    let i = global_id_x()
+    out[i] = 1.0;
+}

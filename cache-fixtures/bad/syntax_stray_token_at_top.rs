@@ -1,0 +1,6 @@
+#[kernel]
+pub fn k(out: &mut [f32]) {
+    out[0] = 1.0;
+}
+
+let x = 1;

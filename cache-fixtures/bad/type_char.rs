@@ -1,0 +1,8 @@
+fn first(c: char) -> u32 {
+    0
+}
+
+#[kernel]
+pub fn k(out: &mut [u32]) {
+    out[0] = 1;
+}

@@ -1,0 +1,5 @@
+#[derive(Debug)]
+#[kernel]
+pub fn k(out: &mut [f32]) {
+    out[0] = 1.0;
+}

@@ -1,0 +1,1 @@
+use std::f32::consts::PI;

@@ -34,19 +34,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&d)?;
     std::fs::write(d.join("db"), noise(1, 4096))?;
 
-    // A real store, then every file in it overwritten with random bytes of the same size.
+    // A real store, then every file in it (catalogue and entries) overwritten with random
+    // bytes of the same size.
     let d = root.join("garbage-files-in-store");
     {
         let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
         store.with(|db| store.put(db, &Key([1; 32]), b"placeholder"))?;
     }
-    for e in std::fs::read_dir(d.join("v1/db"))? {
-        let p = e?.path();
-        if p.is_file() {
-            let n = std::fs::metadata(&p)?.len() as usize;
-            std::fs::write(&p, noise(n as u64 + 7, n.max(64)))?;
+    fn scramble(dir: &Path) -> std::io::Result<()> {
+        for e in std::fs::read_dir(dir)? {
+            let p = e?.path();
+            if p.is_dir() {
+                scramble(&p)?;
+            } else {
+                let n = std::fs::metadata(&p)?.len() as usize;
+                std::fs::write(&p, noise(n as u64 + 7, n.max(64)))?;
+            }
         }
+        Ok(())
     }
+    scramble(&d.join("v1"))?;
 
     // A valid store written by a future store format.
     let d = root.join("future-format");

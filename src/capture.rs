@@ -292,6 +292,16 @@ pub fn hash_bytes(bytes: &[u8]) -> [u8; 32] {
 
 /// Little-endian bytes of a slice of elements.
 pub fn elements_to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+    #[cfg(target_endian = "little")]
+    {
+        if std::mem::size_of::<T>() == T::SCALAR.size() {
+            // SAFETY: every Element is a plain integer, float or bool whose in-memory
+            // representation on a little-endian machine is exactly its little-endian bytes
+            // (bool is one byte, 0 or 1), with no padding; the slice is read-only.
+            let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) };
+            return bytes.to_vec();
+        }
+    }
     let mut out = Vec::with_capacity(data.len() * T::SCALAR.size());
     for x in data {
         out.extend_from_slice(&x.to_value().to_le_bytes());

@@ -576,13 +576,14 @@ impl Kernel {
         }
         let options = jit.config().options(target);
         let t0 = Instant::now();
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
         let data = capture_data(&inner.captures);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
             spec,
             captures: &data,
             options,
-            libdevice: libdevice.as_ref().map(|l| &l.bytes[..]),
+            libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));

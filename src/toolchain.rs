@@ -8,17 +8,23 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// libdevice, loaded.
+/// libdevice: where it is, its hash (part of the key of kernels that link it), and its
+/// bitcode, read only when a kernel that needs it is compiled.
 #[derive(Clone, Debug)]
 pub struct Libdevice {
     /// Where it was found.
     pub path: PathBuf,
-    /// Its bitcode.
-    pub bytes: Arc<[u8]>,
-    /// blake3 of the bitcode (part of the key of kernels that link it).
+    /// blake3 of the bitcode.
     pub hash: [u8; 32],
+    bytes: Arc<OnceLock<Option<Arc<[u8]>>>>,
 }
 
+impl Libdevice {
+    /// The bitcode (read on first use); `None` if the file became unreadable.
+    pub fn bytes(&self) -> Option<Arc<[u8]>> {
+        self.bytes.get_or_init(|| std::fs::read(&self.path).ok().map(Into::into)).clone()
+    }
+}
 fn python_site_dirs() -> &'static [PathBuf] {
     static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
     DIRS.get_or_init(|| {
@@ -59,6 +65,32 @@ fn wheel_file(rel: &str) -> Option<PathBuf> {
     python_site_dirs().iter().map(|d| d.join("nvidia/cuda_nvcc").join(rel)).find(|p| p.is_file())
 }
 
+/// Where a wheel file found by asking Python was last seen, remembered in the cache folder so
+/// that later processes do not start Python (which takes tens of milliseconds).
+fn memo_path(what: &str) -> Option<PathBuf> {
+    crate::cache::CacheConfig::default_dir().map(|d| d.join(format!("toolchain-{what}")))
+}
+
+fn wheel_file_memoized(what: &str, rel: &str) -> Option<PathBuf> {
+    let memo = memo_path(what);
+    if let Some(m) = &memo {
+        if let Ok(text) = std::fs::read_to_string(m) {
+            let p = PathBuf::from(text.trim());
+            if p.is_file() {
+                return Some(p);
+            }
+        }
+    }
+    let found = wheel_file(rel)?;
+    if let Some(m) = memo {
+        if let Some(dir) = m.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(m, found.to_string_lossy().as_bytes());
+    }
+    Some(found)
+}
+
 /// Where libdevice is, if anywhere.
 pub fn find_libdevice() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("KACHE_LIBDEVICE").filter(|p| !p.is_empty()) {
@@ -70,17 +102,41 @@ pub fn find_libdevice() -> Option<PathBuf> {
             return Some(p);
         }
     }
-    wheel_file("nvvm/libdevice/libdevice.10.bc")
+    wheel_file_memoized("libdevice", "nvvm/libdevice/libdevice.10.bc")
 }
 
-/// libdevice loaded and hashed, once per process (`None` if not found or unreadable).
+/// libdevice found and hashed, once per process (`None` if not found or unreadable). The hash
+/// is remembered in the cache folder with the file's size and modification time, so a cache
+/// hit does not read the half-megabyte file.
 pub fn libdevice() -> Option<Libdevice> {
     static LIB: OnceLock<Option<Libdevice>> = OnceLock::new();
     LIB.get_or_init(|| {
         let path = find_libdevice()?;
-        let bytes = std::fs::read(&path).ok()?;
+        let meta = std::fs::metadata(&path).ok()?;
+        let stamp = format!(
+            "{}\n{}\n{}",
+            path.display(),
+            meta.len(),
+            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0)
+        );
+        let memo = memo_path("libdevice-hash");
+        if let Some(text) = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok()) {
+            if let Some((head, hash)) = text.rsplit_once('\n') {
+                if head == stamp {
+                    if let Some(hash) = crate::cache::Key::from_hex(hash) {
+                        return Some(Libdevice { path, hash: hash.0, bytes: Arc::new(OnceLock::new()) });
+                    }
+                }
+            }
+        }
+        let bytes: Arc<[u8]> = std::fs::read(&path).ok()?.into();
         let hash = *blake3::hash(&bytes).as_bytes();
-        Some(Libdevice { path, bytes: bytes.into(), hash })
+        if let Some(m) = memo {
+            let _ = std::fs::write(m, format!("{stamp}\n{}", crate::cache::key::hex(&hash)));
+        }
+        let cell = OnceLock::new();
+        let _ = cell.set(Some(bytes));
+        Some(Libdevice { path, hash, bytes: Arc::new(cell) })
     })
     .clone()
 }
@@ -104,7 +160,7 @@ pub fn find_ptxas() -> Option<PathBuf> {
             }
         }
     }
-    wheel_file("bin/ptxas")
+    wheel_file_memoized("ptxas", "bin/ptxas")
 }
 
 /// Assembles PTX with ptxas for `arch`; returns the cubin or ptxas's error output.

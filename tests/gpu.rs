@@ -110,22 +110,17 @@ fn a_corrupt_cached_cubin_is_dropped_and_rebuilt_from_ptx() {
     run_saxpy(&Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap(), &d);
     // Damage the cubin inside a well-formed envelope (so only the driver can tell).
     let store = kache::cache::LocalStore::new(dir.path(), std::time::Duration::from_secs(5), 1 << 30).unwrap();
-    store
-        .with(|db| {
-            for r in kache::cache::LocalStore::records(db)? {
-                let b = kache::cache::LocalStore::get(db, &r.key)?.unwrap();
-                let (meta, payload) = kache::cache::envelope::decode(&b, Some(&r.key)).unwrap();
-                if meta.kind == kache::cache::ArtifactKind::Cubin {
-                    let mut bad = payload.to_vec();
-                    for x in bad.iter_mut().skip(64).take(256) {
-                        *x = 0xff;
-                    }
-                    store.put(db, &r.key, &kache::cache::envelope::encode(&meta, &bad))?;
-                }
+    for r in store.records() {
+        let b = store.get(&r.key).unwrap();
+        let (meta, payload) = kache::cache::envelope::decode(&b, Some(&r.key)).unwrap();
+        if meta.kind == kache::cache::ArtifactKind::Cubin {
+            let mut bad = payload.to_vec();
+            for x in bad.iter_mut().skip(64).take(256) {
+                *x = 0xff;
             }
-            Ok(())
-        })
-        .unwrap();
+            store.write_object(&r.key, &kache::cache::envelope::encode(&meta, &bad)).unwrap();
+        }
+    }
     let c = run_saxpy(&Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap(), &d);
     assert_eq!(c.cubin_origin(), None, "the damaged cubin was used");
 }

@@ -298,43 +298,19 @@ impl Cache {
         let keys = &keys[..];
         let mut out: Vec<Option<Lookup>> = keys.iter().map(|k| self.memory_get(k)).collect();
         let missing: Vec<usize> = (0..keys.len()).filter(|i| out[*i].is_none()).collect();
-        if !missing.is_empty() {
-            if let Some(local) = &self.local {
-                let deltas = self.counters.take();
-                let r = local.with(|db| {
-                    LocalStore::add_stats(db, &deltas)?;
-                    local.merge_parked(db)?;
-                    let mut found = Vec::new();
-                    for &i in &missing {
-                        found.push(LocalStore::get(db, &keys[i])?);
+        // The local store's entries are files: reading one needs no lock and no catalogue.
+        if let Some(local) = &self.local {
+            for i in missing {
+                let Some(bytes) = local.get(&keys[i]) else { continue };
+                match self.verify(&keys[i], &bytes) {
+                    Some(e) => {
+                        self.remember(keys[i], e.clone());
+                        self.touched.lock().unwrap_or_else(|e| e.into_inner()).push(keys[i]);
+                        out[i] = Some(Lookup::Hit(e, Tier::Local));
                     }
-                    let touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
-                    LocalStore::touch(db, &touched)?;
-                    // Remove entries that do not verify so they are recompiled and overwritten.
-                    for (&i, f) in missing.iter().zip(&found) {
-                        if let Some(b) = f {
-                            if envelope::decode(b, Some(&keys[i])).is_err() {
-                                LocalStore::remove(db, &keys[i])?;
-                            }
-                        }
-                    }
-                    Ok(found)
-                });
-                match r {
-                    Ok(found) => {
-                        for (&i, f) in missing.iter().zip(found) {
-                            if let Some(b) = f {
-                                if let Some(e) = self.verify(&keys[i], &b) {
-                                    self.remember(keys[i], e.clone());
-                                    self.touched.lock().unwrap_or_else(|e| e.into_inner()).push(keys[i]);
-                                    out[i] = Some(Lookup::Hit(e, Tier::Local));
-                                }
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        self.counters.restore(&deltas);
-                        self.store_error(&e);
+                    // Counted by `verify`; removed so it is recompiled and rewritten.
+                    None => {
+                        local.remove_object(&keys[i]);
                     }
                 }
             }
@@ -402,6 +378,7 @@ impl Cache {
             let r = local.with(|db| local.put(db, key, bytes));
             if let Err(e) = r {
                 self.store_error(&e);
+                let _ = local.write_object(key, bytes);
             }
         }
     }
@@ -435,6 +412,14 @@ impl Cache {
             if let Err(e) = r {
                 self.counters.restore(&deltas);
                 self.store_error(&e);
+                // Entries are files: they can be written without the catalogue.
+                let mut written = 0u64;
+                for (k, b) in &encoded {
+                    if local.write_object(k, b).is_ok() {
+                        written += b.len() as u64;
+                    }
+                }
+                self.count("bytes_written", written);
             }
         }
         if let Some(remote) = &self.remote {
@@ -458,11 +443,26 @@ impl Cache {
 
     /// Writes this process's counters into the store now.
     pub fn flush_stats(&self) {
+        self.flush(false);
+    }
+
+    /// Hands this process's counters and access stamps to the store: written now, or, with
+    /// `park`, left in a small file that the next process to open the store merges (so a
+    /// process that only had hits does not open the store a second time to count them).
+    fn flush(&self, park: bool) {
         let Some(local) = &self.local else { return };
         let mut touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
+        touched.sort();
         touched.dedup();
         let deltas = self.counters.take();
         if deltas.iter().all(|(_, v)| *v == 0) && touched.is_empty() {
+            return;
+        }
+        // A process that only had hits parks its counts rather than opening the catalogue
+        // again; once enough have piled up, this one merges them all.
+        let piled = std::fs::read_dir(local.db_path().with_file_name("parked-stats")).map(|d| d.count()).unwrap_or(0);
+        if park && piled < 64 {
+            local.park(&deltas, &touched);
             return;
         }
         let r = local.with(|db| {
@@ -472,7 +472,7 @@ impl Cache {
         });
         if r.is_err() {
             // Keep the counts: the next process to open the store merges them.
-            local.park_stats(&deltas);
+            local.park(&deltas, &touched);
         }
     }
 
@@ -487,8 +487,7 @@ impl Cache {
                 LocalStore::add_stats(db, &deltas)?;
                 local.merge_parked(db)?;
                 let s = LocalStore::stats(db)?;
-                let n = db.open_tree("entries")?.len() as u64;
-                let b = LocalStore::total_bytes(db)?;
+                let (n, b) = local.totals();
                 Ok((s, n, b))
             });
             match r {
@@ -528,6 +527,6 @@ impl Cache {
 
 impl Drop for Cache {
     fn drop(&mut self) {
-        self.flush_stats();
+        self.flush(true);
     }
 }

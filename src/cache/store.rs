@@ -1,26 +1,34 @@
-//! The local store: sled, under `$KACHE_DIR/v<schema>/db`.
+//! The local store, under `$KACHE_DIR/v<schema>/`.
+//!
+//! Entries are content-addressed files, `objects/<2 hex>/<64 hex>`, each a self-verifying
+//! envelope, written atomically (a temporary file renamed into place). A lookup reads one file:
+//! no lock, no waiting for another process, the same cost with ten entries or ten thousand. The
+//! catalogue around the entries lives in sled (`db/`): last-access stamps for eviction, the
+//! statistics, the approximate size, the store's format version.
 //!
 //! sled takes an exclusive lock on its folder, and cargo runs build scripts in parallel, so no
-//! process holds the store across a compile: every operation opens it, does its work and
-//! closes it (threads of one process share the open handle). Waiting for another process's
-//! lock is bounded; past the deadline the operation reports [`StoreError::Busy`] and the
-//! caller goes on without the store. A store that cannot be opened is moved aside and
-//! recreated. The store is disposable: nothing here ever fails a compile.
+//! process holds it across a compile: every catalogue operation opens it, does its work and
+//! closes it (threads of one process share the open handle). Waiting for another process's lock
+//! is bounded; past the deadline the operation reports [`StoreError::Busy`], the caller goes on
+//! without the catalogue (its counts are parked in a file for the next process) and entries
+//! are still written. A catalogue that cannot be opened is moved aside and recreated; an entry
+//! that does not verify is a miss and is rewritten. Nothing here ever fails a compile.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::key::{KEY_SCHEMA, Key};
 
-/// Version of the store's layout inside sled (trees and their encodings).
-pub const STORE_FORMAT: u32 = 1;
+/// Version of the store's layout (objects folder and catalogue trees).
+pub const STORE_FORMAT: u32 = 2;
 
 /// Why a store operation did not happen.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
-    /// Another process held the store past the lock timeout.
+    /// Another process held the catalogue past the lock timeout.
     #[error("the cache store is busy (locked by another process)")]
     Busy,
     /// The store failed; the caller goes on without it.
@@ -28,7 +36,6 @@ pub enum StoreError {
     Failed(String),
 }
 
-const ENTRIES: &str = "entries";
 const ACCESS: &str = "access";
 const STATS: &str = "stats";
 const META: &str = "meta";
@@ -38,16 +45,27 @@ pub fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+thread_local! {
+    /// Whether the operation running on this thread wrote to the catalogue (so only writes pay
+    /// for a flush to disk).
+    static DIRTY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn mark_dirty() {
+    DIRTY.with(|d| d.set(true));
+}
+
 fn registry() -> &'static Mutex<HashMap<PathBuf, Weak<sled::Db>>> {
     static R: OnceLock<Mutex<HashMap<PathBuf, Weak<sled::Db>>>> = OnceLock::new();
     R.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// The sled-backed local store.
+/// The local store: entry files and their sled catalogue.
 #[derive(Debug)]
 pub struct LocalStore {
     base: PathBuf,
     db_path: PathBuf,
+    objects: PathBuf,
     lock_timeout: Duration,
     max_size: u64,
 }
@@ -59,15 +77,18 @@ pub struct Record {
     pub key: Key,
     /// Stored size in bytes.
     pub size: u64,
-    /// Last access (unix seconds, updated lazily).
+    /// Last access (unix seconds, updated lazily; the file's time when never recorded).
     pub accessed: u64,
 }
 
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
 impl LocalStore {
-    /// The store under `base` (the cache folder). Creates the folder and its `CACHEDIR.TAG`.
+    /// The store under `base` (the cache folder). Creates the folders and the `CACHEDIR.TAG`.
     pub fn new(base: &Path, lock_timeout: Duration, max_size: u64) -> Result<LocalStore, StoreError> {
         let versioned = base.join(format!("v{KEY_SCHEMA}"));
-        std::fs::create_dir_all(&versioned).map_err(|e| StoreError::Failed(format!("{}: {e}", versioned.display())))?;
+        let objects = versioned.join("objects");
+        std::fs::create_dir_all(&objects).map_err(|e| StoreError::Failed(format!("{}: {e}", objects.display())))?;
         let tag = base.join("CACHEDIR.TAG");
         if !tag.exists() {
             let _ = std::fs::write(
@@ -75,7 +96,7 @@ impl LocalStore {
                 "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kache.\n# For information about cache directory tags see https://bford.info/cachedir/\n",
             );
         }
-        Ok(LocalStore { base: base.to_path_buf(), db_path: versioned.join("db"), lock_timeout, max_size })
+        Ok(LocalStore { base: base.to_path_buf(), db_path: versioned.join("db"), objects, lock_timeout, max_size })
     }
 
     /// The cache folder.
@@ -83,9 +104,14 @@ impl LocalStore {
         &self.base
     }
 
-    /// The sled folder.
+    /// The catalogue's sled folder.
     pub fn db_path(&self) -> &Path {
         &self.db_path
+    }
+
+    /// The entries' folder.
+    pub fn objects_dir(&self) -> &Path {
+        &self.objects
     }
 
     /// The size limit.
@@ -93,11 +119,86 @@ impl LocalStore {
         self.max_size
     }
 
+    fn object_path(&self, key: &Key) -> PathBuf {
+        let h = key.hex();
+        self.objects.join(&h[..2]).join(h)
+    }
+
+    // --- entries: files, no lock ---
+
+    /// Reads the entry under `key` (unverified; the caller verifies the envelope).
+    pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
+        std::fs::read(self.object_path(key)).ok()
+    }
+
+    /// Writes an entry atomically; returns the size of the entry it replaced, if any.
+    pub fn write_object(&self, key: &Key, bytes: &[u8]) -> std::io::Result<Option<u64>> {
+        let path = self.object_path(key);
+        let dir = path.parent().unwrap_or(&self.objects);
+        std::fs::create_dir_all(dir)?;
+        let old = std::fs::metadata(&path).ok().map(|m| m.len());
+        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".tmp-{}-{}-{n}", std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)));
+        std::fs::write(&tmp, bytes)?;
+        if let Err(e) = std::fs::rename(&tmp, &path) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        Ok(old)
+    }
+
+    /// Deletes an entry's file; whether there was one.
+    pub fn remove_object(&self, key: &Key) -> bool {
+        std::fs::remove_file(self.object_path(key)).is_ok()
+    }
+
+    /// Every entry file: key and size, with its file time as the access time (see
+    /// [`fill_access`](Self::fill_access) for the catalogue's stamps).
+    pub fn records(&self) -> Vec<Record> {
+        let mut out = Vec::new();
+        let Ok(rd) = std::fs::read_dir(&self.objects) else { return out };
+        for sub in rd.flatten() {
+            let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
+            for f in files.flatten() {
+                let name = f.file_name();
+                let Some(key) = Key::from_hex(&name.to_string_lossy()) else { continue };
+                let Ok(m) = f.metadata() else { continue };
+                let accessed = m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs()).unwrap_or(0);
+                out.push(Record { key, size: m.len(), accessed });
+            }
+        }
+        out.sort_by_key(|r| r.key);
+        out
+    }
+
+    /// Number of entries and their total size.
+    pub fn totals(&self) -> (u64, u64) {
+        let r = self.records();
+        (r.len() as u64, r.iter().map(|r| r.size).sum())
+    }
+
+    /// Removes temporary files left by writers that were killed mid-write.
+    pub fn sweep_temporaries(&self) -> usize {
+        let mut n = 0;
+        let Ok(rd) = std::fs::read_dir(&self.objects) else { return 0 };
+        let old = SystemTime::now() - Duration::from_secs(60);
+        for sub in rd.flatten() {
+            let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
+            for f in files.flatten() {
+                let stale = f.metadata().ok().and_then(|m| m.modified().ok()).is_some_and(|t| t < old);
+                if f.file_name().to_string_lossy().starts_with(".tmp-") && stale && std::fs::remove_file(f.path()).is_ok() {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+
+    // --- the catalogue: sled ---
+
     fn open_once(&self) -> Result<sled::Db, sled::Error> {
         let path = self.db_path.clone();
-        let r = std::panic::catch_unwind(move || {
-            sled::Config::new().path(path).flush_every_ms(None).cache_capacity(16 << 20).open()
-        });
+        let r = std::panic::catch_unwind(move || sled::Config::new().path(path).flush_every_ms(None).cache_capacity(4 << 20).open());
         match r {
             Ok(r) => r,
             Err(_) => Err(sled::Error::Corruption { at: None, bt: () }),
@@ -108,8 +209,8 @@ impl LocalStore {
         matches!(e, sled::Error::Io(io) if io.to_string().contains("could not acquire lock") || io.kind() == std::io::ErrorKind::WouldBlock)
     }
 
-    /// Moves a store that cannot be used aside (keeping it for inspection) so a fresh one can
-    /// be created.
+    /// Moves a catalogue that cannot be used aside (keeping it for inspection) so a fresh one
+    /// can be created. The entries stay: they verify themselves.
     fn move_aside(&self, why: &str) {
         let aside = self.db_path.with_file_name(format!("db.broken-{}-{}", now_secs(), std::process::id()));
         match std::fs::rename(&self.db_path, &aside) {
@@ -135,28 +236,25 @@ impl LocalStore {
         let mut recovered = false;
         let mut delay = Duration::from_micros(500);
         loop {
-            // A non-directory where the store should be (garbage written over it).
+            // A non-directory where the catalogue should be (garbage written over it).
             if self.db_path.exists() && !self.db_path.is_dir() {
                 self.move_aside("not a directory");
                 recovered = true;
             }
             match self.open_once() {
-                Ok(db) => {
-                    match check_format(&db) {
-                        Ok(()) => {
-                            let db = Arc::new(db);
-                            reg.insert(self.db_path.clone(), Arc::downgrade(&db));
-                            return Ok(db);
-                        }
-                        Err(why) if !recovered => {
-                            drop(db);
-                            self.move_aside(&why);
-                            recovered = true;
-                            continue;
-                        }
-                        Err(why) => return Err(StoreError::Failed(why)),
+                Ok(db) => match check_format(&db) {
+                    Ok(()) => {
+                        let db = Arc::new(db);
+                        reg.insert(self.db_path.clone(), Arc::downgrade(&db));
+                        return Ok(db);
                     }
-                }
+                    Err(why) if !recovered => {
+                        drop(db);
+                        self.move_aside(&why);
+                        recovered = true;
+                    }
+                    Err(why) => return Err(StoreError::Failed(why)),
+                },
                 Err(e) if Self::is_lock_error(&e) => {
                     if Instant::now() >= deadline {
                         return Err(StoreError::Busy);
@@ -173,48 +271,55 @@ impl LocalStore {
         }
     }
 
-    /// Runs `f` with the store open; the store is closed again when no other thread of this
-    /// process uses it.
+    /// Runs `f` with the catalogue open; it is closed again when no other thread of this
+    /// process uses it, and flushed to disk only if `f` wrote.
     pub fn with<R>(&self, f: impl FnOnce(&sled::Db) -> Result<R, sled::Error>) -> Result<R, StoreError> {
-        let db = self.handle()?;
+        let was_dirty = DIRTY.with(|d| d.replace(false));
+        let db = match self.handle() {
+            Ok(db) => db,
+            Err(e) => {
+                DIRTY.with(|d| d.set(was_dirty));
+                return Err(e);
+            }
+        };
         let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&db)));
         let r = match r {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(StoreError::Failed(e.to_string())),
             Err(_) => Err(StoreError::Failed("the store library panicked".into())),
         };
-        let _ = db.flush();
+        if DIRTY.with(|d| d.replace(was_dirty)) {
+            let _ = db.flush();
+        }
         drop(db);
         r
     }
 
-    /// Reads the entry under `key`.
-    pub fn get(db: &sled::Db, key: &Key) -> Result<Option<Vec<u8>>, sled::Error> {
-        Ok(db.open_tree(ENTRIES)?.get(key.0)?.map(|v| v.to_vec()))
-    }
-
-    /// Stores an entry and evicts least recently used entries past the size limit.
+    /// Stores an entry (its file, its access stamp and size in the catalogue) and evicts least
+    /// recently used entries past the size limit.
     pub fn put(&self, db: &sled::Db, key: &Key, bytes: &[u8]) -> Result<(), sled::Error> {
-        let entries = db.open_tree(ENTRIES)?;
-        let old = entries.insert(key.0, bytes)?;
-        let delta = bytes.len() as i64 - old.map(|o| o.len() as i64).unwrap_or(0);
-        add_counter(&db.open_tree(META)?, "bytes", delta)?;
+        let old = self.write_object(key, bytes).map_err(sled::Error::Io)?;
+        let delta = bytes.len() as i64 - old.map(|o| o as i64).unwrap_or(0);
+        let meta = db.open_tree(META)?;
+        add_counter(&meta, "bytes", delta)?;
+        mark_dirty();
         db.open_tree(ACCESS)?.insert(key.0, &now_secs().to_le_bytes())?;
-        let total = counter(&db.open_tree(META)?, "bytes")?;
-        if total > self.max_size {
-            evict(db, self.max_size - self.max_size / 10)?;
+        if counter(&meta, "bytes")? > self.max_size {
+            self.gc(db, self.max_size - self.max_size / 10)?;
         }
         Ok(())
     }
 
-    /// Removes an entry.
-    pub fn remove(db: &sled::Db, key: &Key) -> Result<bool, sled::Error> {
-        let old = db.open_tree(ENTRIES)?.remove(key.0)?;
+    /// Removes an entry; whether there was one.
+    pub fn remove(&self, db: &sled::Db, key: &Key) -> Result<bool, sled::Error> {
+        let size = std::fs::metadata(self.object_path(key)).map(|m| m.len()).ok();
+        let removed = self.remove_object(key);
+        mark_dirty();
         db.open_tree(ACCESS)?.remove(key.0)?;
-        if let Some(o) = &old {
-            add_counter(&db.open_tree(META)?, "bytes", -(o.len() as i64))?;
+        if let (true, Some(s)) = (removed, size) {
+            add_counter(&db.open_tree(META)?, "bytes", -(s as i64))?;
         }
-        Ok(old.is_some())
+        Ok(removed)
     }
 
     /// Records accesses, writing a stamp only if the stored one is older than an hour (a hit
@@ -225,50 +330,55 @@ impl LocalStore {
         for k in keys {
             let old = access.get(k.0)?.map(|v| read_u64(&v)).unwrap_or(0);
             if now.saturating_sub(old) > 3600 {
+                mark_dirty();
                 access.insert(k.0, &now.to_le_bytes())?;
             }
         }
         Ok(())
     }
 
-    /// Every entry's key, size and last access.
-    pub fn records(db: &sled::Db) -> Result<Vec<Record>, sled::Error> {
+    /// Replaces each record's file time by the catalogue's access stamp, where there is one.
+    pub fn fill_access(db: &sled::Db, records: &mut [Record]) -> Result<(), sled::Error> {
         let access = db.open_tree(ACCESS)?;
-        let mut out = Vec::new();
-        for kv in db.open_tree(ENTRIES)?.iter() {
-            let (k, v) = kv?;
-            if k.len() != 32 {
-                continue;
+        for r in records {
+            if let Some(v) = access.get(r.key.0)? {
+                r.accessed = read_u64(&v);
             }
-            let mut key = [0u8; 32];
-            key.copy_from_slice(&k);
-            let accessed = access.get(&k)?.map(|v| read_u64(&v)).unwrap_or(0);
-            out.push(Record { key: Key(key), size: v.len() as u64, accessed });
         }
-        Ok(out)
+        Ok(())
     }
 
     fn parked_dir(&self) -> PathBuf {
         self.db_path.with_file_name("parked-stats")
     }
 
-    /// Keeps counter deltas in a small file when the store itself is busy, so that counts such
-    /// as `busy` survive; the next process that opens the store merges them.
+    /// Keeps counter deltas in a small file when the catalogue is busy, or when a process only
+    /// had hits and opening the catalogue again just to count them is not worth it; the next
+    /// process that opens the catalogue merges them.
     pub fn park_stats(&self, deltas: &[(&str, i64)]) {
-        let text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(n, v)| format!("{n} {v}\n")).collect();
+        self.park(deltas, &[]);
+    }
+
+    /// Parks counter deltas and accessed keys (see [`park_stats`](Self::park_stats)).
+    pub fn park(&self, deltas: &[(&str, i64)], touched: &[Key]) {
+        let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(n, v)| format!("{n} {v}\n")).collect();
+        for k in touched {
+            text.push_str(&format!("touch {}\n", k.hex()));
+        }
         if text.is_empty() {
             return;
         }
         let dir = self.parked_dir();
         let _ = std::fs::create_dir_all(&dir);
-        let name = format!("{}-{}-{}", std::process::id(), now_secs(), SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0));
+        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{}-{}-{}-{n}", std::process::id(), now_secs(), SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0));
         let tmp = dir.join(format!(".{name}"));
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, dir.join(name));
         }
     }
 
-    /// Merges parked counter deltas into the statistics (call with the store open).
+    /// Merges parked counter deltas and access stamps (call with the catalogue open).
     pub fn merge_parked(&self, db: &sled::Db) -> Result<(), sled::Error> {
         let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return Ok(()) };
         for e in rd.flatten() {
@@ -281,15 +391,19 @@ impl LocalStore {
             if std::fs::remove_file(&p).is_err() {
                 continue;
             }
-            let deltas: Vec<(String, i64)> = text
-                .lines()
-                .filter_map(|l| {
-                    let (n, v) = l.split_once(' ')?;
-                    Some((n.to_string(), v.trim().parse().ok()?))
-                })
-                .collect();
+            let mut deltas: Vec<(String, i64)> = Vec::new();
+            let mut touched = Vec::new();
+            for l in text.lines() {
+                let Some((n, v)) = l.split_once(' ') else { continue };
+                if n == "touch" {
+                    touched.extend(Key::from_hex(v));
+                } else if let Ok(v) = v.trim().parse() {
+                    deltas.push((n.to_string(), v));
+                }
+            }
             let refs: Vec<(&str, i64)> = deltas.iter().map(|(n, v)| (n.as_str(), *v)).collect();
             Self::add_stats(db, &refs)?;
+            Self::touch(db, &touched)?;
         }
         Ok(())
     }
@@ -317,28 +431,47 @@ impl LocalStore {
 
     /// Clears the statistics.
     pub fn reset_stats(db: &sled::Db) -> Result<(), sled::Error> {
+        mark_dirty();
         db.open_tree(STATS)?.clear()
     }
 
-    /// Bytes stored (sum of entry sizes).
-    pub fn total_bytes(db: &sled::Db) -> Result<u64, sled::Error> {
-        counter(&db.open_tree(META)?, "bytes")
-    }
-
-    /// Removes every entry.
-    pub fn clear(db: &sled::Db) -> Result<u64, sled::Error> {
-        let entries = db.open_tree(ENTRIES)?;
-        let n = entries.len() as u64;
-        entries.clear()?;
+    /// Removes every entry; returns how many there were.
+    pub fn clear(&self, db: &sled::Db) -> Result<u64, sled::Error> {
+        let records = self.records();
+        for r in &records {
+            self.remove_object(&r.key);
+        }
+        mark_dirty();
         db.open_tree(ACCESS)?.clear()?;
         db.open_tree(META)?.insert("bytes", &0u64.to_le_bytes())?;
-        Ok(n)
+        Ok(records.len() as u64)
     }
 
     /// Evicts least recently used entries until at most `target` bytes remain; returns how
-    /// many were removed and how many bytes they held.
-    pub fn gc(db: &sled::Db, target: u64) -> Result<(u64, u64), sled::Error> {
-        evict(db, target)
+    /// many were removed and how many bytes they held. Also resynchronises the catalogue's
+    /// size with the files and removes stale temporary files.
+    pub fn gc(&self, db: &sled::Db, target: u64) -> Result<(u64, u64), sled::Error> {
+        self.sweep_temporaries();
+        let mut records = self.records();
+        Self::fill_access(db, &mut records)?;
+        let mut total: u64 = records.iter().map(|r| r.size).sum();
+        records.sort_by_key(|r| (r.accessed, r.key));
+        let mut removed = (0, 0);
+        let access = db.open_tree(ACCESS)?;
+        for r in records {
+            if total <= target {
+                break;
+            }
+            if self.remove_object(&r.key) {
+                access.remove(r.key.0)?;
+                total -= r.size;
+                removed.0 += 1;
+                removed.1 += r.size;
+            }
+        }
+        mark_dirty();
+        db.open_tree(META)?.insert("bytes", &total.to_le_bytes())?;
+        Ok(removed)
     }
 }
 
@@ -346,6 +479,7 @@ fn check_format(db: &sled::Db) -> Result<(), String> {
     let meta = db.open_tree(META).map_err(|e| e.to_string())?;
     match meta.get("format").map_err(|e| e.to_string())? {
         None => {
+            mark_dirty();
             meta.insert("format", &STORE_FORMAT.to_le_bytes()).map_err(|e| e.to_string())?;
             Ok(())
         }
@@ -366,27 +500,9 @@ fn counter(t: &sled::Tree, name: &str) -> Result<u64, sled::Error> {
 }
 
 fn add_counter(t: &sled::Tree, name: &str, delta: i64) -> Result<(), sled::Error> {
+    mark_dirty();
     let cur = counter(t, name)?;
     let new = (cur as i64).saturating_add(delta).max(0) as u64;
     t.insert(name, &new.to_le_bytes())?;
     Ok(())
-}
-
-fn evict(db: &sled::Db, target: u64) -> Result<(u64, u64), sled::Error> {
-    let mut records = LocalStore::records(db)?;
-    let mut total: u64 = records.iter().map(|r| r.size).sum();
-    records.sort_by_key(|r| r.accessed);
-    let mut removed = (0, 0);
-    for r in records {
-        if total <= target {
-            break;
-        }
-        if LocalStore::remove(db, &r.key)? {
-            total -= r.size;
-            removed.0 += 1;
-            removed.1 += r.size;
-        }
-    }
-    db.open_tree(META)?.insert("bytes", &total.to_le_bytes())?;
-    Ok(removed)
 }

@@ -275,17 +275,13 @@ fn device_capturing_kernel_lives_in_memory_keyed_by_the_array() {
 
 fn corrupt_entries(dir: &Path, f: impl Fn(&mut Vec<u8>)) -> usize {
     let store = LocalStore::new(dir, Duration::from_secs(5), 1 << 30).unwrap();
-    store
-        .with(|db| {
-            let recs = LocalStore::records(db)?;
-            for r in &recs {
-                let mut b = LocalStore::get(db, &r.key)?.unwrap();
-                f(&mut b);
-                store.put(db, &r.key, &b)?;
-            }
-            Ok(recs.len())
-        })
-        .unwrap()
+    let recs = store.records();
+    for r in &recs {
+        let mut b = store.get(&r.key).unwrap();
+        f(&mut b);
+        store.write_object(&r.key, &b).unwrap();
+    }
+    recs.len()
 }
 
 #[test]
@@ -363,18 +359,13 @@ fn old_format_entries_in_fixture_stores_are_never_misread() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&fixture("stores").join("bad-entries"), dir.path());
     let store = LocalStore::new(dir.path(), Duration::from_secs(5), 1 << 30).unwrap();
-    let (good, bad) = store
-        .with(|db| {
-            let (mut good, mut bad) = (0, 0);
-            for r in LocalStore::records(db)? {
-                match envelope::decode(&LocalStore::get(db, &r.key)?.unwrap(), Some(&r.key)) {
-                    Ok(_) => good += 1,
-                    Err(_) => bad += 1,
-                }
-            }
-            Ok((good, bad))
-        })
-        .unwrap();
+    let (mut good, mut bad) = (0, 0);
+    for r in store.records() {
+        match envelope::decode(&store.get(&r.key).unwrap(), Some(&r.key)) {
+            Ok(_) => good += 1,
+            Err(_) => bad += 1,
+        }
+    }
     let manifest = std::fs::read_to_string(fixture("stores").join("bad-entries").join("MANIFEST")).unwrap();
     let want_bad = manifest.lines().filter(|l| l.starts_with("bad ")).count();
     let want_good = manifest.lines().filter(|l| l.starts_with("good ")).count();
@@ -412,7 +403,7 @@ fn size_limit_evicts_least_recently_used_entries() {
     drop(jit);
     // The newest entry survived.
     let store = LocalStore::new(dir.path(), Duration::from_secs(5), 6 << 10).unwrap();
-    let present = store.with(|db| Ok(LocalStore::get(db, keys.last().unwrap())?.is_some())).unwrap();
+    let present = store.get(keys.last().unwrap()).is_some();
     assert!(present);
 }
 

@@ -10,7 +10,7 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use kache::cache::{Key, LocalStore, envelope};
+use kache::cache::{Key, envelope};
 
 use super::{Failure, internal, open_store, progress, store_err, user};
 
@@ -19,17 +19,7 @@ const VERSION: u16 = 1;
 
 pub fn export(file: &Path) -> Result<(), Failure> {
     let store = open_store()?;
-    let entries = store
-        .with(|db| {
-            let mut v = Vec::new();
-            for r in LocalStore::records(db)? {
-                if let Some(b) = LocalStore::get(db, &r.key)? {
-                    v.push((r.key, b));
-                }
-            }
-            Ok(v)
-        })
-        .map_err(store_err)?;
+    let entries: Vec<(Key, Vec<u8>)> = store.records().into_iter().filter_map(|r| Some((r.key, store.get(&r.key)?))).collect();
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&VERSION.to_le_bytes());

@@ -274,13 +274,13 @@ fn compile(file: &Path, only: Option<&str>, arch: Option<&str>, emit: Emit, outp
                         CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
                     })
                     .collect();
-                let lib = kache::toolchain::libdevice();
+                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
                 let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
                     program: k.program(),
                     spec: &spec,
                     captures: &data,
                     options: config.options(target),
-                    libdevice: lib.as_ref().map(|l| &l.bytes[..]),
+                    libdevice: lib.as_deref(),
                 })
                 .map_err(|e| Failure::from(Error::from(e)))?;
                 ir.into_bytes()
@@ -445,16 +445,16 @@ struct Listed {
 
 fn ls(json: bool) -> Result<(), Failure> {
     let store = open_store()?;
-    let rows = store
-        .with(|db| {
-            let mut out = Vec::new();
-            for r in LocalStore::records(db)? {
-                let bytes = LocalStore::get(db, &r.key)?.unwrap_or_default();
-                out.push((r, envelope::decode(&bytes, None).ok().map(|(m, _)| m)));
-            }
-            Ok(out)
+    let mut records = store.records();
+    // Access stamps from the catalogue, if it can be had; file times otherwise.
+    let _ = store.with(|db| LocalStore::fill_access(db, &mut records));
+    let rows: Vec<_> = records
+        .into_iter()
+        .map(|r| {
+            let meta = store.get(&r.key).and_then(|b| envelope::decode(&b, Some(&r.key)).ok().map(|(m, _)| m));
+            (r, meta)
         })
-        .map_err(store_err)?;
+        .collect();
     let listed: Vec<Listed> = rows
         .into_iter()
         .filter_map(|(r, m)| {
@@ -487,14 +487,12 @@ fn show(key: &str) -> Result<(), Failure> {
         return Err(user(format!("`{key}` is not a key (hex digits)")));
     }
     let store = open_store()?;
-    let found = store
-        .with(|db| {
-            let p = key.trim().to_ascii_lowercase();
-            let matches: Vec<_> = LocalStore::records(db)?.into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
-            let [only] = matches.as_slice() else { return Ok(None) };
-            Ok(LocalStore::get(db, &only.key)?.map(|b| (only.key, b)))
-        })
-        .map_err(store_err)?;
+    let p = key.trim().to_ascii_lowercase();
+    let matches: Vec<_> = store.records().into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
+    let found = match matches.as_slice() {
+        [only] => store.get(&only.key).map(|b| (only.key, b)),
+        _ => None,
+    };
     let Some((k, bytes)) = found else {
         return Err(user(format!("no entry (or more than one) has a key starting with {key}")));
     };
@@ -532,30 +530,41 @@ fn progress(n: u64, what: &str) -> indicatif::ProgressBar {
 
 fn verify() -> Result<(), Failure> {
     let store = open_store()?;
-    let (total, bad) = store
-        .with(|db| {
-            let records = LocalStore::records(db)?;
-            let pb = progress(records.len() as u64, "verifying");
-            let mut bad = Vec::new();
-            for r in &records {
-                let ok = LocalStore::get(db, &r.key)?.is_some_and(|b| envelope::decode(&b, Some(&r.key)).is_ok());
-                if !ok {
-                    LocalStore::remove(db, &r.key)?;
-                    bad.push(r.key);
-                }
-                pb.inc(1);
-            }
-            pb.finish_and_clear();
-            if !bad.is_empty() {
-                LocalStore::add_stats(db, &[("bad_entries", bad.len() as i64)])?;
-            }
-            Ok((records.len(), bad))
-        })
-        .map_err(store_err)?;
+    let records = store.records();
+    let pb = progress(records.len() as u64, "verifying");
+    let mut bad = Vec::new();
+    for r in &records {
+        let ok = store.get(&r.key).is_some_and(|b| envelope::decode(&b, Some(&r.key)).is_ok());
+        if !ok {
+            bad.push(r.key);
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    let swept = store.sweep_temporaries();
+    let r = store.with(|db| {
+        for k in &bad {
+            store.remove(db, k)?;
+        }
+        if !bad.is_empty() {
+            LocalStore::add_stats(db, &[("bad_entries", bad.len() as i64)])?;
+        }
+        Ok(())
+    });
+    if r.is_err() {
+        // The catalogue is busy or broken: the entries themselves can still go.
+        for k in &bad {
+            store.remove_object(k);
+        }
+        store.park_stats(&[("bad_entries", bad.len() as i64)]);
+    }
     for k in &bad {
         println!("dropped {k}: does not verify");
     }
-    println!("{} entries checked, {} bad (dropped)", total, bad.len());
+    if swept > 0 {
+        println!("removed {swept} temporary files left by interrupted writers");
+    }
+    println!("{} entries checked, {} bad (dropped)", records.len(), bad.len());
     Ok(())
 }
 
@@ -565,14 +574,14 @@ fn gc(max_size: Option<&str>) -> Result<(), Failure> {
         Some(s) => kache::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
         None => store.max_size(),
     };
-    let (n, bytes) = store.with(|db| LocalStore::gc(db, target)).map_err(store_err)?;
+    let (n, bytes) = store.with(|db| store.gc(db, target)).map_err(store_err)?;
     println!("evicted {n} entries ({}); limit {}", human(bytes), human(target));
     Ok(())
 }
 
 fn clear() -> Result<(), Failure> {
     let store = open_store()?;
-    let n = store.with(LocalStore::clear).map_err(store_err)?;
+    let n = store.with(|db| store.clear(db)).map_err(store_err)?;
     println!("removed {n} entries");
     Ok(())
 }

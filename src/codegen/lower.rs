@@ -133,10 +133,13 @@ fn func_symbol(p: &Program, id: FuncId, target: Target) -> String {
     match f.kind {
         FuncKind::Kernel | FuncKind::KernelClosure { .. } if id == p.kernel => match target {
             Target::Nvptx(_) => symbol_name(&f.name),
-            Target::Host => format!("__kache_kernel_{}", symbol_name(&f.name)),
+            Target::Host => format!("__kache_kernel_{}_k", symbol_name(&f.name)),
         },
-        FuncKind::Closure { .. } => format!("__kache_cl_{}", symbol_name(&f.name)),
-        _ => format!("__kache_dev_{}", symbol_name(&f.name)),
+        // Every internal symbol ends in a letter: NVPTX's linking merges a declaration of `f2`
+        // into a definition of `f` (names that differ by a digit suffix), so no name may be
+        // another one plus digits.
+        FuncKind::Closure { .. } => format!("__kache_cl_{}_k", symbol_name(&f.name)),
+        _ => format!("__kache_dev_{}_k", symbol_name(&f.name)),
     }
 }
 
@@ -927,7 +930,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
                 let init = self.ctx().const_string(bytes, false);
                 let space = if self.cx.host { AddressSpace::default() } else { AddressSpace::from(1u16) };
-                let g = self.m.add_global(init.get_type(), Some(space), &format!("__kache_const_{c}"));
+                let g = self.m.add_global(init.get_type(), Some(space), &format!("__kache_const_{c}_k"));
                 g.set_initializer(&init);
                 g.set_constant(true);
                 g.set_linkage(Linkage::Private);
@@ -1019,7 +1022,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             unsafe { self.b.build_gep(self.cx.i8, base, &[self.i64c(off)], "")? }
         } else {
             let ty = self.cx.mem_ty(elem).array_type(len as u32);
-            let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &format!("__kache_shared_{}_{}", self.fid, site));
+            let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &format!("__kache_shared_{}_{}_k", self.fid, site));
             g.set_initializer(&ty.get_undef());
             g.set_linkage(Linkage::Internal);
             g.set_alignment(16);
@@ -1093,6 +1096,14 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 BinOp::Sub => b.build_float_sub(x, y, "")?.into(),
                 BinOp::Mul => b.build_float_mul(x, y, "")?.into(),
                 BinOp::Div => b.build_float_div(x, y, "")?.into(),
+                // NVPTX lowers `frem` as x - trunc(x / y) * y, which is wrong for large quotients
+                // and loses the sign of zero; libdevice's fmod is exact, like Rust's `%`.
+                BinOp::Rem if !self.cx.host => {
+                    let name = if s == Scalar::F32 { "__nv_fmodf" } else { "__nv_fmod" };
+                    let t = self.cx.scalar_ty(s);
+                    let f = self.intrinsic(name, t, &[t, t]);
+                    self.call_basic(f, &[x.into(), y.into()])?
+                }
                 BinOp::Rem => b.build_float_rem(x, y, "")?.into(),
                 cmp => {
                     let p = match cmp {

@@ -386,11 +386,22 @@ pub fn first_libdevice_use(p: &Program) -> Option<String> {
     let mut out = None;
     for f in &p.funcs {
         crate::ir::visit_block(&f.body, &mut |e| {
-            if let (None, crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), _)) = (&out, &e.kind) {
-                let d = crate::lang::builtins::method_def(*m);
-                if d.libdevice.is_some() {
-                    out = Some(format!("{}()", d.name));
+            if out.is_some() {
+                return;
+            }
+            match &e.kind {
+                crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), _) => {
+                    let d = crate::lang::builtins::method_def(*m);
+                    if d.libdevice.is_some() {
+                        out = Some(format!("{}()", d.name));
+                    }
                 }
+                crate::ir::ExprKind::Binary(crate::ir::BinOp::Rem, a, _) | crate::ir::ExprKind::CompoundAssign(crate::ir::BinOp::Rem, _, a)
+                    if a.ty.scalar().is_some_and(|s| s.is_float()) =>
+                {
+                    out = Some("`%` on floats".into());
+                }
+                _ => {}
             }
         });
     }

@@ -1434,6 +1434,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let ret = self.u.settle(self.ret).unwrap_or(Ty::Unit);
         let body = self.resolve_block(body)?;
+        // Float `%` is libdevice's fmod on the GPU.
+        visit_block(&body, &mut |e| {
+            let float_rem = match &e.kind {
+                ExprKind::Binary(BinOp::Rem, a, _) | ExprKind::CompoundAssign(BinOp::Rem, _, a) => a.ty.scalar().is_some_and(|s| s.is_float()),
+                _ => false,
+            };
+            self.uses_libdevice |= float_rem;
+        });
         Ok(Func {
             name,
             kind,

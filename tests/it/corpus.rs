@@ -1,1 +1,338 @@
-//! Tests: corpus.
+//! Tests: corpus. Every kernel of `cache-fixtures/kernels/*.rs` compiles to PTX for sm_90 and
+//! ptxas accepts it (C layout everywhere, F and A layouts for the N-d kernels); the corpus
+//! covers every construct of the language; and the PTX of a few small kernels is pinned by
+//! snapshots.
+
+use std::path::PathBuf;
+
+use kache::lang::builtins;
+use kache::{Arch, Layout, Specialization, Target};
+
+use crate::common;
+
+fn corpus_files() -> Vec<PathBuf> {
+    let dir = common::fixture("kernels");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn file_name(p: &std::path::Path) -> String {
+    p.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+fn sm_90() -> Target {
+    Target::Nvptx(Arch::parse("sm_90").expect("sm_90 is supported"))
+}
+
+fn load(jit: &kache::Jit, file: &str) -> kache::Module {
+    let path = common::fixture("kernels").join(file);
+    jit.load_file(&path).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+/// Whether `kernel` needs libdevice for NVPTX and there is none here: such kernels are skipped
+/// with a printed reason (and fail under `KACHE_REQUIRE_PTXAS=1`, like a missing ptxas).
+fn lacks_libdevice(m: &kache::Module, kernel: &str) -> bool {
+    let Ok(k) = m.kernel(kernel) else { return false };
+    if !k.program().uses_libdevice() || kache::toolchain::find_libdevice().is_some() {
+        return false;
+    }
+    if std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+        panic!("{kernel} needs libdevice, which was not found, and KACHE_REQUIRE_PTXAS=1");
+    }
+    eprintln!("skipping {kernel}: it needs libdevice, which was not found (install nvidia-cuda-nvcc-cu12 or set KACHE_LIBDEVICE)");
+    true
+}
+
+/// The PTX of `kernel` with every array parameter in `layout`.
+fn ptx(m: &kache::Module, kernel: &str, layout: Layout) -> Result<String, String> {
+    let k = m.kernel(kernel).map_err(|e| e.to_string())?;
+    let spec = Specialization::uniform(k.program(), layout);
+    let c = k.compile(sm_90(), &spec).map_err(|e| e.to_string())?;
+    c.ptx().map(str::to_owned).ok_or_else(|| "no PTX in an sm_90 artifact".to_string())
+}
+
+#[test]
+fn corpus_is_large_and_every_file_has_kernels() {
+    let files = corpus_files();
+    assert!(files.len() >= 30, "the corpus has {} files, expected at least 30", files.len());
+    let jit = common::memory_jit();
+    let mut kernels = 0;
+    for f in &files {
+        let name = file_name(f);
+        let m = load(&jit, &name);
+        let n = m.kernel_names().len();
+        assert!(n > 0, "{name} has no #[kernel]");
+        if let Err(e) = m.check() {
+            panic!("{name} does not type-check:\n{e}");
+        }
+        kernels += n;
+    }
+    eprintln!("corpus: {} files, {kernels} kernels", files.len());
+}
+
+#[test]
+fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
+    let ptxas = common::ptxas();
+    let jit = common::memory_jit();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for f in corpus_files() {
+        let name = file_name(&f);
+        let m = load(&jit, &name);
+        for k in m.kernel_names() {
+            count += 1;
+            if lacks_libdevice(&m, &k) {
+                continue;
+            }
+            match ptx(&m, &k, Layout::C) {
+                Err(e) => failures.push(format!("{name}::{k}: {e}")),
+                Ok(text) => {
+                    assert!(text.contains(".target sm_90"), "{name}::{k}: PTX is not for sm_90");
+                    assert!(text.contains(&format!(".entry {}", kache::codegen::symbol_name(&k))), "{name}::{k}: no entry for the kernel in its PTX");
+                    if let Some(p) = &ptxas {
+                        if let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90") {
+                            failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} of {count} corpus kernels failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Kernels with N-d array parameters, compiled with every array in F and in A layout.
+const LAYOUT_KERNELS: &[(&str, &str)] = &[
+    ("matmul_2d.rs", "matmul"),
+    ("matmul_2d.rs", "matmul_tiled"),
+    ("matmul_2d.rs", "matvec_i64"),
+    ("stencil_3d.rs", "laplacian_7pt"),
+    ("stencil_3d.rs", "box_sum_i32"),
+    ("transpose.rs", "transpose_naive"),
+    ("transpose.rs", "transpose_tiled"),
+    ("array_shapes_strides.rs", "describe_1d"),
+    ("array_shapes_strides.rs", "describe_3d"),
+    ("array_shapes_strides.rs", "describe_4d"),
+    ("array_shapes_strides.rs", "sum_last_axis_4d"),
+    ("array_shapes_strides.rs", "permute_4d"),
+    ("layout_specialised_calls.rs", "weighted_two_layouts"),
+    ("layout_specialised_calls.rs", "atomic_counts_2d"),
+    ("saxpy.rs", "saxpy"),
+    ("array_0d.rs", "write_0d"),
+    ("softmax_rows.rs", "softmax_rows"),
+    ("operators.rs", "comparisons"),
+];
+
+#[test]
+fn corpus_kernels_compile_with_f_and_a_layouts() {
+    let ptxas = common::ptxas();
+    let jit = common::memory_jit();
+    for (file, kernel) in LAYOUT_KERNELS {
+        let m = load(&jit, file);
+        if lacks_libdevice(&m, kernel) {
+            continue;
+        }
+        let c = ptx(&m, kernel, Layout::C).unwrap_or_else(|e| panic!("{file}::{kernel} (C): {e}"));
+        for layout in [Layout::F, Layout::A] {
+            let text = ptx(&m, kernel, layout).unwrap_or_else(|e| panic!("{file}::{kernel} ({layout}): {e}"));
+            if let Some(p) = &ptxas {
+                common::assemble(p, &text, &format!("{file}::{kernel} ({layout})"));
+            }
+            if *kernel == "matmul" && layout == Layout::A {
+                assert_ne!(c, text, "matmul: the A specialisation is the same PTX as the C one (strides must come from the arguments)");
+            }
+        }
+    }
+}
+
+#[test]
+fn corpus_compiles_for_the_host_too() {
+    let jit = common::memory_jit();
+    let mut failures = Vec::new();
+    for f in corpus_files() {
+        let name = file_name(&f);
+        let m = load(&jit, &name);
+        for k in m.kernel_names() {
+            let r = m.kernel(&k).and_then(|kk| kk.compile(Target::Host, &Specialization::uniform(kk.program(), Layout::C)));
+            if let Err(e) = r {
+                failures.push(format!("{name}::{k}: {e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "corpus kernels that do not compile for the host:\n{}", failures.join("\n"));
+}
+
+/// Every construct of the language appears somewhere in the corpus (a cheap textual check that
+/// keeps the corpus complete as the language grows: new builtins and methods must be added).
+#[test]
+fn corpus_covers_the_language() {
+    let text: String = corpus_files().iter().map(|f| std::fs::read_to_string(f).expect("read corpus file")).collect::<Vec<_>>().join("\n");
+    let mut missing = Vec::new();
+    let mut need = |what: String, present: bool| {
+        if !present {
+            missing.push(what);
+        }
+    };
+    for (name, _) in builtins::FUNCTIONS {
+        need(format!("builtin `{name}`"), text.contains(&format!("{name}(")) || text.contains(&format!("{name}::<")));
+    }
+    for m in builtins::METHODS {
+        need(format!("method `.{}()`", m.name), text.contains(&format!(".{}(", m.name)));
+    }
+    for (name, _, _) in builtins::ARRAY_METHODS {
+        need(format!("array method `.{name}()`"), text.contains(&format!(".{name}(")));
+    }
+    for t in ["bool", "i32", "i64", "u32", "u64", "usize", "f32", "f64"] {
+        need(format!("`&[{t}]`"), text.contains(&format!("&[{t}]")));
+        need(format!("`&mut [{t}]`"), text.contains(&format!("&mut [{t}]")));
+        need(format!("`{t}` parameter"), text.contains(&format!(": {t},")) || text.contains(&format!(": {t})")));
+    }
+    for n in 0..=4 {
+        need(format!("`&Array<_, {n}>`"), text.contains(&format!(", {n}>")) && text.contains("&Array<"));
+        need(format!("`&mut Array<_, {n}>`"), text.contains("&mut Array<") && text.contains(&format!(", {n}>")));
+    }
+    let constructs = [
+        "[[]]", "[[i, j]]", "[[i, j, k]]", "[[p, q, r, l]]", "let mut ", "let ", ": i64 =", " as ", "mut a: ", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
+        "<<=", ">>=", "&&", "||", "!", "<<", ">>", "==", "!=", "<=", ">=", "if ", "} else {", "while ", "loop {", "break ", "for ", "..=", ").step_by(", "'rows:",
+        "break 'rows", "continue 'cand", "continue 'outer", "return", "const ", "static ", "[[f64; 2]; 2]", "f32::MAX", "i32::MIN", "f32::consts::PI", "as bool",
+        "as f32", "as f64", "as i32", "as i64", "as u32", "as u64", "as usize",
+    ];
+    for c in constructs {
+        need(format!("`{c}`"), text.contains(c));
+    }
+    assert!(missing.is_empty(), "the corpus does not use: {}", missing.join(", "));
+}
+
+/// The PTX of a few small kernels, pinned (LLVM 19, opt level 3, sm_90). A change here is a
+/// change of generated code: review it and update with `INSTA_UPDATE=always`.
+#[test]
+fn ptx_snapshots() {
+    let jit = common::memory_jit();
+    for (snap, file, kernel) in [
+        ("ptx_saxpy", "saxpy.rs", "saxpy"),
+        ("ptx_add_i32", "vector_add_ints.rs", "add_i32"),
+        ("ptx_histogram_u32", "histogram_atomics.rs", "histogram_u32"),
+        ("ptx_scale_by_0d", "array_0d.rs", "scale_by_0d"),
+    ] {
+        let m = load(&jit, file);
+        let text = ptx(&m, kernel, Layout::C).unwrap_or_else(|e| panic!("{file}::{kernel}: {e}"));
+        insta::assert_snapshot!(snap, text);
+    }
+}
+
+// --- Bugs found while writing the corpus (see the `BUG:` reasons) ---
+
+/// The PTX of `kernel` in a module made of `source`.
+fn ptx_of_source(source: &str, kernel: &str) -> String {
+    let jit = common::memory_jit();
+    let m = jit.load_source("bug.rs", source).unwrap_or_else(|e| panic!("{e}"));
+    ptx(&m, kernel, Layout::C).unwrap_or_else(|e| panic!("{kernel}: {e}"))
+}
+
+/// On NVPTX a device function `step` that calls `step2` (its own name followed by digits) ends
+/// up calling itself: LLVM's module linker, for the NVPTX triple, resolves the declaration
+/// `__kache_dev_step2` to the already present `__kache_dev_step`. The host backend is not
+/// affected. On a GPU `step` hangs in an empty infinite loop, and `norms` of the corpus
+/// (`norm` -> `norm2`) recurses until it faults (CUDA_ERROR_ILLEGAL_ADDRESS).
+#[test]
+fn device_function_names_with_a_digit_suffix_stay_distinct_on_nvptx() {
+    let text = ptx_of_source(
+        r#"
+        fn step2(x: i32) -> i32 { x * 2 }
+        fn step(x: i32) -> i32 { step2(x) + 1 }
+        #[kernel]
+        pub fn k(out: &mut [i32]) {
+            let i = global_id_x();
+            if i < out.len() { out[i] = step(i as i32); }
+        }
+        "#,
+        "k",
+    );
+    // The buggy PTX is an empty infinite loop that never stores out[i].
+    assert!(text.contains("st.global"), "the kernel no longer stores its result:\n{text}");
+
+    let jit = common::memory_jit();
+    let norms = ptx(&load(&jit, "device_functions.rs"), "norms", Layout::C).unwrap();
+    // norm2 squares its arguments (square: x * x); the buggy PTX has no multiplication at all.
+    assert!(norms.contains("mul.rn.f64"), "norms lost the body of norm2/square:\n{norms}");
+}
+
+/// A `let` without a value assigned once on every path (as Rust allows). It was rejected as
+/// "cannot assign twice to immutable variable" until the checker stopped counting assignments
+/// syntactically; `scopes_shadowing.rs` of the corpus relies on it too.
+#[test]
+fn deferred_init_in_both_branches_is_accepted() {
+    let jit = common::memory_jit();
+    let m = jit
+        .load_source(
+            "deferred.rs",
+            r#"
+            #[kernel]
+            pub fn k(x: &[i32], out: &mut [i32]) {
+                let i = global_id_x();
+                if i < x.len() {
+                    let w;
+                    if x[i] > 0 {
+                        w = 1;
+                    } else {
+                        w = 2;
+                    }
+                    out[i] = w;
+                }
+            }
+            "#,
+        )
+        .expect("parses");
+    let k = m.kernel("k").unwrap_or_else(|e| panic!("a valid kernel was rejected:\n{e}"));
+    let dev = kache::Device::host();
+    let mut out = dev.alloc::<i32>(&[3]).unwrap();
+    k.launch(&dev, kache::Grid::linear(3, 4), (&dev.upload(&[5, -5, 0]).unwrap(), &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![1, 2, 2]);
+}
+
+/// kache does not track definite assignment (a documented simplification, docs/language.md):
+/// a `let` without a value starts at zero and may be assigned on any path, including in a
+/// loop. Rust would reject both kernels below (E0381, E0384); kache runs them.
+#[test]
+fn let_without_a_value_starts_at_zero_and_may_be_assigned_anywhere() {
+    let jit = common::memory_jit();
+    let m = jit
+        .load_source(
+            "deferred.rs",
+            r#"
+            #[kernel]
+            pub fn never_assigned(out: &mut [i32]) {
+                let i = global_id_x();
+                if i < out.len() {
+                    let w: i32;
+                    out[i] = w + 7;
+                }
+            }
+            #[kernel]
+            pub fn assigned_in_a_loop(out: &mut [i32]) {
+                let i = global_id_x();
+                if i < out.len() {
+                    let w;
+                    let mut k = 0;
+                    while k < 3 {
+                        w = k;
+                        k += 1;
+                        out[i] = w;
+                    }
+                }
+            }
+            "#,
+        )
+        .expect("parses");
+    let dev = kache::Device::host();
+    let mut out = dev.alloc::<i32>(&[2]).unwrap();
+    m.kernel("never_assigned").unwrap().launch(&dev, kache::Grid::linear(2, 32), (&mut out,)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![7, 7]);
+    m.kernel("assigned_in_a_loop").unwrap().launch(&dev, kache::Grid::linear(2, 32), (&mut out,)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![2, 2]);
+}

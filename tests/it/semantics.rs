@@ -1,1 +1,83 @@
-//! Tests: semantics.
+//! Tests: semantics. Every scenario of `tests/shared/scenarios.rs` on the host backend: corpus
+//! kernels run and compared with plain Rust references.
+
+#[path = "../shared/foreign.rs"]
+mod foreign;
+#[path = "../shared/scenarios.rs"]
+mod scenarios;
+
+/// One `#[test]` per scenario (attributes such as `#[ignore = ".."]` go before the name), and
+/// the list of names, to check that none of `scenarios::ALL` is left without a test.
+macro_rules! host_scenarios {
+    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+        $(
+            #[test]
+            $(#[$attr])*
+            fn $name() {
+                if let Err(e) = scenarios::$name(&kache::Device::host()) {
+                    panic!("scenario `{}` failed on the host backend: {e}", stringify!($name));
+                }
+            }
+        )*
+        const TESTED: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+host_scenarios! {
+    saxpy,
+    vector_add_ints,
+    reduce_shared,
+    reduce_dynamic_shared,
+    matmul_2d,
+    stencil_3d,
+    histogram_atomics,
+    atomics_minmax,
+    atomic_cas_lock,
+    casts,
+    operators,
+    compound_assign,
+    float_remainder,
+    control_flow,
+    inclusive_and_stepped_ranges_at_type_max,
+    device_functions,
+    device_function_names_with_digit_suffix,
+    consts_statics,
+    type_inference,
+    math_f32,
+    math_f64,
+    int_methods,
+    thread_indices,
+    array_0d,
+    array_shapes_strides,
+    transpose,
+    prefix_scan,
+    bool_mask,
+    collatz,
+    mandelbrot,
+    softmax_rows,
+    bitonic_sort,
+    gather_scatter,
+    conv1d,
+    grid_stride,
+    sparse_csr,
+    float_special,
+    polynomial_horner,
+    rng_xorshift,
+    scopes_shadowing,
+    nbody,
+    shared_device_functions,
+    layout_specialised_calls,
+    ranges_signed,
+    float_edge_cases,
+    many_params,
+    precedence_literals,
+    foreign_arrays,
+}
+
+#[test]
+fn every_scenario_has_a_host_test() {
+    let all: Vec<&str> = scenarios::ALL.iter().map(|(n, _)| *n).collect();
+    let missing: Vec<&&str> = all.iter().filter(|n| !TESTED.contains(n)).collect();
+    let unknown: Vec<&&str> = TESTED.iter().filter(|n| !all.contains(n)).collect();
+    assert!(missing.is_empty() && unknown.is_empty(), "scenarios without a host test: {missing:?}; tests not in ALL: {unknown:?}");
+}

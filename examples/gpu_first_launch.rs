@@ -1,0 +1,174 @@
+//! First-launch speed on a GPU, each measurement in a fresh process with the driver's own PTX
+//! cache disabled (`CUDA_CACHE_DISABLE=1`), CUDA context creation reported separately:
+//!
+//! - miss: parse, check, compile to PTX, load (the driver's JIT), first launch;
+//! - PTX hit: the PTX from the cache, the driver's JIT, first launch (`KACHE_CUBIN_TIER=0`);
+//! - cubin hit: the cubin from the cache, no LLVM and no JIT, first launch.
+//!
+//! For saxpy and for a medium kernel (`benches/kernels/medium.rs`). Run on a GPU machine:
+//! `gpu_first_launch [--reps N] [--json FILE]`. Prints a table; with `--json`, also the raw
+//! figures.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use kache::{Config, Device, Grid, Jit, Layout, Order, Specialization};
+
+const SAXPY: &str = r#"
+#[kernel]
+pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+"#;
+
+const MEDIUM: &str = include_str!("../benches/kernels/medium.rs");
+
+#[derive(Clone, Debug, Default)]
+struct Sample {
+    ctx_ms: f64,
+    first_ms: f64,
+    compile_ms: f64,
+    launch_ms: f64,
+    process_ms: f64,
+    origin: String,
+    cubin: String,
+}
+
+fn child(kernel: &str, dir: &Path) -> Result<(), String> {
+    let e = |x: kache::Error| x.to_string();
+    let t0 = Instant::now();
+    let dev = Device::cuda(0).map_err(e)?;
+    let ctx_ms = t0.elapsed().as_secs_f64() * 1e3;
+    // Arguments are uploaded before the clock starts: the first launch is what is measured.
+    let n = 1 << 20;
+    let (src, name) = if kernel == "saxpy" { (SAXPY, "saxpy") } else { (MEDIUM, "heat_step") };
+    let x = dev.upload(&vec![1.0f32; n]).map_err(e)?;
+    let mut y = dev.upload(&vec![2.0f32; n]).map_err(e)?;
+    let u = dev.upload_nd(&vec![0.5f32; 1024 * 1024], &[1024, 1024], Order::C).map_err(e)?;
+    let mut next = dev.alloc::<f32>(&[1024, 1024]).map_err(e)?;
+    dev.synchronize().map_err(e)?;
+
+    let t1 = Instant::now();
+    let jit = Jit::new(Config { cache_dir: Some(dir.to_path_buf()), ..Config::from_env().map_err(e)? }).map_err(e)?;
+    let k = jit.load_source(&format!("{kernel}.rs"), src).map_err(e)?.kernel(name).map_err(e)?;
+    let c = k.compile_for(&dev).map_err(e)?;
+    let compile_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let t2 = Instant::now();
+    if kernel == "saxpy" {
+        k.launch(&dev, Grid::linear(n, 256), (2.0f32, &x, &mut y)).map_err(e)?;
+    } else {
+        k.launch(&dev, Grid::new((64u32, 64u32), (16u32, 16u32)), (&u, &mut next, 0.1f32, 0.01f32)).map_err(e)?;
+    }
+    dev.synchronize().map_err(e)?;
+    let launch_ms = t2.elapsed().as_secs_f64() * 1e3;
+    let first_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let _ = Specialization::uniform(k.program(), Layout::C);
+    println!(
+        "RESULT ctx_ms={ctx_ms:.3} first_ms={first_ms:.3} compile_ms={compile_ms:.3} launch_ms={launch_ms:.3} origin={:?} cubin={:?}",
+        c.origin(),
+        c.cubin_origin()
+    );
+    Ok(())
+}
+
+fn run_child(exe: &Path, kernel: &str, dir: &Path, cubin_tier: bool) -> Sample {
+    let t = Instant::now();
+    let o = Command::new(exe)
+        .args(["--child", kernel])
+        .arg(dir)
+        .env("CUDA_CACHE_DISABLE", "1")
+        .env("KACHE_CUBIN_TIER", if cubin_tier { "1" } else { "0" })
+        .env("KACHE_QUIET", "1")
+        .env_remove("KACHE_REMOTE")
+        .output()
+        .expect("run child");
+    let process_ms = t.elapsed().as_secs_f64() * 1e3;
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().find(|l| l.starts_with("RESULT")).unwrap_or_else(|| panic!("child failed: {}\n{}", out, String::from_utf8_lossy(&o.stderr)));
+    let mut s = Sample { process_ms, ..Sample::default() };
+    for kv in line.split_whitespace().skip(1) {
+        let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
+        match k {
+            "ctx_ms" => s.ctx_ms = v.parse().unwrap_or(0.0),
+            "first_ms" => s.first_ms = v.parse().unwrap_or(0.0),
+            "compile_ms" => s.compile_ms = v.parse().unwrap_or(0.0),
+            "launch_ms" => s.launch_ms = v.parse().unwrap_or(0.0),
+            "origin" => s.origin = v.to_string(),
+            "cubin" => s.cubin = v.to_string(),
+            _ => {}
+        }
+    }
+    s
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() { 0.0 } else { v[v.len() / 2] }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--child") {
+        if let Err(m) = child(&args[2], Path::new(&args[3])) {
+            eprintln!("{m}");
+            std::process::exit(1);
+        }
+        return;
+    }
+    let reps: usize = args.iter().position(|a| a == "--reps").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(10);
+    let json = args.iter().position(|a| a == "--json").and_then(|i| args.get(i + 1)).cloned();
+    let exe = std::env::current_exe().expect("own path");
+    if let Err(e) = Device::cuda(0) {
+        eprintln!("no GPU: {e}");
+        std::process::exit(2);
+    }
+    println!("{}", Device::cuda(0).map(|d| d.describe()).unwrap_or_default());
+    println!("each row: median of {reps} fresh processes, CUDA_CACHE_DISABLE=1");
+    println!("{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>12}  origin / cubin", "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "process ms");
+    let mut raw = Vec::new();
+    for kernel in ["saxpy", "medium"] {
+        let mut rows: Vec<(&str, Vec<Sample>)> = Vec::new();
+        // Miss: a fresh cache each time.
+        let miss: Vec<Sample> = (0..reps)
+            .map(|_| {
+                let d = tempfile::tempdir().expect("tempdir");
+                run_child(&exe, kernel, d.path(), true)
+            })
+            .collect();
+        rows.push(("miss", miss));
+        // PTX hit: populated without the cubin tier, measured without it.
+        let ptx_dir = tempfile::tempdir().expect("tempdir");
+        run_child(&exe, kernel, ptx_dir.path(), false);
+        rows.push(("ptx hit", (0..reps).map(|_| run_child(&exe, kernel, ptx_dir.path(), false)).collect()));
+        // Cubin hit: populated with the cubin tier.
+        let cubin_dir = tempfile::tempdir().expect("tempdir");
+        run_child(&exe, kernel, cubin_dir.path(), true);
+        rows.push(("cubin hit", (0..reps).map(|_| run_child(&exe, kernel, cubin_dir.path(), true)).collect()));
+        for (mode, samples) in rows {
+            let m = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
+            println!(
+                "{kernel:<8} {mode:<10} {:>9.2} {:>12.2} {:>14.2} {:>11.2} {:>12.1}  {} / {}",
+                m(|s| s.ctx_ms),
+                m(|s| s.first_ms),
+                m(|s| s.compile_ms),
+                m(|s| s.launch_ms),
+                m(|s| s.process_ms),
+                samples[0].origin,
+                samples[0].cubin
+            );
+            for s in &samples {
+                raw.push(format!(
+                    "{{\"kernel\":\"{kernel}\",\"mode\":\"{mode}\",\"ctx_ms\":{},\"first_ms\":{},\"compile_ms\":{},\"launch_ms\":{},\"process_ms\":{}}}",
+                    s.ctx_ms, s.first_ms, s.compile_ms, s.launch_ms, s.process_ms
+                ));
+            }
+        }
+    }
+    if let Some(path) = json {
+        let _ = std::fs::write(path, format!("[\n{}\n]\n", raw.join(",\n")));
+    }
+}

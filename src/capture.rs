@@ -277,6 +277,16 @@ impl HostData {
         Ok(HostData::new(T::SCALAR, shape.to_vec(), Layout::C, bytes))
     }
 
+    /// Wraps little-endian element bytes laid out contiguously in `order`.
+    pub fn from_bytes(elem: Scalar, shape: &[usize], order: Order, bytes: &[u8]) -> Result<HostData> {
+        let n: usize = shape.iter().product();
+        if n * elem.size() != bytes.len() || shape.len() > MAX_NDIM as usize {
+            return Err(Error::BadArray(format!("{} bytes for a `{elem}` array of shape {shape:?}", bytes.len())));
+        }
+        let layout = if order == Order::F { Layout::F } else { Layout::C };
+        Ok(HostData::new(elem, shape.to_vec(), layout, bytes.to_vec()))
+    }
+
     fn new(elem: Scalar, shape: Vec<usize>, layout: Layout, bytes: Vec<u8>) -> HostData {
         let order = if layout == Layout::F { Order::F } else { Order::C };
         let strides = strides_from_shape(&shape, 1, order);

@@ -637,6 +637,15 @@ impl Kernel {
         c.launch_checked(device, grid, &args)
     }
 
+    /// A compiled kernel from PTX produced elsewhere for this kernel (the prebuild step embeds
+    /// it), for `target` and `spec`.
+    pub fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
+        let key = Key(*blake3::hash(ptx.as_bytes()).as_bytes());
+        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
+        let entry = codegen::symbol_name(&self.inner.program.kernel().name);
+        Arc::new(CompiledKernel::new(self, target, spec, key, Artifact::Ptx(ptx), entry, library, Origin::Prebuilt))
+    }
+
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
     /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
     /// device array fails with [`Error::NotSerializable`].
@@ -724,6 +733,8 @@ pub enum Origin {
     Cache(Tier),
     /// Loaded from serialised bytes.
     Deserialized,
+    /// PTX compiled at build time (`kache::prebuild`).
+    Prebuilt,
 }
 
 /// A kernel compiled for one target and one specialisation: PTX or host code, ready to load

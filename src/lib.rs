@@ -41,6 +41,7 @@ pub mod ir;
 mod jit;
 pub mod lang;
 pub mod library;
+pub mod prebuild;
 pub mod runtime;
 pub mod toolchain;
 

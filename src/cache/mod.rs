@@ -63,6 +63,8 @@ pub enum Lookup {
 
 enum MemEntry {
     Entry(Arc<Entry>),
+    /// Read from a store ahead of its lookup: the first lookup reports that store's tier.
+    Prefetched(Arc<Entry>, Tier),
     Pinned(Weak<dyn Any + Send + Sync>),
 }
 
@@ -258,6 +260,12 @@ impl Cache {
         let mut mem = self.memory.lock().unwrap_or_else(|e| e.into_inner());
         match mem.get(key) {
             Some(MemEntry::Entry(e)) => Some(Lookup::Hit(e.clone(), Tier::Memory)),
+            Some(MemEntry::Prefetched(e, tier)) => {
+                let (e, tier) = (e.clone(), *tier);
+                mem.insert(*key, MemEntry::Entry(e.clone()));
+                self.touched.lock().unwrap_or_else(|e| e.into_inner()).push(*key);
+                Some(Lookup::Hit(e, tier))
+            }
             Some(MemEntry::Pinned(w)) => match w.upgrade() {
                 Some(a) => Some(Lookup::Pinned(a)),
                 None => {
@@ -303,6 +311,9 @@ impl Cache {
             for i in missing {
                 let Some(bytes) = local.get(&keys[i]) else { continue };
                 match self.verify(&keys[i], &bytes) {
+                    Some(e) if i >= counted => {
+                        self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(keys[i], MemEntry::Prefetched(e, Tier::Local));
+                    }
                     Some(e) => {
                         self.remember(keys[i], e.clone());
                         self.touched.lock().unwrap_or_else(|e| e.into_inner()).push(keys[i]);

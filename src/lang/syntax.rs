@@ -74,7 +74,7 @@ pub fn parse(file: Arc<SourceFile>) -> Result<SourceModule, Diagnostics> {
             .label("expected at least one item")
             .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`")));
     }
-    let result = stacker::grow(256 << 20, || parse_inner(&file));
+    let result = parse_inner(&file);
     // The fallback span map of proc-macro2 keeps every parsed text alive on this thread.
     proc_macro2::extra::invalidate_current_thread_spans();
     result.map_err(err)
@@ -86,8 +86,11 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
             .label("unbalanced bracket, unterminated comment or string, or a character Rust does not allow, here or after")
             .help("check that every `(`, `[` and `{` is closed in order and every `/*` has its `*/`")
     })?;
-    prescan(&tokens)?;
-    let parsed: syn::File = syn::parse2(tokens).map_err(|e| {
+    // The scan bounds how deep syn will recurse; small sources parse on the current stack,
+    // deep ones on a stack grown for them (growing costs more than a small parse).
+    let cost = prescan(&tokens)?;
+    let red_zone = if cost < 256 { 1 << 20 } else { 255 << 20 };
+    let parsed: syn::File = stacker::maybe_grow(red_zone, 256 << 20, || syn::parse2(tokens)).map_err(|e| {
         Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here")
     })?;
     let mut items = Vec::new();
@@ -122,8 +125,10 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
     Ok(SourceModule { file: file.clone(), items })
 }
 
-/// Bounds bracket nesting and statement length before `syn` recurses over the tokens.
-fn prescan(tokens: &TokenStream) -> PResult<()> {
+/// Bounds bracket nesting and statement length before `syn` recurses over the tokens; returns
+/// the largest cost seen (tokens of a statement plus those of the statements around it).
+fn prescan(tokens: &TokenStream) -> PResult<usize> {
+    let mut max_cost = 0;
     struct Frame {
         iter: proc_macro2::token_stream::IntoIter,
         base: usize,
@@ -144,6 +149,7 @@ fn prescan(tokens: &TokenStream) -> PResult<()> {
             }
         }
         top.seg += 1;
+        max_cost = max_cost.max(top.base + top.seg);
         if top.base + top.seg > MAX_STATEMENT_COST {
             return Err(Diagnostic::error(sp(tt.span()), "statement is too long to compile")
                 .label("the statement containing this token is too long")
@@ -170,7 +176,7 @@ fn prescan(tokens: &TokenStream) -> PResult<()> {
             _ => {}
         }
     }
-    Ok(())
+    Ok(max_cost)
 }
 
 fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {

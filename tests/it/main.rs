@@ -10,6 +10,7 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod invariants;
+mod prebuild;
 mod proptests;
 mod remote;
 mod runtime;

@@ -1,0 +1,10 @@
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    kache::prebuild::Builder::new()
+        .kernels_dir("kernels")
+        .arch("sm_80")
+        .arch("sm_90")
+        .global("GAIN", 2.0f32)
+        .global("TAPS", vec![0.25f32, 0.5, 0.25])
+        .build()?;
+    Ok(())
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# On the GPU machine: the GPU tests, then the first-launch bench beside numba-cuda.
+# usage: bash scripts/gpu-run.sh [REPS] [OUT_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+for f in .gpu/tests/*.xz .gpu/*.xz; do [ -e "$f" ] && xz -d -f "$f" && chmod +x "${f%.xz}"; done
+reps=${1:-10}
+out=${2:-${OUT:-/tmp}}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+status=0
+bash .gpu/run.sh 2>&1 | tee "$out/gpu-tests.txt" || status=1
+bash benches/compare/run.sh "$reps" "$out" 2>&1 | tee "$out/compare.txt" || status=1
+exit $status

@@ -273,8 +273,24 @@ impl HostData {
         if shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray(format!("{} dimensions; kernels take at most {MAX_NDIM}", shape.len())));
         }
-        let bytes = elements_to_bytes(data);
-        Ok(HostData::new(T::SCALAR, shape.to_vec(), Layout::C, bytes))
+        let (hash, bytes): ([u8; 32], Arc<[u8]>) = match element_bytes(data) {
+            // Large arrays: hash the caller's bytes on another thread while copying them, so
+            // binding costs about one pass over the data.
+            Some(view) if view.len() >= 4 << 20 => std::thread::scope(|s| {
+                let h = s.spawn(|| hash_bytes(view));
+                // Straight into the shared buffer: one allocation, one copy.
+                let bytes: Arc<[u8]> = Arc::from(view);
+                let hash = h.join().unwrap_or_else(|_| hash_bytes(&bytes));
+                (hash, bytes)
+            }),
+            Some(view) => (hash_bytes(view), Arc::from(view)),
+            None => {
+                let v = elements_to_bytes(data);
+                (hash_bytes(&v), Arc::from(v))
+            }
+        };
+        let strides = strides_from_shape(shape, 1, Order::C);
+        Ok(HostData { elem: T::SCALAR, shape: shape.to_vec(), strides, layout: Layout::C, bytes, hash })
     }
 
     /// Wraps little-endian element bytes laid out contiguously in `order`.
@@ -300,17 +316,25 @@ pub fn hash_bytes(bytes: &[u8]) -> [u8; 32] {
     *blake3::hash(bytes).as_bytes()
 }
 
-/// Little-endian bytes of a slice of elements.
-pub fn elements_to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+/// The elements' little-endian bytes, without copying, where memory already holds exactly that.
+fn element_bytes<T: Element>(data: &[T]) -> Option<&[u8]> {
     #[cfg(target_endian = "little")]
     {
         if std::mem::size_of::<T>() == T::SCALAR.size() {
             // SAFETY: every Element is a plain integer, float or bool whose in-memory
             // representation on a little-endian machine is exactly its little-endian bytes
-            // (bool is one byte, 0 or 1), with no padding; the slice is read-only.
-            let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) };
-            return bytes.to_vec();
+            // (bool is one byte, 0 or 1), with no padding; the slice is read-only and the
+            // returned view borrows it.
+            return Some(unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) });
         }
+    }
+    None
+}
+
+/// Little-endian bytes of a slice of elements.
+pub fn elements_to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+    if let Some(view) = element_bytes(data) {
+        return view.to_vec();
     }
     let mut out = Vec::with_capacity(data.len() * T::SCALAR.size());
     for x in data {

@@ -86,24 +86,29 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
             .label("unbalanced bracket, unterminated comment or string, or a character Rust does not allow, here or after")
             .help("check that every `(`, `[` and `{` is closed in order and every `/*` has its `*/`")
     })?;
-    // The scan bounds how deep syn will recurse; small sources parse on the current stack,
-    // deep ones on a stack grown for them (growing costs more than a small parse).
-    let cost = prescan(&tokens)?;
-    let red_zone = if cost < 256 { 1 << 20 } else { 255 << 20 };
-    let parsed: syn::File = stacker::maybe_grow(red_zone, 256 << 20, || syn::parse2(tokens)).map_err(|e| {
-        Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here")
-    })?;
-    let mut items = Vec::new();
-    let mut lower = Lower { depth: 0 };
-    for attr in &parsed.attrs {
-        // Inner attributes (`#![allow(..)]`) change nothing in kernels.
-        check_attr(attr, false)?;
-    }
-    for item in &parsed.items {
-        if let Some(i) = lower.item(item)? {
-            items.push(i);
+    // The scan bounds how deep syn (and the lowering after it) will recurse; shallow sources
+    // parse on the current stack, deep ones on a stack grown for them (growing costs more
+    // than a small parse). The syntax tree is dropped on the same stack: dropping recurses too.
+    let (cost, depth) = prescan(&tokens)?;
+    let shallow = cost < 256 && depth < 16;
+    let red_zone = if shallow { 1 << 20 } else { 255 << 20 };
+    let items = stacker::maybe_grow(red_zone, 256 << 20, || -> PResult<Vec<Item>> {
+        let parsed: syn::File = syn::parse2(tokens).map_err(|e| {
+            Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here")
+        })?;
+        let mut items = Vec::new();
+        let mut lower = Lower { depth: 0 };
+        for attr in &parsed.attrs {
+            // Inner attributes (`#![allow(..)]`) change nothing in kernels.
+            check_attr(attr, false)?;
         }
-    }
+        for item in &parsed.items {
+            if let Some(i) = lower.item(item)? {
+                items.push(i);
+            }
+        }
+        Ok(items)
+    })?;
     if items.is_empty() {
         return Err(Diagnostic::error(Span::new(0, 0), "kernel source has no items")
             .label("expected a `fn`, `const` or `static` item")
@@ -126,9 +131,11 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
 }
 
 /// Bounds bracket nesting and statement length before `syn` recurses over the tokens; returns
-/// the largest cost seen (tokens of a statement plus those of the statements around it).
-fn prescan(tokens: &TokenStream) -> PResult<usize> {
+/// the largest cost seen (tokens of a statement plus those of the statements around it) and
+/// the deepest bracket nesting.
+fn prescan(tokens: &TokenStream) -> PResult<(usize, usize)> {
     let mut max_cost = 0;
+    let mut max_depth = 0;
     struct Frame {
         iter: proc_macro2::token_stream::IntoIter,
         base: usize,
@@ -172,11 +179,12 @@ fn prescan(tokens: &TokenStream) -> PResult<usize> {
                         .help("split the expression into several `let` statements"));
                 }
                 stack.push(Frame { iter: g.stream().into_iter(), base, seg: 0, after_brace: false });
+                max_depth = max_depth.max(stack.len());
             }
             _ => {}
         }
     }
-    Ok(max_cost)
+    Ok((max_cost, max_depth))
 }
 
 fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {

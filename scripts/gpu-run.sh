@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On the GPU machine: the GPU tests, then the first-launch bench beside numba-cuda.
+# On the GPU machine: the GPU tests, the prebuild demo, then the first-launch bench beside numba-cuda.
 # usage: bash scripts/gpu-run.sh [REPS] [OUT_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -9,5 +9,7 @@ out=${2:-${OUT:-/tmp}}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 status=0
 bash .gpu/run.sh 2>&1 | tee "$out/gpu-tests.txt" || status=1
+# Kernels compiled at cargo build time, loaded from the binary: no compiler, no cache.
+{ time .gpu/prebuild-demo; } 2>&1 | tee "$out/prebuild-demo.txt" || status=1
 bash benches/compare/run.sh "$reps" "$out" 2>&1 | tee "$out/compare.txt" || status=1
 exit $status

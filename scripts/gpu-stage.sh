@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Stages the GPU tests and the first-launch bench for a GPU machine without Rust: builds them
+# Stages the GPU tests, the prebuild demo and the first-launch bench for a GPU machine without Rust: builds them
 # with ../shared/tools/stage-gpu, then compresses the binaries (each links LLVM statically and
 # two do not fit the 64 MiB a device call carries). Run there with `bash scripts/gpu-run.sh`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --example gpu_first_launch
-../shared/tools/stage-gpu --test gpu -- target/release/examples/gpu_first_launch
-xz -T0 -6 .gpu/tests/gpu .gpu/gpu_first_launch
+# The prebuild demo crate: kernels compiled by its build.rs, run from the binary on the GPU.
+(cd examples/prebuild-crate && CARGO_TARGET_DIR=../../target/prebuild-it cargo build --release)
+../shared/tools/stage-gpu --test gpu -- target/release/examples/gpu_first_launch target/prebuild-it/release/prebuild-demo
+xz -T0 -6 .gpu/tests/gpu .gpu/gpu_first_launch .gpu/prebuild-demo
 du -sh .gpu

@@ -43,6 +43,7 @@ pub mod lang;
 pub mod library;
 pub mod prebuild;
 pub mod runtime;
+mod stack;
 pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};

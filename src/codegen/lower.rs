@@ -598,7 +598,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     // --- expressions ---
 
     fn expr(&mut self, e: &Expr) -> R<Val<'ctx>> {
-        match stacker::maybe_grow(64 << 10, 4 << 20, || self.expr_inner(e)) {
+        match crate::stack::ensure(64 << 10, 4 << 20, || self.expr_inner(e)) {
             // An operand diverged: this expression is never evaluated either.
             Err(LErr::Diverged) => Ok(Val::Never),
             other => other,

@@ -415,7 +415,7 @@ impl<'m> ModuleCx<'m> {
         let id = self.reserve(Sig { params, ret });
         self.fn_ids.insert(name.clone(), id);
         self.in_progress.push((name.clone(), f.name.span));
-        let r = stacker::maybe_grow(256 << 10, 8 << 20, || {
+        let r = crate::stack::ensure(256 << 10, 8 << 20, || {
             let mut cx = FnCx::new(self, None);
             cx.check_fn_body(f, id, kind, ret)
         });
@@ -450,7 +450,7 @@ impl<'m> ModuleCx<'m> {
             }
         }
         self.factories_in_progress.push(fname.clone());
-        let r = stacker::maybe_grow(256 << 10, 8 << 20, || self.factory_body(f, args));
+        let r = crate::stack::ensure(256 << 10, 8 << 20, || self.factory_body(f, args));
         self.factories_in_progress.pop();
         r
     }
@@ -726,7 +726,7 @@ impl<'m> ModuleCx<'m> {
 
     /// Evaluates a constant expression; `expected` types its literals.
     fn eval_const(&mut self, e: &ast::Expr, expected: Option<Scalar>) -> CResult<ScalarValue> {
-        stacker::maybe_grow(64 << 10, 4 << 20, || self.eval_const_inner(e, expected))
+        crate::stack::ensure(64 << 10, 4 << 20, || self.eval_const_inner(e, expected))
     }
 
     fn eval_const_inner(&mut self, e: &ast::Expr, expected: Option<Scalar>) -> CResult<ScalarValue> {
@@ -1494,7 +1494,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     fn resolve(&mut self, e: CExpr) -> CResult<Expr> {
-        stacker::maybe_grow(64 << 10, 4 << 20, || self.resolve_inner(e))
+        crate::stack::ensure(64 << 10, 4 << 20, || self.resolve_inner(e))
     }
 
     fn resolve_inner(&mut self, e: CExpr) -> CResult<Expr> {
@@ -1671,7 +1671,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     // --- expressions ---
 
     fn expr(&mut self, e: &ast::Expr) -> CResult<CExpr> {
-        stacker::maybe_grow(64 << 10, 4 << 20, || self.expr_inner(e))
+        crate::stack::ensure(64 << 10, 4 << 20, || self.expr_inner(e))
     }
 
     fn expr_inner(&mut self, e: &ast::Expr) -> CResult<CExpr> {

@@ -91,8 +91,7 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
     // than a small parse). The syntax tree is dropped on the same stack: dropping recurses too.
     let (cost, depth) = prescan(&tokens)?;
     let shallow = cost < 256 && depth < 16;
-    let red_zone = if shallow { 1 << 20 } else { 255 << 20 };
-    let items = stacker::maybe_grow(red_zone, 256 << 20, || -> PResult<Vec<Item>> {
+    let run = || -> PResult<Vec<Item>> {
         let parsed: syn::File = syn::parse2(tokens).map_err(|e| {
             Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here")
         })?;
@@ -108,7 +107,8 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
             }
         }
         Ok(items)
-    })?;
+    };
+    let items = if shallow { crate::stack::ensure(1 << 20, 16 << 20, run)? } else { stacker::grow(256 << 20, run)? };
     if items.is_empty() {
         return Err(Diagnostic::error(Span::new(0, 0), "kernel source has no items")
             .label("expected a `fn`, `const` or `static` item")
@@ -557,7 +557,7 @@ impl Lower {
     fn expr(&mut self, e: &syn::Expr) -> PResult<Expr> {
         let span = spn(e);
         self.enter(span)?;
-        let r = stacker::maybe_grow(64 << 10, 4 << 20, || self.expr_inner(e, span));
+        let r = crate::stack::ensure(64 << 10, 4 << 20, || self.expr_inner(e, span));
         self.depth -= 1;
         r
     }

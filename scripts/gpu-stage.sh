@@ -8,5 +8,10 @@ cargo build --release --example gpu_first_launch
 # The prebuild demo crate: kernels compiled by its build.rs, run from the binary on the GPU.
 (cd examples/prebuild-crate && CARGO_TARGET_DIR=../../target/prebuild-it cargo build --release)
 ../shared/tools/stage-gpu --test gpu -- target/release/examples/gpu_first_launch target/prebuild-it/release/prebuild-demo
+# Cubins from `kache compile --emit cubin` (the GPU machine has no ptxas) for tests/gpu.rs.
+cargo build --release --bin kache
+for arch in sm_80 sm_90; do
+  KACHE_QUIET=1 target/release/kache compile examples/kernels/saxpy.rs --emit cubin --arch $arch -o .gpu/saxpy-$arch.cubin
+done
 xz -T0 -6 .gpu/tests/gpu .gpu/gpu_first_launch .gpu/prebuild-demo
 du -sh .gpu

@@ -590,6 +590,7 @@ impl Kernel {
         let kind = match &compiled.artifact {
             Artifact::Ptx(_) => ArtifactKind::Ptx,
             Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
+            Artifact::Cubin(_) => ArtifactKind::Cubin,
         };
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
         let ck = Arc::new(CompiledKernel::new(
@@ -644,6 +645,30 @@ impl Kernel {
         let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
         let entry = codegen::symbol_name(&self.inner.program.kernel().name);
         Arc::new(CompiledKernel::new(self, target, spec, key, Artifact::Ptx(ptx), entry, library, Origin::Prebuilt))
+    }
+
+    /// A compiled kernel from a cubin assembled elsewhere for this kernel and `arch` (for
+    /// example by `kache compile --emit cubin --arch sm_90`), with every array parameter
+    /// C-contiguous. Loading it needs no compiler and no PTX JIT; a GPU it was not built for
+    /// refuses it at the first launch with the driver's reason.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let k = jit.load_source("s.rs", "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }")?.kernel("k")?;
+    /// let arch = kache::Arch::parse("sm_90")?;
+    /// // Anything but an ELF image is refused before it reaches the driver.
+    /// assert!(k.with_cubin(arch, b"// PTX, not a cubin".to_vec()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
+        if !cubin.starts_with(b"\x7fELF") {
+            return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
+        }
+        let key = Key(*blake3::hash(&cubin).as_bytes());
+        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
+        let entry = codegen::symbol_name(&self.inner.program.kernel().name);
+        let spec = Specialization::uniform(&self.inner.program, Layout::C);
+        Ok(Arc::new(CompiledKernel::new(self, Target::Nvptx(arch), &spec, key, Artifact::Cubin(cubin), entry, library, Origin::Prebuilt)))
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
@@ -932,7 +957,7 @@ impl CompiledKernel {
     fn host_module(&self) -> Result<Arc<HostModule>> {
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),
-            Artifact::Ptx(_) => Err(format!("kernel '{}' was compiled for a GPU, not for the host backend", self.name)),
+            Artifact::Ptx(_) | Artifact::Cubin(_) => Err(format!("kernel '{}' was compiled for a GPU, not for the host backend", self.name)),
         });
         r.clone().map_err(Error::Device)
     }
@@ -940,6 +965,18 @@ impl CompiledKernel {
     fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Arc<cuda::LoadedFunction>> {
         if let Some(f) = self.cuda.lock().unwrap_or_else(|e| e.into_inner()).get(&dev.ordinal) {
             return Ok(f.clone());
+        }
+        if let Artifact::Cubin(image) = &self.artifact {
+            let built = match self.target {
+                Target::Nvptx(a) => a.to_string(),
+                Target::Host => "the host".to_string(),
+            };
+            let f = dev.load_image(image, &self.entry).map_err(|e| {
+                Error::Device(format!("the cubin of kernel '{}' (built for {built}) did not load on {} ({}): {e}", self.name, dev.name, dev.arch))
+            })?;
+            let f = Arc::new(f);
+            self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
+            return Ok(f);
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
         let proof = self.library.persistable().ok();
@@ -1092,6 +1129,8 @@ impl CompiledKernel {
             return Err(bad("trailing bytes"));
         }
         let artifact = match target {
+            // PTX is text; a cubin is an ELF image.
+            Target::Nvptx(_) if art.starts_with(b"\x7fELF") => Artifact::Cubin(art),
             Target::Nvptx(_) => Artifact::Ptx(String::from_utf8(art).map_err(|_| bad("PTX is not UTF-8"))?),
             Target::Host => Artifact::HostBitcode(art),
         };

@@ -89,6 +89,41 @@ fn run_saxpy(jit: &Jit, d: &Device) -> std::sync::Arc<kache::CompiledKernel> {
     k.compile(d.target(), &Specialization::uniform(k.program(), Layout::C)).unwrap()
 }
 
+/// A cubin from `kache compile --emit cubin` for `arch`: staged beside the test binary by
+/// `scripts/gpu-stage.sh` (GPU machines have no ptxas), else assembled with ptxas here.
+fn staged_cubin(arch: kache::Arch) -> Vec<u8> {
+    let root = std::env::var_os("KACHE_TEST_ROOT").map(std::path::PathBuf::from).unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let staged = root.join(".gpu").join(format!("saxpy-{arch}.cubin"));
+    if let Ok(b) = std::fs::read(&staged) {
+        return b;
+    }
+    let ptxas = kache::toolchain::find_ptxas().unwrap_or_else(|| panic!("{} is not staged and no ptxas is here to build it", staged.display()));
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
+    let c = k.compile(kache::Target::Nvptx(arch), &Specialization::uniform(k.program(), Layout::C)).unwrap();
+    kache::toolchain::ptxas(&ptxas, c.ptx().unwrap(), &arch.to_string()).unwrap()
+}
+
+#[test]
+fn a_cubin_from_kache_compile_runs_and_a_foreign_arch_is_refused() {
+    let Some(d) = gpu() else { return };
+    let kache::Target::Nvptx(arch) = d.target() else { unreachable!() };
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
+    let c = k.with_cubin(arch, staged_cubin(arch)).unwrap();
+    let n = 1000;
+    let x = d.upload(&vec![1.0f32; n]).unwrap();
+    let mut y = d.upload(&vec![2.0f32; n]).unwrap();
+    c.launch(&d, Grid::linear(n, 128), (3.0f32, &x, &mut y)).unwrap();
+    assert!(y.download().unwrap().iter().all(|v| *v == 5.0));
+    // Machine code of another major architecture does not run here: the driver's reason.
+    let other = kache::Arch::parse(if arch.sm / 10 == 8 { "sm_90" } else { "sm_80" }).unwrap();
+    let c = k.with_cubin(other, staged_cubin(other)).unwrap();
+    let e = c.launch(&d, Grid::linear(n, 128), (3.0f32, &x, &mut y)).unwrap_err();
+    eprintln!("foreign cubin refused: {e}");
+    assert!(e.to_string().contains(&format!("built for {other}")), "{e}");
+}
+
 #[test]
 fn cubin_tier_serves_a_later_process() {
     let Some(d) = gpu() else { return };

@@ -227,6 +227,8 @@ pub enum Artifact {
     Ptx(String),
     /// Optimised LLVM bitcode for the host CPU.
     HostBitcode(Vec<u8>),
+    /// GPU machine code (an ELF cubin from `ptxas`) for the target's architecture.
+    Cubin(Vec<u8>),
 }
 
 impl Artifact {
@@ -234,7 +236,7 @@ impl Artifact {
     pub fn bytes(&self) -> &[u8] {
         match self {
             Artifact::Ptx(s) => s.as_bytes(),
-            Artifact::HostBitcode(b) => b,
+            Artifact::HostBitcode(b) | Artifact::Cubin(b) => b,
         }
     }
 }

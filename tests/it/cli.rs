@@ -88,6 +88,28 @@ fn cubin_is_assembled_with_ptxas_through_the_cache() {
     let s = stats(cache.path());
     assert_eq!(s["entries"].as_u64(), Some(2), "PTX and cubin entries: {s}");
     assert!(s["hits"].as_u64().unwrap() >= 2, "{s}");
+
+    // The runtime accepts the file: a compiled kernel that holds machine code, not PTX, and
+    // keeps it through serialisation. (tests/gpu.rs launches it on a GPU.)
+    let jit = crate::common::memory_jit();
+    let k = jit.load_file(root().join("examples/kernels/saxpy.rs")).unwrap().kernel("saxpy").unwrap();
+    let image = std::fs::read(&out).unwrap();
+    let c = k.with_cubin(kache::Arch::parse("sm_90").unwrap(), image.clone()).unwrap();
+    assert_eq!(c.origin(), kache::Origin::Prebuilt);
+    assert!(c.ptx().is_none(), "a cubin kernel has no PTX");
+    assert_eq!(c.artifact().bytes(), &image[..]);
+    let back = kache::CompiledKernel::deserialize(&c.serialize().unwrap()).unwrap();
+    assert!(matches!(back.artifact(), kache::codegen::Artifact::Cubin(b) if b == &image));
+    // Machine code for a GPU does not run on the host backend: a typed error, nothing runs.
+    let dev = kache::Device::host();
+    let x = dev.upload(&[1.0f32; 4]).unwrap();
+    let mut y = dev.upload(&[1.0f32; 4]).unwrap();
+    let e = c.launch(&dev, kache::Grid::linear(4, 4), (2.0f32, &x, &mut y)).unwrap_err();
+    assert!(e.to_string().contains("compiled for nvptx sm_90"), "{e}");
+    assert_eq!(y.download().unwrap(), vec![1.0; 4]);
+    // Anything that is not an ELF image is refused up front.
+    let e = k.with_cubin(kache::Arch::parse("sm_90").unwrap(), b".version 8.0".to_vec()).unwrap_err();
+    assert!(e.to_string().contains("not an ELF image"), "{e}");
 }
 
 #[test]

@@ -372,12 +372,26 @@ impl Cache {
 
     fn store_error(&self, e: &StoreError) {
         match e {
-            StoreError::Busy => {
-                self.count("busy", 1);
-                self.warn_once("busy", "the cache store is locked by another process; compiling without it");
-            }
+            // Nothing is lost: the bookkeeping is parked for the next process.
+            StoreError::Busy => self.count("busy", 1),
             StoreError::Failed(m) => self.warn_once(&format!("store:{m}"), &format!("{e}; continuing without the local cache")),
         }
+    }
+
+    /// Writes entries' files without the catalogue and parks their bookkeeping (with this
+    /// process's counts) for the next process that opens it.
+    fn write_parked(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)], deltas: &[(&'static str, i64)]) {
+        let mut stored = Vec::new();
+        let mut written = 0i64;
+        for (k, b) in encoded {
+            if let Ok(delta) = local.write_entry(k, b) {
+                stored.push((*k, delta));
+                written += b.len() as i64;
+            }
+        }
+        let mut deltas = deltas.to_vec();
+        deltas.push(("bytes_written", written));
+        local.park(&deltas, &[], &stored);
     }
 
     fn remember(&self, key: Key, e: Arc<Entry>) {
@@ -386,10 +400,10 @@ impl Cache {
 
     fn backfill(&self, key: &Key, bytes: &[u8]) {
         if let Some(local) = &self.local {
-            let r = local.with(|db| local.put(db, key, bytes));
+            let r = local.try_with(|db| local.put(db, key, bytes));
             if let Err(e) = r {
                 self.store_error(&e);
-                let _ = local.write_object(key, bytes);
+                self.write_parked(local, &[(*key, bytes.to_vec())], &[]);
             }
         }
     }
@@ -409,7 +423,9 @@ impl Cache {
         }
         if let Some(local) = &self.local {
             let deltas = self.counters.take();
-            let r = local.with(|db| {
+            // Writers never wait for the catalogue: entries are files, and the bookkeeping is
+            // parked when another process has the catalogue open.
+            let r = local.try_with(|db| {
                 LocalStore::add_stats(db, &deltas)?;
                 local.merge_parked(db)?;
                 let mut written = 0u64;
@@ -420,17 +436,25 @@ impl Cache {
                 LocalStore::add_stats(db, &[("bytes_written", written as i64)])?;
                 Ok(())
             });
-            if let Err(e) = r {
-                self.counters.restore(&deltas);
-                self.store_error(&e);
-                // Entries are files: they can be written without the catalogue.
-                let mut written = 0u64;
-                for (k, b) in &encoded {
-                    if local.write_object(k, b).is_ok() {
-                        written += b.len() as u64;
-                    }
+            match r {
+                Ok(()) => {}
+                Err(StoreError::Busy) => {
+                    let mut deltas = deltas;
+                    deltas.push(("busy", 1));
+                    self.write_parked(local, &encoded, &deltas);
                 }
-                self.count("bytes_written", written);
+                Err(e) => {
+                    self.counters.restore(&deltas);
+                    self.store_error(&e);
+                    // Entries are files: they can be written without the catalogue.
+                    let mut written = 0u64;
+                    for (k, b) in &encoded {
+                        if local.write_object(k, b).is_ok() {
+                            written += b.len() as u64;
+                        }
+                    }
+                    self.count("bytes_written", written);
+                }
             }
         }
         if let Some(remote) = &self.remote {
@@ -473,17 +497,17 @@ impl Cache {
         // again; once enough have piled up, this one merges them all.
         let piled = std::fs::read_dir(local.db_path().with_file_name("parked-stats")).map(|d| d.count()).unwrap_or(0);
         if park && piled < 64 {
-            local.park(&deltas, &touched);
+            local.park(&deltas, &touched, &[]);
             return;
         }
-        let r = local.with(|db| {
+        let r = local.try_with(|db| {
             LocalStore::add_stats(db, &deltas)?;
             local.merge_parked(db)?;
             LocalStore::touch(db, &touched)
         });
         if r.is_err() {
             // Keep the counts: the next process to open the store merges them.
-            local.park(&deltas, &touched);
+            local.park(&deltas, &touched, &[]);
         }
     }
 

@@ -9,9 +9,10 @@
 //! sled takes an exclusive lock on its folder, and cargo runs build scripts in parallel, so no
 //! process holds it across a compile: every catalogue operation opens it, does its work and
 //! closes it (threads of one process share the open handle). Waiting for another process's lock
-//! is bounded; past the deadline the operation reports [`StoreError::Busy`], the caller goes on
-//! without the catalogue (its counts are parked in a file for the next process) and entries
-//! are still written. A catalogue that cannot be opened is moved aside and recreated; an entry
+//! is bounded; past the deadline the operation reports [`StoreError::Busy`]. Writers do not wait
+//! at all ([`LocalStore::try_with`]): an entry's file needs no catalogue, so a writer that finds
+//! the catalogue open elsewhere writes its file and parks the bookkeeping (size change, access
+//! stamp, counts) in a small file that the next process to open the catalogue merges. A catalogue that cannot be opened is moved aside and recreated; an entry
 //! that does not verify is a miss and is rewritten. Nothing here ever fails a compile.
 
 use std::collections::HashMap;
@@ -227,12 +228,12 @@ impl LocalStore {
         }
     }
 
-    fn handle(&self) -> Result<Arc<sled::Db>, StoreError> {
+    fn handle(&self, wait: Duration) -> Result<Arc<sled::Db>, StoreError> {
         let mut reg = registry().lock().unwrap_or_else(|e| e.into_inner());
         if let Some(db) = reg.get(&self.db_path).and_then(Weak::upgrade) {
             return Ok(db);
         }
-        let deadline = Instant::now() + self.lock_timeout;
+        let deadline = Instant::now() + wait;
         let mut recovered = false;
         let mut delay = Duration::from_micros(500);
         loop {
@@ -271,11 +272,23 @@ impl LocalStore {
         }
     }
 
-    /// Runs `f` with the catalogue open; it is closed again when no other thread of this
-    /// process uses it, and flushed to disk only if `f` wrote.
+    /// Runs `f` with the catalogue open, waiting up to the lock timeout for another process to
+    /// close it; it is closed again when no other thread of this process uses it, and flushed
+    /// to disk only if `f` wrote.
     pub fn with<R>(&self, f: impl FnOnce(&sled::Db) -> Result<R, sled::Error>) -> Result<R, StoreError> {
+        self.with_wait(self.lock_timeout, f)
+    }
+
+    /// [`with`](Self::with) without waiting: [`StoreError::Busy`] at once if another process
+    /// has the catalogue open. For bookkeeping that can be parked instead
+    /// ([`park`](Self::park)): a writer never waits for another's catalogue work.
+    pub fn try_with<R>(&self, f: impl FnOnce(&sled::Db) -> Result<R, sled::Error>) -> Result<R, StoreError> {
+        self.with_wait(Duration::ZERO, f)
+    }
+
+    fn with_wait<R>(&self, wait: Duration, f: impl FnOnce(&sled::Db) -> Result<R, sled::Error>) -> Result<R, StoreError> {
         let was_dirty = DIRTY.with(|d| d.replace(false));
-        let db = match self.handle() {
+        let db = match self.handle(wait) {
             Ok(db) => db,
             Err(e) => {
                 DIRTY.with(|d| d.set(was_dirty));
@@ -298,14 +311,27 @@ impl LocalStore {
     /// Stores an entry (its file, its access stamp and size in the catalogue) and evicts least
     /// recently used entries past the size limit.
     pub fn put(&self, db: &sled::Db, key: &Key, bytes: &[u8]) -> Result<(), sled::Error> {
-        let old = self.write_object(key, bytes).map_err(sled::Error::Io)?;
-        let delta = bytes.len() as i64 - old.map(|o| o as i64).unwrap_or(0);
-        let meta = db.open_tree(META)?;
-        add_counter(&meta, "bytes", delta)?;
+        let delta = self.write_entry(key, bytes).map_err(sled::Error::Io)?;
+        self.record_put(db, key, delta, now_secs())?;
+        self.enforce_limit(db, Some(key))
+    }
+
+    /// Writes an entry's file; returns how much it changed the store's size.
+    pub fn write_entry(&self, key: &Key, bytes: &[u8]) -> std::io::Result<i64> {
+        let old = self.write_object(key, bytes)?;
+        Ok(bytes.len() as i64 - old.map(|o| o as i64).unwrap_or(0))
+    }
+
+    fn record_put(&self, db: &sled::Db, key: &Key, delta: i64, when: u64) -> Result<(), sled::Error> {
         mark_dirty();
-        db.open_tree(ACCESS)?.insert(key.0, &now_secs().to_le_bytes())?;
-        if counter(&meta, "bytes")? > self.max_size {
-            self.gc(db, self.max_size - self.max_size / 10)?;
+        add_counter(&db.open_tree(META)?, "bytes", delta)?;
+        db.open_tree(ACCESS)?.insert(key.0, &when.to_le_bytes())?;
+        Ok(())
+    }
+
+    fn enforce_limit(&self, db: &sled::Db, keep: Option<&Key>) -> Result<(), sled::Error> {
+        if counter(&db.open_tree(META)?, "bytes")? > self.max_size {
+            self.gc_keeping(db, self.max_size - self.max_size / 10, keep)?;
         }
         Ok(())
     }
@@ -356,14 +382,20 @@ impl LocalStore {
     /// had hits and opening the catalogue again just to count them is not worth it; the next
     /// process that opens the catalogue merges them.
     pub fn park_stats(&self, deltas: &[(&str, i64)]) {
-        self.park(deltas, &[]);
+        self.park(deltas, &[], &[]);
     }
 
-    /// Parks counter deltas and accessed keys (see [`park_stats`](Self::park_stats)).
-    pub fn park(&self, deltas: &[(&str, i64)], touched: &[Key]) {
+    /// Parks counter deltas, accessed keys, and the catalogue records of entries written
+    /// without it (key and size change), for the next process that opens the catalogue (see
+    /// [`park_stats`](Self::park_stats)).
+    pub fn park(&self, deltas: &[(&str, i64)], touched: &[Key], stored: &[(Key, i64)]) {
         let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(n, v)| format!("{n} {v}\n")).collect();
         for k in touched {
             text.push_str(&format!("touch {}\n", k.hex()));
+        }
+        let now = now_secs();
+        for (k, delta) in stored {
+            text.push_str(&format!("put {} {delta} {now}\n", k.hex()));
         }
         if text.is_empty() {
             return;
@@ -381,6 +413,7 @@ impl LocalStore {
     /// Merges parked counter deltas and access stamps (call with the catalogue open).
     pub fn merge_parked(&self, db: &sled::Db) -> Result<(), sled::Error> {
         let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return Ok(()) };
+        let mut wrote = false;
         for e in rd.flatten() {
             let p = e.path();
             if e.file_name().to_string_lossy().starts_with('.') {
@@ -397,6 +430,12 @@ impl LocalStore {
                 let Some((n, v)) = l.split_once(' ') else { continue };
                 if n == "touch" {
                     touched.extend(Key::from_hex(v));
+                } else if n == "put" {
+                    let mut f = v.split(' ');
+                    if let (Some(k), Some(Ok(delta)), Some(Ok(when))) = (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse)) {
+                        self.record_put(db, &k, delta, when)?;
+                        wrote = true;
+                    }
                 } else if let Ok(v) = v.trim().parse() {
                     deltas.push((n.to_string(), v));
                 }
@@ -404,6 +443,9 @@ impl LocalStore {
             let refs: Vec<(&str, i64)> = deltas.iter().map(|(n, v)| (n.as_str(), *v)).collect();
             Self::add_stats(db, &refs)?;
             Self::touch(db, &touched)?;
+        }
+        if wrote {
+            self.enforce_limit(db, None)?;
         }
         Ok(())
     }
@@ -451,6 +493,12 @@ impl LocalStore {
     /// many were removed and how many bytes they held. Also resynchronises the catalogue's
     /// size with the files and removes stale temporary files.
     pub fn gc(&self, db: &sled::Db, target: u64) -> Result<(u64, u64), sled::Error> {
+        self.gc_keeping(db, target, None)
+    }
+
+    /// [`gc`](Self::gc) that never evicts `keep` (the entry being written: stamps are in
+    /// seconds, so entries written in the same second tie).
+    fn gc_keeping(&self, db: &sled::Db, target: u64, keep: Option<&Key>) -> Result<(u64, u64), sled::Error> {
         self.sweep_temporaries();
         let mut records = self.records();
         Self::fill_access(db, &mut records)?;
@@ -462,7 +510,7 @@ impl LocalStore {
             if total <= target {
                 break;
             }
-            if self.remove_object(&r.key) {
+            if Some(&r.key) != keep && self.remove_object(&r.key) {
                 access.remove(r.key.0)?;
                 total -= r.size;
                 removed.0 += 1;

@@ -480,11 +480,11 @@ fn sixteen_concurrent_processes_into_one_fresh_store_all_succeed_with_identical_
 }
 
 #[test]
-fn a_process_that_cannot_get_the_store_compiles_without_it_and_counts_busy() {
+fn writers_never_wait_for_the_catalogue_and_their_parked_bookkeeping_is_merged_later() {
     let cache = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
-    let files = write_kernels(work.path(), 1);
-    // Hold the store open in this process (sled locks it exclusively).
+    let files = write_kernels(work.path(), 6);
+    // Hold the catalogue open in this process (sled locks it exclusively).
     let store = LocalStore::new(cache.path(), Duration::from_secs(5), 1 << 30).unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<()>();
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
@@ -498,16 +498,41 @@ fn a_process_that_cannot_get_the_store_compiles_without_it_and_counts_busy() {
             .unwrap();
     });
     ready_rx.recv().unwrap();
-    let out = work.path().join("out.ptx");
-    let o = kache(cache.path()).env("KACHE_LOCK_TIMEOUT_MS", "200").arg("compile").arg(&files[0]).arg("-o").arg(&out).output().unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(std::fs::read_to_string(&out).unwrap().contains(".entry k0"));
+    // A limit that holds about three entries (each is about 1.3 KiB).
+    let limit = "4K";
+    for f in &files[..5] {
+        let out = work.path().join("out.ptx");
+        // The lock timeout is long: a writer must not wait for it.
+        let t = std::time::Instant::now();
+        let o = kache(cache.path()).env("KACHE_LOCK_TIMEOUT_MS", "60000").env("KACHE_MAX_SIZE", limit).arg("compile").arg(f).arg("-o").arg(&out).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(t.elapsed() < Duration::from_secs(30), "the writer waited for the catalogue");
+        let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
+        assert!(std::fs::read_to_string(&out).unwrap().contains(&format!(".entry {stem}")));
+    }
+    // Every entry was written without the catalogue.
+    let held = LocalStore::new(cache.path(), Duration::from_secs(5), 1 << 30).unwrap();
+    assert_eq!(held.records().len(), 5);
     tx.send(()).unwrap();
     holder.join().unwrap();
-    // The busy count reaches the store once it is free (flushed by the next process).
+    // The next writer merges the parked bookkeeping: sizes reach the catalogue, so the size
+    // limit evicts; the busy counts reach the statistics.
+    let o = kache(cache.path()).env("KACHE_MAX_SIZE", limit).arg("compile").arg(&files[5]).arg("-o").arg(work.path().join("6.ptx")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = kache(cache.path()).args(["stats", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert!(v["busy"].as_u64().unwrap() >= 1, "{v}");
+    assert!(v["busy"].as_u64().unwrap() >= 5, "{v}");
+    assert!(v["misses"].as_u64().unwrap() >= 6, "{v}");
+    assert!(v["bytes"].as_u64().unwrap() <= 4096, "the limit was not applied to parked writes: {v}");
+    assert!(v["entries"].as_u64().unwrap() < 6, "{v}");
+    // What is left verifies, and the newest entry survived.
+    let o = kache(cache.path()).arg("verify").output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let o = kache(cache.path()).arg("compile").arg(&files[5]).arg("-o").arg(work.path().join("6b.ptx")).output().unwrap();
+    assert!(o.status.success());
+    let o = kache(cache.path()).args(["stats", "--json"]).output().unwrap();
+    let w: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(w["misses"], v["misses"], "the newest entry was evicted: {w}");
 }
 
 #[test]

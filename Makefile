@@ -14,8 +14,8 @@ run: deps
 	@scripts/main-job.sh
 
 test: deps
-	@cargo test --all-targets -- --quiet
-	@cargo test --doc --quiet
+	@cargo test --all-targets
+	@cargo test --doc
 
 bench: deps
 	@cargo bench

@@ -419,11 +419,13 @@ impl LocalStore {
             if e.file_name().to_string_lossy().starts_with('.') {
                 continue;
             }
-            let Ok(text) = std::fs::read_to_string(&p) else { continue };
-            // Remove first: a crash after this loses the counts rather than doubling them.
+            let text = std::fs::read(&p);
+            // Remove first: a crash after this loses the counts rather than doubling them. What
+            // cannot be read as text (garbage written over it) goes too.
             if std::fs::remove_file(&p).is_err() {
                 continue;
             }
+            let Ok(text) = text.map(|b| String::from_utf8_lossy(&b).into_owned()) else { continue };
             let mut deltas: Vec<(String, i64)> = Vec::new();
             let mut touched = Vec::new();
             for l in text.lines() {

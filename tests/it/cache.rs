@@ -589,3 +589,62 @@ fn sigkilled_writers_never_leave_anything_unverified_behind() {
         assert_eq!(std::fs::read_to_string(&out).unwrap(), expected[i], "kernel {i}");
     }
 }
+
+#[test]
+fn random_bytes_over_every_file_of_the_store_lose_nothing_but_the_cache() {
+    let work = tempfile::tempdir().unwrap();
+    let files = write_kernels(work.path(), 4);
+    let expected: Vec<String> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let jit = memory_jit();
+            let k = jit.load_file(f).unwrap().kernel(&format!("k{i}")).unwrap();
+            k.compile(Target::Nvptx(Arch::parse("sm_70").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().ptx().unwrap().to_string()
+        })
+        .collect();
+    let compile_all = |cache: &Path, tag: &str| {
+        for (i, f) in files.iter().enumerate() {
+            let out = work.path().join(format!("{tag}{i}.ptx"));
+            let o = kache(cache).arg("compile").arg(f).args(["--arch", "sm_70", "-o"]).arg(&out).output().unwrap();
+            assert!(o.status.success(), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
+            assert_eq!(std::fs::read_to_string(&out).unwrap(), expected[i], "{tag}: kernel {i}");
+        }
+    };
+    let mut seed = 0x9e3779b97f4a7c15u64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for round in 0..4 {
+        let cache = tempfile::tempdir().unwrap();
+        // Entries, a catalogue, and parked bookkeeping (a hit-only process parks its counts).
+        compile_all(cache.path(), "fill");
+        compile_all(cache.path(), "hit");
+        let all = walk(cache.path());
+        assert!(all.iter().any(|p| p.to_string_lossy().contains("parked-stats")), "no parked file to damage: {all:?}");
+        for p in &all {
+            // Same length, shorter, longer, or empty: random bytes every time.
+            let len = match round {
+                0 => std::fs::metadata(p).unwrap().len() as usize,
+                1 => (rand() % 64) as usize,
+                2 => std::fs::metadata(p).unwrap().len() as usize + (rand() % 4096) as usize,
+                _ => 0,
+            };
+            let bytes: Vec<u8> = (0..len).map(|_| rand() as u8).collect();
+            std::fs::write(p, bytes).unwrap();
+        }
+        // Every compile still succeeds with the right output; the store heals.
+        compile_all(cache.path(), &format!("damaged{round}-"));
+        compile_all(cache.path(), &format!("healed{round}-"));
+        for cmd in [&["stats", "--json"][..], &["verify"], &["ls"]] {
+            let o = kache(cache.path()).args(cmd).output().unwrap();
+            assert!(o.status.success(), "round {round}: kache {cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
+        }
+        let o = kache(cache.path()).args(["stats", "--json"]).output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(v["hits"].as_u64().unwrap() >= 4, "round {round}: the healed store serves nothing: {v}");
+    }
+}

@@ -473,7 +473,8 @@ pub struct Block<T = Ty> {
 /// A statement.
 #[derive(Clone, Debug)]
 pub enum Stmt<T = Ty> {
-    /// `let x = init;` (without an initialiser the local starts as zero).
+    /// `let x = init;` (without an initialiser, the checker has proved every read comes after an
+    /// assignment; code generation still starts the local at zero).
     Let(LocalId, Option<Expr<T>>),
     /// An expression evaluated for its effect.
     Expr(Expr<T>),

@@ -1434,6 +1434,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let ret = self.u.settle(self.ret).unwrap_or(Ty::Unit);
         let body = self.resolve_block(body)?;
+        if let Some((l, used)) = super::assign::first_unassigned_use(&body, params, locals.len()) {
+            let info = &self.locals[l];
+            return Err(Diagnostic::error(used, format!("used binding `{}` isn't initialized", info.name))
+                .label(format!("`{}` used here but it isn't initialized on every path to here", info.name))
+                .secondary(info.span, "binding declared here but left uninitialized")
+                .help(format!("give it a value where it is declared: `let {} = ..;`, or assign it on every path first", info.name)));
+        }
         // Float `%` is libdevice's fmod on the GPU.
         visit_block(&body, &mut |e| {
             let float_rem = match &e.kind {

@@ -4,6 +4,7 @@
 //! `front_end_does_no_io_and_no_llvm` holds that). It turns source text into a checked
 //! [`Program`](crate::ir::Program) or into [`Diagnostics`] that point at the source.
 
+mod assign;
 pub mod ast;
 pub mod builtins;
 mod check;

@@ -1441,6 +1441,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .secondary(info.span, "binding declared here but left uninitialized")
                 .help(format!("give it a value where it is declared: `let {} = ..;`, or assign it on every path first", info.name)));
         }
+        let once: Vec<bool> = self.locals.iter().map(|l| !l.mutable && l.deferred_init).collect();
+        if let Some((l, at)) = super::assign::first_reassignment(&body, &once) {
+            let info = &self.locals[l];
+            return Err(Diagnostic::error(at, format!("cannot assign twice to immutable variable `{}`", info.name))
+                .label("cannot assign twice: it may already have a value here")
+                .secondary(info.span, "declared here without `mut`")
+                .help(format!("make it mutable: `let mut {}`", info.name)));
+        }
         // Float `%` is libdevice's fmod on the GPU.
         visit_block(&body, &mut |e| {
             let float_rem = match &e.kind {
@@ -2138,8 +2146,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             .help("assign to an element: `a[i] = v`"));
                     }
                     // `let x;` is initialised by assignment, possibly on several paths
-                    // (`if c { x = 1 } else { x = 2 }`); kache does not track paths, so it
-                    // accepts every assignment to such a variable.
+                    // (`if c { x = 1 } else { x = 2 }`): whether it is assigned only once on
+                    // each path is checked on the finished body (`assign::first_reassignment`).
                     if !info.mutable && !info.deferred_init {
                         let decl = info.span;
                         return Err(Diagnostic::error(lhs.span, format!("cannot assign twice to immutable variable `{}`", n.name))

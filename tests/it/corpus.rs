@@ -295,9 +295,8 @@ fn deferred_init_in_both_branches_is_accepted() {
     assert_eq!(out.download().unwrap(), vec![1, 2, 2]);
 }
 
-/// Definite assignment, as rustc checks it (E0381): a `let` without a value must be assigned on
-/// every path before it is read. kache does not check E0384 (a `let` without `mut` assigned more
-/// than once, as in a loop): a documented simplification (docs/language.md).
+/// Definite assignment, as rustc checks it: a `let` without a value must be assigned on every path
+/// before it is read (E0381), and, without `mut`, only once on each path (E0384).
 #[test]
 fn a_let_without_a_value_must_be_assigned_on_every_path_before_it_is_read() {
     let jit = common::memory_jit();
@@ -336,15 +335,33 @@ fn a_let_without_a_value_must_be_assigned_on_every_path_before_it_is_read() {
     ] {
         check(body).unwrap_or_else(|e| panic!("{body}: {e}"));
     }
-    // Assigned in a loop without `mut` (Rust: E0384): kache runs it.
+    // Without `mut`, assigned once on each path (E0384): not in a loop's next iteration, not
+    // after an earlier assignment, not by `+=`; a `let` in a loop body is new each iteration.
+    for (body, at) in [
+        ("let w; let mut k = 0; while k < 3 { w = k; k += 1; out[0] = w; }", 37),
+        ("let w; w = 1; if c { w = 2; } out[0] = w;", 22),
+        ("let w: i32; w = 1; w += 1; out[0] = w;", 20),
+        ("let w: i32; loop { w = 1; if c { continue; } break; } out[0] = w;", 20),
+    ] {
+        let e = check(body).expect_err(body);
+        assert!(e.contains("cannot assign twice to immutable variable `w`") && e.contains(&format!("deferred.rs:3:{at}")), "{body}: {e}");
+    }
+    for body in [
+        "let w: i32; loop { if c { continue; } w = 1; break; } out[0] = w;",
+        "for i in 0..3 { let t; t = i; out[i] = t as i32; }",
+        "let mut w; w = 1; w += 1; out[0] = w;",
+    ] {
+        check(body).unwrap_or_else(|e| panic!("{body}: {e}"));
+    }
+    // What passes runs: a `let` assigned on each path before it is read.
     let m = jit
         .load_source(
-            "loop.rs",
-            "#[kernel]\npub fn k(out: &mut [i32]) { let i = global_id_x(); if i < out.len() { let w; let mut k = 0; while k < 3 { w = k; k += 1; out[i] = w; } } }",
+            "paths.rs",
+            "#[kernel]\npub fn k(out: &mut [i32]) { let i = global_id_x(); if i < out.len() { let w; if i == 0 { w = 5; } else { w = 7; } out[i] = w; } }",
         )
         .unwrap();
     let dev = kache::Device::host();
     let mut out = dev.alloc::<i32>(&[2]).unwrap();
     m.kernel("k").unwrap().launch(&dev, kache::Grid::linear(2, 32), (&mut out,)).unwrap();
-    assert_eq!(out.download().unwrap(), vec![2, 2]);
+    assert_eq!(out.download().unwrap(), vec![5, 7]);
 }

@@ -1,12 +1,18 @@
-//! Definite assignment, as rustc checks it: a `let` without a value must be assigned on every
-//! path before it is read (E0381). Runs on a function's checked body.
+//! Definite assignment, as rustc checks it, on a function's checked body: a `let` without a
+//! value must be assigned on every path before it is read (E0381), and, without `mut`, only once
+//! on each path (E0384).
 //!
-//! A forward pass in evaluation order carries the set of locals assigned on every path so far;
-//! `None` stands for "this point is unreachable" (after `return`, `break`, `continue`, or a
-//! `loop` that is never left), which every set includes. Where paths meet (after `if`, `&&`,
-//! `||`, and at the exit of a loop from its `break`s) the sets intersect. Each `let` declares a
-//! new local, so assignments only ever add to the set, and a loop body checked once from its
-//! entry state is checked for every iteration.
+//! One forward walk in evaluation order, run once per rule, carries a set of locals: for E0381
+//! those assigned on **every** path so far (paths meet by intersection), for E0384 those
+//! assigned on **some** path (paths meet by union). `None` stands for "this point is
+//! unreachable" (after `return`, `break`, `continue`, or a `loop` that is never left), which is
+//! the identity of both. Each `let` declares a new local, so assignments only ever add to a set.
+//!
+//! Loops: for E0381 a body checked from its entry state is checked for every iteration (a later
+//! iteration starts with at least as much assigned). For E0384 a later iteration starts with
+//! more: the body is checked from its entry state joined with what one iteration may assign,
+//! found by a walk that does not report; such walks visit an inner loop once, so the cost is
+//! the body times the loop nesting depth.
 
 use std::collections::HashMap;
 
@@ -16,38 +22,88 @@ use super::Span;
 
 type State = Option<Vec<bool>>;
 
-fn meet(a: State, b: State) -> State {
-    match (a, b) {
-        (None, s) | (s, None) => s,
-        (Some(mut a), Some(b)) => {
-            for (x, y) in a.iter_mut().zip(b) {
-                *x &= y;
-            }
-            Some(a)
-        }
-    }
-}
-
 /// The first read of a local that is not assigned on every path to it: the local and where.
 pub(crate) fn first_unassigned_use(body: &Block, params: usize, locals: usize) -> Option<(LocalId, Span)> {
     let mut start = vec![false; locals];
     start.iter_mut().take(params).for_each(|a| *a = true);
-    let mut pass = Pass { breaks: HashMap::new(), error: None };
-    pass.block(body, Some(start));
-    pass.error
+    Pass::new(Rule::ReadAfterAssign, &[]).run(body, start)
 }
 
-struct Pass {
-    /// For each loop being walked, the meet of the states at its `break`s.
+/// The first assignment to a `let` without a value and without `mut` (`once[l]`) where it may
+/// already hold a value: the local and where.
+pub(crate) fn first_reassignment(body: &Block, once: &[bool]) -> Option<(LocalId, Span)> {
+    if !once.contains(&true) {
+        return None;
+    }
+    Pass::new(Rule::AssignOnce, once).run(body, vec![false; once.len()])
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// E0381: the set is "assigned on every path"; reads outside it are reported.
+    ReadAfterAssign,
+    /// E0384: the set is "assigned on some path"; assignments to `once` locals in it are
+    /// reported.
+    AssignOnce,
+}
+
+struct Pass<'a> {
+    rule: Rule,
+    once: &'a [bool],
+    report: bool,
+    /// For each loop being walked, the merged states at its `break`s and `continue`s.
     breaks: HashMap<LoopId, State>,
+    continues: HashMap<LoopId, State>,
     error: Option<(LocalId, Span)>,
 }
 
-impl Pass {
+impl<'a> Pass<'a> {
+    fn new(rule: Rule, once: &'a [bool]) -> Pass<'a> {
+        Pass { rule, once, report: true, breaks: HashMap::new(), continues: HashMap::new(), error: None }
+    }
+
+    fn run(mut self, body: &Block, start: Vec<bool>) -> Option<(LocalId, Span)> {
+        self.block(body, Some(start));
+        self.error
+    }
+
+    /// Where paths meet.
+    fn merge(&self, a: State, b: State) -> State {
+        match (a, b) {
+            (None, s) | (s, None) => s,
+            (Some(mut a), Some(b)) => {
+                for (x, y) in a.iter_mut().zip(b) {
+                    match self.rule {
+                        Rule::ReadAfterAssign => *x &= y,
+                        Rule::AssignOnce => *x |= y,
+                    }
+                }
+                Some(a)
+            }
+        }
+    }
+
+    fn fail(&mut self, l: LocalId, span: Span) {
+        if self.report && self.error.is_none() {
+            self.error = Some((l, span));
+        }
+    }
+
     fn read(&mut self, s: &State, l: LocalId, span: Span) {
-        if let Some(s) = s {
-            if !s.get(l).copied().unwrap_or(true) && self.error.is_none() {
-                self.error = Some((l, span));
+        if self.rule == Rule::ReadAfterAssign && s.as_ref().is_some_and(|v| !v.get(l).copied().unwrap_or(true)) {
+            self.fail(l, span);
+        }
+    }
+
+    fn assign(&mut self, s: &mut State, l: LocalId, span: Span, compound: bool) {
+        if compound {
+            self.read(s, l, span);
+        }
+        if let Some(v) = s.as_mut() {
+            let again = compound || v[l];
+            v[l] = true;
+            if self.rule == Rule::AssignOnce && self.once[l] && again {
+                self.fail(l, span);
             }
         }
     }
@@ -61,7 +117,7 @@ impl Pass {
                         None => s,
                     };
                     if let Some(v) = s.as_mut() {
-                        // Also on the next iteration of an enclosing loop: a new, empty binding.
+                        // Also on the next iteration of an enclosing loop: a new binding.
                         v[*l] = init.is_some();
                     }
                     s
@@ -82,13 +138,35 @@ impl Pass {
         s
     }
 
-    fn place(&mut self, p: &Place, s: State) -> State {
-        match p {
-            Place::Local(_) => s,
-            Place::Index(a, i) => {
-                let s = self.expr(a, s);
-                self.exprs(i, s)
-            }
+    /// Walks a loop body entered with `entry`; returns the merged states at its `break`s and
+    /// the state at the loop's head for a later iteration.
+    fn body(&mut self, id: LoopId, body: &Block, entry: State) -> (State, State) {
+        let walk = |p: &mut Self, s: State| {
+            p.breaks.insert(id, None);
+            p.continues.insert(id, None);
+            let end = p.block(body, s);
+            let breaks = p.breaks.remove(&id).flatten();
+            let continues = p.continues.remove(&id).flatten();
+            let again = p.merge(end, continues);
+            (breaks, again)
+        };
+        if self.rule == Rule::ReadAfterAssign {
+            // A later iteration starts with at least the entry's assignments.
+            let (breaks, _) = walk(self, entry.clone());
+            return (breaks, entry);
+        }
+        let report = std::mem::replace(&mut self.report, false);
+        let (breaks, again) = walk(self, entry.clone());
+        self.report = report;
+        let head = self.merge(entry, again);
+        if report {
+            let (breaks, _) = walk(self, head.clone());
+            (breaks, head)
+        } else {
+            // Assignments add to the set whatever it held, so a walk from the later head
+            // reaches each `break` with what the first walk had there plus the head.
+            let breaks = if breaks.is_some() { self.merge(breaks, head.clone()) } else { None };
+            (breaks, head)
         }
     }
 
@@ -109,205 +187,7 @@ impl Pass {
                 // The right operand may not run.
                 let s = self.expr(a, s);
                 let r = self.expr(b, s.clone());
-                meet(s, r)
-            }
-            ExprKind::Index(a, i) => {
-                let s = self.expr(a, s);
-                self.exprs(i, s)
-            }
-            ExprKind::Assign(p, v) => {
-                let s = self.place(p, s);
-                let mut s = self.expr(v, s);
-                if let (Place::Local(l), Some(v)) = (p, s.as_mut()) {
-                    v[*l] = true;
-                }
-                s
-            }
-            ExprKind::CompoundAssign(_, p, v) => {
-                let s = self.place(p, s);
-                let s = self.expr(v, s);
-                if let Place::Local(l) = p {
-                    self.read(&s, *l, e.span);
-                }
-                s
-            }
-            ExprKind::Call(_, args) | ExprKind::Builtin(_, args) => self.exprs(args, s),
-            ExprKind::If(c, then, els) => {
-                let s = self.expr(c, s);
-                let t = self.block(then, s.clone());
-                let e = match els {
-                    Some(b) => self.block(b, s),
-                    None => s,
-                };
-                meet(t, e)
-            }
-            ExprKind::Block(b) => self.block(b, s),
-            ExprKind::While(id, c, body) => {
-                // The body may not run; a `break` leaves with at least what the condition had.
-                let s = self.expr(c, s);
-                self.breaks.insert(*id, None);
-                self.block(body, s.clone());
-                self.breaks.remove(id);
-                s
-            }
-            ExprKind::Loop(id, body) => {
-                // Left only through `break`: afterwards, what every `break` had.
-                self.breaks.insert(*id, None);
-                self.block(body, s);
-                self.breaks.remove(id).flatten()
-            }
-            ExprKind::For { id, var, start, end, step, body, .. } => {
-                let mut s = self.expr(start, s);
-                s = self.expr(end, s);
-                if let Some(st) = step {
-                    s = self.expr(st, s);
-                }
-                let mut inside = s.clone();
-                if let Some(v) = inside.as_mut() {
-                    v[*var] = true;
-                }
-                self.breaks.insert(*id, None);
-                self.block(body, inside);
-                self.breaks.remove(id);
-                s
-            }
-            ExprKind::Break(id, v) => {
-                let s = match v {
-                    Some(v) => self.expr(v, s),
-                    None => s,
-                };
-                if let Some(acc) = self.breaks.remove(id) {
-                    self.breaks.insert(*id, meet(acc, s));
-                }
-                None
-            }
-            ExprKind::Continue(_) => None,
-            ExprKind::Return(v) => {
-                if let Some(v) = v {
-                    self.expr(v, s);
-                }
-                None
-            }
-        }
-    }
-}
-
-/// The first assignment to a `let` without a value and without `mut` where it may already
-/// hold a value (rustc's E0384: such a binding is assigned once, on each path): the local and
-/// where. `once[l]` marks those locals.
-///
-/// The dual of the pass above: the set of locals assigned on some path so far, joined by union.
-/// A loop's body is checked from its entry state joined with what an iteration may assign
-/// (found by walking the body once without reporting), so a second iteration's assignment is
-/// seen. Walking without reporting visits an inner loop once, so the pass stays linear in the
-/// body times the loop nesting depth.
-pub(crate) fn first_reassignment(body: &Block, once: &[bool]) -> Option<(LocalId, Span)> {
-    if !once.contains(&true) {
-        return None;
-    }
-    let mut pass = Maybe { once, report: true, breaks: HashMap::new(), continues: HashMap::new(), error: None };
-    pass.block(body, Some(vec![false; once.len()]));
-    pass.error
-}
-
-fn join(a: State, b: State) -> State {
-    match (a, b) {
-        (None, s) | (s, None) => s,
-        (Some(mut a), Some(b)) => {
-            for (x, y) in a.iter_mut().zip(b) {
-                *x |= y;
-            }
-            Some(a)
-        }
-    }
-}
-
-struct Maybe<'a> {
-    once: &'a [bool],
-    report: bool,
-    /// For each loop being walked, the join of the states at its `break`s and `continue`s.
-    breaks: HashMap<LoopId, State>,
-    continues: HashMap<LoopId, State>,
-    error: Option<(LocalId, Span)>,
-}
-
-impl Maybe<'_> {
-    fn assign(&mut self, s: &mut State, l: LocalId, span: Span, compound: bool) {
-        if let Some(v) = s.as_mut() {
-            if self.report && self.once[l] && (compound || v[l]) && self.error.is_none() {
-                self.error = Some((l, span));
-            }
-            v[l] = true;
-        }
-    }
-
-    fn block(&mut self, b: &Block, mut s: State) -> State {
-        for st in &b.stmts {
-            s = match st {
-                Stmt::Let(l, init) => {
-                    let mut s = match init {
-                        Some(e) => self.expr(e, s),
-                        None => s,
-                    };
-                    if let Some(v) = s.as_mut() {
-                        v[*l] = init.is_some();
-                    }
-                    s
-                }
-                Stmt::Expr(e) => self.expr(e, s),
-            };
-        }
-        match &b.tail {
-            Some(t) => self.expr(t, s),
-            None => s,
-        }
-    }
-
-    fn exprs(&mut self, es: &[Expr], mut s: State) -> State {
-        for e in es {
-            s = self.expr(e, s);
-        }
-        s
-    }
-
-    /// Walks a loop body entered with `entry`: returns the joined states at its `break`s and
-    /// the state at the loop's head for a later iteration.
-    fn body(&mut self, id: LoopId, body: &Block, entry: State) -> (State, State) {
-        let walk = |p: &mut Self, s: State| {
-            p.breaks.insert(id, None);
-            p.continues.insert(id, None);
-            let end = p.block(body, s);
-            let breaks = p.breaks.remove(&id).flatten();
-            let continues = p.continues.remove(&id).flatten();
-            (breaks, join(end, continues))
-        };
-        let report = std::mem::replace(&mut self.report, false);
-        let (breaks, again) = walk(self, entry.clone());
-        self.report = report;
-        let head = join(entry, again);
-        if report {
-            let (breaks, _) = walk(self, head.clone());
-            (breaks, head)
-        } else {
-            // Assignments add to the set whatever it held, so a walk from the later head
-            // reaches each `break` with what the first walk had there plus `again`.
-            (if breaks.is_some() { join(breaks, head.clone()) } else { None }, head)
-        }
-    }
-
-    fn expr(&mut self, e: &Expr, s: State) -> State {
-        match &e.kind {
-            ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Capture(_) | ExprKind::Local(_) => s,
-            ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => s,
-            ExprKind::Unary(_, x) | ExprKind::Cast(x) => self.expr(x, s),
-            ExprKind::Binary(_, a, b) => {
-                let s = self.expr(a, s);
-                self.expr(b, s)
-            }
-            ExprKind::Logic(_, a, b) => {
-                let s = self.expr(a, s);
-                let r = self.expr(b, s.clone());
-                join(s, r)
+                self.merge(s, r)
             }
             ExprKind::Index(a, i) => {
                 let s = self.expr(a, s);
@@ -323,8 +203,7 @@ impl Maybe<'_> {
                 };
                 let mut s = self.expr(v, s);
                 if let Place::Local(l) = p {
-                    let compound = matches!(e.kind, ExprKind::CompoundAssign(..));
-                    self.assign(&mut s, *l, e.span, compound);
+                    self.assign(&mut s, *l, e.span, matches!(e.kind, ExprKind::CompoundAssign(..)));
                 }
                 s
             }
@@ -336,15 +215,16 @@ impl Maybe<'_> {
                     Some(b) => self.block(b, s),
                     None => s,
                 };
-                join(t, e)
+                self.merge(t, e)
             }
             ExprKind::Block(b) => self.block(b, s),
             ExprKind::While(id, c, body) => {
                 // Left when the condition fails at the head, or through `break`.
                 let s = self.expr(c, s);
                 let (breaks, head) = self.body(*id, body, s);
-                join(head, breaks)
+                self.merge(head, breaks)
             }
+            // Left only through `break`.
             ExprKind::Loop(id, body) => self.body(*id, body, s).0,
             ExprKind::For { id, var, start, end, step, body, .. } => {
                 let mut s = self.expr(start, s);
@@ -355,8 +235,9 @@ impl Maybe<'_> {
                 if let Some(v) = s.as_mut() {
                     v[*var] = true;
                 }
+                // Left when the range is exhausted at the head, or through `break`.
                 let (breaks, head) = self.body(*id, body, s);
-                join(head, breaks)
+                self.merge(head, breaks)
             }
             ExprKind::Break(id, v) => {
                 let s = match v {
@@ -364,13 +245,15 @@ impl Maybe<'_> {
                     None => s,
                 };
                 if let Some(acc) = self.breaks.remove(id) {
-                    self.breaks.insert(*id, join(acc, s));
+                    let merged = self.merge(acc, s);
+                    self.breaks.insert(*id, merged);
                 }
                 None
             }
             ExprKind::Continue(id) => {
                 if let Some(acc) = self.continues.remove(id) {
-                    self.continues.insert(*id, join(acc, s));
+                    let merged = self.merge(acc, s);
+                    self.continues.insert(*id, merged);
                 }
                 None
             }

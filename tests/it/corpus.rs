@@ -342,6 +342,7 @@ fn a_let_without_a_value_must_be_assigned_on_every_path_before_it_is_read() {
         ("let w; w = 1; if c { w = 2; } out[0] = w;", 22),
         ("let w: i32; w = 1; w += 1; out[0] = w;", 20),
         ("let w: i32; loop { w = 1; if c { continue; } break; } out[0] = w;", 20),
+        ("let w; for i in 0..n { if c { w = i; break; } } w = 0; out[0] = w;", 49),
     ] {
         let e = check(body).expect_err(body);
         assert!(e.contains("cannot assign twice to immutable variable `w`") && e.contains(&format!("deferred.rs:3:{at}")), "{body}: {e}");

@@ -370,28 +370,45 @@ impl Cache {
             .collect()
     }
 
-    fn store_error(&self, e: &StoreError) {
-        match e {
-            // Nothing is lost: the bookkeeping is parked for the next process.
-            StoreError::Busy => self.count("busy", 1),
-            StoreError::Failed(m) => self.warn_once(&format!("store:{m}"), &format!("{e}; continuing without the local cache")),
-        }
-    }
-
-    /// Writes entries' files without the catalogue and parks their bookkeeping (with this
-    /// process's counts) for the next process that opens it.
-    fn write_parked(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)], deltas: &[(&'static str, i64)]) {
-        let mut stored = Vec::new();
-        let mut written = 0i64;
-        for (k, b) in encoded {
-            if let Ok(delta) = local.write_entry(k, b) {
-                stored.push((*k, delta));
-                written += b.len() as i64;
+    /// Writes encoded entries to the local store with their bookkeeping (and this process's
+    /// counts). Writers never wait for the catalogue: entries are files, and when another
+    /// process has the catalogue open the bookkeeping is parked for the next one to open it.
+    fn write_local(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)]) {
+        let mut deltas = self.counters.take();
+        let r = local.try_with(|db| {
+            LocalStore::add_stats(db, &deltas)?;
+            local.merge_parked(db)?;
+            let mut written = 0u64;
+            for (k, b) in encoded {
+                local.put(db, k, b)?;
+                written += b.len() as u64;
+            }
+            LocalStore::add_stats(db, &[("bytes_written", written as i64)])?;
+            Ok(())
+        });
+        match r {
+            Ok(()) => {}
+            Err(StoreError::Busy) => {
+                // Nothing is lost: files now, bookkeeping parked.
+                let mut stored = Vec::new();
+                let mut written = 0i64;
+                for (k, b) in encoded {
+                    if let Ok(delta) = local.write_entry(k, b) {
+                        stored.push((*k, delta));
+                        written += b.len() as i64;
+                    }
+                }
+                deltas.extend([("busy", 1), ("bytes_written", written)]);
+                local.park(&deltas, &[], &stored);
+            }
+            Err(e) => {
+                self.counters.restore(&deltas);
+                self.warn_once(&format!("store:{e}"), &format!("{e}; continuing without the local cache"));
+                // Entries are files: they can be written without the catalogue.
+                let written: usize = encoded.iter().filter(|(k, b)| local.write_object(k, b).is_ok()).map(|(_, b)| b.len()).sum();
+                self.count("bytes_written", written as u64);
             }
         }
-        let mut deltas = deltas.to_vec();
-        deltas.push(("bytes_written", written));
-        local.park(&deltas, &[], &stored);
     }
 
     fn remember(&self, key: Key, e: Arc<Entry>) {
@@ -400,11 +417,7 @@ impl Cache {
 
     fn backfill(&self, key: &Key, bytes: &[u8]) {
         if let Some(local) = &self.local {
-            let r = local.try_with(|db| local.put(db, key, bytes));
-            if let Err(e) = r {
-                self.store_error(&e);
-                self.write_parked(local, &[(*key, bytes.to_vec())], &[]);
-            }
+            self.write_local(local, &[(*key, bytes.to_vec())]);
         }
     }
 
@@ -422,40 +435,7 @@ impl Cache {
             self.remember(e.meta.key, Arc::new(e));
         }
         if let Some(local) = &self.local {
-            let deltas = self.counters.take();
-            // Writers never wait for the catalogue: entries are files, and the bookkeeping is
-            // parked when another process has the catalogue open.
-            let r = local.try_with(|db| {
-                LocalStore::add_stats(db, &deltas)?;
-                local.merge_parked(db)?;
-                let mut written = 0u64;
-                for (k, b) in &encoded {
-                    local.put(db, k, b)?;
-                    written += b.len() as u64;
-                }
-                LocalStore::add_stats(db, &[("bytes_written", written as i64)])?;
-                Ok(())
-            });
-            match r {
-                Ok(()) => {}
-                Err(StoreError::Busy) => {
-                    let mut deltas = deltas;
-                    deltas.push(("busy", 1));
-                    self.write_parked(local, &encoded, &deltas);
-                }
-                Err(e) => {
-                    self.counters.restore(&deltas);
-                    self.store_error(&e);
-                    // Entries are files: they can be written without the catalogue.
-                    let mut written = 0u64;
-                    for (k, b) in &encoded {
-                        if local.write_object(k, b).is_ok() {
-                            written += b.len() as u64;
-                        }
-                    }
-                    self.count("bytes_written", written);
-                }
-            }
+            self.write_local(local, &encoded);
         }
         if let Some(remote) = &self.remote {
             for (k, b) in &encoded {

@@ -641,10 +641,15 @@ impl Kernel {
     /// A compiled kernel from PTX produced elsewhere for this kernel (the prebuild step embeds
     /// it), for `target` and `spec`.
     pub fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
-        let key = Key(*blake3::hash(ptx.as_bytes()).as_bytes());
+        self.prebuilt(target, spec, Artifact::Ptx(ptx))
+    }
+
+    /// A compiled kernel around code built elsewhere (keyed by its bytes).
+    fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
+        let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
         let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
         let entry = codegen::symbol_name(&self.inner.program.kernel().name);
-        Arc::new(CompiledKernel::new(self, target, spec, key, Artifact::Ptx(ptx), entry, library, Origin::Prebuilt))
+        Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
     }
 
     /// A compiled kernel from a cubin assembled elsewhere for this kernel and `arch` (for
@@ -664,11 +669,7 @@ impl Kernel {
         if !cubin.starts_with(b"\x7fELF") {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
         }
-        let key = Key(*blake3::hash(&cubin).as_bytes());
-        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
-        let entry = codegen::symbol_name(&self.inner.program.kernel().name);
-        let spec = Specialization::uniform(&self.inner.program, Layout::C);
-        Ok(Arc::new(CompiledKernel::new(self, Target::Nvptx(arch), &spec, key, Artifact::Cubin(cubin), entry, library, Origin::Prebuilt)))
+        Ok(self.prebuilt(Target::Nvptx(arch), &Specialization::uniform(&self.inner.program, Layout::C), Artifact::Cubin(cubin)))
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes

@@ -2,15 +2,7 @@
 //! 1,000 lines, generated).
 #![allow(dead_code)]
 
-pub const SMALL: &str = r#"
-#[kernel]
-pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
-"#;
+pub const SMALL: &str = include_str!("../examples/kernels/saxpy.rs");
 
 pub const MEDIUM: &str = include_str!("kernels/medium.rs");
 

@@ -15,15 +15,7 @@ use std::time::Instant;
 
 use kache::{Config, Device, Grid, Jit, Layout, Order, Specialization};
 
-const SAXPY: &str = r#"
-#[kernel]
-pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
-    }
-}
-"#;
+const SAXPY: &str = include_str!("kernels/saxpy.rs");
 
 const MEDIUM: &str = include_str!("../benches/kernels/medium.rs");
 

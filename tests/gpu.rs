@@ -71,13 +71,7 @@ fn capture_scenarios_on_cuda() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-const SAXPY: &str = r#"
-#[kernel]
-pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() { y[i] = a * x[i] + y[i]; }
-}
-"#;
+const SAXPY: &str = include_str!("../examples/kernels/saxpy.rs");
 
 fn run_saxpy(jit: &Jit, d: &Device) -> std::sync::Arc<kache::CompiledKernel> {
     let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();

@@ -535,13 +535,9 @@ fn writers_never_wait_for_the_catalogue_and_their_parked_bookkeeping_is_merged_l
     assert_eq!(w["misses"], v["misses"], "the newest entry was evicted: {w}");
 }
 
-#[test]
-fn sigkilled_writers_never_leave_anything_unverified_behind() {
-    let cache = tempfile::tempdir().unwrap();
-    let work = tempfile::tempdir().unwrap();
-    let files = write_kernels(work.path(), 8);
-    // The expected output of every kernel, from a cache-free compile.
-    let expected: Vec<String> = files
+/// The PTX of each kernel `k<i>` of `files` for sm_70, from a cache-free compile.
+fn reference_ptx(files: &[std::path::PathBuf]) -> Vec<String> {
+    files
         .iter()
         .enumerate()
         .map(|(i, f)| {
@@ -549,14 +545,39 @@ fn sigkilled_writers_never_leave_anything_unverified_behind() {
             let k = jit.load_file(f).unwrap().kernel(&format!("k{i}")).unwrap();
             k.compile(Target::Nvptx(Arch::parse("sm_70").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().ptx().unwrap().to_string()
         })
-        .collect();
-    let mut seed = 0x2545f4914f6cdd1du64;
-    let mut rand = move |n: u64| {
+        .collect()
+}
+
+/// Compiles every file with `kache compile` into `out_dir` through the store at `cache` and
+/// checks each output against `expected`.
+fn compile_all_to(cache: &Path, files: &[std::path::PathBuf], expected: &[String], out_dir: &Path, tag: &str) {
+    for (i, f) in files.iter().enumerate() {
+        let out = out_dir.join(format!("{tag}{i}.ptx"));
+        let o = kache(cache).arg("compile").arg(f).args(["--arch", "sm_70", "-o"]).arg(&out).output().unwrap();
+        assert!(o.status.success(), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), expected[i], "{tag}: kernel {i}");
+    }
+}
+
+/// A small deterministic random number generator (xorshift64).
+fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        seed % n
-    };
+        seed
+    }
+}
+
+#[test]
+fn sigkilled_writers_never_leave_anything_unverified_behind() {
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let files = write_kernels(work.path(), 8);
+    // The expected output of every kernel, from a cache-free compile.
+    let expected = reference_ptx(&files);
+    let mut next = xorshift(0x2545f4914f6cdd1d);
+    let mut rand = move |n: u64| next() % n;
     for trial in 0..120 {
         let i = rand(files.len() as u64) as usize;
         let mut child = kache(cache.path())
@@ -582,42 +603,16 @@ fn sigkilled_writers_never_leave_anything_unverified_behind() {
         }
     }
     // Compiles through the store give correct output.
-    for (i, f) in files.iter().enumerate() {
-        let out = work.path().join(format!("final{i}.ptx"));
-        let o = kache(cache.path()).arg("compile").arg(f).args(["--arch", "sm_70", "-o"]).arg(&out).output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        assert_eq!(std::fs::read_to_string(&out).unwrap(), expected[i], "kernel {i}");
-    }
+    compile_all_to(cache.path(), &files, &expected, work.path(), "final");
 }
 
 #[test]
 fn random_bytes_over_every_file_of_the_store_lose_nothing_but_the_cache() {
     let work = tempfile::tempdir().unwrap();
     let files = write_kernels(work.path(), 4);
-    let expected: Vec<String> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let jit = memory_jit();
-            let k = jit.load_file(f).unwrap().kernel(&format!("k{i}")).unwrap();
-            k.compile(Target::Nvptx(Arch::parse("sm_70").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().ptx().unwrap().to_string()
-        })
-        .collect();
-    let compile_all = |cache: &Path, tag: &str| {
-        for (i, f) in files.iter().enumerate() {
-            let out = work.path().join(format!("{tag}{i}.ptx"));
-            let o = kache(cache).arg("compile").arg(f).args(["--arch", "sm_70", "-o"]).arg(&out).output().unwrap();
-            assert!(o.status.success(), "{tag}: {}", String::from_utf8_lossy(&o.stderr));
-            assert_eq!(std::fs::read_to_string(&out).unwrap(), expected[i], "{tag}: kernel {i}");
-        }
-    };
-    let mut seed = 0x9e3779b97f4a7c15u64;
-    let mut rand = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let expected = reference_ptx(&files);
+    let compile_all = |cache: &Path, tag: &str| compile_all_to(cache, &files, &expected, work.path(), tag);
+    let mut rand = xorshift(0x9e3779b97f4a7c15);
     for round in 0..4 {
         let cache = tempfile::tempdir().unwrap();
         // Entries, a catalogue, and parked bookkeeping (a hit-only process parks its counts).

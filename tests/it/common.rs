@@ -48,3 +48,18 @@ pub fn assemble(ptxas: &Path, ptx: &str, what: &str) {
 pub fn kache_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_kache"))
 }
+
+/// The globals bound for fixture sources that ask for them (`// test-env: globals`): `PRICES`, a
+/// read-only device `&[f32]`, and `RATE`, an `f32`.
+pub fn globals_env() -> kache::lang::Env {
+    use kache::ir::{ArrayTy, CaptureTy, Layout, Scalar};
+    kache::lang::Env {
+        globals: vec![
+            (
+                "PRICES".into(),
+                CaptureTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable: false }, device: true, layout: Layout::C },
+            ),
+            ("RATE".into(), CaptureTy::Scalar(Scalar::F32)),
+        ],
+    }
+}

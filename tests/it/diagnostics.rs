@@ -10,29 +10,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kache::ir::{ArrayTy, CaptureTy, Layout, Scalar};
 use kache::lang::{Diagnostics, Env, check_module, parse_bytes};
 
 use crate::common;
 
 const GLOBALS_MARKER: &str = "// test-env: globals";
 
-/// The globals bound for fixtures that ask for them.
-fn globals_env() -> Env {
-    Env {
-        globals: vec![
-            (
-                "PRICES".into(),
-                CaptureTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable: false }, device: true, layout: Layout::C },
-            ),
-            ("RATE".into(), CaptureTy::Scalar(Scalar::F32)),
-        ],
-    }
-}
 
 fn env_for(bytes: &[u8]) -> Env {
     let text = String::from_utf8_lossy(bytes);
-    if text.contains(GLOBALS_MARKER) { globals_env() } else { Env::default() }
+    if text.contains(GLOBALS_MARKER) { common::globals_env() } else { Env::default() }
 }
 
 /// Parses and checks every item; `Ok(())` when the source is valid.

@@ -13,7 +13,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use kache::ir::{ArrayTy, CaptureTy, Ty};
+use kache::ir::Ty;
 use kache::lang::{Env, ModuleSummary, check_module, parse_bytes};
 use kache::{Arch, CaptureValue, HostArray, IntoCapture, Layout, Scalar, Specialization, Target};
 use proptest::prelude::*;
@@ -174,17 +174,6 @@ static SEEDS: LazyLock<Vec<Seed>> = LazyLock::new(|| {
 
 // ---- running the front end and the code generator without panicking ---------------------------
 
-fn globals_env() -> Env {
-    Env {
-        globals: vec![
-            (
-                "PRICES".into(),
-                CaptureTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable: false }, device: true, layout: Layout::C },
-            ),
-            ("RATE".into(), CaptureTy::Scalar(Scalar::F32)),
-        ],
-    }
-}
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(no message)".into())
@@ -747,7 +736,7 @@ proptest! {
     /// Mutated good kernels: Ok or a located typed error, never a panic.
     #[test]
     fn mutated_kernels_never_panic(src in mutated_source(), globals in any::<bool>()) {
-        let env = if globals { globals_env() } else { Env::default() };
+        let env = if globals { common::globals_env() } else { Env::default() };
         match front_end(&src, &env) {
             Err(e) => prop_assert!(false, "{}", e),
             Ok(Some(summary)) => {
@@ -778,7 +767,7 @@ proptest! {
     /// Random tokens inside a kernel body.
     #[test]
     fn token_soup_never_panics(src in token_soup(), globals in any::<bool>()) {
-        let env = if globals { globals_env() } else { Env::default() };
+        let env = if globals { common::globals_env() } else { Env::default() };
         match front_end(src.as_bytes(), &env) {
             Err(e) => prop_assert!(false, "{}", e),
             Ok(Some(summary)) => {
@@ -800,7 +789,7 @@ fn generated_expressions_check_and_compile() {
     let compiled = AtomicUsize::new(0);
     let strategy = prop_oneof![3 => expr_kernel(false), 1 => expr_kernel(true)];
     let result = runner.run(&strategy, |(src, globals)| {
-        let env = if globals { globals_env() } else { Env::default() };
+        let env = if globals { common::globals_env() } else { Env::default() };
         match front_end(src.as_bytes(), &env) {
             Err(e) => prop_assert!(false, "{}", e),
             Ok(Some(summary)) => {

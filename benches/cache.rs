@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use kache::cache::{ArtifactKind, Key, LocalStore, Lookup, Meta, envelope};
 use kache::cache::Cache;
+use kache::cache::{ArtifactKind, Key, LocalStore, Lookup, Meta, envelope};
 use kache::{Arch, Config, Jit, Layout, Specialization, Target};
 
 #[path = "support.rs"]

@@ -80,7 +80,10 @@ fn run_child(exe: &Path, kernel: &str, dir: &Path, cubin_tier: bool) -> Sample {
         .expect("run child");
     let process_ms = t.elapsed().as_secs_f64() * 1e3;
     let out = String::from_utf8_lossy(&o.stdout);
-    let line = out.lines().find(|l| l.starts_with("RESULT")).unwrap_or_else(|| panic!("child failed: {}\n{}", out, String::from_utf8_lossy(&o.stderr)));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("RESULT"))
+        .unwrap_or_else(|| panic!("child failed: {}\n{}", out, String::from_utf8_lossy(&o.stderr)));
     let mut s = Sample { process_ms, ..Sample::default() };
     for kv in line.split_whitespace().skip(1) {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
@@ -120,7 +123,10 @@ fn main() {
     }
     println!("{}", Device::cuda(0).map(|d| d.describe()).unwrap_or_default());
     println!("each row: median of {reps} fresh processes, CUDA_CACHE_DISABLE=1");
-    println!("{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>12}  origin / cubin", "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "process ms");
+    println!(
+        "{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>12}  origin / cubin",
+        "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "process ms"
+    );
     let mut raw = Vec::new();
     for kernel in ["saxpy", "medium"] {
         let mut rows: Vec<(&str, Vec<Sample>)> = Vec::new();

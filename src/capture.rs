@@ -542,7 +542,12 @@ impl<T: Element> IntoCapture for &HostArray<T> {
         let contiguous = self.offset == 0 && self.data.len() == self.shape.iter().product::<usize>();
         let data = match layout {
             Layout::F if contiguous => {
-                return Ok(CaptureValue::Host(Arc::new(HostData::new(T::SCALAR, self.shape.clone(), Layout::F, elements_to_bytes(&self.data)))));
+                return Ok(CaptureValue::Host(Arc::new(HostData::new(
+                    T::SCALAR,
+                    self.shape.clone(),
+                    Layout::F,
+                    elements_to_bytes(&self.data),
+                ))));
             }
             Layout::C if contiguous => elements_to_bytes(&self.data),
             _ => elements_to_bytes(&self.to_vec()),

@@ -34,16 +34,8 @@ pub enum Scalar {
 
 impl Scalar {
     /// Every scalar type, in a fixed order.
-    pub const ALL: [Scalar; 8] = [
-        Scalar::Bool,
-        Scalar::I32,
-        Scalar::I64,
-        Scalar::U32,
-        Scalar::U64,
-        Scalar::Usize,
-        Scalar::F32,
-        Scalar::F64,
-    ];
+    pub const ALL: [Scalar; 8] =
+        [Scalar::Bool, Scalar::I32, Scalar::I64, Scalar::U32, Scalar::U64, Scalar::Usize, Scalar::F32, Scalar::F64];
 
     /// The Rust spelling of the type.
     pub fn name(self) -> &'static str {
@@ -126,11 +118,7 @@ pub struct ArrayTy {
 impl fmt::Display for ArrayTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = if self.writable { "&mut " } else { "&" };
-        if self.ndim == 1 {
-            write!(f, "{m}[{}]", self.elem)
-        } else {
-            write!(f, "{m}Array<{}, {}>", self.elem, self.ndim)
-        }
+        if self.ndim == 1 { write!(f, "{m}[{}]", self.elem) } else { write!(f, "{m}Array<{}, {}>", self.elem, self.ndim) }
     }
 }
 

@@ -104,7 +104,8 @@ impl Config {
         c.salt = std::env::var("KACHE_SALT").unwrap_or_default();
         c.arch = Arch::default_from_env()?;
         if let Ok(v) = std::env::var("KACHE_OPT_LEVEL") {
-            c.opt_level = v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| Error::Config(format!("KACHE_OPT_LEVEL={v} is not 0..=3")))?;
+            c.opt_level =
+                v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| Error::Config(format!("KACHE_OPT_LEVEL={v} is not 0..=3")))?;
         }
         c.fast_math = env_flag("KACHE_FAST_MATH");
         c.cubin_tier = !matches!(std::env::var("KACHE_CUBIN_TIER").as_deref().map(str::trim), Ok("0" | "false" | "no" | "off"));
@@ -410,10 +411,9 @@ pub(crate) fn resolve_captures(program: &Program, bindings: &[CaptureValue]) -> 
         .captures
         .iter()
         .map(|c| match &c.source {
-            CaptureSource::Binding(i) => bindings.get(*i).cloned().ok_or_else(|| Error::Binding {
-                name: c.origin.to_string(),
-                problem: "no value bound".into(),
-            }),
+            CaptureSource::Binding(i) => {
+                bindings.get(*i).cloned().ok_or_else(|| Error::Binding { name: c.origin.to_string(), problem: "no value bound".into() })
+            }
             CaptureSource::Scalar(v) => Ok(CaptureValue::Scalar(*v)),
             CaptureSource::Static(a) => Ok(CaptureValue::Host(Arc::new(static_data(a)))),
         })
@@ -566,12 +566,11 @@ impl Kernel {
                     return Ok(c);
                 }
             }
-            Lookup::Hit(entry, tier) => {
-                match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
-                    Ok(c) => return Ok(Arc::new(c)),
-                    Err(e) => cache.warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
-                }
-            }
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
+                Ok(c) => return Ok(Arc::new(c)),
+                Err(e) => cache
+                    .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
+            },
             Lookup::Miss => {}
         }
         let options = jit.config().options(target);
@@ -799,7 +798,16 @@ impl std::fmt::Debug for CompiledKernel {
 
 impl CompiledKernel {
     #[allow(clippy::too_many_arguments)]
-    fn new(k: &Kernel, target: Target, spec: &Specialization, key: Key, artifact: Artifact, entry: String, library: Arc<CodeLibrary>, origin: Origin) -> CompiledKernel {
+    fn new(
+        k: &Kernel,
+        target: Target,
+        spec: &Specialization,
+        key: Key,
+        artifact: Artifact,
+        entry: String,
+        library: Arc<CodeLibrary>,
+        origin: Origin,
+    ) -> CompiledKernel {
         let p = &k.inner.program;
         CompiledKernel {
             name: k.inner.name.clone(),
@@ -813,7 +821,12 @@ impl CompiledKernel {
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
             static_shared: codegen::static_shared_bytes(p),
             library,
-            device_captures: k.inner.captures.iter().filter_map(|c| if let CaptureValue::Device(d) = c { Some(d.location) } else { None }).collect(),
+            device_captures: k
+                .inner
+                .captures
+                .iter()
+                .filter_map(|c| if let CaptureValue::Device(d) = c { Some(d.location) } else { None })
+                .collect(),
             origin,
             jit: Some(k.inner.jit.clone()),
             host: OnceLock::new(),
@@ -913,7 +926,11 @@ impl CompiledKernel {
         }
         for loc in &self.device_captures {
             if *loc != device.location() {
-                return Err(Error::Device(format!("kernel '{}' captured an array in {loc} and cannot run on {}", self.name, device.describe())));
+                return Err(Error::Device(format!(
+                    "kernel '{}' captured an array in {loc} and cannot run on {}",
+                    self.name,
+                    device.describe()
+                )));
             }
         }
         // One 8-byte slot per flattened parameter.
@@ -958,7 +975,9 @@ impl CompiledKernel {
     fn host_module(&self) -> Result<Arc<HostModule>> {
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),
-            Artifact::Ptx(_) | Artifact::Cubin(_) => Err(format!("kernel '{}' was compiled for a GPU, not for the host backend", self.name)),
+            Artifact::Ptx(_) | Artifact::Cubin(_) => {
+                Err(format!("kernel '{}' was compiled for a GPU, not for the host backend", self.name))
+            }
         });
         r.clone().map_err(Error::Device)
     }
@@ -973,7 +992,10 @@ impl CompiledKernel {
                 Target::Host => "the host".to_string(),
             };
             let f = dev.load_image(image, &self.entry).map_err(|e| {
-                Error::Device(format!("the cubin of kernel '{}' (built for {built}) did not load on {} ({}): {e}", self.name, dev.name, dev.arch))
+                Error::Device(format!(
+                    "the cubin of kernel '{}' (built for {built}) did not load on {} ({}): {e}",
+                    self.name, dev.name, dev.arch
+                ))
             })?;
             let f = Arc::new(f);
             self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
@@ -992,7 +1014,10 @@ impl CompiledKernel {
                             *self.cubin_origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(tier);
                             loaded = Some(f);
                         }
-                        Err(err) => cache.warn_once(&format!("cubin:{ckey}"), &format!("a cached cubin for '{}' did not load ({err}); rebuilding it from PTX", self.name)),
+                        Err(err) => cache.warn_once(
+                            &format!("cubin:{ckey}"),
+                            &format!("a cached cubin for '{}' did not load ({err}); rebuilding it from PTX", self.name),
+                        ),
                     }
                 }
             }

@@ -200,7 +200,13 @@ impl CodeLibrary {
     }
 }
 
-fn build(p: &Program, id: FuncId, caps: &[CaptureValue], modules: Option<&[Vec<u8>]>, built: &mut Vec<Option<Arc<CodeLibrary>>>) -> Arc<CodeLibrary> {
+fn build(
+    p: &Program,
+    id: FuncId,
+    caps: &[CaptureValue],
+    modules: Option<&[Vec<u8>]>,
+    built: &mut Vec<Option<Arc<CodeLibrary>>>,
+) -> Arc<CodeLibrary> {
     if let Some(l) = &built[id] {
         return l.clone();
     }
@@ -247,4 +253,3 @@ impl Persistable<'_> {
         self.library
     }
 }
-

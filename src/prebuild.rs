@@ -82,7 +82,10 @@ impl Builder {
     /// through the cache, and writes the generated launch functions. Kernel errors are printed
     /// like rustc's (cargo shows them) and fail the build.
     pub fn build(self) -> Result<PathBuf> {
-        let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").ok_or_else(|| Error::Config("OUT_DIR is not set: run the prebuild step from a build script".into()))?);
+        let out_dir = PathBuf::from(
+            std::env::var_os("OUT_DIR")
+                .ok_or_else(|| Error::Config("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
+        );
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
         let dir = manifest.join(self.kernels_dir.clone().unwrap_or_else(|| "kernels".into()));
         println!("cargo:rerun-if-changed={}", dir.display());
@@ -162,7 +165,10 @@ impl Builder {
             kernels.push(GenKernel { name, signature: k.signature().to_vec(), ptx });
         }
         for f in m.factory_names() {
-            println!("cargo:warning=kache: {}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit", file.display());
+            println!(
+                "cargo:warning=kache: {}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
+                file.display()
+            );
         }
         Ok(GenModule { module: module_name, source: file.to_path_buf(), kernels })
     }
@@ -337,7 +343,11 @@ pub struct Prebuilt {
 
 impl std::fmt::Debug for Prebuilt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Prebuilt").field("name", &self.name).field("file", &self.file).field("archs", &self.ptx.iter().map(|p| p.0).collect::<Vec<_>>()).finish()
+        f.debug_struct("Prebuilt")
+            .field("name", &self.name)
+            .field("file", &self.file)
+            .field("archs", &self.ptx.iter().map(|p| p.0).collect::<Vec<_>>())
+            .finish()
     }
 }
 

@@ -34,9 +34,5 @@ pub(crate) fn ensure<R>(red_zone: usize, size: usize, f: impl FnOnce() -> R) -> 
         v
     });
     let _restore = Level(depth);
-    if depth < UNCHECKED && IS_MAIN.with(|m| *m) {
-        f()
-    } else {
-        stacker::maybe_grow(red_zone, size, f)
-    }
+    if depth < UNCHECKED && IS_MAIN.with(|m| *m) { f() } else { stacker::maybe_grow(red_zone, size, f) }
 }

@@ -9,10 +9,10 @@ use std::path::Path;
 use kache::cache::Tier;
 use kache::{Config, Device, Grid, Jit, Layout, Origin, Specialization};
 
-#[path = "shared/foreign.rs"]
-mod foreign;
 #[path = "shared/capture_scenarios.rs"]
 mod capture_scenarios;
+#[path = "shared/foreign.rs"]
+mod foreign;
 #[path = "shared/scenarios.rs"]
 mod scenarios;
 
@@ -91,7 +91,8 @@ fn staged_cubin(arch: kache::Arch) -> Vec<u8> {
     if let Ok(b) = std::fs::read(&staged) {
         return b;
     }
-    let ptxas = kache::toolchain::find_ptxas().unwrap_or_else(|| panic!("{} is not staged and no ptxas is here to build it", staged.display()));
+    let ptxas =
+        kache::toolchain::find_ptxas().unwrap_or_else(|| panic!("{} is not staged and no ptxas is here to build it", staged.display()));
     let jit = Jit::new(Config::in_memory()).unwrap();
     let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
     let c = k.compile(kache::Target::Nvptx(arch), &Specialization::uniform(k.program(), Layout::C)).unwrap();
@@ -158,11 +159,7 @@ fn scan(dir: &Path, ptr: u64) {
     fn walk(d: &Path, out: &mut Vec<u8>) {
         for e in std::fs::read_dir(d).unwrap().flatten() {
             let p = e.path();
-            if p.is_dir() {
-                walk(&p, out)
-            } else {
-                out.extend(std::fs::read(&p).unwrap_or_default())
-            }
+            if p.is_dir() { walk(&p, out) } else { out.extend(std::fs::read(&p).unwrap_or_default()) }
         }
     }
     let mut all = Vec::new();

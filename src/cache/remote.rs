@@ -9,8 +9,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::key::{KEY_SCHEMA, Key};
 use super::Cache;
+use super::key::{KEY_SCHEMA, Key};
 use crate::error::{Error, Result};
 
 /// Remote settings.
@@ -50,7 +50,9 @@ impl RemoteConfig {
         let secret = std::env::var("KACHE_REMOTE_KEY").unwrap_or_default();
         let read_only = matches!(std::env::var("KACHE_REMOTE_READONLY").as_deref(), Ok("1" | "true" | "yes"));
         let timeout = match std::env::var("KACHE_REMOTE_TIMEOUT_MS") {
-            Ok(v) => Duration::from_millis(v.trim().parse().map_err(|_| Error::Config(format!("KACHE_REMOTE_TIMEOUT_MS={v} is not a number")))?),
+            Ok(v) => {
+                Duration::from_millis(v.trim().parse().map_err(|_| Error::Config(format!("KACHE_REMOTE_TIMEOUT_MS={v} is not a number")))?)
+            }
             Err(_) => Duration::from_millis(250),
         };
         RemoteConfig::new(url, secret.into_bytes(), read_only, timeout).map(Some)
@@ -170,7 +172,10 @@ impl RemoteStore {
         // Constant-time comparison through blake3's Hash equality.
         if blake3::Hash::from(want) != blake3::Hash::from(<[u8; 32]>::try_from(mac).ok()?) {
             cache.count("remote_rejected", 1);
-            cache.warn_once("remote-mac", "an entry from the remote cache failed authentication and was ignored (wrong KACHE_REMOTE_KEY, or tampering)");
+            cache.warn_once(
+                "remote-mac",
+                "an entry from the remote cache failed authentication and was ignored (wrong KACHE_REMOTE_KEY, or tampering)",
+            );
             return None;
         }
         Some(entry.to_vec())

@@ -139,7 +139,11 @@ impl LocalStore {
         std::fs::create_dir_all(dir)?;
         let old = std::fs::metadata(&path).ok().map(|m| m.len());
         let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let tmp = dir.join(format!(".tmp-{}-{}-{n}", std::process::id(), SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)));
+        let tmp = dir.join(format!(
+            ".tmp-{}-{}-{n}",
+            std::process::id(),
+            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+        ));
         std::fs::write(&tmp, bytes)?;
         if let Err(e) = std::fs::rename(&tmp, &path) {
             let _ = std::fs::remove_file(&tmp);
@@ -403,7 +407,12 @@ impl LocalStore {
         let dir = self.parked_dir();
         let _ = std::fs::create_dir_all(&dir);
         let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let name = format!("{}-{}-{}-{n}", std::process::id(), now_secs(), SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0));
+        let name = format!(
+            "{}-{}-{}-{n}",
+            std::process::id(),
+            now_secs(),
+            SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
+        );
         let tmp = dir.join(format!(".{name}"));
         if std::fs::write(&tmp, text).is_ok() {
             let _ = std::fs::rename(&tmp, dir.join(name));
@@ -434,7 +443,9 @@ impl LocalStore {
                     touched.extend(Key::from_hex(v));
                 } else if n == "put" {
                     let mut f = v.split(' ');
-                    if let (Some(k), Some(Ok(delta)), Some(Ok(when))) = (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse)) {
+                    if let (Some(k), Some(Ok(delta)), Some(Ok(when))) =
+                        (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse))
+                    {
                         self.record_put(db, &k, delta, when)?;
                         wrote = true;
                     }

@@ -20,9 +20,7 @@ use inkwell::llvm_sys;
 use inkwell::module::{Linkage, Module};
 use inkwell::targets::TargetMachine;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, FloatType, IntType};
-use inkwell::values::{
-    AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue,
-};
+use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
 
 use super::{CodegenError, CompileInput, Target, symbol_name};
@@ -383,7 +381,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                     let n = a.ndim as u32;
                     let ptr = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?.into_pointer_value();
                     let shape: Vec<IntValue> = (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + d)).map(|v| v.into_int_value()).collect();
-                    let mut strides: Vec<IntValue> = (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + n + d)).map(|v| v.into_int_value()).collect();
+                    let mut strides: Vec<IntValue> =
+                        (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + n + d)).map(|v| v.into_int_value()).collect();
                     idx += 1 + 2 * n;
                     if is_kernel {
                         // The launch's specialisation: contiguous layouts compute their strides.
@@ -858,7 +857,16 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn for_loop(&mut self, id: LoopId, var: LocalId, start: &Expr, end: &Expr, inclusive: bool, step: Option<&Expr>, body: &Block) -> R<()> {
+    fn for_loop(
+        &mut self,
+        id: LoopId,
+        var: LocalId,
+        start: &Expr,
+        end: &Expr,
+        inclusive: bool,
+        step: Option<&Expr>,
+        body: &Block,
+    ) -> R<()> {
         let s = start.ty.scalar().unwrap_or(Scalar::I32);
         let it = self.cx.scalar_ty(s).into_int_type();
         let lo = self.scalar_of(start)?.into_int_value();
@@ -1047,7 +1055,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             });
             let p = self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?;
             let asm_ty = self.cx.i32.fn_type(&[], false);
-            let asm = self.ctx().create_inline_asm(asm_ty, "mov.u32 $0, %dynamic_smem_size;".into(), "=r".into(), false, false, None, false);
+            let asm =
+                self.ctx().create_inline_asm(asm_ty, "mov.u32 $0, %dynamic_smem_size;".into(), "=r".into(), false, false, None, false);
             let call = self.b.build_indirect_call(asm_ty, asm, &[], "")?;
             let v = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("asm"))?.into_int_value();
             (p, self.b.build_int_z_extend(v, self.cx.i64, "")?)
@@ -1208,12 +1217,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             (true, false) => {
                 // Rust's `as`: saturating, NaN to zero.
                 let fv = v.into_float_value();
-                let name = format!(
-                    "llvm.{}.sat.i{}.f{}",
-                    if to.is_signed() { "fptosi" } else { "fptoui" },
-                    to.bits(),
-                    from.bits()
-                );
+                let name = format!("llvm.{}.sat.i{}.f{}", if to.is_signed() { "fptosi" } else { "fptoui" }, to.bits(), from.bits());
                 let ft = tt.into_int_type().fn_type(&[fv.get_type().into()], false);
                 let f = self.m.get_function(&name).unwrap_or_else(|| self.m.add_function(&name, ft, None));
                 self.call_basic(f, &[fv.into()])?
@@ -1329,9 +1333,10 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     let fty = self.ctx().void_type().fn_type(&[self.cx.ptr.into()], false);
                     self.b.build_indirect_call(fty, fp, &[ctx.into()], "")?;
                 } else {
-                    let f = self.m.get_function("llvm.nvvm.barrier0").unwrap_or_else(|| {
-                        self.m.add_function("llvm.nvvm.barrier0", self.ctx().void_type().fn_type(&[], false), None)
-                    });
+                    let f = self
+                        .m
+                        .get_function("llvm.nvvm.barrier0")
+                        .unwrap_or_else(|| self.m.add_function("llvm.nvvm.barrier0", self.ctx().void_type().fn_type(&[], false), None));
                     self.b.build_call(f, &[], "")?;
                 }
                 Val::Unit
@@ -1496,4 +1501,3 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(Val::Scalar(r))
     }
 }
-

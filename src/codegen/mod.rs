@@ -12,12 +12,12 @@ mod lower;
 
 use std::fmt;
 
+use inkwell::OptimizationLevel;
 use inkwell::context::Context;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
-use inkwell::OptimizationLevel;
 
 pub use jit::{HostEntry, HostModule};
 pub use lower::{CaptureData, ParamAbi, host_ctx_layout, static_shared_bytes};
@@ -205,13 +205,7 @@ impl Specialization {
     /// Every array parameter as `layout`.
     pub fn uniform(program: &Program, layout: Layout) -> Specialization {
         let k = program.kernel();
-        Specialization {
-            layouts: k
-                .param_decls()
-                .iter()
-                .map(|p| matches!(p.ty, crate::ir::Ty::Array(_)).then_some(layout))
-                .collect(),
-        }
+        Specialization { layouts: k.param_decls().iter().map(|p| matches!(p.ty, crate::ir::Ty::Array(_)).then_some(layout)).collect() }
     }
 
     /// Short text form, `C,-,F`.
@@ -398,7 +392,8 @@ pub fn first_libdevice_use(p: &Program) -> Option<String> {
                         out = Some(format!("{}()", d.name));
                     }
                 }
-                crate::ir::ExprKind::Binary(crate::ir::BinOp::Rem, a, _) | crate::ir::ExprKind::CompoundAssign(crate::ir::BinOp::Rem, _, a)
+                crate::ir::ExprKind::Binary(crate::ir::BinOp::Rem, a, _)
+                | crate::ir::ExprKind::CompoundAssign(crate::ir::BinOp::Rem, _, a)
                     if a.ty.scalar().is_some_and(|s| s.is_float()) =>
                 {
                     out = Some("`%` on floats".into());
@@ -447,4 +442,3 @@ fn optimize(m: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), Cod
     let pipeline = format!("globaldce,default<O{}>", opt_level.min(3));
     m.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))
 }
-

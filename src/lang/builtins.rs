@@ -53,7 +53,13 @@ pub struct MethodDef {
     pub libdevice: Option<(&'static str, &'static str)>,
 }
 
-const fn m(name: &'static str, func: MathFn, args: usize, receiver: Receiver, libdevice: Option<(&'static str, &'static str)>) -> MethodDef {
+const fn m(
+    name: &'static str,
+    func: MathFn,
+    args: usize,
+    receiver: Receiver,
+    libdevice: Option<(&'static str, &'static str)>,
+) -> MethodDef {
     MethodDef { name, func, args, arg_ty: ArgTy::SameAsSelf, receiver, ret: RetTy::SameAsSelf, libdevice }
 }
 
@@ -130,7 +136,8 @@ pub const METHODS: &[MethodDef] = &[
 ];
 
 /// Array methods: `len()`, `shape(d)`, `stride(d)`.
-pub const ARRAY_METHODS: &[(&str, Builtin, usize)] = &[("len", Builtin::Len, 0), ("shape", Builtin::Shape, 1), ("stride", Builtin::Stride, 1)];
+pub const ARRAY_METHODS: &[(&str, Builtin, usize)] =
+    &[("len", Builtin::Len, 0), ("shape", Builtin::Shape, 1), ("stride", Builtin::Stride, 1)];
 
 /// The math method called `name`.
 pub fn method(name: &str) -> Option<&'static MethodDef> {

@@ -57,14 +57,18 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
     let f = match m.func(name) {
         Some(f) if f.is_kernel => f,
         Some(f) if matches!(f.ret, RetTy::ImplKernel(_)) => {
-            return Err(diag(Diagnostic::error(f.name.span, format!("`{name}` is a kernel factory, not a kernel"))
-                .label("returns `impl Kernel`")
-                .help("instantiate it with `Module::closure` and its arguments")));
+            return Err(diag(
+                Diagnostic::error(f.name.span, format!("`{name}` is a kernel factory, not a kernel"))
+                    .label("returns `impl Kernel`")
+                    .help("instantiate it with `Module::closure` and its arguments"),
+            ));
         }
         Some(f) => {
-            return Err(diag(Diagnostic::error(f.name.span, format!("`{name}` is not a kernel"))
-                .label("a device function")
-                .help("mark kernels with `#[kernel]`")));
+            return Err(diag(
+                Diagnostic::error(f.name.span, format!("`{name}` is not a kernel"))
+                    .label("a device function")
+                    .help("mark kernels with `#[kernel]`"),
+            ));
         }
         None => return Err(diag(cx.no_such_kernel(name))),
     };
@@ -84,10 +88,12 @@ fn check_shared_total(p: &Program) -> CResult<()> {
             if let ExprKind::SharedArray { elem, len, .. } = &e.kind {
                 total = total.div_ceil(16) * 16 + len * elem.size() as u64;
                 if total > builtins::MAX_SHARED_BYTES && err.is_none() {
-                    err = Some(Diagnostic::error(e.span, format!("kernel `{}` uses {total} bytes of static shared memory", p.kernel().name))
-                        .label(format!("the total passes {} bytes here", builtins::MAX_SHARED_BYTES))
-                        .note("every `shared_array` of the kernel and of the functions it calls shares one block's 48 KiB")
-                        .help("use smaller arrays, or `dynamic_shared_array::<T>()` sized at launch"));
+                    err = Some(
+                        Diagnostic::error(e.span, format!("kernel `{}` uses {total} bytes of static shared memory", p.kernel().name))
+                            .label(format!("the total passes {} bytes here", builtins::MAX_SHARED_BYTES))
+                            .note("every `shared_array` of the kernel and of the functions it calls shares one block's 48 KiB")
+                            .help("use smaller arrays, or `dynamic_shared_array::<T>()` sized at launch"),
+                    );
                 }
             }
         });
@@ -129,14 +135,19 @@ pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[Captu
         bound.push((id, *ty));
     }
     if args.len() != f.params.len() {
-        return Err(diag(Diagnostic::error(f.sig_span, format!(
-            "factory `{name}` takes {} argument{} but {} {} given",
-            f.params.len(),
-            plural(f.params.len()),
-            args.len(),
-            if args.len() == 1 { "was" } else { "were" }
-        ))
-        .label("declared here")));
+        return Err(diag(
+            Diagnostic::error(
+                f.sig_span,
+                format!(
+                    "factory `{name}` takes {} argument{} but {} {} given",
+                    f.params.len(),
+                    plural(f.params.len()),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            )
+            .label("declared here"),
+        ));
     }
     let id = cx.instantiate_factory(f, bound, f.name.span).map_err(diag)?;
     let p = cx.finish(id);
@@ -319,8 +330,7 @@ impl<'m> ModuleCx<'m> {
     fn no_such_kernel(&self, name: &str) -> Diagnostic {
         let mut names = self.m.kernel_names();
         names.extend(self.m.kernel_factory_names());
-        let mut d = Diagnostic::error(Span::new(0, 0), format!("no kernel named `{name}` in this file"))
-            .label("searched this file");
+        let mut d = Diagnostic::error(Span::new(0, 0), format!("no kernel named `{name}` in this file")).label("searched this file");
         if names.is_empty() {
             d = d.note("the file defines no kernels: mark one with `#[kernel]`");
         } else {
@@ -362,7 +372,14 @@ impl<'m> ModuleCx<'m> {
             let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(n, _)| n.as_str()).collect();
             chain.push(name);
             let span = call.unwrap_or(f.name.span);
-            let what = if chain.len() <= 2 { format!("`{name}` calls itself") } else { format!("`{name}` calls itself through {}", chain[1..chain.len() - 1].iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")) };
+            let what = if chain.len() <= 2 {
+                format!("`{name}` calls itself")
+            } else {
+                format!(
+                    "`{name}` calls itself through {}",
+                    chain[1..chain.len() - 1].iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
             return Err(Diagnostic::error(span, format!("recursion is not supported: {what}"))
                 .label(if chain.len() == 2 { "recursive call".to_string() } else { format!("call cycle: {}", chain.join(" -> ")) })
                 .secondary(f.name.span, "defined here")
@@ -468,7 +485,9 @@ impl<'m> ModuleCx<'m> {
                     AStmt::Let { span, .. } => *span,
                     AStmt::Expr(e, _) => e.span,
                 };
-                return Err(Diagnostic::error(span, "unsupported statement in a factory body").label("not a closure binding").help(shape_help));
+                return Err(Diagnostic::error(span, "unsupported statement in a factory body")
+                    .label("not a closure binding")
+                    .help(shape_help));
             };
             if let Some(t) = ty {
                 return Err(Diagnostic::error(t.span(), "closure bindings take no type annotation").label("remove it"));
@@ -479,25 +498,32 @@ impl<'m> ModuleCx<'m> {
                     scope.names.push((name.name.clone(), ScopeItem::Closure(id), name.span));
                 }
                 A::Call { func, generics, args } if generics.is_empty() => {
-                    let Some(inner) = self.m.func(&func.name).filter(|g| matches!(g.ret, RetTy::ImplFn { .. } | RetTy::ImplKernel(_))) else {
+                    let Some(inner) = self.m.func(&func.name).filter(|g| matches!(g.ret, RetTy::ImplFn { .. } | RetTy::ImplKernel(_)))
+                    else {
                         return Err(Diagnostic::error(func.span, format!("`{}` is not a factory", func.name))
                             .label("expected a factory call or a closure")
                             .help(shape_help));
                     };
                     if matches!(inner.ret, RetTy::ImplKernel(_)) {
-                        return Err(Diagnostic::error(init.span, format!("factory `{}` returns a kernel, which cannot be called", func.name))
-                            .label("returns `impl Kernel`")
-                            .help("bind factories that return `impl Fn(..) -> T`"));
+                        return Err(Diagnostic::error(
+                            init.span,
+                            format!("factory `{}` returns a kernel, which cannot be called", func.name),
+                        )
+                        .label("returns `impl Kernel`")
+                        .help("bind factories that return `impl Fn(..) -> T`"));
                     }
                     if args.len() != inner.params.len() {
-                        return Err(Diagnostic::error(init.span, format!(
-                            "factory `{}` takes {} argument{} but {} {} given",
-                            func.name,
-                            inner.params.len(),
-                            plural(inner.params.len()),
-                            args.len(),
-                            if args.len() == 1 { "was" } else { "were" }
-                        ))
+                        return Err(Diagnostic::error(
+                            init.span,
+                            format!(
+                                "factory `{}` takes {} argument{} but {} {} given",
+                                func.name,
+                                inner.params.len(),
+                                plural(inner.params.len()),
+                                args.len(),
+                                if args.len() == 1 { "was" } else { "were" }
+                            ),
+                        )
                         .label("wrong number of arguments")
                         .secondary(inner.sig_span, "declared here"));
                     }
@@ -543,16 +569,28 @@ impl<'m> ModuleCx<'m> {
                     None => Ty::Unit,
                 };
                 if want.len() != params.len() {
-                    return Err(Diagnostic::error(tail.span, format!(
-                        "the closure takes {} parameter{} but the factory's type says {}",
-                        params.len(),
-                        plural(params.len()),
-                        want.len()
-                    ))
+                    return Err(Diagnostic::error(
+                        tail.span,
+                        format!(
+                            "the closure takes {} parameter{} but the factory's type says {}",
+                            params.len(),
+                            plural(params.len()),
+                            want.len()
+                        ),
+                    )
                     .label("returned here")
                     .secondary(*span, "declared here"));
                 }
-                self.check_closure(&scope, &format!("{fname}::closure"), params, ret.as_ref(), body, tail.span, Some((want, want_ret)), false)
+                self.check_closure(
+                    &scope,
+                    &format!("{fname}::closure"),
+                    params,
+                    ret.as_ref(),
+                    body,
+                    tail.span,
+                    Some((want, want_ret)),
+                    false,
+                )
             }
             _ => Err(Diagnostic::error(f.name.span, "not a factory").label("here")),
         }
@@ -653,7 +691,9 @@ impl<'m> ModuleCx<'m> {
             return Err(Diagnostic::error(use_span, format!("no constant named `{name}`")).label("not found"));
         };
         if self.consts_in_progress.iter().any(|n| n == name) {
-            return Err(Diagnostic::error(c.name.span, format!("constant `{name}` depends on itself")).label("cycle").secondary(use_span, "used here"));
+            return Err(Diagnostic::error(c.name.span, format!("constant `{name}` depends on itself"))
+                .label("cycle")
+                .secondary(use_span, "used here"));
         }
         self.consts_in_progress.push(name.to_string());
         let r = self.eval_const_item(c);
@@ -685,7 +725,9 @@ impl<'m> ModuleCx<'m> {
                 Ok(ConstVal::Array(ConstArray { elem: *elem, shape, bytes: bytes.into() }))
             }
             TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } => {
-                Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays").label("unsupported type").help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`"))
+                Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
+                    .label("unsupported type")
+                    .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`"))
             }
         }
     }
@@ -758,7 +800,9 @@ impl<'m> ModuleCx<'m> {
                 }
                 match self.const_value(&n.name, n.span)? {
                     ConstVal::Scalar(v) => check_ty(v),
-                    ConstVal::Array(_) => Err(Diagnostic::error(e.span, format!("`{}` is an array, expected a scalar", n.name)).label("array")),
+                    ConstVal::Array(_) => {
+                        Err(Diagnostic::error(e.span, format!("`{}` is an array, expected a scalar", n.name)).label("array"))
+                    }
                 }
             }
             A::Unary(op, x) => {
@@ -792,7 +836,8 @@ impl<'m> ModuleCx<'m> {
                     return Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here"));
                 };
                 let v = self.eval_const(x, None)?;
-                let r = fold_cast(v, *s).ok_or_else(|| Diagnostic::error(e.span, format!("cannot cast `{}` to `{s}`", v.ty())).label("invalid cast"))?;
+                let r = fold_cast(v, *s)
+                    .ok_or_else(|| Diagnostic::error(e.span, format!("cannot cast `{}` to `{s}`", v.ty())).label("invalid cast"))?;
                 check_ty(r)
             }
             A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => self.eval_const(b.tail.as_ref().ok_or_else(not_const)?, expected),
@@ -838,7 +883,9 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
         Lit::Float { f64: v64, f32: v32, suffix } => {
             let s = suffix.or(expected.filter(|e| e.is_float())).unwrap_or(Scalar::F64);
             if s == Scalar::F32 && v32.is_infinite() && v64.is_finite() {
-                return Err(Diagnostic::error(span, "literal out of range for `f32`").label("rounds to infinity as an `f32`").help("use `f64`"));
+                return Err(Diagnostic::error(span, "literal out of range for `f32`")
+                    .label("rounds to infinity as an `f32`")
+                    .help("use `f64`"));
             }
             let sign = if neg { -1.0 } else { 1.0 };
             Ok(if s == Scalar::F32 { ScalarValue::F32(sign as f32 * v32) } else { ScalarValue::F64(sign * v64) })
@@ -848,11 +895,7 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
 
 /// The value of an integer literal, negated if written with `-`; `None` beyond i128.
 fn signed_literal(v: u128, neg: bool) -> Option<i128> {
-    if neg {
-        (v <= 1u128 << 127).then(|| (v as i128).wrapping_neg())
-    } else {
-        i128::try_from(v).ok()
-    }
+    if neg { (v <= 1u128 << 127).then(|| (v as i128).wrapping_neg()) } else { i128::try_from(v).ok() }
 }
 
 fn lit_range_error(s: Scalar, span: Span, neg: bool, v: u128) -> Diagnostic {
@@ -989,7 +1032,15 @@ fn fold_cast(v: ScalarValue, to: Scalar) -> Option<ScalarValue> {
 /// Rust's saturating float-to-int `as` cast.
 fn float_to_int(x: f64, t: Scalar) -> ScalarValue {
     let (lo, hi) = int_range(t);
-    let v = if x.is_nan() { 0 } else if x <= lo as f64 { lo } else if x >= hi as f64 { hi } else { x as i128 };
+    let v = if x.is_nan() {
+        0
+    } else if x <= lo as f64 {
+        lo
+    } else if x >= hi as f64 {
+        hi
+    } else {
+        x as i128
+    };
     int_value(t, v)
 }
 
@@ -1301,7 +1352,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let body = self.block(&f.body)?;
         let body_ty = self.body_type(&body);
         if !self.u.unify(self.ret, body_ty) {
-            let span = f.body.tail.as_ref().map(|t| t.span).unwrap_or(Span::new(f.body.span.hi.saturating_sub(1) as usize, f.body.span.hi as usize));
+            let span = f
+                .body
+                .tail
+                .as_ref()
+                .map(|t| t.span)
+                .unwrap_or(Span::new(f.body.span.hi.saturating_sub(1) as usize, f.body.span.hi as usize));
             let r = self.u.describe(self.ret);
             let b = self.u.describe(body_ty);
             let mut d = Diagnostic::error(span, format!("mismatched types: `{}` returns `{r}` but its body has type `{b}`", f.name.name))
@@ -1333,8 +1389,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     let ty = type_of_decl(t)?;
                     if let Some((want, _)) = exp {
                         if want.get(i).is_some_and(|w| !same_shape(*w, ty)) {
-                            return Err(Diagnostic::error(t.span(), format!("closure parameter has type `{ty}` but the factory's type says `{}`", want[i]))
-                                .label("mismatched parameter type"));
+                            return Err(Diagnostic::error(
+                                t.span(),
+                                format!("closure parameter has type `{ty}` but the factory's type says `{}`", want[i]),
+                            )
+                            .label("mismatched parameter type"));
                         }
                     }
                     self.u.known(ty)
@@ -1391,7 +1450,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     Some(Ty::Scalar(_)) | Some(Ty::Never) => {}
                     Some(t) => return Err(self.class_error(&t.to_string(), class, span, &what)),
                     None => {
-                        return Err(Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this value").help("annotate the variable: `let x: f32 = ..`"));
+                        return Err(Diagnostic::error(span, "type annotations needed")
+                            .label("cannot infer the type of this value")
+                            .help("annotate the variable: `let x: f32 = ..`"));
                     }
                 },
                 Oblig::Cast { h, to, span } => match self.u.settle(h) {
@@ -1402,7 +1463,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             _ => true,
                         };
                         if !ok {
-                            let mut d = Diagnostic::error(span, format!("invalid cast from `{from}` to `{to}`")).label("not a valid `as` cast");
+                            let mut d =
+                                Diagnostic::error(span, format!("invalid cast from `{from}` to `{to}`")).label("not a valid `as` cast");
                             if to == Scalar::Bool {
                                 d = d.help("compare instead: `x != 0`");
                             }
@@ -1410,7 +1472,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         }
                     }
                     Some(Ty::Never) => {}
-                    Some(t) => return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`")).label("only scalars can be cast")),
+                    Some(t) => {
+                        return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`")).label("only scalars can be cast"));
+                    }
                     None => return Err(Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this value")),
                 },
                 Oblig::Settled { h, span } => {
@@ -1452,7 +1516,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         // Float `%` is libdevice's fmod on the GPU.
         visit_block(&body, &mut |e| {
             let float_rem = match &e.kind {
-                ExprKind::Binary(BinOp::Rem, a, _) | ExprKind::CompoundAssign(BinOp::Rem, _, a) => a.ty.scalar().is_some_and(|s| s.is_float()),
+                ExprKind::Binary(BinOp::Rem, a, _) | ExprKind::CompoundAssign(BinOp::Rem, _, a) => {
+                    a.ty.scalar().is_some_and(|s| s.is_float())
+                }
                 _ => false,
             };
             self.uses_libdevice |= float_rem;
@@ -1616,13 +1682,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         (Some((a, _)), None) => *a,
                         (None, Some(i)) => {
                             if let Some(Ty::Unit) = self.u.ty(i.ty) {
-                                return Err(Diagnostic::error(i.span, "this expression has type `()`, which cannot be stored").label("no value"));
+                                return Err(
+                                    Diagnostic::error(i.span, "this expression has type `()`, which cannot be stored").label("no value")
+                                );
                             }
-                            if let Some(Ty::Never) = self.u.ty(i.ty) {
-                                self.u.var(Kind::Any)
-                            } else {
-                                i.ty
-                            }
+                            if let Some(Ty::Never) = self.u.ty(i.ty) { self.u.var(Kind::Any) } else { i.ty }
                         }
                         (None, None) => {
                             let v = self.u.var(Kind::Any);
@@ -1766,7 +1830,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::While(label, c, body) => {
                 let c = self.expr(c)?;
                 let b = self.u.known(Ty::Scalar(Scalar::Bool));
-                self.unify_or(c.span, b, c.ty, " (the condition of `while`)").map_err(|d| d.help("conditions are `bool`: compare, for example `x != 0`"))?;
+                self.unify_or(c.span, b, c.ty, " (the condition of `while`)")
+                    .map_err(|d| d.help("conditions are `bool`: compare, for example `x != 0`"))?;
                 let id = self.push_loop(label, false);
                 let body = self.loop_body(body);
                 self.loops.pop();
@@ -1874,9 +1939,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::RefMut(_) => Err(Diagnostic::error(span, "`&mut` is only written as the first argument of an atomic")
                 .label("not supported here")
                 .help("arrays are passed by name; `atomic_add(&mut a[i], v)` takes a reference to an element")),
-            A::ArrayLit(_) | A::ArrayRepeat(..) => Err(Diagnostic::error(span, "array literals are only supported in `static` and `const` items")
-                .label("not supported here")
-                .help("declare a `static` array, or use `shared_array::<T, N>()` for scratch memory")),
+            A::ArrayLit(_) | A::ArrayRepeat(..) => {
+                Err(Diagnostic::error(span, "array literals are only supported in `static` and `const` items")
+                    .label("not supported here")
+                    .help("declare a `static` array, or use `shared_array::<T, N>()` for scratch memory"))
+            }
         }
     }
 
@@ -1962,7 +2029,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn if_expr(&mut self, c: &ast::Expr, t: &ast::Block, f: Option<&ast::Expr>, span: Span) -> CResult<CExpr> {
         let c = self.expr(c)?;
         let b = self.u.known(Ty::Scalar(Scalar::Bool));
-        self.unify_or(c.span, b, c.ty, " (the condition of `if`)").map_err(|d| d.help("conditions are `bool`: compare, for example `x != 0`"))?;
+        self.unify_or(c.span, b, c.ty, " (the condition of `if`)")
+            .map_err(|d| d.help("conditions are `bool`: compare, for example `x != 0`"))?;
         let then = self.block(t)?;
         let tt = self.body_type(&then);
         let (els, ty) = match f {
@@ -1970,9 +2038,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let unit = self.u.known(Ty::Unit);
                 if !self.u.unify(unit, tt) {
                     let d = self.u.describe(tt);
-                    return Err(Diagnostic::error(t.tail.as_ref().map(|x| x.span).unwrap_or(t.span), format!("`if` without `else` has type `()`, found `{d}`"))
-                        .label("this value has nowhere to go")
-                        .help("add an `else` branch, or end the expression with `;`"));
+                    return Err(Diagnostic::error(
+                        t.tail.as_ref().map(|x| x.span).unwrap_or(t.span),
+                        format!("`if` without `else` has type `()`, found `{d}`"),
+                    )
+                    .label("this value has nowhere to go")
+                    .help("add an `else` branch, or end the expression with `;`"));
                 }
                 (None, unit)
             }
@@ -2017,21 +2088,27 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let bt = self.body_type(&b);
         if !self.u.unify(unit, bt) {
             let d = self.u.describe(bt);
-            return Err(Diagnostic::error(body.tail.as_ref().map(|t| t.span).unwrap_or(body.span), format!("loop bodies have type `()`, found `{d}`"))
-                .label("this value has nowhere to go")
-                .help("end the expression with `;`"));
+            return Err(Diagnostic::error(
+                body.tail.as_ref().map(|t| t.span).unwrap_or(body.span),
+                format!("loop bodies have type `()`, found `{d}`"),
+            )
+            .label("this value has nowhere to go")
+            .help("end the expression with `;`"));
         }
         Ok(b)
     }
 
     fn find_loop(&self, label: Option<&ast::Ident>, span: Span, what: &str) -> CResult<usize> {
         match label {
-            None => self.loops.len().checked_sub(1).ok_or_else(|| {
-                Diagnostic::error(span, format!("`{what}` outside of a loop")).label(format!("cannot `{what}` here"))
-            }),
+            None => self
+                .loops
+                .len()
+                .checked_sub(1)
+                .ok_or_else(|| Diagnostic::error(span, format!("`{what}` outside of a loop")).label(format!("cannot `{what}` here"))),
             Some(l) => self.loops.iter().rposition(|x| x.label.as_deref() == Some(&l.name)).ok_or_else(|| {
                 let labels: Vec<&str> = self.loops.iter().filter_map(|x| x.label.as_deref()).collect();
-                let d = Diagnostic::error(l.span, format!("use of undeclared label `{}`", l.name)).label("no enclosing loop has this label");
+                let d =
+                    Diagnostic::error(l.span, format!("use of undeclared label `{}`", l.name)).label("no enclosing loop has this label");
                 match close_matches(&l.name, labels.iter().copied()).first() {
                     Some(c) => d.help(format!("a label with a similar name is in scope: `{c}`")),
                     None if labels.is_empty() => d.help("label the loop: `'outer: for ..` and `break 'outer`"),
@@ -2090,7 +2167,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Ok(self.capture_expr(id, ty, span));
         }
         if builtins::function(&n.name).is_some() {
-            return Err(Diagnostic::error(span, format!("builtin `{}` must be called", n.name)).label("not a value").help(format!("write `{}()`", n.name)));
+            return Err(Diagnostic::error(span, format!("builtin `{}` must be called", n.name))
+                .label("not a value")
+                .help(format!("write `{}()`", n.name)));
         }
         Err(self.unresolved(n))
     }
@@ -2117,7 +2196,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if let Some(c) = close.first() {
             d = d.help(format!("a name with a similar spelling exists: `{c}`"));
         } else {
-            d = d.help(format!("bind it on the module with `with_global(\"{}\", value)`, or `--define {}=VALUE` on the command line", n.name, n.name));
+            d = d.help(format!(
+                "bind it on the module with `with_global(\"{}\", value)`, or `--define {}=VALUE` on the command line",
+                n.name, n.name
+            ));
         }
         d
     }
@@ -2159,11 +2241,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     return Ok((Place::Local(l), ty));
                 }
                 let (what, help) = if self.scope_items.and_then(|s| s.get(&n.name)).is_some() {
-                    ("a captured closure variable", "captured scalars are constants compiled into the closure; pass a value that changes as a kernel argument")
+                    (
+                        "a captured closure variable",
+                        "captured scalars are constants compiled into the closure; pass a value that changes as a kernel argument",
+                    )
                 } else if self.mcx.const_item(&n.name).is_some() {
                     ("a constant", "declare a local copy: `let mut x = NAME;`")
                 } else if self.mcx.env.global(&n.name).is_some() {
-                    ("a global captured as a constant", "captured scalars are constants compiled into the kernel; pass a value that changes as a kernel argument")
+                    (
+                        "a global captured as a constant",
+                        "captured scalars are constants compiled into the kernel; pass a value that changes as a kernel argument",
+                    )
                 } else {
                     return Err(self.unresolved(n));
                 };
@@ -2201,10 +2289,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     "capture an array whose interface is writable, or pass it as a `&mut` kernel argument".to_string(),
                 ),
             },
-            ExprKind::Local(l) if self.locals[*l].declared_readonly => (
-                format!("`{name}` is a read-only array"),
-                format!("declare it `&mut`: `{name}: &mut [..]`"),
-            ),
+            ExprKind::Local(l) if self.locals[*l].declared_readonly => {
+                (format!("`{name}` is a read-only array"), format!("declare it `&mut`: `{name}: &mut [..]`"))
+            }
             _ => (format!("`{name}` is a read-only array"), "write through a `&mut` array".to_string()),
         };
         Diagnostic::error(span, format!("cannot write to read-only array `{name}`")).label(why).help(help)
@@ -2220,14 +2307,21 @@ impl<'c, 'm> FnCx<'c, 'm> {
         };
         let n = at.ndim as usize;
         if !multi && n != 1 {
-            let form = if n == 0 { "a[[]]".to_string() } else { format!("a[[{}]]", (0..n).map(|i| ["i", "j", "k", "l"][i]).collect::<Vec<_>>().join(", ")) };
+            let form = if n == 0 {
+                "a[[]]".to_string()
+            } else {
+                format!("a[[{}]]", (0..n).map(|i| ["i", "j", "k", "l"][i]).collect::<Vec<_>>().join(", "))
+            };
             return Err(Diagnostic::error(span, format!("a {n}-d array is indexed with {n} indices"))
                 .label("one index given")
                 .help(format!("write `{form}`")));
         }
         if multi && indices.len() != n {
-            return Err(Diagnostic::error(span, format!("a {n}-d array is indexed with {n} ind{}, found {}", if n == 1 { "ex" } else { "ices" }, indices.len()))
-                .label("wrong number of indices"));
+            return Err(Diagnostic::error(
+                span,
+                format!("a {n}-d array is indexed with {n} ind{}, found {}", if n == 1 { "ex" } else { "ices" }, indices.len()),
+            )
+            .label("wrong number of indices"));
         }
         let mut idx = Vec::new();
         for i in indices {
@@ -2260,7 +2354,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     return self.call_fn(id, &func.name, args, span, None);
                 }
                 Some(ScopeItem::Capture(..)) => {
-                    return Err(Diagnostic::error(func.span, format!("`{}` is a captured value, not a function", func.name)).label("not callable"));
+                    return Err(
+                        Diagnostic::error(func.span, format!("`{}` is a captured value, not a function", func.name)).label("not callable")
+                    );
                 }
                 None => {}
             }
@@ -2315,11 +2411,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     fn arity(&self, name: &str, want: usize, got: usize, span: Span, decl: Option<Span>) -> CResult<()> {
         if want != got {
-            let mut d = Diagnostic::error(span, format!(
-                "`{name}` takes {want} argument{} but {got} {} supplied",
-                plural(want),
-                if got == 1 { "was" } else { "were" }
-            ))
+            let mut d = Diagnostic::error(
+                span,
+                format!("`{name}` takes {want} argument{} but {got} {} supplied", plural(want), if got == 1 { "was" } else { "were" }),
+            )
             .label(format!("expected {want} argument{}", plural(want)));
             if let Some(s) = decl {
                 d = d.secondary(s, "declared here");
@@ -2396,7 +2491,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 self.arity(name, 0, args.len(), span, None)?;
                 let usage = "write `shared_array::<T, N>()`, for example `shared_array::<f32, 256>()`";
                 let [GenericArg::Type(TypeExpr::Scalar(elem, _)), GenericArg::Const(n)] = generics else {
-                    return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length").label("missing generic arguments").help(usage));
+                    return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
+                        .label("missing generic arguments")
+                        .help(usage));
                 };
                 let len = self.mcx.eval_const(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
                 let len = len.as_i128().unwrap_or(0) as u64;
@@ -2471,13 +2568,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let Some(def) = builtins::method(name) else {
             let d = self.u.describe(r.ty);
-            let close = close_matches(name, builtins::METHODS.iter().map(|m| m.name).chain(builtins::ARRAY_METHODS.iter().map(|(n, _, _)| *n)));
+            let close =
+                close_matches(name, builtins::METHODS.iter().map(|m| m.name).chain(builtins::ARRAY_METHODS.iter().map(|(n, _, _)| *n)));
             let mut diag = Diagnostic::error(method.span, format!("no method `{name}` on type `{d}`"))
                 .label("unknown method")
-                .note(format!(
-                    "methods on numbers: {}",
-                    builtins::METHODS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
-                ));
+                .note(format!("methods on numbers: {}", builtins::METHODS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")));
             if let Some(c) = close.first() {
                 diag = diag.help(format!("did you mean `{c}`?"));
             }
@@ -2537,4 +2632,3 @@ fn closure_outside_factory(span: Span) -> Diagnostic {
         .label("closure outside a factory")
         .help("define a factory: `fn make(x: f32) -> impl Kernel { let f = move |i: usize| ..; move |out: &mut [f32]| { .. } }`, or write a device function")
 }
-

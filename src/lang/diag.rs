@@ -29,14 +29,7 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error at `span`.
     pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic {
-            message: message.into(),
-            span,
-            label: String::new(),
-            secondary: Vec::new(),
-            notes: Vec::new(),
-            help: Vec::new(),
-        }
+        Diagnostic { message: message.into(), span, label: String::new(), secondary: Vec::new(), notes: Vec::new(), help: Vec::new() }
     }
 
     /// Sets the text under the caret.

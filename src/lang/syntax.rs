@@ -249,9 +249,8 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
     let (cost, depth) = prescan(&tokens)?;
     let shallow = cost < 256 && depth < 16;
     let run = || -> PResult<Vec<Item>> {
-        let parsed: syn::File = syn::parse2(tokens).map_err(|e| {
-            Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here")
-        })?;
+        let parsed: syn::File =
+            syn::parse2(tokens).map_err(|e| Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here"))?;
         let mut items = Vec::new();
         let mut lower = Lower { depth: 0 };
         for attr in &parsed.attrs {
@@ -317,9 +316,7 @@ fn prescan(tokens: &TokenStream) -> PResult<(usize, usize)> {
         if top.base + top.seg > MAX_STATEMENT_COST {
             return Err(Diagnostic::error(sp(tt.span()), "statement is too long to compile")
                 .label("the statement containing this token is too long")
-                .note(format!(
-                    "kache accepts statements of up to {MAX_STATEMENT_COST} tokens, counting the statements around them"
-                ))
+                .note(format!("kache accepts statements of up to {MAX_STATEMENT_COST} tokens, counting the statements around them"))
                 .help("split the expression into several `let` statements"));
         }
         match tt {
@@ -355,9 +352,9 @@ fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
             Ok(true)
         }
         "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" => Ok(false),
-        _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`"))
-            .label("not supported here")
-            .help("supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing")),
+        _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`")).label("not supported here").help(
+            "supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing",
+        )),
     }
 }
 
@@ -408,7 +405,11 @@ impl Lower {
                     check_attr(a, false)?;
                 }
                 if let syn::StaticMutability::Mut(m) = &s.mutability {
-                    return Err(unsupported(spn(m), "`static mut` items", "use a `static` (read-only) or pass a writable array as a kernel argument"));
+                    return Err(unsupported(
+                        spn(m),
+                        "`static mut` items",
+                        "use a `static` (read-only) or pass a writable array as a kernel argument",
+                    ));
                 }
                 Item::Const(ConstItem {
                     name: ident(&s.ident),
@@ -568,8 +569,9 @@ impl Lower {
                 }
                 let name = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 if name == "Array" {
-                    return Err(Diagnostic::error(span, "`Array` is passed by reference")
-                        .label("write `&Array<T, N>` or `&mut Array<T, N>`"));
+                    return Err(
+                        Diagnostic::error(span, "`Array` is passed by reference").label("write `&Array<T, N>` or `&mut Array<T, N>`")
+                    );
                 }
                 if name == "Vec" {
                     return Err(Diagnostic::error(span, "`Vec` is not supported in kernels")
@@ -578,7 +580,7 @@ impl Lower {
                 }
                 Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
                     .label("not a kernel type")
-                    .help(format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`"))) 
+                    .help(format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`")))
             }
             syn::Type::Reference(r) => {
                 if let Some(l) = &r.lifetime {
@@ -593,8 +595,9 @@ impl Lower {
                     syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Array") => {
                         let seg = p.path.segments.last().ok_or_else(|| Diagnostic::error(span, "expected a type"))?;
                         let syn::PathArguments::AngleBracketed(ab) = &seg.arguments else {
-                            return Err(Diagnostic::error(span, "`Array` needs an element type and a dimension count")
-                                .label("write `Array<T, N>`"));
+                            return Err(
+                                Diagnostic::error(span, "`Array` needs an element type and a dimension count").label("write `Array<T, N>`")
+                            );
                         };
                         let args: Vec<_> = ab.args.iter().collect();
                         if args.len() != 2 {
@@ -620,7 +623,11 @@ impl Lower {
                     syn::Type::Array(_) => Err(Diagnostic::error(span, "references to fixed-size arrays are not supported")
                         .label("not a kernel type")
                         .help("take a slice: `&[T]` or `&mut [T]`")),
-                    _ => Err(unsupported(span, "references to this type", "references are only for arrays: `&[T]`, `&mut [T]`, `&Array<T, N>`")),
+                    _ => Err(unsupported(
+                        span,
+                        "references to this type",
+                        "references are only for arrays: `&[T]`, `&mut [T]`, `&Array<T, N>`",
+                    )),
                 }
             }
             syn::Type::Array(a) if fixed_ok => {
@@ -643,8 +650,9 @@ impl Lower {
             syn::Type::Slice(_) => Err(Diagnostic::error(span, "slices are passed by reference").label("write `&[T]` or `&mut [T]`")),
             syn::Type::Ptr(_) => Err(unsupported(span, "raw pointers", "take a slice: `&[T]` or `&mut [T]`")),
             syn::Type::BareFn(_) => Err(unsupported(span, "function pointers", "call the function directly")),
-            syn::Type::ImplTrait(_) => Err(Diagnostic::error(span, "`impl Trait` is only supported as a factory's return type")
-                .label("not supported here")),
+            syn::Type::ImplTrait(_) => {
+                Err(Diagnostic::error(span, "`impl Trait` is only supported as a factory's return type").label("not supported here"))
+            }
             syn::Type::TraitObject(_) => Err(unsupported(span, "trait objects", "call functions directly")),
             syn::Type::Never(_) => Err(unsupported(span, "the never type", "return nothing")),
             syn::Type::Infer(_) => Err(Diagnostic::error(span, "the type must be written here").label("`_` is not allowed")),
@@ -798,11 +806,9 @@ impl Lower {
             E::Index(ix) => {
                 let array = self.boxed(&ix.expr)?;
                 match &*ix.index {
-                    E::Array(a) => ExprKind::Index {
-                        array,
-                        indices: a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?,
-                        multi: true,
-                    },
+                    E::Array(a) => {
+                        ExprKind::Index { array, indices: a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?, multi: true }
+                    }
                     E::Range(r) => {
                         return Err(unsupported(spn(r), "slicing with ranges", "pass the whole array and an offset"));
                     }
@@ -821,20 +827,12 @@ impl Lower {
                 let seg = &p.path.segments[0];
                 let generics = match &seg.arguments {
                     syn::PathArguments::None => Vec::new(),
-                    syn::PathArguments::AngleBracketed(ab) => ab
-                        .args
-                        .iter()
-                        .map(|g| self.generic_arg(g))
-                        .collect::<PResult<_>>()?,
+                    syn::PathArguments::AngleBracketed(ab) => ab.args.iter().map(|g| self.generic_arg(g)).collect::<PResult<_>>()?,
                     syn::PathArguments::Parenthesized(pa) => {
                         return Err(Diagnostic::error(spn(pa), "unexpected parenthesised arguments").label("here"));
                     }
                 };
-                ExprKind::Call {
-                    func: ident(&seg.ident),
-                    generics,
-                    args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()?,
-                }
+                ExprKind::Call { func: ident(&seg.ident), generics, args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()? }
             }
             E::MethodCall(m) => {
                 if let Some(t) = &m.turbofish {
@@ -958,18 +956,13 @@ impl Lower {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         for s in &path.segments {
             if !s.arguments.is_none() {
-                return Err(Diagnostic::error(spn(s), "generic arguments are only supported on builtin calls")
-                    .label("here"));
+                return Err(Diagnostic::error(spn(s), "generic arguments are only supported on builtin calls").label("here"));
             }
         }
         if segs.len() == 1 && path.leading_colon.is_none() {
             return Ok(Expr { kind: ExprKind::Path(ident(&path.segments[0].ident)), span });
         }
-        let trimmed: Vec<&str> = segs
-            .iter()
-            .map(String::as_str)
-            .skip_while(|s| *s == "std" || *s == "core")
-            .collect();
+        let trimmed: Vec<&str> = segs.iter().map(String::as_str).skip_while(|s| *s == "std" || *s == "core").collect();
         if let Some(e) = assoc_const(&trimmed, span) {
             return Ok(e);
         }
@@ -1030,9 +1023,7 @@ fn macro_error(m: &syn::Macro) -> Diagnostic {
         "vec" => "kernels cannot allocate; use `shared_array::<T, N>()` or an array parameter",
         _ => "write the code out; kache has no macros",
     };
-    Diagnostic::error(spn(&m.path), format!("macro `{name}!` is not supported in kernels"))
-        .label("macros are not supported")
-        .help(help)
+    Diagnostic::error(spn(&m.path), format!("macro `{name}!` is not supported in kernels")).label("macros are not supported").help(help)
 }
 
 fn ident(i: &syn::Ident) -> Ident {
@@ -1077,9 +1068,9 @@ fn lit(l: &syn::Lit) -> PResult<Lit> {
             if let Some(s) = suffix.filter(|s| s.is_float()) {
                 return float_lit(i.base10_digits(), Some(s), span);
             }
-            let v = i.base10_parse::<u128>().map_err(|_| {
-                Diagnostic::error(span, "integer literal is too large").label("does not fit in 128 bits")
-            })?;
+            let v = i
+                .base10_parse::<u128>()
+                .map_err(|_| Diagnostic::error(span, "integer literal is too large").label("does not fit in 128 bits"))?;
             Ok(Lit::Int(v, suffix))
         }
         syn::Lit::Float(f) => {
@@ -1129,11 +1120,8 @@ fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
                 }
             } else if s.is_int() {
                 let bits = s.bits();
-                let (min_mag, max): (u128, u128) = if s.is_signed() {
-                    (1u128 << (bits - 1), (1u128 << (bits - 1)) - 1)
-                } else {
-                    (0, (1u128 << bits) - 1)
-                };
+                let (min_mag, max): (u128, u128) =
+                    if s.is_signed() { (1u128 << (bits - 1), (1u128 << (bits - 1)) - 1) } else { (0, (1u128 << bits) - 1) };
                 match *name {
                     "MAX" => e(ExprKind::Lit(Lit::Int(max, Some(s)))),
                     "MIN" if min_mag == 0 => e(ExprKind::Lit(Lit::Int(0, Some(s)))),
@@ -1199,7 +1187,8 @@ pub fn parse_scalar_literal(text: &str) -> Result<crate::ir::ScalarValue, String
         Lit::Int(v, suffix) => {
             let s = suffix.or(default).unwrap_or(Scalar::I64);
             let bits = s.bits();
-            let (lo, hi): (i128, i128) = if s.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
+            let (lo, hi): (i128, i128) =
+                if s.is_signed() { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
             let val = if neg { (v <= 1u128 << 127).then(|| (v as i128).wrapping_neg()) } else { i128::try_from(v).ok() };
             let Some(val) = val.filter(|val| *val >= lo && *val <= hi) else {
                 return Err(format!("`{text}` does not fit in `{s}`"));

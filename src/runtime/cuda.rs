@@ -83,10 +83,9 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
     let mut driver_version = 0i32;
     // SAFETY: valid out pointer.
     check("cuDriverGetVersion", unsafe { sys::cuDriverGetVersion(&mut driver_version) })?;
-    let arch = arch_for(cc).ok_or_else(|| Error::Device(format!(
-        "{name} has compute capability {}.{}; kache generates code for sm_70 and newer",
-        cc.0, cc.1
-    )))?;
+    let arch = arch_for(cc).ok_or_else(|| {
+        Error::Device(format!("{name} has compute capability {}.{}; kache generates code for sm_70 and newer", cc.0, cc.1))
+    })?;
     Ok(CudaDevice { ctx, ordinal, name, arch, compute_capability: cc, driver_version })
 }
 
@@ -216,11 +215,7 @@ impl CudaDevice {
         if shared > 48 << 10 {
             // SAFETY: valid function handle.
             check("cuFuncSetAttribute", unsafe {
-                sys::cuFuncSetAttribute(
-                    f.func,
-                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared as i32,
-                )
+                sys::cuFuncSetAttribute(f.func, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
             })?;
         }
         // SAFETY: `params` matches the kernel's parameter list (checked by the caller).

@@ -244,7 +244,15 @@ impl<T> Clone for DeviceArray<T> {
 
 impl<T: Element> fmt::Debug for DeviceArray<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DeviceArray<{}>({:?}, strides {:?}, {}, on {})", T::SCALAR, self.shape, self.strides, self.layout(), self.device.describe())
+        write!(
+            f,
+            "DeviceArray<{}>({:?}, strides {:?}, {}, on {})",
+            T::SCALAR,
+            self.shape,
+            self.strides,
+            self.layout(),
+            self.device.describe()
+        )
     }
 }
 

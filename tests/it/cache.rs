@@ -243,7 +243,13 @@ fn strict_mode_makes_not_persisted_an_error() {
     let dev = Device::host();
     let a = dev.upload(&[1.0f32]).unwrap();
     let jit = Jit::new(Config { strict: true, ..Config::in_memory() }).unwrap();
-    let k = jit.load_source("s.rs", "#[kernel] pub fn k(o: &mut [f32]) { o[0] = G[0]; }").unwrap().with_global("G", &a).unwrap().kernel("k").unwrap();
+    let k = jit
+        .load_source("s.rs", "#[kernel] pub fn k(o: &mut [f32]) { o[0] = G[0]; }")
+        .unwrap()
+        .with_global("G", &a)
+        .unwrap()
+        .kernel("k")
+        .unwrap();
     let mut out = dev.alloc::<f32>(&[1]).unwrap();
     let e = k.launch(&dev, Grid::linear(1, 1), (&mut out,)).unwrap_err();
     let msg = e.to_string();
@@ -347,7 +353,11 @@ fn a_store_that_cannot_be_opened_is_moved_aside_and_recreated() {
         let k = jit.load_source("k.rs", BASE).unwrap().kernel("k").unwrap();
         let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
         assert_eq!(c.origin(), Origin::Cache(kache::cache::Tier::Local), "{fixture_name}: the recreated store does not work");
-        let aside: Vec<_> = std::fs::read_dir(dir.path().join("v1")).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("db.broken")).collect();
+        let aside: Vec<_> = std::fs::read_dir(dir.path().join("v1"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("db.broken"))
+            .collect();
         assert_eq!(aside.len(), 1, "{fixture_name}: the broken store was not kept aside");
     }
 }
@@ -393,7 +403,8 @@ fn size_limit_evicts_least_recently_used_entries() {
     let jit = Jit::new(cfg.clone()).unwrap();
     let mut keys = Vec::new();
     for i in 0..12 {
-        let src = format!("#[kernel] pub fn k{i}(o: &mut [f32]) {{ let j = global_id_x(); if j < o.len() {{ o[j] = {i}.0 * o[j] + 1.5; }} }}");
+        let src =
+            format!("#[kernel] pub fn k{i}(o: &mut [f32]) {{ let j = global_id_x(); if j < o.len() {{ o[j] = {i}.0 * o[j] + 1.5; }} }}");
         let k = jit.load_source("k.rs", &src).unwrap().kernel(&format!("k{i}")).unwrap();
         keys.push(k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap().key());
     }
@@ -504,7 +515,15 @@ fn writers_never_wait_for_the_catalogue_and_their_parked_bookkeeping_is_merged_l
         let out = work.path().join("out.ptx");
         // The lock timeout is long: a writer must not wait for it.
         let t = std::time::Instant::now();
-        let o = kache(cache.path()).env("KACHE_LOCK_TIMEOUT_MS", "60000").env("KACHE_MAX_SIZE", limit).arg("compile").arg(f).arg("-o").arg(&out).output().unwrap();
+        let o = kache(cache.path())
+            .env("KACHE_LOCK_TIMEOUT_MS", "60000")
+            .env("KACHE_MAX_SIZE", limit)
+            .arg("compile")
+            .arg(f)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         assert!(t.elapsed() < Duration::from_secs(30), "the writer waited for the catalogue");
         let stem = f.file_stem().unwrap().to_string_lossy().into_owned();
@@ -517,7 +536,14 @@ fn writers_never_wait_for_the_catalogue_and_their_parked_bookkeeping_is_merged_l
     holder.join().unwrap();
     // The next writer merges the parked bookkeeping: sizes reach the catalogue, so the size
     // limit evicts; the busy counts reach the statistics.
-    let o = kache(cache.path()).env("KACHE_MAX_SIZE", limit).arg("compile").arg(&files[5]).arg("-o").arg(work.path().join("6.ptx")).output().unwrap();
+    let o = kache(cache.path())
+        .env("KACHE_MAX_SIZE", limit)
+        .arg("compile")
+        .arg(&files[5])
+        .arg("-o")
+        .arg(work.path().join("6.ptx"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let o = kache(cache.path()).args(["stats", "--json"]).output().unwrap();
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -543,7 +569,11 @@ fn reference_ptx(files: &[std::path::PathBuf]) -> Vec<String> {
         .map(|(i, f)| {
             let jit = memory_jit();
             let k = jit.load_file(f).unwrap().kernel(&format!("k{i}")).unwrap();
-            k.compile(Target::Nvptx(Arch::parse("sm_70").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().ptx().unwrap().to_string()
+            k.compile(Target::Nvptx(Arch::parse("sm_70").unwrap()), &Specialization::uniform(k.program(), Layout::C))
+                .unwrap()
+                .ptx()
+                .unwrap()
+                .to_string()
         })
         .collect()
 }

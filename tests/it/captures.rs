@@ -213,7 +213,11 @@ fn serialising_a_kernel_that_captured_a_device_array_fails_for_every_path() {
     assert!(msg.contains("cannot serialise kernel 'k'") && msg.contains("'G' (global)") && msg.contains("kernel argument"), "{msg}");
     assert!(!msg.contains("cache"), "the message speaks of serialisation, not caching: {msg}");
     // Through a device function.
-    let m = jit.load_source("s2.rs", "fn f() -> f32 { G[0] } #[kernel] pub fn k(o: &mut [f32]) { o[0] = f(); }").unwrap().with_global("G", &a).unwrap();
+    let m = jit
+        .load_source("s2.rs", "fn f() -> f32 { G[0] } #[kernel] pub fn k(o: &mut [f32]) { o[0] = f(); }")
+        .unwrap()
+        .with_global("G", &a)
+        .unwrap();
     let msg = not_serializable(m.kernel("k").unwrap().serialize(Target::Host));
     assert!(msg.contains("'G' (global, via device function 'f')"), "{msg}");
     // Through a closure, and a closure of a nested factory.
@@ -305,7 +309,11 @@ fn captured_device_array_on_another_device_is_refused_at_launch() {
     let dev = Device::host();
     let fake = Fake;
     let v: CaptureValue = (&fake as &dyn kache::ArrayInterface).into_capture().unwrap();
-    let m = crate::common::memory_jit().load_source("x.rs", "#[kernel] pub fn k(o: &mut [f32]) { o[0] = G[0]; }").unwrap().with_global("G", v).unwrap();
+    let m = crate::common::memory_jit()
+        .load_source("x.rs", "#[kernel] pub fn k(o: &mut [f32]) { o[0] = G[0]; }")
+        .unwrap()
+        .with_global("G", v)
+        .unwrap();
     let mut out = dev.alloc::<f32>(&[1]).unwrap();
     let err = m.kernel("k").unwrap().launch(&dev, Grid::linear(1, 1), (&mut out,)).unwrap_err();
     assert!(err.to_string().contains("CUDA device 0"), "{err}");

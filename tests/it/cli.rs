@@ -18,7 +18,13 @@ fn stats(cache: &Path) -> serde_json::Value {
 }
 
 fn ok(o: &Output) -> String {
-    assert!(o.status.success(), "exit {:?}\nstdout: {}\nstderr: {}", o.status.code(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
@@ -68,7 +74,13 @@ fn compile_every_kernel_of_a_file_or_one_and_emit_each_format() {
     let o = kache(cache.path()).arg("compile").arg(root().join("examples/kernels/saxpy.rs")).args(["-o", "-"]).output().unwrap();
     assert!(ok(&o).contains(".entry saxpy"));
     // KACHE_ARCH is the default architecture.
-    let o = kache(cache.path()).env("KACHE_ARCH", "sm_86").arg("compile").arg(root().join("examples/kernels/saxpy.rs")).args(["-o", "-"]).output().unwrap();
+    let o = kache(cache.path())
+        .env("KACHE_ARCH", "sm_86")
+        .arg("compile")
+        .arg(root().join("examples/kernels/saxpy.rs"))
+        .args(["-o", "-"])
+        .output()
+        .unwrap();
     assert!(ok(&o).contains(".target sm_86"));
 }
 
@@ -81,7 +93,13 @@ fn cubin_is_assembled_with_ptxas_through_the_cache() {
     let work = tempfile::tempdir().unwrap();
     let out = work.path().join("saxpy.cubin");
     for _ in 0..2 {
-        ok(&kache(cache.path()).arg("compile").arg(root().join("examples/kernels/saxpy.rs")).args(["--emit", "cubin", "--arch", "sm_90", "-o"]).arg(&out).output().unwrap());
+        ok(&kache(cache.path())
+            .arg("compile")
+            .arg(root().join("examples/kernels/saxpy.rs"))
+            .args(["--emit", "cubin", "--arch", "sm_90", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap());
         let b = std::fs::read(&out).unwrap();
         assert_eq!(&b[..4], b"\x7fELF", "a cubin is an ELF file");
     }
@@ -117,11 +135,26 @@ fn define_binds_host_scalar_globals_with_suffix_types() {
     let cache = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let f = work.path().join("tax.rs");
-    std::fs::write(&f, "#[kernel] pub fn k(x: &mut [f32], n: &mut [u32]) { x[0] = x[0] * (1.0 + RATE); n[0] = COUNT; if FLAG { n[1] = 1; } }").unwrap();
+    std::fs::write(
+        &f,
+        "#[kernel] pub fn k(x: &mut [f32], n: &mut [u32]) { x[0] = x[0] * (1.0 + RATE); n[0] = COUNT; if FLAG { n[1] = 1; } }",
+    )
+    .unwrap();
     let out = work.path().join("k.ptx");
-    ok(&kache(cache.path()).arg("compile").arg(&f).args(["--define", "RATE=0.08f32", "--define", "COUNT=3u32", "-D", "FLAG=true", "-o"]).arg(&out).output().unwrap());
+    ok(&kache(cache.path())
+        .arg("compile")
+        .arg(&f)
+        .args(["--define", "RATE=0.08f32", "--define", "COUNT=3u32", "-D", "FLAG=true", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap());
     // Unsuffixed literals are i64/f64: a mismatch is a located diagnostic, exit 1.
-    let o = kache(cache.path()).arg("compile").arg(&f).args(["--define", "RATE=0.08", "--define", "COUNT=3u32", "-D", "FLAG=true"]).output().unwrap();
+    let o = kache(cache.path())
+        .arg("compile")
+        .arg(&f)
+        .args(["--define", "RATE=0.08", "--define", "COUNT=3u32", "-D", "FLAG=true"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("tax.rs:1:") && err.contains("f64"), "{err}");
@@ -164,7 +197,13 @@ fn cache_management_commands() {
     let cache = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     for f in ["saxpy.rs", "reduce.rs", "histogram.rs"] {
-        ok(&kache(cache.path()).arg("compile").arg(root().join("examples/kernels").join(f)).arg("-o").arg(work.path().join(format!("{f}.ptx"))).output().unwrap());
+        ok(&kache(cache.path())
+            .arg("compile")
+            .arg(root().join("examples/kernels").join(f))
+            .arg("-o")
+            .arg(work.path().join(format!("{f}.ptx")))
+            .output()
+            .unwrap());
     }
     assert_eq!(ok(&kache(cache.path()).arg("dir").output().unwrap()).trim(), cache.path().display().to_string());
     let ls: serde_json::Value = serde_json::from_str(&ok(&kache(cache.path()).args(["ls", "--json"]).output().unwrap())).unwrap();
@@ -179,7 +218,10 @@ fn cache_management_commands() {
     for c in ["schema", "toolchain", "target", "code", "specialization", "captures", "libdevice", "salt", "key"] {
         assert!(explain.contains(c), "{explain}");
     }
-    assert!(explain.contains(&entries.iter().find(|e| e["kernel"] == "saxpy").unwrap()["key"].as_str().unwrap().to_string()), "explain's key is the stored key:\n{explain}");
+    assert!(
+        explain.contains(&entries.iter().find(|e| e["kernel"] == "saxpy").unwrap()["key"].as_str().unwrap().to_string()),
+        "explain's key is the stored key:\n{explain}"
+    );
     // Export, clear, import: the entries come back and verify.
     let archive = work.path().join("cache.kar");
     assert!(ok(&kache(cache.path()).arg("export").arg(&archive).output().unwrap()).contains("exported 3 entries"));
@@ -189,7 +231,13 @@ fn cache_management_commands() {
     assert!(ok(&kache(other.path()).arg("import").arg(&archive).output().unwrap()).contains("imported 3 entries"));
     assert_eq!(stats(other.path())["entries"].as_u64(), Some(3));
     // The imported entries serve hits.
-    ok(&kache(other.path()).arg("compile").arg(root().join("examples/kernels/saxpy.rs")).arg("-o").arg(work.path().join("x.ptx")).output().unwrap());
+    ok(&kache(other.path())
+        .arg("compile")
+        .arg(root().join("examples/kernels/saxpy.rs"))
+        .arg("-o")
+        .arg(work.path().join("x.ptx"))
+        .output()
+        .unwrap());
     assert_eq!(stats(other.path())["hits"].as_u64(), Some(1));
     // A damaged archive is refused whole.
     let mut bytes = std::fs::read(&archive).unwrap();

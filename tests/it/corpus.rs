@@ -93,7 +93,10 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
                 Err(e) => failures.push(format!("{name}::{k}: {e}")),
                 Ok(text) => {
                     assert!(text.contains(".target sm_90"), "{name}::{k}: PTX is not for sm_90");
-                    assert!(text.contains(&format!(".entry {}", kache::codegen::symbol_name(&k))), "{name}::{k}: no entry for the kernel in its PTX");
+                    assert!(
+                        text.contains(&format!(".entry {}", kache::codegen::symbol_name(&k))),
+                        "{name}::{k}: no entry for the kernel in its PTX"
+                    );
                     if let Some(p) = &ptxas {
                         if let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90") {
                             failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
@@ -197,10 +200,61 @@ fn corpus_covers_the_language() {
         need(format!("`&mut Array<_, {n}>`"), text.contains("&mut Array<") && text.contains(&format!(", {n}>")));
     }
     let constructs = [
-        "[[]]", "[[i, j]]", "[[i, j, k]]", "[[p, q, r, l]]", "let mut ", "let ", ": i64 =", " as ", "mut a: ", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=",
-        "<<=", ">>=", "&&", "||", "!", "<<", ">>", "==", "!=", "<=", ">=", "if ", "} else {", "while ", "loop {", "break ", "for ", "..=", ").step_by(", "'rows:",
-        "break 'rows", "continue 'cand", "continue 'outer", "return", "const ", "static ", "[[f64; 2]; 2]", "f32::MAX", "i32::MIN", "f32::consts::PI", "as bool",
-        "as f32", "as f64", "as i32", "as i64", "as u32", "as u64", "as usize",
+        "[[]]",
+        "[[i, j]]",
+        "[[i, j, k]]",
+        "[[p, q, r, l]]",
+        "let mut ",
+        "let ",
+        ": i64 =",
+        " as ",
+        "mut a: ",
+        "+=",
+        "-=",
+        "*=",
+        "/=",
+        "%=",
+        "&=",
+        "|=",
+        "^=",
+        "<<=",
+        ">>=",
+        "&&",
+        "||",
+        "!",
+        "<<",
+        ">>",
+        "==",
+        "!=",
+        "<=",
+        ">=",
+        "if ",
+        "} else {",
+        "while ",
+        "loop {",
+        "break ",
+        "for ",
+        "..=",
+        ").step_by(",
+        "'rows:",
+        "break 'rows",
+        "continue 'cand",
+        "continue 'outer",
+        "return",
+        "const ",
+        "static ",
+        "[[f64; 2]; 2]",
+        "f32::MAX",
+        "i32::MIN",
+        "f32::consts::PI",
+        "as bool",
+        "as f32",
+        "as f64",
+        "as i32",
+        "as i64",
+        "as u32",
+        "as u64",
+        "as usize",
     ];
     for c in constructs {
         need(format!("`{c}`"), text.contains(c));
@@ -318,7 +372,10 @@ fn a_let_without_a_value_must_be_assigned_on_every_path_before_it_is_read() {
         assert!(e.contains("used binding `w` isn't initialized") && e.contains(at), "{body}: {e}");
     }
     let e = jit
-        .load_source("f.rs", "fn f(a: f32) -> f32 { let r: f32; if a > 0.0 { r = a; } r }\n#[kernel]\npub fn k(o: &mut [f32]) { o[0] = f(1.0); }")
+        .load_source(
+            "f.rs",
+            "fn f(a: f32) -> f32 { let r: f32; if a > 0.0 { r = a; } r }\n#[kernel]\npub fn k(o: &mut [f32]) { o[0] = f(1.0); }",
+        )
         .and_then(|m| m.kernel("k"))
         .unwrap_err()
         .to_string();

@@ -16,7 +16,6 @@ use crate::common;
 
 const GLOBALS_MARKER: &str = "// test-env: globals";
 
-
 fn env_for(bytes: &[u8]) -> Env {
     let text = String::from_utf8_lossy(bytes);
     if text.contains(GLOBALS_MARKER) { common::globals_env() } else { Env::default() }
@@ -79,20 +78,22 @@ fn generated() -> Vec<(&'static str, String)> {
         ),
         (
             "gen_nested_ifs_300",
-            format!(
-                "#[kernel]\npub fn k(out: &mut [f32]) {{\n{}out[0] = 1.0;\n{}}}\n",
-                lines("if out.len() > 0 {", 300),
-                lines("}", 300)
-            ),
+            format!("#[kernel]\npub fn k(out: &mut [f32]) {{\n{}out[0] = 1.0;\n{}}}\n", lines("if out.len() > 0 {", 300), lines("}", 300)),
         ),
         (
             "gen_long_statement_list",
-            format!("#[kernel]\npub fn k(out: &mut [f32]) {{\n    let mut a = 0.0;\n{}    out[0] = a\n}}\n", lines("    a += 1.0;", 20_000)),
+            format!(
+                "#[kernel]\npub fn k(out: &mut [f32]) {{\n    let mut a = 0.0;\n{}    out[0] = a\n}}\n",
+                lines("    a += 1.0;", 20_000)
+            ),
         ),
         ("gen_many_casts_3000", kernel_with(&format!("x{}", lines(" as f32", 3000)))),
         ("gen_method_chain_3000", kernel_with(&format!("x{}", lines(".abs()", 3000)))),
         ("gen_index_chain_2000", kernel_with(&format!("out{}", lines("[0]", 2000)))),
-        ("gen_too_large", format!("#[kernel]\npub fn k(out: &mut [f32]) {{ }}\n{}", lines("// padding padding padding padding padding padding", 170_000))),
+        (
+            "gen_too_large",
+            format!("#[kernel]\npub fn k(out: &mut [f32]) {{ }}\n{}", lines("// padding padding padding padding padding padding", 170_000)),
+        ),
     ]
 }
 
@@ -117,7 +118,10 @@ fn all_bad_inputs() -> Vec<(String, Vec<u8>, Env)> {
 
 /// Asserts `loc` is `name:line:col` with line and col >= 1.
 fn assert_location(name: &str, loc: &str) {
-    let rest = loc.strip_prefix(name).and_then(|r| r.strip_prefix(':')).unwrap_or_else(|| panic!("location `{loc}` does not start with `{name}:`"));
+    let rest = loc
+        .strip_prefix(name)
+        .and_then(|r| r.strip_prefix(':'))
+        .unwrap_or_else(|| panic!("location `{loc}` does not start with `{name}:`"));
     let parts: Vec<&str> = rest.split(':').collect();
     assert_eq!(parts.len(), 2, "location `{loc}` is not `{name}:line:col`");
     for p in parts {
@@ -309,7 +313,13 @@ fn cli_check_reports_generated_pathological_files() {
         std::fs::write(dir.path().join(&file), &text).unwrap();
         let out = kache_in(dir.path()).args(["check", &file]).output().expect("run kache");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "kache check {file}: status {:?}\nstderr:\n{}", out.status, &stderr[..stderr.len().min(4000)]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "kache check {file}: status {:?}\nstderr:\n{}",
+            out.status,
+            &stderr[..stderr.len().min(4000)]
+        );
         assert!(!stderr.contains("panicked"), "kache check {file} panicked");
         assert!(stderr.contains(&format!("{file}:")), "no location for {file}");
     }
@@ -362,7 +372,10 @@ fn bug_negated_literal_2_pow_127_panics() {
     let lit = "170141183460469231731687303715884105728";
     assert_located_error_without_panic("neg_suffixed", &format!("#[kernel]\npub fn k(out: &mut [i64]) {{\n    out[0] = -{lit}i64;\n}}\n"));
     assert_located_error_without_panic("neg_unsuffixed", &format!("#[kernel]\npub fn k(out: &mut [i64]) {{\n    out[0] = -{lit};\n}}\n"));
-    assert_located_error_without_panic("neg_const", &format!("const X: i64 = -{lit};\n\n#[kernel]\npub fn k(out: &mut [i64]) {{\n    out[0] = X;\n}}\n"));
+    assert_located_error_without_panic(
+        "neg_const",
+        &format!("const X: i64 = -{lit};\n\n#[kernel]\npub fn k(out: &mut [i64]) {{\n    out[0] = X;\n}}\n"),
+    );
 }
 
 /// The same overflow in `parse_scalar_literal`, which `kache check/compile --define` uses.

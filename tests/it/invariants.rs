@@ -50,7 +50,27 @@ fn offenders(files: &[PathBuf], needles: &[&str]) -> Vec<String> {
 fn front_end_does_no_io_and_no_llvm() {
     let files = rust_files(&src().join("lang"));
     assert!(files.len() >= 5);
-    let bad = offenders(&files, &["std::fs", "std::io", "std::net", "std::process", "std::env", "File::open", "File::create", "OpenOptions", "inkwell", "llvm_sys", "cudarc", "sled", "redis", "crate::codegen", "crate::runtime", "crate::cache"]);
+    let bad = offenders(
+        &files,
+        &[
+            "std::fs",
+            "std::io",
+            "std::net",
+            "std::process",
+            "std::env",
+            "File::open",
+            "File::create",
+            "OpenOptions",
+            "inkwell",
+            "llvm_sys",
+            "cudarc",
+            "sled",
+            "redis",
+            "crate::codegen",
+            "crate::runtime",
+            "crate::cache",
+        ],
+    );
     assert!(bad.is_empty(), "{bad:#?}");
 }
 

@@ -53,8 +53,16 @@ impl Workspace {
                     std::fs::write(&p, t.replace(from, to)).unwrap();
                 };
                 edit("saxpy.rs", "a * x[i] + y[i]", "y[i] + a * x[i]");
-                edit("filters.rs", "GAIN * (tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2))", "(tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2)) * GAIN");
-                edit("filters.rs", "atomic_add(&mut bins[(values[i] as usize) % bins.len()], 1);", "let b = (values[i] as usize) % bins.len();\n        atomic_add(&mut bins[b], 1);");
+                edit(
+                    "filters.rs",
+                    "GAIN * (tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2))",
+                    "(tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2)) * GAIN",
+                );
+                edit(
+                    "filters.rs",
+                    "atomic_add(&mut bins[(values[i] as usize) % bins.len()], 1);",
+                    "let b = (values[i] as usize) % bins.len();\n        atomic_add(&mut bins[b], 1);",
+                );
             }
         }
         std::fs::write(

@@ -168,12 +168,15 @@ static SEEDS: LazyLock<Vec<Seed>> = LazyLock::new(|| {
     let seed = |strict| move |(origin, bytes)| Seed { origin, bytes, strict };
     let mut v: Vec<Seed> = read_kernels(&common::root().join("examples").join("kernels")).into_iter().map(seed(true)).collect();
     v.extend(read_kernels(&common::fixture("kernels")).into_iter().map(seed(false)));
-    v.extend(INLINE_SEEDS.iter().enumerate().map(|(i, s)| Seed { origin: format!("inline {i}"), bytes: s.as_bytes().to_vec(), strict: true }));
+    v.extend(INLINE_SEEDS.iter().enumerate().map(|(i, s)| Seed {
+        origin: format!("inline {i}"),
+        bytes: s.as_bytes().to_vec(),
+        strict: true,
+    }));
     v
 });
 
 // ---- running the front end and the code generator without panicking ---------------------------
-
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
     p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "(no message)".into())
@@ -345,20 +348,179 @@ fn tokens(src: &[u8]) -> Vec<Vec<u8>> {
 
 /// Tokens worth inserting: keywords, punctuation, builtins, and pieces of unsupported syntax.
 const VOCAB: &[&str] = &[
-    "fn", "let", "mut", "if", "else", "while", "loop", "for", "in", "break", "continue", "return", "as", "move", "pub",
-    "const", "static", "struct", "enum", "impl", "trait", "match", "unsafe", "async", "await", "dyn", "ref", "where",
-    "type", "mod", "use", "self", "Self", "crate", "super", "#[kernel]", "#[inline]", "#![allow(unused)]", "#[derive(Debug)]",
-    "{", "}", "(", ")", "[", "]", "[[", "]]", "<", ">", "::", ":", ";", ",", ".", "..", "..=", "=", "==", "!=", "+", "-",
-    "*", "/", "%", "&", "&&", "|", "||", "^", "!", "<<", ">>", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "->", "=>",
-    "?", "@", "#", "$", "~", "'a", "'outer:", "_", "0", "1", "-1", "255", "1.5", "0.0", "1e38", "1e400", "2u32", "3i64",
-    "4usize", "5f32", "6.0f64", "7u8", "0x7fffffff", "0b101", "1_000", "18446744073709551615", "340282366920938463463374607431768211455",
-    "170141183460469231731687303715884105727", "true", "false", "\"s\"", "'c'", "b'x'", "f32", "f64", "i32", "i64", "u32",
-    "u64", "usize", "bool", "u8", "char", "String", "Vec<f32>", "&[f32]", "&mut [f32]", "&Array<f32, 2>", "Array<f64, 0>",
-    "[f32; 4]", "impl Kernel", "impl Fn(f32) -> f32", "x", "i", "out", "a", "b", "PRICES", "RATE", "N", "BLOCK", "TABLE",
-    "global_id_x()", "thread_idx_x()", "block_idx_y()", "sync_threads()", "shared_array::<f32, 16>()",
-    "dynamic_shared_array::<u32>()", "atomic_add", "atomic_cas", "len()", "shape(0)", "stride(1)", "sqrt()", "abs()",
-    "powi(2)", "mul_add", "f32::MAX", "i64::MIN", "f64::consts::PI", "println!", "vec![1]", "|x| x", "move |i: usize| i",
-    "\u{feff}", "é", "\t", "\r\n", "//", "/*", "*/", "\n",
+    "fn",
+    "let",
+    "mut",
+    "if",
+    "else",
+    "while",
+    "loop",
+    "for",
+    "in",
+    "break",
+    "continue",
+    "return",
+    "as",
+    "move",
+    "pub",
+    "const",
+    "static",
+    "struct",
+    "enum",
+    "impl",
+    "trait",
+    "match",
+    "unsafe",
+    "async",
+    "await",
+    "dyn",
+    "ref",
+    "where",
+    "type",
+    "mod",
+    "use",
+    "self",
+    "Self",
+    "crate",
+    "super",
+    "#[kernel]",
+    "#[inline]",
+    "#![allow(unused)]",
+    "#[derive(Debug)]",
+    "{",
+    "}",
+    "(",
+    ")",
+    "[",
+    "]",
+    "[[",
+    "]]",
+    "<",
+    ">",
+    "::",
+    ":",
+    ";",
+    ",",
+    ".",
+    "..",
+    "..=",
+    "=",
+    "==",
+    "!=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "%",
+    "&",
+    "&&",
+    "|",
+    "||",
+    "^",
+    "!",
+    "<<",
+    ">>",
+    "+=",
+    "-=",
+    "*=",
+    "/=",
+    "%=",
+    "<<=",
+    ">>=",
+    "->",
+    "=>",
+    "?",
+    "@",
+    "#",
+    "$",
+    "~",
+    "'a",
+    "'outer:",
+    "_",
+    "0",
+    "1",
+    "-1",
+    "255",
+    "1.5",
+    "0.0",
+    "1e38",
+    "1e400",
+    "2u32",
+    "3i64",
+    "4usize",
+    "5f32",
+    "6.0f64",
+    "7u8",
+    "0x7fffffff",
+    "0b101",
+    "1_000",
+    "18446744073709551615",
+    "340282366920938463463374607431768211455",
+    "170141183460469231731687303715884105727",
+    "true",
+    "false",
+    "\"s\"",
+    "'c'",
+    "b'x'",
+    "f32",
+    "f64",
+    "i32",
+    "i64",
+    "u32",
+    "u64",
+    "usize",
+    "bool",
+    "u8",
+    "char",
+    "String",
+    "Vec<f32>",
+    "&[f32]",
+    "&mut [f32]",
+    "&Array<f32, 2>",
+    "Array<f64, 0>",
+    "[f32; 4]",
+    "impl Kernel",
+    "impl Fn(f32) -> f32",
+    "x",
+    "i",
+    "out",
+    "a",
+    "b",
+    "PRICES",
+    "RATE",
+    "N",
+    "BLOCK",
+    "TABLE",
+    "global_id_x()",
+    "thread_idx_x()",
+    "block_idx_y()",
+    "sync_threads()",
+    "shared_array::<f32, 16>()",
+    "dynamic_shared_array::<u32>()",
+    "atomic_add",
+    "atomic_cas",
+    "len()",
+    "shape(0)",
+    "stride(1)",
+    "sqrt()",
+    "abs()",
+    "powi(2)",
+    "mul_add",
+    "f32::MAX",
+    "i64::MIN",
+    "f64::consts::PI",
+    "println!",
+    "vec![1]",
+    "|x| x",
+    "move |i: usize| i",
+    "\u{feff}",
+    "é",
+    "\t",
+    "\r\n",
+    "//",
+    "/*",
+    "*/",
+    "\n",
 ];
 
 #[derive(Clone, Debug)]
@@ -593,7 +755,10 @@ fn typed_exprs(depth: usize, globals: bool) -> Vec<Vec<SBoxedStrategy<String>>> 
                     alts.push((1, sub(u).prop_map(move |a| format!("({a} as {name})")).sboxed()));
                 }
                 let methods: Vec<&'static str> = if t.is_float() {
-                    vec!["abs()", "sqrt()", "floor()", "ceil()", "round()", "trunc()", "exp()", "ln()", "sin()", "cos()", "tanh()", "log2()", "cbrt()"]
+                    vec![
+                        "abs()", "sqrt()", "floor()", "ceil()", "round()", "trunc()", "exp()", "ln()", "sin()", "cos()", "tanh()",
+                        "log2()", "cbrt()",
+                    ]
                 } else if t == T::I32 {
                     vec!["abs()", "count_ones() as i32", "leading_zeros() as i32"]
                 } else {
@@ -601,7 +766,11 @@ fn typed_exprs(depth: usize, globals: bool) -> Vec<Vec<SBoxedStrategy<String>>> 
                 };
                 let methods = proptest::sample::select(methods);
                 alts.push((1, (s.clone(), methods).prop_map(move |(a, mth)| format!("(({a}).{})", mth.replace("NAME", name))).sboxed()));
-                let binary_methods: Vec<&'static str> = if t.is_float() { vec!["min", "max", "powf", "atan2", "hypot"] } else { vec!["min", "max", "wrapping_add", "wrapping_sub", "wrapping_mul"] };
+                let binary_methods: Vec<&'static str> = if t.is_float() {
+                    vec!["min", "max", "powf", "atan2", "hypot"]
+                } else {
+                    vec!["min", "max", "wrapping_add", "wrapping_sub", "wrapping_mul"]
+                };
                 let bm = proptest::sample::select(binary_methods);
                 alts.push((1, (s.clone(), bm, s.clone()).prop_map(|(a, mth, b)| format!("({a}).{mth}({b})")).sboxed()));
                 if t.is_float() {
@@ -647,8 +816,13 @@ fn statement(form: usize, e: &str, t: T, target: T) -> String {
 
 fn expr_kernel(globals: bool) -> impl Strategy<Value = (String, bool)> {
     let table = if globals { &*EXPRS_GLOBALS } else { &*EXPRS };
-    let per_type: Vec<SBoxedStrategy<(T, String)>> =
-        TYPES.iter().map(|t| { let t = *t; table[4][t.idx()].clone().prop_map(move |e| (t, e)).sboxed() }).collect();
+    let per_type: Vec<SBoxedStrategy<(T, String)>> = TYPES
+        .iter()
+        .map(|t| {
+            let t = *t;
+            table[4][t.idx()].clone().prop_map(move |e| (t, e)).sboxed()
+        })
+        .collect();
     (proptest::strategy::Union::new(per_type), 0..9usize, any::<Index>(), 0..10u32).prop_map(move |((t, e), form, other, wrong)| {
         // Mostly well typed; one case in five assigns to another type.
         let target = if wrong < 2 { TYPES[other.index(TYPES.len())] } else { t };
@@ -861,7 +1035,11 @@ fn generated_expressions_mostly_check() {
         .unwrap();
     let rejected = rejected.into_inner().unwrap();
     let (ok, total) = (ok.load(Ordering::Relaxed), total.load(Ordering::Relaxed));
-    assert!(ok * 2 >= total, "only {ok} of {total} generated kernels check; first rejections:\n{}", rejected.iter().take(3).cloned().collect::<Vec<_>>().join("\n"));
+    assert!(
+        ok * 2 >= total,
+        "only {ok} of {total} generated kernels check; first rejections:\n{}",
+        rejected.iter().take(3).cloned().collect::<Vec<_>>().join("\n")
+    );
 }
 
 // ---- bugs found while fuzzing -----------------------------------------------------------------

@@ -79,10 +79,12 @@ impl Redis {
     fn dump(&self) -> Vec<(String, Vec<u8>)> {
         let mut c = self.client().expect("redis connection");
         let keys: Vec<String> = redis::cmd("KEYS").arg("*").query(&mut c).unwrap();
-        keys.into_iter().map(|k| {
-            let v: Vec<u8> = redis::cmd("GET").arg(&k).query(&mut c).unwrap();
-            (k, v)
-        }).collect()
+        keys.into_iter()
+            .map(|k| {
+                let v: Vec<u8> = redis::cmd("GET").arg(&k).query(&mut c).unwrap();
+                (k, v)
+            })
+            .collect()
     }
 }
 
@@ -236,7 +238,10 @@ fn device_capturing_kernels_leave_nothing_in_redis() {
     let p = a.device_ptr();
     for (k, v) in r.dump() {
         for needle in [p.to_le_bytes().to_vec(), p.to_string().into_bytes(), format!("{p:x}").into_bytes()] {
-            assert!(!v.windows(needle.len()).any(|w| w == needle) && !k.as_bytes().windows(needle.len()).any(|w| w == needle), "pointer found in redis entry {k}");
+            assert!(
+                !v.windows(needle.len()).any(|w| w == needle) && !k.as_bytes().windows(needle.len()).any(|w| w == needle),
+                "pointer found in redis entry {k}"
+            );
         }
     }
     assert!(r.dump().is_empty(), "device-capturing kernels were sent to the remote");
@@ -263,7 +268,12 @@ fn a_remote_without_a_key_is_refused() {
     let e = RemoteConfig::new("http://example".into(), SECRET.to_vec(), false, Duration::from_millis(100)).unwrap_err();
     assert!(e.to_string().contains("redis://"), "{e}");
     // Through the CLI's environment as well.
-    let o = Command::new(crate::common::kache_bin()).arg("stats").env("KACHE_REMOTE", "redis://127.0.0.1:1/0").env_remove("KACHE_REMOTE_KEY").output().unwrap();
+    let o = Command::new(crate::common::kache_bin())
+        .arg("stats")
+        .env("KACHE_REMOTE", "redis://127.0.0.1:1/0")
+        .env_remove("KACHE_REMOTE_KEY")
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("KACHE_REMOTE_KEY"));
 }

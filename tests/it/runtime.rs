@@ -93,7 +93,13 @@ fn bad_launch_configurations_are_refused() {
     let k = memory_jit().load_source("k.rs", K).unwrap().kernel("axpy").unwrap();
     let x = dev.upload(&[1.0f32]).unwrap();
     let mut y = dev.upload(&[1.0f32]).unwrap();
-    for g in [Grid::new(0u32, 32u32), Grid::new(1u32, 0u32), Grid::new(1u32, 2048u32), Grid::new(1u32, (1u32, 1u32, 65u32)), Grid::new((1u32, 70000u32), 1u32)] {
+    for g in [
+        Grid::new(0u32, 32u32),
+        Grid::new(1u32, 0u32),
+        Grid::new(1u32, 2048u32),
+        Grid::new(1u32, (1u32, 1u32, 65u32)),
+        Grid::new((1u32, 70000u32), 1u32),
+    ] {
         assert!(matches!(k.launch(&dev, g, (1.0f32, &x, &mut y)), Err(Error::BadLaunch(_))), "{g:?}");
     }
 }
@@ -152,7 +158,8 @@ fn layouts_select_specialisations_and_give_the_same_results() {
     let big = dev.upload_nd(&(0..48).map(|x| x as f64).collect::<Vec<_>>(), &[6, 8], Order::C).unwrap();
     let strided = big.view(0, &[3, 4], &[16, 2]).unwrap();
     let strided_logical: Vec<f64> = (0..3).flat_map(|i| (0..4).map(move |j| (16 * i + 2 * j) as f64)).collect();
-    let want_strided: Vec<f64> = (0..3).flat_map(|i| (0..4).map(move |j| (i, j))).zip(&strided_logical).map(|((i, j), v)| v + (10 * i + j) as f64).collect();
+    let want_strided: Vec<f64> =
+        (0..3).flat_map(|i| (0..4).map(move |j| (i, j))).zip(&strided_logical).map(|((i, j), v)| v + (10 * i + j) as f64).collect();
     for (input, expect) in [(&c, &want), (&f, &want), (&strided, &want_strided)] {
         for out_order in [Order::C, Order::F] {
             let mut out = dev.alloc_with_order::<f64>(&[3, 4], out_order).unwrap();
@@ -163,7 +170,15 @@ fn layouts_select_specialisations_and_give_the_same_results() {
     // Foreign arrays select specialisations from their strides too.
     let ff = foreign::ForeignArray::wrap(&f);
     let mut out = dev.alloc::<f64>(&[3, 4]).unwrap();
-    k.launch(&dev, Grid::new((4u32, 3u32), (2u32, 2u32)), vec![ArgValue::Array { desc: kache::capture::ArrayDesc::from_interface(ff.iface()).unwrap(), writable: false }, kache::KernelArg::arg(&&mut out).unwrap()]).unwrap();
+    k.launch(
+        &dev,
+        Grid::new((4u32, 3u32), (2u32, 2u32)),
+        vec![
+            ArgValue::Array { desc: kache::capture::ArrayDesc::from_interface(ff.iface()).unwrap(), writable: false },
+            kache::KernelArg::arg(&&mut out).unwrap(),
+        ],
+    )
+    .unwrap();
     assert_eq!(out.download().unwrap(), want);
 }
 

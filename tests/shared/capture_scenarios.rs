@@ -129,7 +129,8 @@ pub fn two_arrays_summed(dev: &Device, w: Wrap) -> R {
     "#;
     let a = dev.upload(&[1.0f64, 2.0, 3.0]).map_err(e)?;
     let b = dev.upload(&[10.0f64, 20.0, 30.0]).map_err(e)?;
-    let m = jit().load_source("sum2.rs", src).map_err(e)?.with_global("A", cap(&a, w)?).map_err(e)?.with_global("B", cap(&b, w)?).map_err(e)?;
+    let m =
+        jit().load_source("sum2.rs", src).map_err(e)?.with_global("A", cap(&a, w)?).map_err(e)?.with_global("B", cap(&b, w)?).map_err(e)?;
     let mut out = dev.alloc::<f64>(&[3]).map_err(e)?;
     m.kernel("sum2").map_err(e)?.launch(dev, Grid::linear(3, 32), (&mut out,)).map_err(e)?;
     check("sum", out.download().map_err(e)?, vec![11.0, 22.0, 33.0])
@@ -276,7 +277,8 @@ pub fn host_values_are_constants(dev: &Device, _w: Wrap) -> R {
     "#;
     let mut table = vec![1.0f32, 2.0, 3.0];
     let mut scale = 10.0f32;
-    let m = jit().load_source("consts.rs", src).map_err(e)?.with_global("TABLE", &table).map_err(e)?.with_global("SCALE", scale).map_err(e)?;
+    let m =
+        jit().load_source("consts.rs", src).map_err(e)?.with_global("TABLE", &table).map_err(e)?.with_global("SCALE", scale).map_err(e)?;
     let k = m.kernel("apply").map_err(e)?;
     let mut out = dev.alloc::<f32>(&[3]).map_err(e)?;
     k.launch(dev, Grid::linear(3, 32), (&mut out,)).map_err(e)?;

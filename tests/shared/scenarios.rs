@@ -73,8 +73,6 @@ pub const ALL: &[(&str, fn(&Device) -> Result<(), String>)] = &[
     ("device_function_names_with_digit_suffix", device_function_names_with_digit_suffix),
 ];
 
-
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
@@ -171,7 +169,12 @@ fn up_f<T: Element>(dev: &Device, c_data: &[T], shape: &[usize]) -> Result<Devic
 /// A strided view (layout A) holding `c_data`, inside a larger 1-d buffer filled with `fill`:
 /// the last stride is 2 and every other stride leaves a gap of one element. Returns the view
 /// and the whole buffer (to check that nothing outside the view was written).
-fn up_strided<T: Element>(dev: &Device, c_data: &[T], shape: &[usize], fill: T) -> Result<(DeviceArray<T>, DeviceArray<T>, Vec<usize>), String> {
+fn up_strided<T: Element>(
+    dev: &Device,
+    c_data: &[T],
+    shape: &[usize],
+    fill: T,
+) -> Result<(DeviceArray<T>, DeviceArray<T>, Vec<usize>), String> {
     let nd = shape.len();
     let mut strides = vec![2usize; nd];
     for d in (0..nd.saturating_sub(1)).rev() {
@@ -212,7 +215,13 @@ fn mismatches<T: Debug>(what: &str, got: &[T], want: &[T], bad: &[usize], note: 
         return Ok(());
     }
     let shown: Vec<String> = bad.iter().take(5).map(|&i| format!("[{i}] got {:?}, expected {:?}", got[i], want[i])).collect();
-    Err(format!("{what}: {} of {} elements differ{note}: {}{}", bad.len(), got.len(), shown.join("; "), if bad.len() > 5 { "; ..." } else { "" }))
+    Err(format!(
+        "{what}: {} of {} elements differ{note}: {}{}",
+        bad.len(),
+        got.len(),
+        shown.join("; "),
+        if bad.len() > 5 { "; ..." } else { "" }
+    ))
 }
 
 fn eq<T: PartialEq + Debug>(what: &str, got: &[T], want: &[T]) -> Outcome {
@@ -390,7 +399,13 @@ pub fn reduce_dynamic_shared(dev: &Device) -> Outcome {
     eq("dyn_aliases", &dl(&out)?, &want)
 }
 
-fn matmul_ref<T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(a: &[T], b: &[T], n: usize, k: usize, p: usize) -> Vec<T> {
+fn matmul_ref<T: Copy + Default + std::ops::Add<Output = T> + std::ops::Mul<Output = T>>(
+    a: &[T],
+    b: &[T],
+    n: usize,
+    k: usize,
+    p: usize,
+) -> Vec<T> {
     let mut c = vec![T::default(); n * p];
     for i in 0..n {
         for j in 0..p {
@@ -606,7 +621,13 @@ pub fn atomics_minmax(dev: &Device) -> Outcome {
     let mut sf32 = zeros::<f32>(dev, &[1])?;
     let mut sf64 = zeros::<f64>(dev, &[1])?;
     let mut susize = zeros::<usize>(dev, &[10])?;
-    launch(&m, "add_all_types", dev, Grid::linear(n, 128), (n, &mut si32, &mut su32, &mut si64, &mut su64, &mut sf32, &mut sf64, &mut susize))?;
+    launch(
+        &m,
+        "add_all_types",
+        dev,
+        Grid::linear(n, 128),
+        (n, &mut si32, &mut su32, &mut si64, &mut su64, &mut sf32, &mut sf64, &mut susize),
+    )?;
     eq("add_all_types i32", &dl(&si32)?, &[(0..n as i32).map(|i| i - 50).sum::<i32>()])?;
     eq("add_all_types u32", &dl(&su32)?, &[(0..n as u32).sum::<u32>()])?;
     eq("add_all_types i64", &dl(&si64)?, &[-(0..n as i64).sum::<i64>()])?;
@@ -671,11 +692,17 @@ pub fn atomic_cas_lock(dev: &Device) -> Outcome {
 pub fn casts(dev: &Device) -> Outcome {
     let m = module("casts.rs")?;
     let a: Vec<i32> = vec![0, 1, -1, 7, -7, i32::MAX, i32::MIN, 123456789, -98765, 0x4000_0000, 255, -256];
-    let b: Vec<u64> = vec![0, 1, u64::MAX, 1 << 32, (1 << 32) + 5, 0x8000_0000_0000_0000, 0xDEAD_BEEF_CAFE_F00D, 255, 1 << 31, 42, 7, 1 << 63 | 1];
+    let b: Vec<u64> =
+        vec![0, 1, u64::MAX, 1 << 32, (1 << 32) + 5, 0x8000_0000_0000_0000, 0xDEAD_BEEF_CAFE_F00D, 255, 1 << 31, 42, 7, 1 << 63 | 1];
     let n = a.len();
     let g = Grid::linear(n, 8);
-    let (mut oi64, mut ou64, mut oi32, mut ou32, mut ous) =
-        (zeros::<i64>(dev, &[2 * n])?, zeros::<u64>(dev, &[2 * n])?, zeros::<i32>(dev, &[2 * n])?, zeros::<u32>(dev, &[2 * n])?, zeros::<usize>(dev, &[2 * n])?);
+    let (mut oi64, mut ou64, mut oi32, mut ou32, mut ous) = (
+        zeros::<i64>(dev, &[2 * n])?,
+        zeros::<u64>(dev, &[2 * n])?,
+        zeros::<i32>(dev, &[2 * n])?,
+        zeros::<u32>(dev, &[2 * n])?,
+        zeros::<usize>(dev, &[2 * n])?,
+    );
     launch(&m, "int_casts", dev, g, (&up(dev, &a)?, &up(dev, &b)?, &mut oi64, &mut ou64, &mut oi32, &mut ou32, &mut ous))?;
     eq("int_casts -> i64", &dl(&oi64)?, &(0..n).flat_map(|i| [a[i] as i64, b[i] as i64]).collect::<Vec<_>>())?;
     eq("int_casts -> u64", &dl(&ou64)?, &(0..n).flat_map(|i| [a[i] as u64, (a[i] as u32) as u64]).collect::<Vec<_>>())?;
@@ -683,17 +710,64 @@ pub fn casts(dev: &Device) -> Outcome {
     eq("int_casts -> u32", &dl(&ou32)?, &(0..n).flat_map(|i| [a[i] as u32, b[i] as u32]).collect::<Vec<_>>())?;
     eq("int_casts -> usize", &dl(&ous)?, &(0..n).flat_map(|i| [a[i] as usize, (b[i] as usize) >> 3]).collect::<Vec<_>>())?;
 
-    let f: Vec<f32> = vec![0.0, -0.0, 1.5, -1.5, 2.5e9, -2.5e9, 1e20, -1e20, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 16777217.0, 0.1, -0.9, 4294967296.0, 3.999];
-    let d: Vec<f64> = vec![0.0, -0.0, 1.5, -1.5, 2.5e9, -2.5e9, 1e300, -1e300, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 4294967295.7, 0.1, 1e-300, 9.3e18, 1.8446744073709552e19];
+    let f: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        1.5,
+        -1.5,
+        2.5e9,
+        -2.5e9,
+        1e20,
+        -1e20,
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        16777217.0,
+        0.1,
+        -0.9,
+        4294967296.0,
+        3.999,
+    ];
+    let d: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        1.5,
+        -1.5,
+        2.5e9,
+        -2.5e9,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        4294967295.7,
+        0.1,
+        1e-300,
+        9.3e18,
+        1.8446744073709552e19,
+    ];
     let n = f.len();
     let g = Grid::linear(n, 8);
     let (mut of32, mut of64) = (zeros::<f32>(dev, &[3 * n])?, zeros::<f64>(dev, &[3 * n])?);
     launch(&m, "float_casts", dev, g, (&up(dev, &f)?, &up(dev, &d)?, &mut of32, &mut of64))?;
-    exact("float_casts -> f64", &dl(&of64)?, &(0..n).flat_map(|i| [f[i] as f64, (f[i] as i32) as f64, (d[i] as i64) as f64]).collect::<Vec<_>>())?;
-    exact("float_casts -> f32", &dl(&of32)?, &(0..n).flat_map(|i| [d[i] as f32, (d[i] as u32) as f32, (f[i] as u64) as f32]).collect::<Vec<_>>())?;
+    exact(
+        "float_casts -> f64",
+        &dl(&of64)?,
+        &(0..n).flat_map(|i| [f[i] as f64, (f[i] as i32) as f64, (d[i] as i64) as f64]).collect::<Vec<_>>(),
+    )?;
+    exact(
+        "float_casts -> f32",
+        &dl(&of32)?,
+        &(0..n).flat_map(|i| [d[i] as f32, (d[i] as u32) as f32, (f[i] as u64) as f32]).collect::<Vec<_>>(),
+    )?;
 
-    let (mut oi32, mut ou32, mut oi64, mut ou64, mut ous) =
-        (zeros::<i32>(dev, &[2 * n])?, zeros::<u32>(dev, &[2 * n])?, zeros::<i64>(dev, &[2 * n])?, zeros::<u64>(dev, &[2 * n])?, zeros::<usize>(dev, &[2 * n])?);
+    let (mut oi32, mut ou32, mut oi64, mut ou64, mut ous) = (
+        zeros::<i32>(dev, &[2 * n])?,
+        zeros::<u32>(dev, &[2 * n])?,
+        zeros::<i64>(dev, &[2 * n])?,
+        zeros::<u64>(dev, &[2 * n])?,
+        zeros::<usize>(dev, &[2 * n])?,
+    );
     launch(&m, "saturating_casts", dev, g, (&up(dev, &f)?, &up(dev, &d)?, &mut oi32, &mut ou32, &mut oi64, &mut ou64, &mut ous))?;
     eq("saturating_casts -> i32", &dl(&oi32)?, &(0..n).flat_map(|i| [f[i] as i32, d[i] as i32]).collect::<Vec<_>>())?;
     eq("saturating_casts -> u32", &dl(&ou32)?, &(0..n).flat_map(|i| [f[i] as u32, d[i] as u32]).collect::<Vec<_>>())?;
@@ -1169,31 +1243,96 @@ pub fn int_methods(dev: &Device) -> Outcome {
     let n = a.len();
     let (mut out, mut bits) = (zeros::<i32>(dev, &[n, 6])?, zeros::<u32>(dev, &[n, 3])?);
     launch(&m, "int_methods_i32", dev, Grid::linear(n, 4), (&up(dev, &a)?, &up(dev, &b)?, &mut out, &mut bits))?;
-    eq("int_methods_i32", &dl(&out)?, &(0..n).flat_map(|i| [a[i].wrapping_add(b[i]), a[i].wrapping_sub(b[i]), a[i].wrapping_mul(b[i]), a[i].min(b[i]), a[i].max(b[i]), a[i].wrapping_abs()]).collect::<Vec<_>>())?;
-    eq("int_methods_i32 bits", &dl(&bits)?, &a.iter().flat_map(|v| [v.count_ones(), v.leading_zeros(), v.trailing_zeros()]).collect::<Vec<_>>())?;
+    eq(
+        "int_methods_i32",
+        &dl(&out)?,
+        &(0..n)
+            .flat_map(|i| {
+                [
+                    a[i].wrapping_add(b[i]),
+                    a[i].wrapping_sub(b[i]),
+                    a[i].wrapping_mul(b[i]),
+                    a[i].min(b[i]),
+                    a[i].max(b[i]),
+                    a[i].wrapping_abs(),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    eq(
+        "int_methods_i32 bits",
+        &dl(&bits)?,
+        &a.iter().flat_map(|v| [v.count_ones(), v.leading_zeros(), v.trailing_zeros()]).collect::<Vec<_>>(),
+    )?;
 
     let a: Vec<i64> = vec![0, 1, -1, i64::MIN, i64::MAX, 1 << 40, -(1 << 50) + 3, 0x0F0F];
     let b: Vec<i64> = vec![0, -1, 1, -1, 1, 3, i64::MAX, -7];
     let n = a.len();
     let (mut out, mut bits) = (zeros::<i64>(dev, &[n, 6])?, zeros::<u32>(dev, &[n, 3])?);
     launch(&m, "int_methods_i64", dev, Grid::linear(n, 4), (&up(dev, &a)?, &up(dev, &b)?, &mut out, &mut bits))?;
-    eq("int_methods_i64", &dl(&out)?, &(0..n).flat_map(|i| [a[i].wrapping_add(b[i]), a[i].wrapping_sub(b[i]), a[i].wrapping_mul(b[i]), a[i].min(b[i]), a[i].max(b[i]), a[i].wrapping_abs()]).collect::<Vec<_>>())?;
-    eq("int_methods_i64 bits", &dl(&bits)?, &a.iter().flat_map(|v| [v.count_ones(), v.leading_zeros(), v.trailing_zeros()]).collect::<Vec<_>>())?;
+    eq(
+        "int_methods_i64",
+        &dl(&out)?,
+        &(0..n)
+            .flat_map(|i| {
+                [
+                    a[i].wrapping_add(b[i]),
+                    a[i].wrapping_sub(b[i]),
+                    a[i].wrapping_mul(b[i]),
+                    a[i].min(b[i]),
+                    a[i].max(b[i]),
+                    a[i].wrapping_abs(),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    )?;
+    eq(
+        "int_methods_i64 bits",
+        &dl(&bits)?,
+        &a.iter().flat_map(|v| [v.count_ones(), v.leading_zeros(), v.trailing_zeros()]).collect::<Vec<_>>(),
+    )?;
 
     let a: Vec<u32> = vec![0, 1, u32::MAX, 1 << 31, 12345, 0x8000_0001, 6];
     let b: Vec<u32> = vec![0, u32::MAX, 1, 1 << 31, 54321, 2, 6];
     let n = a.len();
     let mut out = zeros::<u32>(dev, &[n, 8])?;
     launch(&m, "int_methods_u32", dev, Grid::linear(n, 4), (&up(dev, &a)?, &up(dev, &b)?, &mut out))?;
-    eq("int_methods_u32", &dl(&out)?, &(0..n).flat_map(|i| [a[i].wrapping_add(b[i]), a[i].wrapping_sub(b[i]), a[i].wrapping_mul(b[i]), a[i].min(b[i]), a[i].max(b[i]), a[i].count_ones(), a[i].leading_zeros(), a[i].trailing_zeros()]).collect::<Vec<_>>())?;
+    eq(
+        "int_methods_u32",
+        &dl(&out)?,
+        &(0..n)
+            .flat_map(|i| {
+                [
+                    a[i].wrapping_add(b[i]),
+                    a[i].wrapping_sub(b[i]),
+                    a[i].wrapping_mul(b[i]),
+                    a[i].min(b[i]),
+                    a[i].max(b[i]),
+                    a[i].count_ones(),
+                    a[i].leading_zeros(),
+                    a[i].trailing_zeros(),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    )?;
 
     let a: Vec<u64> = vec![0, 1, u64::MAX, 1 << 63, 1 << 33, 0xDEAD_BEEF_0000];
     let b: Vec<u64> = vec![0, u64::MAX, 2, 1 << 63, 7, 3];
     let n = a.len();
     let (mut out, mut bits) = (zeros::<u64>(dev, &[n, 5])?, zeros::<u32>(dev, &[n, 3])?);
     launch(&m, "int_methods_u64", dev, Grid::linear(n, 4), (&up(dev, &a)?, &up(dev, &b)?, &mut out, &mut bits))?;
-    eq("int_methods_u64", &dl(&out)?, &(0..n).flat_map(|i| [a[i].wrapping_add(b[i]), a[i].wrapping_sub(b[i]), a[i].wrapping_mul(b[i]), a[i].min(b[i]), a[i].max(b[i])]).collect::<Vec<_>>())?;
-    eq("int_methods_u64 bits", &dl(&bits)?, &a.iter().flat_map(|v| [v.count_ones(), v.leading_zeros(), v.trailing_zeros()]).collect::<Vec<_>>())?;
+    eq(
+        "int_methods_u64",
+        &dl(&out)?,
+        &(0..n)
+            .flat_map(|i| [a[i].wrapping_add(b[i]), a[i].wrapping_sub(b[i]), a[i].wrapping_mul(b[i]), a[i].min(b[i]), a[i].max(b[i])])
+            .collect::<Vec<_>>(),
+    )?;
+    eq(
+        "int_methods_u64 bits",
+        &dl(&bits)?,
+        &a.iter().flat_map(|v| [v.count_ones(), v.leading_zeros(), v.trailing_zeros()]).collect::<Vec<_>>(),
+    )?;
 
     let a: Vec<usize> = vec![0, 1, 5, 1 << 50, usize::MAX, 12345];
     let n = a.len();
@@ -1221,8 +1360,13 @@ pub fn thread_indices(dev: &Device) -> Outcome {
                             let t = (tz * b[1] + ty) * b[0] + tx;
                             let blk = (bz * g[1] + by) * g[0] + bx;
                             let lin = (blk * b[0] * b[1] * b[2] + t) as usize;
-                            want_ids[lin * 12..lin * 12 + 12].copy_from_slice(&[tx, ty, tz, bx, by, bz, b[0], b[1], b[2], g[0], g[1], g[2]]);
-                            want_gid[lin * 3..lin * 3 + 3].copy_from_slice(&[(bx * b[0] + tx) as usize, (by * b[1] + ty) as usize, (bz * b[2] + tz) as usize]);
+                            want_ids[lin * 12..lin * 12 + 12]
+                                .copy_from_slice(&[tx, ty, tz, bx, by, bz, b[0], b[1], b[2], g[0], g[1], g[2]]);
+                            want_gid[lin * 3..lin * 3 + 3].copy_from_slice(&[
+                                (bx * b[0] + tx) as usize,
+                                (by * b[1] + ty) as usize,
+                                (bz * b[2] + tz) as usize,
+                            ]);
                         }
                     }
                 }
@@ -1252,7 +1396,8 @@ pub fn array_0d(dev: &Device) -> Outcome {
     launch(&m, "count_into_0d", dev, Grid::linear(300, 64), (&up(dev, &x)?, &dev.upload_scalar(10i32).ctx("scalar")?, &mut count))?;
     eq("count_into_0d", &dl(&count)?, &[x.iter().filter(|v| **v > 10).count() as u64])?;
 
-    let (mut out, mut flag, mut n) = (dev.upload_scalar(0.0f64).ctx("s")?, dev.upload_scalar(false).ctx("s")?, dev.upload_scalar(0usize).ctx("s")?);
+    let (mut out, mut flag, mut n) =
+        (dev.upload_scalar(0.0f64).ctx("s")?, dev.upload_scalar(false).ctx("s")?, dev.upload_scalar(0usize).ctx("s")?);
     launch(&m, "write_0d", dev, Grid::linear(1, 32), (2.25f64, &mut out, &mut flag, &mut n))?;
     exact("write_0d value", &dl(&out)?, &[4.5])?;
     eq("write_0d flag", &dl(&flag)?, &[true])?;
@@ -1375,11 +1520,30 @@ pub fn prefix_scan(dev: &Device) -> Outcome {
     let nb = blocks(n, 64) as usize;
     let (mut out, mut totals) = (zeros::<i32>(dev, &[n])?, zeros::<i32>(dev, &[nb])?);
     launch(&m, "block_scan_i32", dev, Grid::linear(n, 64), (&up(dev, &x)?, &mut out, &mut totals))?;
-    let block_scan: Vec<i32> = x.chunks(64).flat_map(|c| c.iter().scan(0, |s, v| { *s += v; Some(*s) }).collect::<Vec<_>>()).collect();
+    let block_scan: Vec<i32> = x
+        .chunks(64)
+        .flat_map(|c| {
+            c.iter()
+                .scan(0, |s, v| {
+                    *s += v;
+                    Some(*s)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
     eq("block_scan_i32", &dl(&out)?, &block_scan)?;
     eq("block_scan_i32 totals", &dl(&totals)?, &x.chunks(64).map(|c| c.iter().sum::<i32>()).collect::<Vec<_>>())?;
     launch(&m, "add_block_offsets", dev, Grid::linear(n, 64), (&mut out, &totals))?;
-    eq("prefix scan", &dl(&out)?, &x.iter().scan(0, |s, v| { *s += v; Some(*s) }).collect::<Vec<_>>())
+    eq(
+        "prefix scan",
+        &dl(&out)?,
+        &x.iter()
+            .scan(0, |s, v| {
+                *s += v;
+                Some(*s)
+            })
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// bool_mask.rs: bool arrays in and out, compaction with an atomic counter.
@@ -1406,7 +1570,13 @@ pub fn bool_mask(dev: &Device) -> Outcome {
     eq("compact slots (sorted)", &got, &selected)?;
 
     let (r, c) = (7, 5);
-    let mm: Vec<bool> = (0..r * c).map(|k| match k / c { 0 => true, 1 => false, row => (k + row) % 3 == 0 }).collect();
+    let mm: Vec<bool> = (0..r * c)
+        .map(|k| match k / c {
+            0 => true,
+            1 => false,
+            row => (k + row) % 3 == 0,
+        })
+        .collect();
     let (mut all, mut any) = (zeros::<bool>(dev, &[r])?, zeros::<bool>(dev, &[r])?);
     launch(&m, "all_any", dev, Grid::linear(r, 4), (&up_nd(dev, &mm, &[r, c])?, &mut all, &mut any))?;
     eq("all", &dl(&all)?, &mm.chunks(c).map(|row| row.iter().all(|b| *b)).collect::<Vec<_>>())?;
@@ -1504,11 +1674,14 @@ pub fn bitonic_sort(dev: &Device) -> Outcome {
     let keys: Vec<u32> = (0..n).map(|i| (rnd(i as u64) % 1000) as u32).collect();
     let mut kd = up(dev, &keys)?;
     launch(&m, "bitonic_sort_blocks", dev, Grid::linear(n, 64), (&mut kd,))?;
-    let want: Vec<u32> = keys.chunks(64).flat_map(|c| {
-        let mut v = c.to_vec();
-        v.sort_unstable();
-        v
-    }).collect();
+    let want: Vec<u32> = keys
+        .chunks(64)
+        .flat_map(|c| {
+            let mut v = c.to_vec();
+            v.sort_unstable();
+            v
+        })
+        .collect();
     eq("bitonic_sort_blocks", &dl(&kd)?, &want)
 }
 
@@ -1609,7 +1782,13 @@ pub fn sparse_csr(dev: &Device) -> Outcome {
     let (mut len, mut max_col) = (zeros::<u32>(dev, &[rows])?, zeros::<i64>(dev, &[rows])?);
     launch(&m, "csr_row_stats", dev, Grid::linear(rows, 8), (&rp, &cd, &mut len, &mut max_col))?;
     eq("csr_row_stats len", &dl(&len)?, &(0..rows).map(|r| row_ptr[r + 1] - row_ptr[r]).collect::<Vec<_>>())?;
-    eq("csr_row_stats max col", &dl(&max_col)?, &(0..rows).map(|r| cols[row_ptr[r] as usize..row_ptr[r + 1] as usize].iter().map(|c| *c as i64).max().unwrap_or(-1)).collect::<Vec<_>>())
+    eq(
+        "csr_row_stats max col",
+        &dl(&max_col)?,
+        &(0..rows)
+            .map(|r| cols[row_ptr[r] as usize..row_ptr[r + 1] as usize].iter().map(|c| *c as i64).max().unwrap_or(-1))
+            .collect::<Vec<_>>(),
+    )
 }
 
 /// float_special.rs: numeric constants and NaN semantics.
@@ -1618,11 +1797,25 @@ pub fn float_special(dev: &Device) -> Outcome {
     let g = Grid::linear(1, 32);
     let (mut o32, mut o64) = (zeros::<f32>(dev, &[8])?, zeros::<f64>(dev, &[8])?);
     launch(&m, "float_constants", dev, g, (&mut o32, &mut o64))?;
-    exact("float_constants f32", &dl(&o32)?, &[f32::MAX, f32::MIN, f32::EPSILON, f32::MIN_POSITIVE, f32::INFINITY, f32::NEG_INFINITY, std::f32::consts::PI, std::f32::consts::E])?;
+    exact(
+        "float_constants f32",
+        &dl(&o32)?,
+        &[f32::MAX, f32::MIN, f32::EPSILON, f32::MIN_POSITIVE, f32::INFINITY, f32::NEG_INFINITY, std::f32::consts::PI, std::f32::consts::E],
+    )?;
     use std::f64::consts as c;
-    exact("float_constants f64", &dl(&o64)?, &[f64::MAX, c::TAU, c::SQRT_2, c::LN_2, c::FRAC_PI_4, c::LOG2_E, c::FRAC_1_SQRT_2, f64::EPSILON])?;
+    exact(
+        "float_constants f64",
+        &dl(&o64)?,
+        &[f64::MAX, c::TAU, c::SQRT_2, c::LN_2, c::FRAC_PI_4, c::LOG2_E, c::FRAC_1_SQRT_2, f64::EPSILON],
+    )?;
 
-    let (mut oi32, mut ou32, mut oi64, mut ou64, mut ous) = (zeros::<i32>(dev, &[2])?, zeros::<u32>(dev, &[2])?, zeros::<i64>(dev, &[2])?, zeros::<u64>(dev, &[2])?, zeros::<usize>(dev, &[2])?);
+    let (mut oi32, mut ou32, mut oi64, mut ou64, mut ous) = (
+        zeros::<i32>(dev, &[2])?,
+        zeros::<u32>(dev, &[2])?,
+        zeros::<i64>(dev, &[2])?,
+        zeros::<u64>(dev, &[2])?,
+        zeros::<usize>(dev, &[2])?,
+    );
     launch(&m, "int_constants", dev, g, (&mut oi32, &mut ou32, &mut oi64, &mut ou64, &mut ous))?;
     eq("int_constants i32", &dl(&oi32)?, &[i32::MIN, i32::MAX])?;
     eq("int_constants u32", &dl(&ou32)?, &[u32::MAX, 32])?;
@@ -1767,7 +1960,27 @@ pub fn foreign_arrays(dev: &Device) -> Outcome {
 /// Rust's exact fmod, with the dividend's sign on zero results.
 pub fn float_remainder(dev: &Device) -> Outcome {
     let m = module("float_remainder.rs")?;
-    let a: Vec<f64> = vec![7.5, -7.5, 7.5, -7.5, -0.0, 0.0, -3.0, 3.0, 5.0, 0.7, 1e22, 1e17, 1e308, 123456789012345.0, 1.0, f64::INFINITY, f64::NAN, 2.5, -1e-310];
+    let a: Vec<f64> = vec![
+        7.5,
+        -7.5,
+        7.5,
+        -7.5,
+        -0.0,
+        0.0,
+        -3.0,
+        3.0,
+        5.0,
+        0.7,
+        1e22,
+        1e17,
+        1e308,
+        123456789012345.0,
+        1.0,
+        f64::INFINITY,
+        f64::NAN,
+        2.5,
+        -1e-310,
+    ];
     let b: Vec<f64> = vec![2.0, 2.0, -2.0, -2.0, 3.0, 3.0, 3.0, -3.0, 0.1, 0.1, 3.0, 7.0, 10.0, 0.1, 0.0, 2.0, 1.0, f64::INFINITY, 1e-300];
     let n = a.len();
     let mut out = zeros::<f64>(dev, &[n])?;
@@ -1799,7 +2012,11 @@ pub fn float_remainder(dev: &Device) -> Outcome {
     let b: Vec<f32> = (0..40).map(|i| (i % 6) as f32 * 1.25).collect();
     let mut ad = up(dev, &a)?;
     launch(&ca, "compound_float", dev, Grid::linear(40, 16), (&mut ad, &up(dev, &b)?))?;
-    exact("compound_assign.rs compound_float (ends in `%= 3.0`)", &dl(&ad)?, &(0..40).map(|i| ((a[i] + b[i]) * 2.0 - 1.0) / 4.0 % 3.0).collect::<Vec<_>>())
+    exact(
+        "compound_assign.rs compound_float (ends in `%= 3.0`)",
+        &dl(&ad)?,
+        &(0..40).map(|i| ((a[i] + b[i]) * 2.0 - 1.0) / 4.0 % 3.0).collect::<Vec<_>>(),
+    )
 }
 
 /// shared_device_functions.rs: shared arrays passed to device functions, a barrier in a device
@@ -1859,12 +2076,34 @@ pub fn ranges_signed(dev: &Device) -> Outcome {
 /// half (libdevice's `hypot` to a tolerance, everything else exact).
 pub fn float_edge_cases(dev: &Device) -> Outcome {
     let m = module("float_edge_cases.rs")?;
-    let x = vec![f32::NAN, -2.5, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 0.5, -3.5, 2.5, -7.0, 1e-45, -0.4, 0.49999997, -0.49999997, 8388609.0, -8388609.0, 1.5, -1.5];
+    let x = vec![
+        f32::NAN,
+        -2.5,
+        -0.0,
+        0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.5,
+        -3.5,
+        2.5,
+        -7.0,
+        1e-45,
+        -0.4,
+        0.49999997,
+        -0.49999997,
+        8388609.0,
+        -8388609.0,
+        1.5,
+        -1.5,
+    ];
     let n = x.len();
     let mut out = zeros::<f32>(dev, &[n, 10])?;
     launch(&m, "float_edges", dev, Grid::linear(n, 8), (&up(dev, &x)?, &mut out))?;
     let got = dl(&out)?;
-    let want: Vec<f32> = x.iter().flat_map(|v| [v.min(1.0), v.max(1.0), v.round(), v.abs(), v.hypot(3.0), v.floor(), v.sqrt(), -v, v.ceil(), v.trunc()]).collect();
+    let want: Vec<f32> = x
+        .iter()
+        .flat_map(|v| [v.min(1.0), v.max(1.0), v.round(), v.abs(), v.hypot(3.0), v.floor(), v.sqrt(), -v, v.ceil(), v.trunc()])
+        .collect();
     for (c, what) in ["min(1)", "max(1)", "round", "abs", "hypot(3)", "floor", "sqrt", "neg", "ceil", "trunc"].iter().enumerate() {
         let (g, w) = (column(&got, 10, c), column(&want, 10, c));
         if c == 4 {
@@ -1874,12 +2113,28 @@ pub fn float_edge_cases(dev: &Device) -> Outcome {
         }
     }
 
-    let x = vec![f64::NAN, -2.5, -0.0, 0.0, f64::INFINITY, f64::NEG_INFINITY, 0.5, -3.5, 5.0e-324, 7.25, 0.49999999999999994, -0.49999999999999994, 4503599627370497.0, -4503599627370497.0];
+    let x = vec![
+        f64::NAN,
+        -2.5,
+        -0.0,
+        0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.5,
+        -3.5,
+        5.0e-324,
+        7.25,
+        0.49999999999999994,
+        -0.49999999999999994,
+        4503599627370497.0,
+        -4503599627370497.0,
+    ];
     let n = x.len();
     let mut out = zeros::<f64>(dev, &[n, 8])?;
     launch(&m, "float_edges_f64", dev, Grid::linear(n, 8), (&up(dev, &x)?, &mut out))?;
     let got = dl(&out)?;
-    let want: Vec<f64> = x.iter().flat_map(|v| [v.min(1.0), v.max(1.0), v.round(), v.abs(), v.sqrt(), v.floor() + v.ceil(), v * 0.0, 1.0 / v]).collect();
+    let want: Vec<f64> =
+        x.iter().flat_map(|v| [v.min(1.0), v.max(1.0), v.round(), v.abs(), v.sqrt(), v.floor() + v.ceil(), v * 0.0, 1.0 / v]).collect();
     for (c, what) in ["min(1)", "max(1)", "round", "abs", "sqrt", "floor + ceil", "* 0", "1 /"].iter().enumerate() {
         exact(&format!("float_edges f64 {what} (inputs {x:?})"), &column(&got, 8, c), &column(&want, 8, c))?;
     }

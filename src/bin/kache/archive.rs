@@ -107,6 +107,10 @@ pub fn import(file: &Path) -> Result<(), Failure> {
         })
         .map_err(store_err)?;
     pb.finish_and_clear();
-    println!("imported {stored} entries from {}{}", file.display(), if skipped > 0 { format!(" ({skipped} did not verify and were skipped)") } else { String::new() });
+    println!(
+        "imported {stored} entries from {}{}",
+        file.display(),
+        if skipped > 0 { format!(" ({skipped} did not verify and were skipped)") } else { String::new() }
+    );
     Ok(())
 }

@@ -163,7 +163,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Compile { file, kernel, arch, emit, output, defines } => compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines),
+        Command::Compile { file, kernel, arch, emit, output, defines } => {
+            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines)
+        }
         Command::Check { file, defines } => check(&file, &defines),
         Command::Explain { file, kernel, arch, defines } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines),
         Command::Stats { json, reset } => stats(json, reset),
@@ -221,13 +223,24 @@ fn kernels_of(m: &kache::Module, only: Option<&str>) -> Result<Vec<String>, Fail
         None if all.is_empty() => Err(user(format!(
             "{} defines no `#[kernel]` functions{}",
             m.name(),
-            if m.factory_names().is_empty() { String::new() } else { "; kernel factories are instantiated from the host with Module::closure".to_string() }
+            if m.factory_names().is_empty() {
+                String::new()
+            } else {
+                "; kernel factories are instantiated from the host with Module::closure".to_string()
+            }
         ))),
         None => Ok(all),
     }
 }
 
-fn compile(file: &Path, only: Option<&str>, arch: Option<&str>, emit: Emit, output: Option<PathBuf>, defines: &[String]) -> Result<(), Failure> {
+fn compile(
+    file: &Path,
+    only: Option<&str>,
+    arch: Option<&str>,
+    emit: Emit,
+    output: Option<PathBuf>,
+    defines: &[String],
+) -> Result<(), Failure> {
     let config = Config::from_env()?;
     let jit = Jit::new(config.clone())?;
     let m = load(&jit, file, defines)?;
@@ -329,9 +342,11 @@ fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Resu
         return Ok(e.payload.to_vec());
     }
     let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string()).map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
+    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
+        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
     if let Ok(proof) = c.library().persistable() {
-        let meta = kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
+        let meta =
+            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
         jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
     }
     Ok(cubin)
@@ -415,7 +430,13 @@ fn stats(json: bool, reset: bool) -> Result<(), Failure> {
     println!("busy               {}", s.busy);
     println!("compile time saved {} ms", s.compile_ms_saved);
     if jit.config().remote.is_some() {
-        println!("remote             errors {}, rejected {}, read {}, written {}", s.remote_errors, s.remote_rejected, human(s.remote_bytes_read), human(s.remote_bytes_written));
+        println!(
+            "remote             errors {}, rejected {}, read {}, written {}",
+            s.remote_errors,
+            s.remote_rejected,
+            human(s.remote_bytes_read),
+            human(s.remote_bytes_written)
+        );
     }
     Ok(())
 }

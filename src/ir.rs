@@ -93,8 +93,14 @@ impl Scalar {
         self.is_int() || self.is_float()
     }
 
-    fn tag(self) -> u8 {
+    /// Its byte in every encoding (cache keys, entries, serialised kernels); one numbering.
+    pub fn tag(self) -> u8 {
         self as u8
+    }
+
+    /// The scalar whose [`tag`](Self::tag) is `t`.
+    pub fn from_tag(t: u8) -> Option<Scalar> {
+        Scalar::ALL.get(t as usize).copied()
     }
 }
 
@@ -168,6 +174,28 @@ pub enum Layout {
     F,
     /// Any strides.
     A,
+}
+
+impl Layout {
+    /// Its byte in every encoding (cache keys, entries, serialised kernels); one numbering, with
+    /// 0 left for "not an array".
+    pub fn tag(self) -> u8 {
+        match self {
+            Layout::C => 1,
+            Layout::F => 2,
+            Layout::A => 3,
+        }
+    }
+
+    /// The layout whose [`tag`](Self::tag) is `t`.
+    pub fn from_tag(t: u8) -> Option<Layout> {
+        match t {
+            1 => Some(Layout::C),
+            2 => Some(Layout::F),
+            3 => Some(Layout::A),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Layout {

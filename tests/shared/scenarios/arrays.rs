@@ -186,6 +186,8 @@ pub fn array_0d(dev: &Device) -> Outcome {
 }
 
 /// array_shapes_strides.rs: len/shape/stride under C, F and strided layouts, 1-d to 4-d.
+// The reference loops index by position, as the kernels do.
+#[allow(clippy::needless_range_loop)]
 pub fn array_shapes_strides(dev: &Device) -> Outcome {
     let m = module("array_shapes_strides.rs")?;
     let g = Grid::linear(1, 32);
@@ -345,7 +347,7 @@ pub fn sparse_csr(dev: &Device) -> Outcome {
     let mut dense = vec![0.0f64; rows * ncols];
     for r in 0..rows {
         for c in 0..ncols {
-            if r % 7 != 3 && rnd((r * ncols + c) as u64) % 4 == 0 {
+            if r % 7 != 3 && rnd((r * ncols + c) as u64).is_multiple_of(4) {
                 cols.push(c as u32);
                 let v = (rnd((r * 100 + c) as u64) % 9) as f64 - 4.0;
                 vals.push(v);

@@ -183,6 +183,8 @@ pub fn atomics_minmax(dev: &Device) -> Outcome {
 }
 
 /// atomic_cas_lock.rs: compare-and-swap loops (counter, float max), slot claiming, every type.
+// The reference loops index by position, as the kernels do.
+#[allow(clippy::needless_range_loop)]
 pub fn atomic_cas_lock(dev: &Device) -> Outcome {
     let m = module("atomic_cas_lock.rs")?;
     let n = 700;

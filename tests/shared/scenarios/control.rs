@@ -55,7 +55,7 @@ pub fn control_flow(dev: &Device) -> Outcome {
     let n = ns.len();
     let mut out = zeros::<u32>(dev, &[n])?;
     launch(&m, "count_primes", dev, Grid::linear(n, 4), (&up(dev, &ns)?, &mut out))?;
-    let is_prime = |p: u32| p >= 2 && (2..p).take_while(|d| d * d <= p).all(|d| p % d != 0);
+    let is_prime = |p: u32| p >= 2 && (2..p).take_while(|d| d * d <= p).all(|d| !p.is_multiple_of(d));
     eq("count_primes", &dl(&out)?, &ns.iter().map(|&m| (2..m).filter(|&p| is_prime(p)).count() as u32).collect::<Vec<_>>())?;
 
     let x: Vec<f32> = (0..33).map(|i| i as f32 * 0.5 - 8.0).collect();

@@ -99,15 +99,13 @@ pub(super) fn up_f<T: Element>(dev: &Device, c_data: &[T], shape: &[usize]) -> R
     Ok(a)
 }
 
+/// A strided view, the whole buffer it lies in, and the positions of its elements in the buffer.
+pub(super) type Strided<T> = (DeviceArray<T>, DeviceArray<T>, Vec<usize>);
+
 /// A strided view (layout A) holding `c_data`, inside a larger 1-d buffer filled with `fill`:
 /// the last stride is 2 and every other stride leaves a gap of one element. Returns the view
 /// and the whole buffer (to check that nothing outside the view was written).
-pub(super) fn up_strided<T: Element>(
-    dev: &Device,
-    c_data: &[T],
-    shape: &[usize],
-    fill: T,
-) -> Result<(DeviceArray<T>, DeviceArray<T>, Vec<usize>), String> {
+pub(super) fn up_strided<T: Element>(dev: &Device, c_data: &[T], shape: &[usize], fill: T) -> Result<Strided<T>, String> {
     let nd = shape.len();
     let mut strides = vec![2usize; nd];
     for d in (0..nd.saturating_sub(1)).rev() {

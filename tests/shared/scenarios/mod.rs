@@ -8,6 +8,8 @@
 //! Included by `tests/it/semantics.rs` (host backend) and `tests/gpu.rs` (CUDA), next to
 //! `foreign.rs` (as the sibling module `foreign`). The scenarios live in one file per theme.
 #![allow(dead_code)]
+// A failed unwrap in a scenario is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
 
 use kache::Device;
 
@@ -26,8 +28,11 @@ pub use control::*;
 pub use math::*;
 pub use programs::*;
 
+/// A scenario: runs on a device, `Err` says what differed.
+pub type Scenario = fn(&Device) -> helpers::Outcome;
+
 /// Every scenario, by name.
-pub const ALL: &[(&str, fn(&Device) -> Result<(), String>)] = &[
+pub const ALL: &[(&str, Scenario)] = &[
     ("saxpy", saxpy),
     ("vector_add_ints", vector_add_ints),
     ("reduce_shared", reduce_shared),

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use super::source::{SourceFile, Span};
+use super::source::SourceFile;
 use crate::ir::{BinOp, LogicOp, Scalar, UnOp};
+use crate::span::Span;
 
 /// A parsed kernel module.
 #[derive(Debug)]

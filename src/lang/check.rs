@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use super::ast::{self, ExprKind as A, GenericArg, Item, Lit, RetTy, Stmt as AStmt, TypeExpr};
 use super::builtins::{self, ArgTy, Function, Receiver};
 use super::diag::{Diagnostic, Diagnostics};
-use super::source::Span;
 use crate::ir::*;
+use crate::span::Span;
 
 type CResult<T> = Result<T, Diagnostic>;
 

@@ -7,7 +7,8 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Chars, Config};
 
-use super::source::{SourceFile, Span};
+use super::source::SourceFile;
+use crate::span::Span;
 
 /// One error in a kernel source, with its location.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,8 +14,9 @@ use syn::spanned::Spanned;
 
 use super::ast::*;
 use super::diag::{Diagnostic, Diagnostics};
-use super::source::{SourceFile, Span};
+use super::source::SourceFile;
 use crate::ir::{BinOp, LogicOp, MAX_NDIM, Scalar, UnOp};
+use crate::span::Span;
 
 /// Largest kernel source accepted, in bytes.
 pub const MAX_SOURCE_BYTES: usize = 8 << 20;

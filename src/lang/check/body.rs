@@ -121,7 +121,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             if b == "()" {
                 d = d.help("end the body with an expression of the return type (no `;`), or `return` a value");
             }
-            return Err(d);
+            return Err(d.into());
         }
         self.finish(f.name.name.clone(), kind, params, body, f.name.span)
     }
@@ -148,7 +148,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                                 t.span(),
                                 format!("closure parameter has type `{ty}` but the factory's type says `{}`", want[i]),
                             )
-                            .label("mismatched parameter type"));
+                            .label("mismatched parameter type")
+                            .into());
                         }
                     }
                     self.u.known(ty)
@@ -157,12 +158,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 (None, None) if is_kernel => {
                     return Err(Diagnostic::error(p.span, "kernel closure parameters need type annotations")
                         .label("write `name: Type`")
-                        .help("the parameters of a kernel closure are its launch signature"));
+                        .help("the parameters of a kernel closure are its launch signature")
+                        .into());
                 }
                 (None, None) => self.u.var(Kind::Any),
             };
             if matches!(self.u.ty(h), Some(Ty::Unit)) {
-                return Err(Diagnostic::error(p.span, "parameters cannot have type `()`").label("here"));
+                return Err(Diagnostic::error(p.span, "parameters cannot have type `()`").label("here").into());
             }
             self.declare(&p.name, h, p.mutable, false);
             self.obligations.push(Oblig::Settled { h, span: p.span });
@@ -179,10 +181,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let body_e = self.expr(body)?;
         let bt = body_e.ty;
         if !self.u.unify(self.ret, bt) {
-            return Err(self.mismatch(body.span, self.ret, bt, " as the closure's return type"));
+            return Err(self.mismatch(body.span, self.ret, bt, " as the closure's return type").into());
         }
         if let Some(Ty::Array(_)) = self.u.ty(self.ret) {
-            return Err(Diagnostic::error(body.span, "closures cannot return arrays").label("returns an array"));
+            return Err(Diagnostic::error(body.span, "closures cannot return arrays").label("returns an array").into());
         }
         self.obligations.push(Oblig::Settled { h: self.ret, span });
         let block = Block { stmts: Vec::new(), tail: Some(Box::new(body_e)) };
@@ -201,13 +203,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
         for o in obligations {
             match o {
                 Oblig::Class { h, class, span, what } => match self.u.settle(h) {
-                    Some(Ty::Scalar(s)) if !class.accepts(s) => return Err(self.class_error(s.name(), class, span, &what)),
+                    Some(Ty::Scalar(s)) if !class.accepts(s) => return Err(self.class_error(s.name(), class, span, &what).into()),
                     Some(Ty::Scalar(_)) | Some(Ty::Never) => {}
-                    Some(t) => return Err(self.class_error(&t.to_string(), class, span, &what)),
+                    Some(t) => return Err(self.class_error(&t.to_string(), class, span, &what).into()),
                     None => {
                         return Err(Diagnostic::error(span, "type annotations needed")
                             .label("cannot infer the type of this value")
-                            .help("annotate the variable: `let x: f32 = ..`"));
+                            .help("annotate the variable: `let x: f32 = ..`")
+                            .into());
                     }
                 },
                 Oblig::Cast { h, to, span } => match self.u.settle(h) {
@@ -223,20 +226,25 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             if to == Scalar::Bool {
                                 d = d.help("compare instead: `x != 0`");
                             }
-                            return Err(d);
+                            return Err(d.into());
                         }
                     }
                     Some(Ty::Never) => {}
                     Some(t) => {
-                        return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`")).label("only scalars can be cast"));
+                        return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`"))
+                            .label("only scalars can be cast")
+                            .into());
                     }
-                    None => return Err(Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this value")),
+                    None => {
+                        return Err(Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this value").into());
+                    }
                 },
                 Oblig::Settled { h, span } => {
                     if self.u.settle(h).is_none() {
                         return Err(Diagnostic::error(span, "type annotations needed")
                             .label("cannot infer the type")
-                            .help("annotate it: `let x: f32 = ..` or `|i: usize| ..`"));
+                            .help("annotate it: `let x: f32 = ..` or `|i: usize| ..`")
+                            .into());
                     }
                 }
             }
@@ -247,7 +255,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let Some(ty) = self.u.settle(h) else {
                 return Err(Diagnostic::error(self.locals[i].span, "type annotations needed")
                     .label(format!("cannot infer the type of `{}`", self.locals[i].name))
-                    .help("annotate it: `let x: f32 = ..`"));
+                    .help("annotate it: `let x: f32 = ..`")
+                    .into());
             };
             locals.push(LocalDecl { name: self.locals[i].name.clone(), ty });
         }
@@ -258,7 +267,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Err(Diagnostic::error(used, format!("used binding `{}` isn't initialized", info.name))
                 .label(format!("`{}` used here but it isn't initialized on every path to here", info.name))
                 .secondary(info.span, "binding declared here but left uninitialized")
-                .help(format!("give it a value where it is declared: `let {} = ..;`, or assign it on every path first", info.name)));
+                .help(format!("give it a value where it is declared: `let {} = ..;`, or assign it on every path first", info.name))
+                .into());
         }
         let once: Vec<bool> = self.locals.iter().map(|l| !l.mutable && l.deferred_init).collect();
         if let Some((l, at)) = crate::lang::assign::first_reassignment(&body, &once) {
@@ -266,7 +276,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Err(Diagnostic::error(at, format!("cannot assign twice to immutable variable `{}`", info.name))
                 .label("cannot assign twice: it may already have a value here")
                 .secondary(info.span, "declared here without `mut`")
-                .help(format!("make it mutable: `let mut {}`", info.name)));
+                .help(format!("make it mutable: `let mut {}`", info.name))
+                .into());
         }
         // Float `%` is libdevice's fmod on the GPU.
         visit_block(&body, &mut |e| {

@@ -17,7 +17,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if let Some(l) = self.lookup_local(&func.name) {
             return Err(Diagnostic::error(func.span, format!("`{}` is a variable, not a function", func.name))
                 .label("not callable")
-                .secondary(self.locals[l].span, "declared here"));
+                .secondary(self.locals[l].span, "declared here")
+                .into());
         }
         if let Some(scope) = self.scope_items {
             match scope.get(&func.name) {
@@ -27,9 +28,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     return self.call_fn(id, &func.name, args, span, None);
                 }
                 Some(ScopeItem::Capture(..)) => {
-                    return Err(
-                        Diagnostic::error(func.span, format!("`{}` is a captured value, not a function", func.name)).label("not callable")
-                    );
+                    return Err(Diagnostic::error(func.span, format!("`{}` is a captured value, not a function", func.name))
+                        .label("not callable")
+                        .into());
                 }
                 None => {}
             }
@@ -40,7 +41,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 return Err(Diagnostic::error(func.span, format!("`{}` is a kernel", func.name))
                     .label("kernels cannot be called from device code")
                     .secondary(f.name.span, "defined here")
-                    .help("move the shared code into a device function (a `fn` without `#[kernel]`)"));
+                    .help("move the shared code into a device function (a `fn` without `#[kernel]`)")
+                    .into());
             }
             let id = self.mcx.ensure_fn(f, Some(func.span))?;
             let decl = f.sig_span;
@@ -50,7 +52,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return self.builtin_call(b, func, generics, args, span);
         }
         if self.mcx.const_item(&func.name).is_some() || self.mcx.env.global(&func.name).is_some() {
-            return Err(Diagnostic::error(func.span, format!("`{}` is a value, not a function", func.name)).label("not callable"));
+            return Err(Diagnostic::error(func.span, format!("`{}` is a value, not a function", func.name)).label("not callable").into());
         }
         let mut names: Vec<&str> = builtins::FUNCTIONS.iter().map(|(n, _)| *n).collect();
         for i in &self.mcx.m.items {
@@ -68,7 +70,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         } else {
             d = d.help("call a device function of this file, a closure of the factory, or a builtin (see the language reference)");
         }
-        Err(d)
+        Err(d.into())
     }
 
     fn no_generics(&self, g: &[GenericArg]) -> CResult<()> {
@@ -77,7 +79,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 GenericArg::Type(t) => t.span(),
                 GenericArg::Const(e) => e.span,
             };
-            return Err(Diagnostic::error(span, "device functions take no generic arguments").label("remove this"));
+            return Err(Diagnostic::error(span, "device functions take no generic arguments").label("remove this").into());
         }
         Ok(())
     }
@@ -92,7 +94,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             if let Some(s) = decl {
                 d = d.secondary(s, "declared here");
             }
-            return Err(d);
+            return Err(d.into());
         }
         Ok(())
     }
@@ -135,21 +137,23 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let A::RefMut(target) = &args[0].kind else {
                     return Err(Diagnostic::error(args[0].span, format!("the first argument of `{name}` is `&mut a[i]`"))
                         .label("expected a mutable reference to an array element")
-                        .help(format!("write `{name}(&mut a[i], ..)`")));
+                        .help(format!("write `{name}(&mut a[i], ..)`"))
+                        .into());
                 };
                 let A::Index { .. } = target.kind else {
                     return Err(Diagnostic::error(target.span, "atomics operate on array elements")
                         .label("not an array element")
-                        .help(format!("write `{name}(&mut a[i], ..)`")));
+                        .help(format!("write `{name}(&mut a[i], ..)`"))
+                        .into());
                 };
                 let (place, pty) = self.place(target)?;
                 let Place::Index(arr, idx) = place else {
-                    return Err(Diagnostic::error(target.span, "atomics operate on array elements").label("here"));
+                    return Err(Diagnostic::error(target.span, "atomics operate on array elements").label("here").into());
                 };
                 let class = if bi == Builtin::AtomicCas { Class::Scalar } else { Class::Numeric };
                 self.need(pty, class, target.span, format!("`{name}`"))?;
                 if let Some(Ty::Scalar(Scalar::Bool)) = self.u.ty(pty) {
-                    return Err(Diagnostic::error(target.span, format!("`{name}` does not take `bool` elements")).label("here"));
+                    return Err(Diagnostic::error(target.span, format!("`{name}` does not take `bool` elements")).label("here").into());
                 }
                 let elem_ref = Expr { kind: ExprKind::Index(arr, idx), ty: pty, span: target.span };
                 let mut out = vec![elem_ref];
@@ -166,20 +170,23 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let [GenericArg::Type(TypeExpr::Scalar(elem, _)), GenericArg::Const(n)] = generics else {
                     return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
                         .label("missing generic arguments")
-                        .help(usage));
+                        .help(usage)
+                        .into());
                 };
                 let len = self.mcx.eval_const(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
                 let len = len.as_i128().unwrap_or(0) as u64;
                 if len == 0 {
                     return Err(Diagnostic::error(n.span, "a shared array needs at least one element")
                         .label("zero length")
-                        .help("give the number of elements, for example `shared_array::<f32, 256>()`"));
+                        .help("give the number of elements, for example `shared_array::<f32, 256>()`")
+                        .into());
                 }
                 let bytes = len.saturating_mul(elem.size() as u64);
                 if bytes > builtins::MAX_SHARED_BYTES {
                     return Err(Diagnostic::error(n.span, format!("shared array of {bytes} bytes is too large"))
                         .label(format!("more than {} bytes", builtins::MAX_SHARED_BYTES))
-                        .help("static shared memory is limited to 48 KiB per block; use `dynamic_shared_array::<T>()` for more"));
+                        .help("static shared memory is limited to 48 KiB per block; use `dynamic_shared_array::<T>()` for more")
+                        .into());
                 }
                 self.uses_block_sync = true;
                 let site = self.shared_sites;
@@ -195,7 +202,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let [GenericArg::Type(TypeExpr::Scalar(elem, _))] = generics else {
                     return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
                         .label("missing generic argument")
-                        .help("write `dynamic_shared_array::<f32>()`"));
+                        .help("write `dynamic_shared_array::<f32>()`")
+                        .into());
                 };
                 self.uses_block_sync = true;
                 Ok(self.mk(ExprKind::DynSharedArray(*elem), Ty::Array(ArrayTy { elem: *elem, ndim: 1, writable: true }), span))
@@ -215,13 +223,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 if let Some(c) = close.first() {
                     d = d.help(format!("did you mean `{c}`?"));
                 }
-                return Err(d);
+                return Err(d.into());
             };
             self.arity(name, nargs, args.len(), span, None)?;
             let mut out = vec![r];
             if nargs == 1 {
                 if at.ndim == 0 {
-                    return Err(Diagnostic::error(method.span, format!("a 0-d array has no `{name}`")).label("no dimensions"));
+                    return Err(Diagnostic::error(method.span, format!("a 0-d array has no `{name}`")).label("no dimensions").into());
                 }
                 let x = self.expr(&args[0])?;
                 let u = self.u.known(Ty::Scalar(Scalar::Usize));
@@ -229,7 +237,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 if let ExprKind::PendingLit(PendingLit { int: Some(d), .. }) = x.kind {
                     if d >= at.ndim as u128 {
                         return Err(Diagnostic::error(x.span, format!("dimension {d} is out of range for a {}-d array", at.ndim))
-                            .label(format!("valid dimensions: 0..{}", at.ndim)));
+                            .label(format!("valid dimensions: 0..{}", at.ndim))
+                            .into());
                     }
                 }
                 out.push(x);
@@ -237,7 +246,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Ok(self.mk(ExprKind::Builtin(b, out), Ty::Scalar(Scalar::Usize), span));
         }
         if let Some(Ty::Unit) = self.u.ty(r.ty) {
-            return Err(Diagnostic::error(method.span, format!("no method `{name}` on type `()`")).label("unknown method"));
+            return Err(Diagnostic::error(method.span, format!("no method `{name}` on type `()`")).label("unknown method").into());
         }
         let Some(def) = builtins::method(name) else {
             let d = self.u.describe(r.ty);
@@ -249,7 +258,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             if let Some(c) = close.first() {
                 diag = diag.help(format!("did you mean `{c}`?"));
             }
-            return Err(diag);
+            return Err(diag.into());
         };
         self.arity(name, def.args, args.len(), span, None)?;
         let class = match def.receiver {

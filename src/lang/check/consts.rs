@@ -30,12 +30,13 @@ impl<'m> ModuleCx<'m> {
             return Ok(v.clone());
         }
         let Some(c) = self.const_item(name) else {
-            return Err(Diagnostic::error(use_span, format!("no constant named `{name}`")).label("not found"));
+            return Err(Diagnostic::error(use_span, format!("no constant named `{name}`")).label("not found").into());
         };
         if self.consts_in_progress.iter().any(|n| n == name) {
             return Err(Diagnostic::error(c.name.span, format!("constant `{name}` depends on itself"))
                 .label("cycle")
-                .secondary(use_span, "used here"));
+                .secondary(use_span, "used here")
+                .into());
         }
         self.consts_in_progress.push(name.to_string());
         let r = self.eval_const_item(c);
@@ -56,11 +57,11 @@ impl<'m> ModuleCx<'m> {
                     t = elem;
                 }
                 let TypeExpr::Scalar(elem, _) = t else {
-                    return Err(Diagnostic::error(t.span(), "array elements must be scalars").label("here"));
+                    return Err(Diagnostic::error(t.span(), "array elements must be scalars").label("here").into());
                 };
                 let count = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).unwrap_or(usize::MAX);
                 if count > (64 << 20) {
-                    return Err(Diagnostic::error(c.ty.span(), "constant array is too large").label("more than 64 Mi elements"));
+                    return Err(Diagnostic::error(c.ty.span(), "constant array is too large").label("more than 64 Mi elements").into());
                 }
                 let mut bytes = Vec::with_capacity(count * elem.size());
                 self.eval_const_array(&c.value, &shape, *elem, &mut bytes)?;
@@ -69,7 +70,8 @@ impl<'m> ModuleCx<'m> {
             TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } => {
                 Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
                     .label("unsupported type")
-                    .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`"))
+                    .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
+                    .into())
             }
         }
     }
@@ -84,7 +86,8 @@ impl<'m> ModuleCx<'m> {
             A::ArrayLit(items) => {
                 if items.len() != n {
                     return Err(Diagnostic::error(e.span, format!("expected an array of {n} elements, found {}", items.len()))
-                        .label("wrong length"));
+                        .label("wrong length")
+                        .into());
                 }
                 for x in items {
                     self.eval_const_array(x, rest, elem, out)?;
@@ -94,7 +97,7 @@ impl<'m> ModuleCx<'m> {
             A::ArrayRepeat(x, len) => {
                 let l = self.eval_const(len, Some(Scalar::Usize))?;
                 if l.as_i128() != Some(n as i128) {
-                    return Err(Diagnostic::error(len.span, format!("expected an array of {n} elements")).label("wrong length"));
+                    return Err(Diagnostic::error(len.span, format!("expected an array of {n} elements")).label("wrong length").into());
                 }
                 let start = out.len();
                 self.eval_const_array(x, rest, elem, out)?;
@@ -104,7 +107,7 @@ impl<'m> ModuleCx<'m> {
                 }
                 Ok(())
             }
-            _ => Err(Diagnostic::error(e.span, "expected an array literal").label("write `[a, b, ..]` or `[x; n]`")),
+            _ => Err(Diagnostic::error(e.span, "expected an array literal").label("write `[a, b, ..]` or `[x; n]`").into()),
         }
     }
 
@@ -122,7 +125,8 @@ impl<'m> ModuleCx<'m> {
         let check_ty = |v: ScalarValue| -> CResult<ScalarValue> {
             match expected {
                 Some(t) if t != v.ty() => Err(Diagnostic::error(e.span, format!("mismatched types: expected `{t}`, found `{}`", v.ty()))
-                    .label(format!("expected `{t}`"))),
+                    .label(format!("expected `{t}`"))
+                    .into()),
                 _ => Ok(v),
             }
         };
@@ -132,18 +136,18 @@ impl<'m> ModuleCx<'m> {
                 check_ty(v)
             }
             A::Unary(UnOp::Neg, x) if matches!(x.kind, A::Lit(Lit::Int(..) | Lit::Float { .. })) => {
-                let A::Lit(l) = x.kind else { return Err(not_const()) };
+                let A::Lit(l) = x.kind else { return Err(not_const().into()) };
                 let v = lit_value(l, true, expected, e.span)?;
                 check_ty(v)
             }
             A::Path(n) => {
                 if self.const_item(&n.name).is_none() {
-                    return Err(not_const().label(format!("`{}` is not a constant", n.name)));
+                    return Err(not_const().label(format!("`{}` is not a constant", n.name)).into());
                 }
                 match self.const_value(&n.name, n.span)? {
                     ConstVal::Scalar(v) => check_ty(v),
                     ConstVal::Array(_) => {
-                        Err(Diagnostic::error(e.span, format!("`{}` is an array, expected a scalar", n.name)).label("array"))
+                        Err(Diagnostic::error(e.span, format!("`{}` is an array, expected a scalar", n.name)).label("array").into())
                     }
                 }
             }
@@ -152,6 +156,7 @@ impl<'m> ModuleCx<'m> {
                 fold_unary(*op, v).ok_or_else(|| {
                     Diagnostic::error(e.span, format!("cannot apply `{}` to `{v}` in a constant", if *op == UnOp::Neg { "-" } else { "!" }))
                         .label(if v.ty().is_signed() { "overflows" } else { "not defined for this type" })
+                        .into()
                 })
             }
             A::Binary(op, a, b) => {
@@ -170,12 +175,12 @@ impl<'m> ModuleCx<'m> {
             A::Logic(op, a, b) => {
                 let va = self.eval_const(a, Some(Scalar::Bool))?;
                 let vb = self.eval_const(b, Some(Scalar::Bool))?;
-                let (ScalarValue::Bool(x), ScalarValue::Bool(y)) = (va, vb) else { return Err(not_const()) };
+                let (ScalarValue::Bool(x), ScalarValue::Bool(y)) = (va, vb) else { return Err(not_const().into()) };
                 check_ty(ScalarValue::Bool(if *op == LogicOp::And { x && y } else { x || y }))
             }
             A::Cast(x, t) => {
                 let TypeExpr::Scalar(s, _) = t else {
-                    return Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here"));
+                    return Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here").into());
                 };
                 let v = self.eval_const(x, None)?;
                 let r = fold_cast(v, *s)
@@ -183,7 +188,7 @@ impl<'m> ModuleCx<'m> {
                 check_ty(r)
             }
             A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => self.eval_const(b.tail.as_ref().ok_or_else(not_const)?, expected),
-            _ => Err(not_const()),
+            _ => Err(not_const().into()),
         }
     }
 }
@@ -196,7 +201,7 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
             let (lo, hi) = int_range(s);
             match signed_literal(v, neg) {
                 Some(val) if val >= lo && val <= hi => Ok(int_value(s, val)),
-                _ => Err(lit_range_error(s, span, neg, v)),
+                _ => Err(lit_range_error(s, span, neg, v).into()),
             }
         }
         Lit::Float { f64: v64, f32: v32, suffix } => {
@@ -204,7 +209,8 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
             if s == Scalar::F32 && v32.is_infinite() && v64.is_finite() {
                 return Err(Diagnostic::error(span, "literal out of range for `f32`")
                     .label("rounds to infinity as an `f32`")
-                    .help("use `f64`"));
+                    .help("use `f64`")
+                    .into());
             }
             let sign = if neg { -1.0 } else { 1.0 };
             Ok(if s == Scalar::F32 { ScalarValue::F32(sign as f32 * v32) } else { ScalarValue::F64(sign * v64) })

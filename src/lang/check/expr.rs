@@ -75,11 +75,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::Cast(x, t) => {
                 let x = self.expr(x)?;
                 let TypeExpr::Scalar(to, _) = t else {
-                    return Err(Diagnostic::error(t.span(), "`as` casts to scalar types only").label("not a scalar type"));
+                    return Err(Diagnostic::error(t.span(), "`as` casts to scalar types only").label("not a scalar type").into());
                 };
                 if let Some(Ty::Array(_) | Ty::Unit) = self.u.ty(x.ty) {
                     let d = self.u.describe(x.ty);
-                    return Err(Diagnostic::error(span, format!("invalid cast from `{d}` to `{to}`")).label("only scalars can be cast"));
+                    return Err(Diagnostic::error(span, format!("invalid cast from `{d}` to `{to}`"))
+                        .label("only scalars can be cast")
+                        .into());
                 }
                 self.obligations.push(Oblig::Cast { h: x.ty, to: *to, span });
                 Ok(self.mk(ExprKind::Cast(Box::new(x)), Ty::Scalar(*to), span))
@@ -148,7 +150,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         if !self.loops[i].is_loop {
                             return Err(Diagnostic::error(v.span, "`break` with a value is only allowed in `loop`")
                                 .label("`while` and `for` loops have no value")
-                                .help("remove the value, or use `loop`"));
+                                .help("remove the value, or use `loop`")
+                                .into());
                         }
                         let v = self.expr(v)?;
                         match self.loops[i].break_ty {
@@ -187,7 +190,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         let r = self.ret;
                         if !self.u.unify(r, unit) {
                             let d = self.u.describe(r);
-                            return Err(Diagnostic::error(span, format!("`return` needs a value of type `{d}`")).label("no value returned"));
+                            return Err(Diagnostic::error(span, format!("`return` needs a value of type `{d}`"))
+                                .label("no value returned")
+                                .into());
                         }
                         None
                     }
@@ -199,14 +204,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let ty = self.body_type(&b);
                 Ok(Expr { kind: ExprKind::Block(b), ty, span })
             }
-            A::Closure { .. } => Err(closure_outside_factory(span)),
+            A::Closure { .. } => Err(closure_outside_factory(span).into()),
             A::RefMut(_) => Err(Diagnostic::error(span, "`&mut` is only written as the first argument of an atomic")
                 .label("not supported here")
-                .help("arrays are passed by name; `atomic_add(&mut a[i], v)` takes a reference to an element")),
+                .help("arrays are passed by name; `atomic_add(&mut a[i], v)` takes a reference to an element")
+                .into()),
             A::ArrayLit(_) | A::ArrayRepeat(..) => {
                 Err(Diagnostic::error(span, "array literals are only supported in `static` and `const` items")
                     .label("not supported here")
-                    .help("declare a `static` array, or use `shared_array::<T, N>()` for scratch memory"))
+                    .help("declare a `static` array, or use `shared_array::<T, N>()` for scratch memory")
+                    .into())
             }
         }
     }
@@ -221,10 +228,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     if neg && !s.is_signed() {
                         return Err(Diagnostic::error(span, format!("cannot apply unary operator `-` to type `{s}`"))
                             .label("unsigned values cannot be negative")
-                            .help("use a signed type such as `i64`"));
+                            .help("use a signed type such as `i64`")
+                            .into());
                     }
                     if !val.is_some_and(|val| val >= lo && val <= hi) {
-                        return Err(lit_range_error(s, span, neg, v));
+                        return Err(lit_range_error(s, span, neg, v).into());
                     }
                 }
                 let ty = match suffix {
@@ -260,7 +268,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             if is_num(&ta) && is_num(&tb) {
                 d = d.help(format!("convert one side with `as`, for example `(..) as {}`", if ta.starts_with('{') { &tb } else { &ta }));
             }
-            return Err(d);
+            return Err(d.into());
         }
         let (class, ty) = if op.is_comparison() {
             (Class::Scalar, self.u.known(Ty::Scalar(Scalar::Bool)))
@@ -290,7 +298,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         format!("`if` without `else` has type `()`, found `{d}`"),
                     )
                     .label("this value has nowhere to go")
-                    .help("add an `else` branch, or end the expression with `;`"));
+                    .help("add an `else` branch, or end the expression with `;`")
+                    .into());
                 }
                 (None, unit)
             }
@@ -311,7 +320,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             let (x, y) = (self.u.describe(tt), self.u.describe(et));
                             return Err(Diagnostic::error(fe.span, format!("`if` and `else` have incompatible types: `{x}` and `{y}`"))
                                 .label(format!("expected `{x}`, found `{y}`"))
-                                .secondary(t.span, format!("this branch has type `{x}`")));
+                                .secondary(t.span, format!("this branch has type `{x}`"))
+                                .into());
                         }
                         tt
                     }
@@ -340,27 +350,27 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 format!("loop bodies have type `()`, found `{d}`"),
             )
             .label("this value has nowhere to go")
-            .help("end the expression with `;`"));
+            .help("end the expression with `;`")
+            .into());
         }
         Ok(b)
     }
 
     fn find_loop(&self, label: Option<&ast::Ident>, span: Span, what: &str) -> CResult<usize> {
         match label {
-            None => self
-                .loops
-                .len()
-                .checked_sub(1)
-                .ok_or_else(|| Diagnostic::error(span, format!("`{what}` outside of a loop")).label(format!("cannot `{what}` here"))),
+            None => self.loops.len().checked_sub(1).ok_or_else(|| {
+                Diagnostic::error(span, format!("`{what}` outside of a loop")).label(format!("cannot `{what}` here")).into()
+            }),
             Some(l) => self.loops.iter().rposition(|x| x.label.as_deref() == Some(&l.name)).ok_or_else(|| {
                 let labels: Vec<&str> = self.loops.iter().filter_map(|x| x.label.as_deref()).collect();
                 let d =
                     Diagnostic::error(l.span, format!("use of undeclared label `{}`", l.name)).label("no enclosing loop has this label");
-                match close_matches(&l.name, labels.iter().copied()).first() {
+                let d = match close_matches(&l.name, labels.iter().copied()).first() {
                     Some(c) => d.help(format!("a label with a similar name is in scope: `{c}`")),
                     None if labels.is_empty() => d.help("label the loop: `'outer: for ..` and `break 'outer`"),
                     None => d.help(format!("labels in scope: {}", labels.join(", "))),
-                }
+                };
+                d.into()
             }),
         }
     }

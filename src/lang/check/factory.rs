@@ -38,11 +38,12 @@ impl<'m> ModuleCx<'m> {
         if self.factories_in_progress.contains(&fname) {
             return Err(Diagnostic::error(call, format!("recursion is not supported: factory `{fname}` instantiates itself"))
                 .label("recursive instantiation")
-                .help("rewrite the recursion as a loop"));
+                .help("rewrite the recursion as a loop")
+                .into());
         }
         for (p, (_, ty)) in f.params.iter().zip(&args) {
             let Some(decl) = &p.ty else {
-                return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type"));
+                return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
             let want = type_of_decl(decl)?;
             let ok = match (want, ty) {
@@ -53,7 +54,8 @@ impl<'m> ModuleCx<'m> {
             if !ok {
                 return Err(Diagnostic::error(p.span, format!("factory `{fname}`: argument `{}` has the wrong type", p.name.name))
                     .label(format!("expects `{want}`, got {}", describe_capture(ty)))
-                    .secondary(call, "instantiated here"));
+                    .secondary(call, "instantiated here")
+                    .into());
             }
         }
         self.factories_in_progress.push(fname.clone());
@@ -77,10 +79,11 @@ impl<'m> ModuleCx<'m> {
                 };
                 return Err(Diagnostic::error(span, "unsupported statement in a factory body")
                     .label("not a closure binding")
-                    .help(shape_help));
+                    .help(shape_help)
+                    .into());
             };
             if let Some(t) = ty {
-                return Err(Diagnostic::error(t.span(), "closure bindings take no type annotation").label("remove it"));
+                return Err(Diagnostic::error(t.span(), "closure bindings take no type annotation").label("remove it").into());
             }
             match &init.kind {
                 A::Closure { params, ret, body } => {
@@ -92,7 +95,8 @@ impl<'m> ModuleCx<'m> {
                     else {
                         return Err(Diagnostic::error(func.span, format!("`{}` is not a factory", func.name))
                             .label("expected a factory call or a closure")
-                            .help(shape_help));
+                            .help(shape_help)
+                            .into());
                     };
                     if matches!(inner.ret, RetTy::ImplKernel(_)) {
                         return Err(Diagnostic::error(
@@ -100,7 +104,8 @@ impl<'m> ModuleCx<'m> {
                             format!("factory `{}` returns a kernel, which cannot be called", func.name),
                         )
                         .label("returns `impl Kernel`")
-                        .help("bind factories that return `impl Fn(..) -> T`"));
+                        .help("bind factories that return `impl Fn(..) -> T`")
+                        .into());
                     }
                     if args.len() != inner.params.len() {
                         return Err(Diagnostic::error(
@@ -115,7 +120,8 @@ impl<'m> ModuleCx<'m> {
                             ),
                         )
                         .label("wrong number of arguments")
-                        .secondary(inner.sig_span, "declared here"));
+                        .secondary(inner.sig_span, "declared here")
+                        .into());
                     }
                     let mut bound = Vec::new();
                     for (a, p) in args.iter().zip(&inner.params) {
@@ -127,19 +133,22 @@ impl<'m> ModuleCx<'m> {
                 _ => {
                     return Err(Diagnostic::error(init.span, "unsupported binding in a factory body")
                         .label("expected a closure or a factory call")
-                        .help(shape_help));
+                        .help(shape_help)
+                        .into());
                 }
             }
         }
         let Some(tail) = &f.body.tail else {
             return Err(Diagnostic::error(f.body.span, format!("factory `{fname}` must end in a `move` closure"))
                 .label("no closure returned")
-                .help(shape_help));
+                .help(shape_help)
+                .into());
         };
         let A::Closure { params, ret, body } = &tail.kind else {
             return Err(Diagnostic::error(tail.span, format!("factory `{fname}` must end in a `move` closure"))
                 .label("not a closure")
-                .help(shape_help));
+                .help(shape_help)
+                .into());
         };
         match &f.ret {
             RetTy::ImplKernel(_) => {
@@ -147,7 +156,8 @@ impl<'m> ModuleCx<'m> {
                     if !matches!(r, TypeExpr::Unit(_)) {
                         return Err(Diagnostic::error(r.span(), "kernel closures do not return a value")
                             .label("remove the return type")
-                            .help("write results into a `&mut` array parameter"));
+                            .help("write results into a `&mut` array parameter")
+                            .into());
                     }
                 }
                 self.check_closure(&scope, &fname, params, None, body, tail.span, None, true)
@@ -169,7 +179,8 @@ impl<'m> ModuleCx<'m> {
                         ),
                     )
                     .label("returned here")
-                    .secondary(*span, "declared here"));
+                    .secondary(*span, "declared here")
+                    .into());
                 }
                 self.check_closure(
                     &scope,
@@ -182,13 +193,13 @@ impl<'m> ModuleCx<'m> {
                     false,
                 )
             }
-            _ => Err(Diagnostic::error(f.name.span, "not a factory").label("here")),
+            _ => Err(Diagnostic::error(f.name.span, "not a factory").label("here").into()),
         }
     }
 
     fn factory_arg(&mut self, scope: &FactoryScope, a: &ast::Expr, p: &ast::Param, inner: &str) -> CResult<(CaptureId, CaptureTy)> {
         let Some(decl) = &p.ty else {
-            return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type"));
+            return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
         };
         if let A::Path(n) = &a.kind {
             match scope.get(&n.name) {
@@ -196,7 +207,8 @@ impl<'m> ModuleCx<'m> {
                 Some(ScopeItem::Closure(_)) => {
                     return Err(Diagnostic::error(a.span, "closures cannot be passed to factories")
                         .label("a closure")
-                        .help("factory parameters are scalars and arrays"));
+                        .help("factory parameters are scalars and arrays")
+                        .into());
                 }
                 None => {}
             }
@@ -222,7 +234,8 @@ impl<'m> ModuleCx<'m> {
         let want = type_of_decl(decl)?;
         let Ty::Scalar(s) = want else {
             return Err(Diagnostic::error(a.span, format!("argument `{}` of factory `{inner}` must be an array", p.name.name))
-                .label("pass a parameter of this factory, a global or a `static`"));
+                .label("pass a parameter of this factory, a global or a `static`")
+                .into());
         };
         let v = self.eval_const(a, Some(s))?;
         let ty = CaptureTy::Scalar(s);

@@ -93,7 +93,7 @@ impl<'m> ModuleCx<'m> {
         Ok(match type_of_decl(t)? {
             Ty::Scalar(s) => CaptureTy::Scalar(s),
             Ty::Array(a) => CaptureTy::Array { ty: a, device: true, layout: Layout::A },
-            _ => return Err(Diagnostic::error(t.span(), "factory parameters are scalars or arrays").label("here")),
+            _ => return Err(Diagnostic::error(t.span(), "factory parameters are scalars or arrays").label("here").into()),
         })
     }
 
@@ -116,7 +116,8 @@ impl<'m> ModuleCx<'m> {
                 .label(if chain.len() == 2 { "recursive call".to_string() } else { format!("call cycle: {}", chain.join(" -> ")) })
                 .secondary(f.name.span, "defined here")
                 .note("GPU threads have tiny stacks; kache inlines device functions and rejects recursion")
-                .help("rewrite the recursion as a loop"));
+                .help("rewrite the recursion as a loop")
+                .into());
         }
         if let Some(&id) = self.fn_ids.get(name) {
             return Ok(id);
@@ -127,13 +128,15 @@ impl<'m> ModuleCx<'m> {
                 if f.is_kernel {
                     return Err(Diagnostic::error(t.span(), format!("kernel `{name}` has a return type"))
                         .label("kernels do not return a value")
-                        .help("write results into a `&mut` array parameter"));
+                        .help("write results into a `&mut` array parameter")
+                        .into());
                 }
                 let ty = type_of_decl(t)?;
                 if let Ty::Array(_) = ty {
                     return Err(Diagnostic::error(t.span(), "device functions cannot return arrays")
                         .label("returns an array")
-                        .help("return a scalar, or write into a `&mut` array parameter"));
+                        .help("return a scalar, or write into a `&mut` array parameter")
+                        .into());
                 }
                 (FuncKind::Device, ty)
             }
@@ -147,17 +150,17 @@ impl<'m> ModuleCx<'m> {
                         .label("factories are not called from device code")
                         .help("bind it with `let` in a factory body, or instantiate it from the host with `Module::closure`")
                 };
-                return Err(d);
+                return Err(d.into());
             }
         };
         let mut params = Vec::new();
         for p in &f.params {
             let Some(t) = &p.ty else {
-                return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type"));
+                return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
             let ty = type_of_decl(t)?;
             if ty == Ty::Unit {
-                return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here"));
+                return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
             }
             params.push(ty);
         }

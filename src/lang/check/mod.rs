@@ -33,7 +33,7 @@ use crate::lang::diag::{Diagnostic, Diagnostics};
 
 use items::ModuleCx;
 
-type CResult<T> = Result<T, Diagnostic>;
+type CResult<T> = Result<T, Box<Diagnostic>>;
 
 /// What the host has bound on the module: the type of each global, by binding number.
 #[derive(Clone, Debug, Default)]
@@ -91,9 +91,9 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         }
         None => return Err(diag(cx.no_such_kernel(name))),
     };
-    let id = cx.ensure_fn(f, None).map_err(diag)?;
+    let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
     let p = cx.finish(id);
-    check_shared_total(&p).map_err(diag)?;
+    check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }
 
@@ -117,7 +117,7 @@ fn check_shared_total(p: &Program) -> CResult<()> {
             }
         });
         if let Some(d) = err {
-            return Err(d);
+            return Err(d.into());
         }
     }
     Ok(())
@@ -168,9 +168,9 @@ pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[Captu
             .label("declared here"),
         ));
     }
-    let id = cx.instantiate_factory(f, bound, f.name.span).map_err(diag)?;
+    let id = cx.instantiate_factory(f, bound, f.name.span).map_err(|d| diag(*d))?;
     let p = cx.finish(id);
-    check_shared_total(&p).map_err(diag)?;
+    check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }
 
@@ -222,7 +222,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                         });
                         Ok(())
                     }
-                    Err(d) => Err(d.items()[0].clone()),
+                    Err(d) => Err(Box::new(d.items()[0].clone())),
                 },
                 _ => cx.ensure_fn(f, None).map(|id| {
                     let func = cx.funcs[id].as_ref();
@@ -240,8 +240,8 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
             },
         };
         if let Err(e) = r {
-            if !errors.contains(&e) {
-                errors.push(e);
+            if !errors.contains(&*e) {
+                errors.push(*e);
             }
         }
     }
@@ -260,7 +260,8 @@ fn type_of_decl(t: &TypeExpr) -> CResult<Ty> {
         TypeExpr::ArrayRef { elem, ndim, mutable, .. } => Ok(Ty::Array(ArrayTy { elem: *elem, ndim: *ndim, writable: *mutable })),
         TypeExpr::Fixed { span, .. } => Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
             .label("not supported here")
-            .help("take a slice: `&[T]` or `&mut [T]`")),
+            .help("take a slice: `&[T]` or `&mut [T]`")
+            .into()),
     }
 }
 

@@ -28,7 +28,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Some(ScopeItem::Closure(_)) => {
                     return Err(Diagnostic::error(span, format!("closure `{}` must be called", n.name))
                         .label("closures are not values in kernels")
-                        .help(format!("call it: `{}(..)`", n.name)));
+                        .help(format!("call it: `{}(..)`", n.name))
+                        .into());
                 }
                 None => {}
             }
@@ -53,7 +54,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Err(Diagnostic::error(span, format!("`{}` is a function", n.name))
                 .label("functions are not values in kernels")
                 .secondary(f.name.span, "defined here")
-                .help(format!("call it: `{}(..)`", n.name)));
+                .help(format!("call it: `{}(..)`", n.name))
+                .into());
         }
         if let Some((i, ty)) = self.mcx.env.global(&n.name) {
             let id = self.mcx.add_capture(CaptureOrigin::Global(n.name.clone()), ty, CaptureSource::Binding(i));
@@ -62,9 +64,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if builtins::function(&n.name).is_some() {
             return Err(Diagnostic::error(span, format!("builtin `{}` must be called", n.name))
                 .label("not a value")
-                .help(format!("write `{}()`", n.name)));
+                .help(format!("write `{}()`", n.name))
+                .into());
         }
-        Err(self.unresolved(n))
+        Err(self.unresolved(n).into())
     }
 
     pub(super) fn unresolved(&self, n: &ast::Ident) -> Diagnostic {

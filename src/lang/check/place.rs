@@ -18,7 +18,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     if let Some(Ty::Array(_)) = self.u.ty(info.ty) {
                         return Err(Diagnostic::error(lhs.span, format!("cannot assign to array `{}`", n.name))
                             .label("arrays are references")
-                            .help("assign to an element: `a[i] = v`"));
+                            .help("assign to an element: `a[i] = v`")
+                            .into());
                     }
                     // `let x;` is initialised by assignment, possibly on several paths
                     // (`if c { x = 1 } else { x = 2 }`): whether it is assigned only once on
@@ -28,7 +29,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         return Err(Diagnostic::error(lhs.span, format!("cannot assign twice to immutable variable `{}`", n.name))
                             .label("cannot assign twice")
                             .secondary(decl, "declared here")
-                            .help(format!("make it mutable: `let mut {}`", n.name)));
+                            .help(format!("make it mutable: `let mut {}`", n.name))
+                            .into());
                     }
                     let ty = self.locals[l].ty;
                     return Ok((Place::Local(l), ty));
@@ -46,15 +48,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         "captured scalars are constants compiled into the kernel; pass a value that changes as a kernel argument",
                     )
                 } else {
-                    return Err(self.unresolved(n));
+                    return Err(self.unresolved(n).into());
                 };
-                Err(Diagnostic::error(lhs.span, format!("cannot assign to `{}`: it is {what}", n.name)).label("read-only").help(help))
+                Err(Diagnostic::error(lhs.span, format!("cannot assign to `{}`: it is {what}", n.name))
+                    .label("read-only")
+                    .help(help)
+                    .into())
             }
             A::Index { array, indices, multi } => {
                 let (a, elem, idx) = self.index(array, indices, *multi, lhs.span)?;
                 if let Some(Ty::Array(at)) = self.u.ty(a.ty) {
                     if !at.writable {
-                        return Err(self.readonly_write(&a, array, lhs.span));
+                        return Err(self.readonly_write(&a, array, lhs.span).into());
                     }
                 }
                 let ty = self.u.known(Ty::Scalar(elem));
@@ -62,7 +67,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             _ => Err(Diagnostic::error(lhs.span, "invalid left-hand side of assignment")
                 .label("cannot assign to this expression")
-                .help("assign to a `let mut` variable or an array element")),
+                .help("assign to a `let mut` variable or an array element")
+                .into()),
         }
     }
 
@@ -102,7 +108,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let d = self.u.describe(a.ty);
             return Err(Diagnostic::error(array.span, format!("cannot index into a value of type `{d}`"))
                 .label("not an array")
-                .help("only arrays (`&[T]`, `&Array<T, N>`, captured arrays, shared arrays) can be indexed"));
+                .help("only arrays (`&[T]`, `&Array<T, N>`, captured arrays, shared arrays) can be indexed")
+                .into());
         };
         let n = at.ndim as usize;
         if !multi && n != 1 {
@@ -113,14 +120,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
             };
             return Err(Diagnostic::error(span, format!("a {n}-d array is indexed with {n} indices"))
                 .label("one index given")
-                .help(format!("write `{form}`")));
+                .help(format!("write `{form}`"))
+                .into());
         }
         if multi && indices.len() != n {
             return Err(Diagnostic::error(
                 span,
                 format!("a {n}-d array is indexed with {n} ind{}, found {}", if n == 1 { "ex" } else { "ices" }, indices.len()),
             )
-            .label("wrong number of indices"));
+            .label("wrong number of indices")
+            .into());
         }
         let mut idx = Vec::new();
         for i in indices {
@@ -130,7 +139,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let d = self.u.describe(x.ty);
                 return Err(Diagnostic::error(i.span, format!("array indices are `usize`, found `{d}`"))
                     .label("expected `usize`")
-                    .help("convert with `as usize`"));
+                    .help("convert with `as usize`")
+                    .into());
             }
             idx.push(x);
         }

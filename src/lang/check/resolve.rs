@@ -13,7 +13,9 @@ use super::unify::H;
 
 impl<'c, 'm> FnCx<'c, 'm> {
     fn rty(&mut self, h: H, span: Span) -> CResult<Ty> {
-        self.u.settle(h).ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this expression"))
+        self.u
+            .settle(h)
+            .ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this expression").into())
     }
 
     pub(super) fn resolve_block(&mut self, b: CBlock) -> CResult<Block> {
@@ -57,25 +59,26 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let kind = match e.kind {
             K::PendingLit(l) => {
                 let Ty::Scalar(s) = ty else {
-                    return Err(Diagnostic::error(span, "a literal here has no scalar type").label("here"));
+                    return Err(Diagnostic::error(span, "a literal here has no scalar type").label("here").into());
                 };
                 K::Lit(match l.int {
                     Some(v) if s.is_int() => {
                         let (lo, hi) = int_range(s);
                         match signed_literal(v, l.neg) {
                             Some(val) if val >= lo && val <= hi => int_value(s, val),
-                            _ => return Err(lit_range_error(s, span, l.neg, v)),
+                            _ => return Err(lit_range_error(s, span, l.neg, v).into()),
                         }
                     }
                     _ if s == Scalar::F32 && l.f32.is_infinite() && l.f64.is_finite() => {
                         return Err(Diagnostic::error(span, "literal out of range for `f32`")
                             .label("rounds to infinity as an `f32`")
                             .note(format!("the largest `f32` is {:e}", f32::MAX))
-                            .help("use `f64`, or `f32::INFINITY` if infinity is meant"));
+                            .help("use `f64`, or `f32::INFINITY` if infinity is meant")
+                            .into());
                     }
                     _ if s == Scalar::F32 => ScalarValue::F32(if l.neg { -l.f32 } else { l.f32 }),
                     _ if s == Scalar::F64 => ScalarValue::F64(if l.neg { -l.f64 } else { l.f64 }),
-                    _ => return Err(Diagnostic::error(span, format!("a literal cannot have type `{s}`")).label("here")),
+                    _ => return Err(Diagnostic::error(span, format!("a literal cannot have type `{s}`")).label("here").into()),
                 })
             }
             K::Lit(v) => K::Lit(v),

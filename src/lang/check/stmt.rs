@@ -27,7 +27,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         Some(t) => {
                             let ty = type_of_decl(t)?;
                             if ty == Ty::Unit {
-                                return Err(Diagnostic::error(t.span(), "variables of type `()` are not supported").label("here"));
+                                return Err(Diagnostic::error(t.span(), "variables of type `()` are not supported").label("here").into());
                             }
                             Some((self.u.known(ty), t.span()))
                         }
@@ -36,7 +36,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     let init = match init {
                         Some(e) => {
                             if let A::Closure { .. } = e.kind {
-                                return Err(closure_outside_factory(e.span));
+                                return Err(closure_outside_factory(e.span).into());
                             }
                             Some(self.expr(e)?)
                         }
@@ -50,9 +50,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         (Some((a, _)), None) => *a,
                         (None, Some(i)) => {
                             if let Some(Ty::Unit) = self.u.ty(i.ty) {
-                                return Err(
-                                    Diagnostic::error(i.span, "this expression has type `()`, which cannot be stored").label("no value")
-                                );
+                                return Err(Diagnostic::error(i.span, "this expression has type `()`, which cannot be stored")
+                                    .label("no value")
+                                    .into());
                             }
                             if let Some(Ty::Never) = self.u.ty(i.ty) { self.u.var(Kind::Any) } else { i.ty }
                         }
@@ -68,7 +68,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 AStmt::Expr(e, semi) => {
                     if let A::Closure { .. } = e.kind {
-                        return Err(closure_outside_factory(e.span));
+                        return Err(closure_outside_factory(e.span).into());
                     }
                     let x = self.expr(e)?;
                     if !semi {
@@ -78,7 +78,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             let d = self.u.describe(x.ty);
                             return Err(Diagnostic::error(e.span, format!("mismatched types: expected `()`, found `{d}`"))
                                 .label("this value is not used")
-                                .help("add `;` after it, or make it the last expression of the block"));
+                                .help("add `;` after it, or make it the last expression of the block")
+                                .into());
                         }
                     }
                     stmts.push(Stmt::Expr(x));
@@ -88,7 +89,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let tail = match &b.tail {
             Some(t) => {
                 if let A::Closure { .. } = t.kind {
-                    return Err(closure_outside_factory(t.span));
+                    return Err(closure_outside_factory(t.span).into());
                 }
                 Some(Box::new(self.expr(t)?))
             }
@@ -102,12 +103,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
         match (self.u.ty(want), self.u.ty(got.ty)) {
             (Some(Ty::Array(w)), Some(Ty::Array(g))) => {
                 if w.elem != g.elem || w.ndim != g.ndim {
-                    return Err(self.mismatch(got.span, want, got.ty, ""));
+                    return Err(self.mismatch(got.span, want, got.ty, "").into());
                 }
                 if w.writable && !g.writable {
                     return Err(Diagnostic::error(got.span, "this array is read-only")
                         .label(format!("expected `{w}`, found `{g}`"))
-                        .secondary(span, "requires a writable array"));
+                        .secondary(span, "requires a writable array")
+                        .into());
                 }
                 Ok(())
             }

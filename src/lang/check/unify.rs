@@ -192,12 +192,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn need(&mut self, h: H, class: Class, span: Span, what: impl Into<String>) -> CResult<()> {
         let what = what.into();
         match self.u.get(h) {
-            Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what)),
+            Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
             Node::Known(Ty::Never) => Ok(()),
-            Node::Known(t @ (Ty::Unit | Ty::Array(_))) => Err(self.class_error(&t.to_string(), class, span, &what)),
+            Node::Known(t @ (Ty::Unit | Ty::Array(_))) => Err(self.class_error(&t.to_string(), class, span, &what).into()),
             Node::Var(k) if !class.kind_ok(k) => {
                 let d = self.u.describe(h);
-                Err(self.class_error(&d, class, span, &what))
+                Err(self.class_error(&d, class, span, &what).into())
             }
             _ => {
                 self.obligations.push(Oblig::Class { h, class, span, what });
@@ -223,7 +223,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     pub(super) fn unify_or(&mut self, span: Span, expected: H, found: H, context: &str) -> CResult<()> {
-        if self.u.unify(expected, found) { Ok(()) } else { Err(self.mismatch(span, expected, found, context)) }
+        if self.u.unify(expected, found) { Ok(()) } else { Err(self.mismatch(span, expected, found, context).into()) }
     }
 }
 

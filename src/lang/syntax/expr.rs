@@ -32,7 +32,7 @@ impl Lower {
                     let init = match &l.init {
                         Some(init) => {
                             if let Some((e, _)) = &init.diverge {
-                                return Err(unsupported(spn(e), "`let .. else`", "use `if`"));
+                                return Err(unsupported(spn(e), "`let .. else`", "use `if`").into());
                             }
                             Some(self.expr(&init.expr)?)
                         }
@@ -51,10 +51,11 @@ impl Lower {
                 syn::Stmt::Item(item) => {
                     return Err(Diagnostic::error(spn(item), "items inside function bodies are not supported")
                         .label("nested item")
-                        .help("move it to the top level of the file"));
+                        .help("move it to the top level of the file")
+                        .into());
                 }
                 syn::Stmt::Macro(m) => {
-                    return Err(macro_error(&m.mac));
+                    return Err(macro_error(&m.mac).into());
                 }
             }
         }
@@ -87,20 +88,20 @@ impl Lower {
             E::Group(g) => return self.expr(&g.expr),
             E::Path(p) => {
                 if p.qself.is_some() {
-                    return Err(unsupported(span, "qualified paths", "write a plain name"));
+                    return Err(unsupported(span, "qualified paths", "write a plain name").into());
                 }
                 return self.path_expr(&p.path, span);
             }
             E::Tuple(t) if t.elems.is_empty() => ExprKind::Unit,
-            E::Tuple(_) => return Err(unsupported(span, "tuples", "use separate values")),
+            E::Tuple(_) => return Err(unsupported(span, "tuples", "use separate values").into()),
             E::Unary(u) => {
                 let op = match u.op {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
                     syn::UnOp::Deref(_) => {
-                        return Err(unsupported(span, "dereferencing with `*`", "index the array instead: `a[i]`"));
+                        return Err(unsupported(span, "dereferencing with `*`", "index the array instead: `a[i]`").into());
                     }
-                    _ => return Err(unsupported(span, "this operator", "use arithmetic and logic operators")),
+                    _ => return Err(unsupported(span, "this operator", "use arithmetic and logic operators").into()),
                 };
                 ExprKind::Unary(op, self.boxed(&u.expr)?)
             }
@@ -138,7 +139,7 @@ impl Lower {
                             B::BitOrAssign(_) => (BinOp::BitOr, true),
                             B::ShlAssign(_) => (BinOp::Shl, true),
                             B::ShrAssign(_) => (BinOp::Shr, true),
-                            _ => return Err(unsupported(span, "this operator", "use arithmetic, comparison and logic operators")),
+                            _ => return Err(unsupported(span, "this operator", "use arithmetic, comparison and logic operators").into()),
                         };
                         if assign { ExprKind::CompoundAssign(bin, l, r) } else { ExprKind::Binary(bin, l, r) }
                     }
@@ -153,33 +154,34 @@ impl Lower {
                         ExprKind::Index { array, indices: a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?, multi: true }
                     }
                     E::Range(r) => {
-                        return Err(unsupported(spn(r), "slicing with ranges", "pass the whole array and an offset"));
+                        return Err(unsupported(spn(r), "slicing with ranges", "pass the whole array and an offset").into());
                     }
                     other => ExprKind::Index { array, indices: vec![self.expr(other)?], multi: false },
                 }
             }
             E::Call(c) => {
                 let E::Path(p) = &*c.func else {
-                    return Err(unsupported(spn(&c.func), "calls through expressions", "call a function or closure by name"));
+                    return Err(unsupported(spn(&c.func), "calls through expressions", "call a function or closure by name").into());
                 };
                 if p.path.segments.len() != 1 || p.qself.is_some() || p.path.leading_colon.is_some() {
                     return Err(Diagnostic::error(spn(&c.func), format!("unknown function `{}`", quote_path(&p.path)))
                         .label("paths are not supported here")
-                        .help("call a device function, closure or builtin by its plain name"));
+                        .help("call a device function, closure or builtin by its plain name")
+                        .into());
                 }
                 let seg = &p.path.segments[0];
                 let generics = match &seg.arguments {
                     syn::PathArguments::None => Vec::new(),
                     syn::PathArguments::AngleBracketed(ab) => ab.args.iter().map(|g| self.generic_arg(g)).collect::<PResult<_>>()?,
                     syn::PathArguments::Parenthesized(pa) => {
-                        return Err(Diagnostic::error(spn(pa), "unexpected parenthesised arguments").label("here"));
+                        return Err(Diagnostic::error(spn(pa), "unexpected parenthesised arguments").label("here").into());
                     }
                 };
                 ExprKind::Call { func: ident(&seg.ident), generics, args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()? }
             }
             E::MethodCall(m) => {
                 if let Some(t) = &m.turbofish {
-                    return Err(Diagnostic::error(spn(t), "methods take no generic arguments").label("remove this"));
+                    return Err(Diagnostic::error(spn(t), "methods take no generic arguments").label("remove this").into());
                 }
                 ExprKind::MethodCall {
                     receiver: self.boxed(&m.receiver)?,
@@ -189,7 +191,7 @@ impl Lower {
             }
             E::If(i) => {
                 if let E::Let(l) = &*i.cond {
-                    return Err(unsupported(spn(l), "`if let`", "use a plain `if` with a condition"));
+                    return Err(unsupported(spn(l), "`if let`", "use a plain `if` with a condition").into());
                 }
                 let cond = self.boxed(&i.cond)?;
                 let then = self.block(&i.then_branch)?;
@@ -201,7 +203,7 @@ impl Lower {
             }
             E::While(w) => {
                 if let E::Let(l) = &*w.cond {
-                    return Err(unsupported(spn(l), "`while let`", "use a plain `while` with a condition"));
+                    return Err(unsupported(spn(l), "`while let`", "use a plain `while` with a condition").into());
                 }
                 ExprKind::While(w.label.as_ref().map(label), self.boxed(&w.cond)?, self.block(&w.body)?)
             }
@@ -221,13 +223,13 @@ impl Lower {
             }),
             E::Block(b) => {
                 if let Some(l) = &b.label {
-                    return Err(unsupported(spn(l), "labelled blocks", "use a labelled `loop` with `break`"));
+                    return Err(unsupported(spn(l), "labelled blocks", "use a labelled `loop` with `break`").into());
                 }
                 ExprKind::Block(self.block(&b.block)?)
             }
             E::Closure(c) => {
                 if let Some(a) = &c.asyncness {
-                    return Err(unsupported(spn(a), "async closures", "remove `async`"));
+                    return Err(unsupported(spn(a), "async closures", "remove `async`").into());
                 }
                 let mut params = Vec::new();
                 for p in &c.inputs {
@@ -248,34 +250,36 @@ impl Lower {
                 if r.mutability.is_none() {
                     return Err(Diagnostic::error(span, "references are only taken for atomics")
                         .label("not supported here")
-                        .help("pass arrays by name; write `&mut a[i]` as the first argument of an atomic"));
+                        .help("pass arrays by name; write `&mut a[i]` as the first argument of an atomic")
+                        .into());
                 }
                 ExprKind::RefMut(self.boxed(&r.expr)?)
             }
             E::Array(a) => ExprKind::ArrayLit(a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?),
             E::Repeat(r) => ExprKind::ArrayRepeat(self.boxed(&r.expr)?, self.boxed(&r.len)?),
-            E::Macro(m) => return Err(macro_error(&m.mac)),
-            E::Unsafe(u) => return Err(unsupported(spn(&u.unsafe_token), "`unsafe` blocks", "kernels need no `unsafe`")),
-            E::Struct(s) => return Err(unsupported(spn(&s.path), "struct literals", "use separate values")),
+            E::Macro(m) => return Err(macro_error(&m.mac).into()),
+            E::Unsafe(u) => return Err(unsupported(spn(&u.unsafe_token), "`unsafe` blocks", "kernels need no `unsafe`").into()),
+            E::Struct(s) => return Err(unsupported(spn(&s.path), "struct literals", "use separate values").into()),
             E::Field(f) => {
-                return Err(unsupported(spn(f), "field access", "kernels have no structs; call methods like `a.len()` instead"));
+                return Err(unsupported(spn(f), "field access", "kernels have no structs; call methods like `a.len()` instead").into());
             }
-            E::Match(m) => return Err(unsupported(spn(&m.match_token), "`match` expressions", "use `if`/`else if`")),
+            E::Match(m) => return Err(unsupported(spn(&m.match_token), "`match` expressions", "use `if`/`else if`").into()),
             E::Range(r) => {
                 return Err(Diagnostic::error(spn(r), "ranges are only supported in `for` loops")
                     .label("not supported here")
-                    .help("write `for i in a..b { .. }`"));
+                    .help("write `for i in a..b { .. }`")
+                    .into());
             }
-            E::Try(t) => return Err(unsupported(spn(&t.question_token), "the `?` operator", "kernels have no error values")),
-            E::Async(a) => return Err(unsupported(spn(&a.async_token), "`async` blocks", "remove `async`")),
-            E::Await(a) => return Err(unsupported(spn(&a.await_token), "`.await`", "remove `.await`")),
-            E::Let(l) => return Err(unsupported(spn(l), "`let` expressions", "use `let` as a statement")),
-            E::Const(c) => return Err(unsupported(spn(&c.const_token), "`const` blocks", "use a `const` item")),
-            E::Yield(y) => return Err(unsupported(spn(&y.yield_token), "`yield`", "remove it")),
-            E::TryBlock(t) => return Err(unsupported(spn(&t.try_token), "`try` blocks", "remove it")),
-            E::Infer(i) => return Err(Diagnostic::error(spn(i), "`_` is not an expression").label("here")),
-            E::RawAddr(r) => return Err(unsupported(spn(r), "raw pointers", "index arrays")),
-            _ => return Err(unsupported(span, "this expression", "see the language reference for what kernels may contain")),
+            E::Try(t) => return Err(unsupported(spn(&t.question_token), "the `?` operator", "kernels have no error values").into()),
+            E::Async(a) => return Err(unsupported(spn(&a.async_token), "`async` blocks", "remove `async`").into()),
+            E::Await(a) => return Err(unsupported(spn(&a.await_token), "`.await`", "remove `.await`").into()),
+            E::Let(l) => return Err(unsupported(spn(l), "`let` expressions", "use `let` as a statement").into()),
+            E::Const(c) => return Err(unsupported(spn(&c.const_token), "`const` blocks", "use a `const` item").into()),
+            E::Yield(y) => return Err(unsupported(spn(&y.yield_token), "`yield`", "remove it").into()),
+            E::TryBlock(t) => return Err(unsupported(spn(&t.try_token), "`try` blocks", "remove it").into()),
+            E::Infer(i) => return Err(Diagnostic::error(spn(i), "`_` is not an expression").label("here").into()),
+            E::RawAddr(r) => return Err(unsupported(spn(r), "raw pointers", "index arrays").into()),
+            _ => return Err(unsupported(span, "this expression", "see the language reference for what kernels may contain").into()),
         };
         Ok(Expr { kind, span })
     }
@@ -291,7 +295,7 @@ impl Lower {
             }
             syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.ty(t, false)?)),
             syn::GenericArgument::Const(e) => Ok(GenericArg::Const(self.expr(e)?)),
-            other => Err(Diagnostic::error(spn(other), "unsupported generic argument").label("expected a type or a constant")),
+            other => Err(Diagnostic::error(spn(other), "unsupported generic argument").label("expected a type or a constant").into()),
         }
     }
 
@@ -299,7 +303,7 @@ impl Lower {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         for s in &path.segments {
             if !s.arguments.is_none() {
-                return Err(Diagnostic::error(spn(s), "generic arguments are only supported on builtin calls").label("here"));
+                return Err(Diagnostic::error(spn(s), "generic arguments are only supported on builtin calls").label("here").into());
             }
         }
         if segs.len() == 1 && path.leading_colon.is_none() {
@@ -311,13 +315,13 @@ impl Lower {
         }
         Err(Diagnostic::error(span, format!("unknown path `{}`", quote_path(path)))
             .label("not found")
-            .help("kernels refer to items by plain names; supported paths are numeric constants like `f32::MAX`, `i32::MIN` and `f32::consts::PI`"))
+            .help("kernels refer to items by plain names; supported paths are numeric constants like `f32::MAX`, `i32::MIN` and `f32::consts::PI`").into())
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> PResult<ExprKind> {
         let (var, mutable) = self.binding_pat(&f.pat)?;
         if mutable {
-            return Err(Diagnostic::error(var.span, "the loop variable cannot be `mut`").label("remove `mut`"));
+            return Err(Diagnostic::error(var.span, "the loop variable cannot be `mut`").label("remove `mut`").into());
         }
         let mut iter = &*f.expr;
         while let syn::Expr::Paren(p) = iter {
@@ -326,7 +330,7 @@ impl Lower {
         let (range, step) = match iter {
             syn::Expr::MethodCall(m) if m.method == "step_by" => {
                 if m.args.len() != 1 {
-                    return Err(Diagnostic::error(spn(m), "`step_by` takes one argument").label("here"));
+                    return Err(Diagnostic::error(spn(m), "`step_by` takes one argument").label("here").into());
                 }
                 let mut r = &*m.receiver;
                 while let syn::Expr::Paren(p) = r {
@@ -339,10 +343,11 @@ impl Lower {
         let syn::Expr::Range(r) = range else {
             return Err(Diagnostic::error(spn(&f.expr), "`for` loops iterate over ranges")
                 .label("not a range")
-                .help("write `for i in a..b`, `for i in a..=b` or `for i in (a..b).step_by(s)`"));
+                .help("write `for i in a..b`, `for i in a..=b` or `for i in (a..b).step_by(s)`")
+                .into());
         };
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
-            return Err(Diagnostic::error(spn(r), "the range needs a start and an end").label("write `a..b`"));
+            return Err(Diagnostic::error(spn(r), "the range needs a start and an end").label("write `a..b`").into());
         };
         Ok(ExprKind::For {
             label: f.label.as_ref().map(label),

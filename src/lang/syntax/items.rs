@@ -15,14 +15,15 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
     match name.as_str() {
         "kernel" if on_fn => {
             if !matches!(attr.meta, syn::Meta::Path(_)) {
-                return Err(Diagnostic::error(spn(attr), "`#[kernel]` takes no arguments").label("written with arguments"));
+                return Err(Diagnostic::error(spn(attr), "`#[kernel]` takes no arguments").label("written with arguments").into());
             }
             Ok(true)
         }
         "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" => Ok(false),
-        _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`")).label("not supported here").help(
-            "supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing",
-        )),
+        _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`"))
+            .label("not supported here")
+            .help("supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing")
+            .into()),
     }
 }
 
@@ -36,7 +37,7 @@ impl Lower {
                     check_attr(a, false)?;
                 }
                 if !c.generics.params.is_empty() {
-                    return Err(unsupported(spn(&c.generics), "generic constants", "remove the generic parameters"));
+                    return Err(unsupported(spn(&c.generics), "generic constants", "remove the generic parameters").into());
                 }
                 Item::Const(ConstItem {
                     name: ident(&c.ident),
@@ -55,7 +56,8 @@ impl Lower {
                         spn(m),
                         "`static mut` items",
                         "use a `static` (read-only) or pass a writable array as a kernel argument",
-                    ));
+                    )
+                    .into());
                 }
                 Item::Const(ConstItem {
                     name: ident(&s.ident),
@@ -66,18 +68,18 @@ impl Lower {
                 })
             }
             I::Use(_) => return Ok(None),
-            I::Struct(s) => return Err(unsupported(spn(&s.ident), "structs", "pass the fields as separate parameters")),
-            I::Enum(e) => return Err(unsupported(spn(&e.ident), "enums", "use integer constants")),
-            I::Union(u) => return Err(unsupported(spn(&u.ident), "unions", "use separate arrays")),
-            I::Trait(t) => return Err(unsupported(spn(&t.ident), "traits", "write plain functions")),
-            I::Impl(i) => return Err(unsupported(spn(&i.self_ty), "`impl` blocks", "write plain functions")),
-            I::Mod(m) => return Err(unsupported(spn(&m.ident), "modules", "put every item in the kernel file")),
-            I::Type(t) => return Err(unsupported(spn(&t.ident), "type aliases", "write the type out")),
-            I::Macro(m) => return Err(unsupported(spn(&m.mac.path), "macros", "write the code out; kache has no macros")),
-            I::ExternCrate(e) => return Err(unsupported(spn(e), "`extern crate` items", "remove it")),
-            I::ForeignMod(f) => return Err(unsupported(spn(&f.abi), "`extern` blocks", "remove it")),
-            I::TraitAlias(t) => return Err(unsupported(spn(&t.ident), "trait aliases", "remove it")),
-            other => return Err(unsupported(spn(other), "this kind of item", "use `fn`, `const` and `static` items")),
+            I::Struct(s) => return Err(unsupported(spn(&s.ident), "structs", "pass the fields as separate parameters").into()),
+            I::Enum(e) => return Err(unsupported(spn(&e.ident), "enums", "use integer constants").into()),
+            I::Union(u) => return Err(unsupported(spn(&u.ident), "unions", "use separate arrays").into()),
+            I::Trait(t) => return Err(unsupported(spn(&t.ident), "traits", "write plain functions").into()),
+            I::Impl(i) => return Err(unsupported(spn(&i.self_ty), "`impl` blocks", "write plain functions").into()),
+            I::Mod(m) => return Err(unsupported(spn(&m.ident), "modules", "put every item in the kernel file").into()),
+            I::Type(t) => return Err(unsupported(spn(&t.ident), "type aliases", "write the type out").into()),
+            I::Macro(m) => return Err(unsupported(spn(&m.mac.path), "macros", "write the code out; kache has no macros").into()),
+            I::ExternCrate(e) => return Err(unsupported(spn(e), "`extern crate` items", "remove it").into()),
+            I::ForeignMod(f) => return Err(unsupported(spn(&f.abi), "`extern` blocks", "remove it").into()),
+            I::TraitAlias(t) => return Err(unsupported(spn(&t.ident), "trait aliases", "remove it").into()),
+            other => return Err(unsupported(spn(other), "this kind of item", "use `fn`, `const` and `static` items").into()),
         }))
     }
 
@@ -88,30 +90,30 @@ impl Lower {
         }
         let sig = &f.sig;
         if let Some(u) = &sig.unsafety {
-            return Err(unsupported(spn(u), "`unsafe` functions", "remove `unsafe`"));
+            return Err(unsupported(spn(u), "`unsafe` functions", "remove `unsafe`").into());
         }
         if let Some(a) = &sig.asyncness {
-            return Err(unsupported(spn(a), "`async` functions", "remove `async`"));
+            return Err(unsupported(spn(a), "`async` functions", "remove `async`").into());
         }
         if let Some(c) = &sig.constness {
-            return Err(unsupported(spn(c), "`const fn`", "remove `const`; device functions are inlined anyway"));
+            return Err(unsupported(spn(c), "`const fn`", "remove `const`; device functions are inlined anyway").into());
         }
         if let Some(a) = &sig.abi {
-            return Err(unsupported(spn(a), "`extern` functions", "remove the ABI"));
+            return Err(unsupported(spn(a), "`extern` functions", "remove the ABI").into());
         }
         if !sig.generics.params.is_empty() {
-            return Err(unsupported(spn(&sig.generics), "generic functions", "write one function per type"));
+            return Err(unsupported(spn(&sig.generics), "generic functions", "write one function per type").into());
         }
         if let Some(w) = &sig.generics.where_clause {
-            return Err(unsupported(spn(w), "`where` clauses", "remove it"));
+            return Err(unsupported(spn(w), "`where` clauses", "remove it").into());
         }
         if let Some(v) = &sig.variadic {
-            return Err(unsupported(spn(v), "variadic functions", "list the parameters"));
+            return Err(unsupported(spn(v), "variadic functions", "list the parameters").into());
         }
         let mut params = Vec::new();
         for input in &sig.inputs {
             match input {
-                syn::FnArg::Receiver(r) => return Err(unsupported(spn(r), "`self` parameters", "write a plain function")),
+                syn::FnArg::Receiver(r) => return Err(unsupported(spn(r), "`self` parameters", "write a plain function").into()),
                 syn::FnArg::Typed(pt) => {
                     let (name, mutable) = self.binding_pat(&pt.pat)?;
                     params.push(Param { name, mutable, ty: Some(self.ty(&pt.ty, false)?), span: spn(pt) });
@@ -130,11 +132,13 @@ impl Lower {
         if let syn::Type::ImplTrait(it) = t {
             let span = spn(it);
             if it.bounds.len() != 1 {
-                return Err(Diagnostic::error(span, "a factory returns `impl Kernel` or `impl Fn(..) -> T`").label("unsupported bounds"));
+                return Err(Diagnostic::error(span, "a factory returns `impl Kernel` or `impl Fn(..) -> T`")
+                    .label("unsupported bounds")
+                    .into());
             }
             if let Some(syn::TypeParamBound::Trait(tb)) = it.bounds.first() {
                 let Some(last) = tb.path.segments.last() else {
-                    return Err(Diagnostic::error(span, "expected a trait").label("here"));
+                    return Err(Diagnostic::error(span, "expected a trait").label("here").into());
                 };
                 match (last.ident.to_string().as_str(), &last.arguments) {
                     ("Kernel", syn::PathArguments::None) => return Ok(RetTy::ImplKernel(span)),
@@ -149,14 +153,16 @@ impl Lower {
                     ("FnMut" | "FnOnce", _) => {
                         return Err(Diagnostic::error(span, "device closures are `Fn`")
                             .label("write `impl Fn(..) -> T`")
-                            .note("closures cannot mutate what they capture"));
+                            .note("closures cannot mutate what they capture")
+                            .into());
                     }
                     _ => {}
                 }
             }
             return Err(Diagnostic::error(span, "unsupported `impl` return type")
                 .label("expected `impl Kernel` or `impl Fn(..) -> T`")
-                .help("a factory returns `impl Kernel` (a kernel closure) or `impl Fn(..) -> T` (a device closure)"));
+                .help("a factory returns `impl Kernel` (a kernel closure) or `impl Fn(..) -> T` (a device closure)")
+                .into());
         }
         Ok(RetTy::Ty(self.ty(t, false)?))
     }
@@ -165,17 +171,17 @@ impl Lower {
         match pat {
             syn::Pat::Ident(pi) => {
                 if let Some(r) = &pi.by_ref {
-                    return Err(unsupported(spn(r), "`ref` bindings", "bind by value"));
+                    return Err(unsupported(spn(r), "`ref` bindings", "bind by value").into());
                 }
                 if let Some((_, sub)) = &pi.subpat {
-                    return Err(unsupported(spn(sub), "sub-patterns", "bind a plain name"));
+                    return Err(unsupported(spn(sub), "sub-patterns", "bind a plain name").into());
                 }
                 Ok((ident(&pi.ident), pi.mutability.is_some()))
             }
             syn::Pat::Wild(w) => Ok((Ident { name: "_".into(), span: spn(w) }, false)),
-            syn::Pat::Tuple(t) => Err(unsupported(spn(t), "tuple patterns", "bind each value with its own `let`")),
-            syn::Pat::Struct(s) => Err(unsupported(spn(s), "struct patterns", "bind a plain name")),
-            other => Err(unsupported(spn(other), "this pattern", "bind a plain name, like `x` or `mut x`")),
+            syn::Pat::Tuple(t) => Err(unsupported(spn(t), "tuple patterns", "bind each value with its own `let`").into()),
+            syn::Pat::Struct(s) => Err(unsupported(spn(s), "struct patterns", "bind a plain name").into()),
+            other => Err(unsupported(spn(other), "this pattern", "bind a plain name, like `x` or `mut x`").into()),
         }
     }
 }

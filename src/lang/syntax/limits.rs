@@ -53,7 +53,8 @@ pub(super) fn prescan(tokens: &TokenStream) -> PResult<(usize, usize)> {
             return Err(Diagnostic::error(sp(tt.span()), "statement is too long to compile")
                 .label("the statement containing this token is too long")
                 .note(format!("kache accepts statements of up to {MAX_STATEMENT_COST} tokens, counting the statements around them"))
-                .help("split the expression into several `let` statements"));
+                .help("split the expression into several `let` statements")
+                .into());
         }
         match tt {
             TokenTree::Punct(p) if p.as_char() == ';' || p.as_char() == ',' => top.seg = 0,
@@ -66,7 +67,8 @@ pub(super) fn prescan(tokens: &TokenStream) -> PResult<(usize, usize)> {
                     return Err(Diagnostic::error(sp(g.span_open()), "brackets are nested too deeply")
                         .label(format!("more than {MAX_BRACKET_DEPTH} levels of nesting here"))
                         .note(format!("kache accepts up to {MAX_BRACKET_DEPTH} nested brackets"))
-                        .help("split the expression into several `let` statements"));
+                        .help("split the expression into several `let` statements")
+                        .into());
                 }
                 stack.push(Frame { iter: g.stream().into_iter(), base, seg: 0, after_brace: false });
                 max_depth = max_depth.max(stack.len());
@@ -83,7 +85,8 @@ impl Lower {
         if self.depth > MAX_EXPR_DEPTH {
             return Err(Diagnostic::error(span, "expression is nested too deeply")
                 .label(format!("more than {MAX_EXPR_DEPTH} levels of nesting"))
-                .help("move nested code into device functions, or split it into several `let` statements"));
+                .help("move nested code into device functions, or split it into several `let` statements")
+                .into());
         }
         Ok(())
     }

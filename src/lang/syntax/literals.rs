@@ -19,7 +19,8 @@ pub(super) fn lit(l: &syn::Lit) -> PResult<Lit> {
         match Scalar::from_name(suffix) {
             Some(Scalar::Bool) | None => Err(Diagnostic::error(span, format!("unsupported literal suffix `{suffix}`"))
                 .label("unsupported type")
-                .help(format!("supported scalar types: {SCALAR_LIST}"))),
+                .help(format!("supported scalar types: {SCALAR_LIST}"))
+                .into()),
             Some(s) => Ok(Some(s)),
         }
     };
@@ -39,16 +40,17 @@ pub(super) fn lit(l: &syn::Lit) -> PResult<Lit> {
             if let Some(s) = suffix.filter(|s| !s.is_float()) {
                 return Err(Diagnostic::error(span, format!("float literal with integer suffix `{s}`"))
                     .label("a float cannot have an integer type")
-                    .help(format!("write an integer (`1{s}`), or a float type (`1.5f32`), or convert: `(1.5 as {s})`")));
+                    .help(format!("write an integer (`1{s}`), or a float type (`1.5f32`), or convert: `(1.5 as {s})`"))
+                    .into());
             }
             float_lit(f.base10_digits(), suffix, span)
         }
         syn::Lit::Bool(b) => Ok(Lit::Bool(b.value)),
         syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
-            Err(unsupported(span, "strings", "kernels work on numbers and arrays"))
+            Err(unsupported(span, "strings", "kernels work on numbers and arrays").into())
         }
-        syn::Lit::Char(_) | syn::Lit::Byte(_) => Err(unsupported(span, "character literals", "use an integer: `65u32`")),
-        _ => Err(unsupported(span, "this literal", "use integer, float and bool literals")),
+        syn::Lit::Char(_) | syn::Lit::Byte(_) => Err(unsupported(span, "character literals", "use an integer: `65u32`").into()),
+        _ => Err(unsupported(span, "this literal", "use integer, float and bool literals").into()),
     }
 }
 
@@ -56,7 +58,7 @@ fn float_lit(digits: &str, suffix: Option<Scalar>, span: Span) -> PResult<Lit> {
     // Parse once per precision: going through f64 to f32 could round twice.
     match (digits.parse::<f64>(), digits.parse::<f32>()) {
         (Ok(v64), Ok(v32)) => Ok(Lit::Float { f64: v64, f32: v32, suffix }),
-        _ => Err(Diagnostic::error(span, "invalid float literal").label("here")),
+        _ => Err(Diagnostic::error(span, "invalid float literal").label("here").into()),
     }
 }
 

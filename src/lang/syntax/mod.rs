@@ -34,7 +34,7 @@ use items::check_attr;
 use limits::prescan;
 use spans::{LinesGuard, sp};
 
-type PResult<T> = Result<T, Diagnostic>;
+type PResult<T> = Result<T, Box<Diagnostic>>;
 
 /// Parses a kernel module from raw bytes: non-UTF-8 input is a diagnostic, not a panic.
 pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<SourceModule, Diagnostics> {
@@ -74,7 +74,7 @@ pub fn parse(file: Arc<SourceFile>) -> Result<SourceModule, Diagnostics> {
     let result = parse_inner(&file);
     // The fallback span map of proc-macro2 keeps every parsed text alive on this thread.
     proc_macro2::extra::invalidate_current_thread_spans();
-    result.map_err(err)
+    result.map_err(|d| err(*d))
 }
 
 fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
@@ -109,7 +109,8 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
     if items.is_empty() {
         return Err(Diagnostic::error(Span::new(0, 0), "kernel source has no items")
             .label("expected a `fn`, `const` or `static` item")
-            .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`"));
+            .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`")
+            .into());
     }
     let mut names: Vec<&Ident> = Vec::new();
     for i in &items {
@@ -120,7 +121,8 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
         if let Some(prev) = names.iter().find(|p| p.name == n.name) {
             return Err(Diagnostic::error(n.span, format!("the name `{}` is defined more than once", n.name))
                 .label("redefined here")
-                .secondary(prev.span, "first defined here"));
+                .secondary(prev.span, "first defined here")
+                .into());
         }
         names.push(n);
     }

@@ -142,15 +142,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let h = match (&p.ty, &expected) {
                 (Some(t), exp) => {
                     let ty = type_of_decl(t)?;
-                    if let Some((want, _)) = exp {
-                        if want.get(i).is_some_and(|w| !same_shape(*w, ty)) {
-                            return Err(Diagnostic::error(
-                                t.span(),
-                                format!("closure parameter has type `{ty}` but the factory's type says `{}`", want[i]),
-                            )
-                            .label("mismatched parameter type")
-                            .into());
-                        }
+                    if let Some((want, _)) = exp
+                        && want.get(i).is_some_and(|w| !same_shape(*w, ty))
+                    {
+                        return Err(Diagnostic::error(
+                            t.span(),
+                            format!("closure parameter has type `{ty}` but the factory's type says `{}`", want[i]),
+                        )
+                        .label("mismatched parameter type")
+                        .into());
                     }
                     self.u.known(ty)
                 }

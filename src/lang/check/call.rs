@@ -234,12 +234,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let x = self.expr(&args[0])?;
                 let u = self.u.known(Ty::Scalar(Scalar::Usize));
                 self.unify_or(x.span, u, x.ty, " (dimensions are `usize`)")?;
-                if let ExprKind::PendingLit(PendingLit { int: Some(d), .. }) = x.kind {
-                    if d >= at.ndim as u128 {
-                        return Err(Diagnostic::error(x.span, format!("dimension {d} is out of range for a {}-d array", at.ndim))
-                            .label(format!("valid dimensions: 0..{}", at.ndim))
-                            .into());
-                    }
+                if let ExprKind::PendingLit(PendingLit { int: Some(d), .. }) = x.kind
+                    && d >= at.ndim as u128
+                {
+                    return Err(Diagnostic::error(x.span, format!("dimension {d} is out of range for a {}-d array", at.ndim))
+                        .label(format!("valid dimensions: 0..{}", at.ndim))
+                        .into());
                 }
                 out.push(x);
             }

@@ -2,7 +2,7 @@
 //! bindings of its body, and checking each closure it defines.
 
 use crate::ir::*;
-use crate::lang::ast::{self, ExprKind as A, Item, RetTy, Stmt as AStmt, TypeExpr};
+use crate::lang::ast::{self, ExprKind as A, RetTy, Stmt as AStmt, TypeExpr};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
@@ -152,13 +152,13 @@ impl<'m> ModuleCx<'m> {
         };
         match &f.ret {
             RetTy::ImplKernel(_) => {
-                if let Some(r) = ret {
-                    if !matches!(r, TypeExpr::Unit(_)) {
-                        return Err(Diagnostic::error(r.span(), "kernel closures do not return a value")
-                            .label("remove the return type")
-                            .help("write results into a `&mut` array parameter")
-                            .into());
-                    }
+                if let Some(r) = ret
+                    && !matches!(r, TypeExpr::Unit(_))
+                {
+                    return Err(Diagnostic::error(r.span(), "kernel closures do not return a value")
+                        .label("remove the return type")
+                        .help("write results into a `&mut` array parameter")
+                        .into());
                 }
                 self.check_closure(&scope, &fname, params, None, body, tail.span, None, true)
             }
@@ -212,19 +212,16 @@ impl<'m> ModuleCx<'m> {
                 }
                 None => {}
             }
-            if let Some(c) = self.m.items.iter().find_map(|i| match i {
-                Item::Const(c) if c.name.name == n.name => Some(c),
-                _ => None,
-            }) {
-                if let ConstVal::Array(arr) = self.const_value(&c.name.name, n.span)? {
-                    let ty = CaptureTy::Array {
-                        ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
-                        device: false,
-                        layout: Layout::C,
-                    };
-                    let id = self.add_capture(CaptureOrigin::Static(n.name.clone()), ty, CaptureSource::Static(arr));
-                    return Ok((id, ty));
-                }
+            if let Some(c) = self.const_item(&n.name)
+                && let ConstVal::Array(arr) = self.const_value(&c.name.name, n.span)?
+            {
+                let ty = CaptureTy::Array {
+                    ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
+                    device: false,
+                    layout: Layout::C,
+                };
+                let id = self.add_capture(CaptureOrigin::Static(n.name.clone()), ty, CaptureSource::Static(arr));
+                return Ok((id, ty));
             }
             if let Some((i, ty)) = self.env.global(&n.name) {
                 let id = self.add_capture(CaptureOrigin::Global(n.name.clone()), ty, CaptureSource::Binding(i));

@@ -51,12 +51,16 @@ impl<'m> ModuleCx<'m> {
         }
     }
 
-    pub(super) fn finish(self, kernel: FuncId) -> Program {
-        Program {
-            kernel,
-            funcs: self.funcs.into_iter().map(|f| f.expect("every reserved function is filled before finish")).collect(),
-            captures: self.captures,
-        }
+    /// The checked program. A function's slot is filled once its body has checked, and a body
+    /// that fails ends the whole check, so every slot is filled here; an empty one would be a
+    /// bug in the checker, reported as an error rather than a panic.
+    pub(super) fn finish(self, kernel: FuncId) -> CResult<Program> {
+        let Some(funcs) = self.funcs.into_iter().collect::<Option<Vec<Func>>>() else {
+            return Err(Diagnostic::error(Span::default(), "internal error: a function was reserved but never checked")
+                .label("while checking this file")
+                .into());
+        };
+        Ok(Program { kernel, funcs, captures: self.captures })
     }
 
     pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {

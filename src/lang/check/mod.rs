@@ -92,7 +92,7 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         None => return Err(diag(cx.no_such_kernel(name))),
     };
     let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
-    let p = cx.finish(id);
+    let p = cx.finish(id).map_err(|d| diag(*d))?;
     check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }
@@ -169,7 +169,7 @@ pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[Captu
         ));
     }
     let id = cx.instantiate_factory(f, bound, f.name.span).map_err(|d| diag(*d))?;
-    let p = cx.finish(id);
+    let p = cx.finish(id).map_err(|d| diag(*d))?;
     check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }
@@ -239,10 +239,10 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                 }),
             },
         };
-        if let Err(e) = r {
-            if !errors.contains(&*e) {
-                errors.push(*e);
-            }
+        if let Err(e) = r
+            && !errors.contains(&*e)
+        {
+            errors.push(*e);
         }
     }
     if errors.is_empty() { Ok(summary) } else { Err(Diagnostics::new(m.file.clone(), errors)) }

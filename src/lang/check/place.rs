@@ -57,10 +57,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             A::Index { array, indices, multi } => {
                 let (a, elem, idx) = self.index(array, indices, *multi, lhs.span)?;
-                if let Some(Ty::Array(at)) = self.u.ty(a.ty) {
-                    if !at.writable {
-                        return Err(self.readonly_write(&a, array, lhs.span).into());
-                    }
+                if let Some(Ty::Array(at)) = self.u.ty(a.ty)
+                    && !at.writable
+                {
+                    return Err(self.readonly_write(&a, array, lhs.span).into());
                 }
                 let ty = self.u.known(Ty::Scalar(elem));
                 Ok((Place::Index(Box::new(a), idx), ty))

@@ -33,8 +33,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(Block { stmts, tail })
     }
 
-    fn resolve_box(&mut self, e: Box<CExpr>) -> CResult<Box<Expr>> {
-        Ok(Box::new(self.resolve(*e)?))
+    fn resolve_box(&mut self, e: CExpr) -> CResult<Box<Expr>> {
+        Ok(Box::new(self.resolve(e)?))
     }
 
     fn resolve_vec(&mut self, v: Vec<CExpr>) -> CResult<Vec<Expr>> {
@@ -44,7 +44,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn resolve_place(&mut self, p: Place<H>) -> CResult<Place> {
         Ok(match p {
             Place::Local(l) => Place::Local(l),
-            Place::Index(a, i) => Place::Index(self.resolve_box(a)?, self.resolve_vec(i)?),
+            Place::Index(a, i) => Place::Index(self.resolve_box(*a)?, self.resolve_vec(i)?),
         })
     }
 
@@ -85,33 +85,33 @@ impl<'c, 'm> FnCx<'c, 'm> {
             K::Unit => K::Unit,
             K::Local(l) => K::Local(l),
             K::Capture(c) => K::Capture(c),
-            K::Unary(op, x) => K::Unary(op, self.resolve_box(x)?),
-            K::Binary(op, a, b) => K::Binary(op, self.resolve_box(a)?, self.resolve_box(b)?),
-            K::Logic(op, a, b) => K::Logic(op, self.resolve_box(a)?, self.resolve_box(b)?),
-            K::Cast(x) => K::Cast(self.resolve_box(x)?),
-            K::Index(a, i) => K::Index(self.resolve_box(a)?, self.resolve_vec(i)?),
-            K::Assign(p, v) => K::Assign(self.resolve_place(p)?, self.resolve_box(v)?),
-            K::CompoundAssign(op, p, v) => K::CompoundAssign(op, self.resolve_place(p)?, self.resolve_box(v)?),
+            K::Unary(op, x) => K::Unary(op, self.resolve_box(*x)?),
+            K::Binary(op, a, b) => K::Binary(op, self.resolve_box(*a)?, self.resolve_box(*b)?),
+            K::Logic(op, a, b) => K::Logic(op, self.resolve_box(*a)?, self.resolve_box(*b)?),
+            K::Cast(x) => K::Cast(self.resolve_box(*x)?),
+            K::Index(a, i) => K::Index(self.resolve_box(*a)?, self.resolve_vec(i)?),
+            K::Assign(p, v) => K::Assign(self.resolve_place(p)?, self.resolve_box(*v)?),
+            K::CompoundAssign(op, p, v) => K::CompoundAssign(op, self.resolve_place(p)?, self.resolve_box(*v)?),
             K::Call(f, args) => K::Call(f, self.resolve_vec(args)?),
             K::Builtin(b, args) => K::Builtin(b, self.resolve_vec(args)?),
             K::SharedArray { elem, len, site } => K::SharedArray { elem, len, site },
             K::DynSharedArray(s) => K::DynSharedArray(s),
-            K::If(c, t, f) => K::If(self.resolve_box(c)?, self.resolve_block(t)?, f.map(|b| self.resolve_block(b)).transpose()?),
+            K::If(c, t, f) => K::If(self.resolve_box(*c)?, self.resolve_block(t)?, f.map(|b| self.resolve_block(b)).transpose()?),
             K::Block(b) => K::Block(self.resolve_block(b)?),
-            K::While(id, c, b) => K::While(id, self.resolve_box(c)?, self.resolve_block(b)?),
+            K::While(id, c, b) => K::While(id, self.resolve_box(*c)?, self.resolve_block(b)?),
             K::Loop(id, b) => K::Loop(id, self.resolve_block(b)?),
             K::For { id, var, start, end, inclusive, step, body } => K::For {
                 id,
                 var,
-                start: self.resolve_box(start)?,
-                end: self.resolve_box(end)?,
+                start: self.resolve_box(*start)?,
+                end: self.resolve_box(*end)?,
                 inclusive,
-                step: step.map(|s| self.resolve_box(s)).transpose()?,
+                step: step.map(|s| self.resolve_box(*s)).transpose()?,
                 body: self.resolve_block(body)?,
             },
-            K::Break(id, v) => K::Break(id, v.map(|v| self.resolve_box(v)).transpose()?),
+            K::Break(id, v) => K::Break(id, v.map(|v| self.resolve_box(*v)).transpose()?),
             K::Continue(id) => K::Continue(id),
-            K::Return(v) => K::Return(v.map(|v| self.resolve_box(v)).transpose()?),
+            K::Return(v) => K::Return(v.map(|v| self.resolve_box(*v)).transpose()?),
         };
         Ok(Expr { kind, ty, span })
     }

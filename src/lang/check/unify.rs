@@ -84,21 +84,13 @@ impl Unifier {
                 (Ty::Array(p), Ty::Array(q)) => p.elem == q.elem && p.ndim == q.ndim,
                 _ => x == y,
             },
-            (Node::Var(k), Node::Known(t)) => {
-                if kind_accepts(k, t) {
-                    self.nodes[ra as usize] = Node::Link(rb);
-                    true
-                } else {
-                    false
-                }
+            (Node::Var(k), Node::Known(t)) if kind_accepts(k, t) => {
+                self.nodes[ra as usize] = Node::Link(rb);
+                true
             }
-            (Node::Known(t), Node::Var(k)) => {
-                if kind_accepts(k, t) {
-                    self.nodes[rb as usize] = Node::Link(ra);
-                    true
-                } else {
-                    false
-                }
+            (Node::Known(t), Node::Var(k)) if kind_accepts(k, t) => {
+                self.nodes[rb as usize] = Node::Link(ra);
+                true
             }
             (Node::Var(k1), Node::Var(k2)) => {
                 let k = match (k1, k2) {

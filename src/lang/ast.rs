@@ -71,7 +71,7 @@ pub enum Item {
 pub struct ConstItem {
     /// Its name.
     pub name: Ident,
-    /// `static` (kept for messages).
+    /// Written `static` rather than `const`; the checker treats both as constants.
     pub is_static: bool,
     /// Declared type.
     pub ty: TypeExpr,

@@ -34,8 +34,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None => {}
             }
         }
-        if let Some(c) = self.mcx.const_item(&n.name) {
-            let is_static = c.is_static;
+        if self.mcx.const_item(&n.name).is_some() {
             return match self.mcx.const_value(&n.name, span)? {
                 ConstVal::Scalar(v) => Ok(self.mk(ExprKind::Lit(v), Ty::Scalar(v.ty()), span)),
                 ConstVal::Array(arr) => {
@@ -44,7 +43,6 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         device: false,
                         layout: Layout::C,
                     };
-                    let _ = is_static;
                     let id = self.mcx.add_capture(CaptureOrigin::Static(n.name.clone()), ty, CaptureSource::Static(arr));
                     Ok(self.capture_expr(id, ty, span))
                 }

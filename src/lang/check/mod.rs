@@ -1,4 +1,4 @@
-//! Name resolution and type checking: from [`ast`](super::ast) to a checked [`Program`].
+//! Name resolution and type checking: from [`ast`] to a checked [`Program`].
 //!
 //! Types follow Rust: no implicit numeric conversion, literals take their type from how they
 //! are used (else `i32` / `f64`), `let` bindings without an annotation take the type of their

@@ -6,16 +6,18 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
+use crate::abi::{CaptureData, ParamAbi};
 use crate::cache::remote::RemoteConfig;
 use crate::cache::{ArtifactKind, Cache, CacheConfig, Derivation, Entry, Key, KeyInputs, Lookup, Meta, Tier};
 use crate::capture::{ArrayDesc, CaptureValue, HostData, IntoCapture, Location};
-use crate::codegen::{self, Arch, Artifact, CaptureData, HostModule, Options, ParamAbi, Specialization, Target};
+use crate::codegen::{self, Artifact, HostModule};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, CaptureSource, CaptureTy, Layout, Program, Scalar, ScalarValue, Ty};
 use crate::lang::ast::SourceModule;
 use crate::lang::{self, Env, ModuleSummary, SourceFile};
 use crate::library::CodeLibrary;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, cuda, host};
+use crate::target::{Arch, Options, Specialization, Target};
 
 /// Settings of a [`Jit`], usually from the environment ([`Config::from_env`]).
 #[derive(Clone, Debug)]
@@ -647,7 +649,7 @@ impl Kernel {
     fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
         let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
-        let entry = codegen::symbol_name(&self.inner.program.kernel().name);
+        let entry = crate::abi::symbol_name(&self.inner.program.kernel().name);
         Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
     }
 
@@ -819,7 +821,7 @@ impl CompiledKernel {
             artifact,
             entry,
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
-            static_shared: codegen::static_shared_bytes(p),
+            static_shared: crate::abi::static_shared_bytes(p),
             library,
             device_captures: k
                 .inner
@@ -952,17 +954,21 @@ impl CompiledKernel {
             None => {
                 let m = self.host_module()?;
                 let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
-                host::run(
-                    &m,
-                    host::HostLaunch {
-                        grid: g,
-                        block: b,
-                        dyn_shared: grid.shared_mem as usize,
-                        static_shared: self.static_shared as usize,
-                        cooperative: self.cooperative,
-                    },
-                    &ptrs,
-                )
+                // SAFETY: `m` owns the entry's code and outlives the launch; `slots` holds one value
+                // per flattened parameter of this kernel's ABI, checked against its signature.
+                unsafe {
+                    host::run(
+                        m.entry(),
+                        host::HostLaunch {
+                            grid: g,
+                            block: b,
+                            dyn_shared: grid.shared_mem as usize,
+                            static_shared: self.static_shared as usize,
+                            cooperative: self.cooperative,
+                        },
+                        &ptrs,
+                    )
+                }
             }
             Some(dev) => {
                 let f = self.cuda_function(dev)?;

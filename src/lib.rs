@@ -33,6 +33,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod abi;
 mod build_script;
 pub mod cache;
 pub mod capture;
@@ -44,16 +45,18 @@ pub mod lang;
 pub mod library;
 pub mod prebuild;
 pub mod runtime;
+pub mod span;
 mod stack;
+pub mod target;
 pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
-pub use codegen::{Arch, Specialization, Target};
 pub use error::{Error, Result};
 pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CompiledKernel, Config, FactoryArgs, Jit, Kernel, Module, Origin, parse_size};
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
+pub use target::{Arch, Specialization, Target};
 
 // The guides' Rust examples run as doctests.
 #[cfg(doctest)]

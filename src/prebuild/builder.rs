@@ -61,8 +61,46 @@ pub struct Builder {
 
 /// A kernel file and the module it becomes.
 struct KernelFile {
+    /// Its place among the crate's kernel files (sorted by path).
+    index: usize,
     path: PathBuf,
+    /// The path the documentation shows (relative to the crate where it can be).
+    shown: String,
     module: String,
+}
+
+/// The files the step writes under `OUT_DIR/kache/`, and the removal of what earlier runs
+/// wrote there and this one did not (kernels and files since removed or renamed).
+struct DataFiles {
+    dir: PathBuf,
+    written: HashSet<PathBuf>,
+}
+
+impl DataFiles {
+    fn new(dir: PathBuf) -> Result<DataFiles> {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(DataFiles { dir, written: HashSet::new() })
+    }
+
+    /// Writes `bytes` to the file `name` (unless it holds them already); returns its path, as
+    /// generated code names it.
+    fn write(&mut self, name: &str, bytes: &[u8]) -> Result<String> {
+        let path = self.dir.join(name);
+        write_if_changed(&path, bytes)?;
+        let text = utf8(&path)?;
+        self.written.insert(path);
+        Ok(text)
+    }
+
+    fn remove_stale(&self) {
+        for e in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_file() && !self.written.contains(&p) {
+                // A file left behind is unused, not wrong.
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
 }
 
 impl Builder {
@@ -158,20 +196,18 @@ impl Builder {
         } else {
             self.archs.iter().map(|a| Arch::parse(a).map_err(Error::from)).collect::<Result<_>>()?
         };
-        let files = kernel_files(&dir)?;
+        let files = kernel_files(&dir, &manifest)?;
         let config = match &self.config {
             Some(c) => c.clone(),
             None => Config::from_env()?,
         };
         let jit = Jit::new(config)?;
-        let data_dir = out_dir.join("kache");
-        std::fs::create_dir_all(&data_dir).map_err(|e| Error::io(&data_dir, e))?;
-        let mut written = HashSet::new();
+        let mut data = DataFiles::new(out_dir.join("kache"))?;
         let mut modules = Vec::new();
         let mut first_error = None;
-        for (index, file) in files.iter().enumerate() {
+        for file in &files {
             println!("cargo::rerun-if-changed={}", file.path.display());
-            match self.build_file(&jit, index, file, &archs, &data_dir, &manifest, &mut written) {
+            match self.build_file(&jit, file, &archs, &mut data) {
                 Ok(m) => modules.push(m),
                 Err(e) => {
                     report(&e, Some(&file.path));
@@ -186,33 +222,21 @@ impl Builder {
         let mut globals = Vec::new();
         for (i, (name, value)) in self.globals.iter().enumerate() {
             let bytes_file = match value {
-                CaptureValue::Host(h) => {
-                    let path = data_dir.join(format!("global-{i}.bin"));
-                    write_if_changed(&path, &h.bytes, &mut written)?;
-                    Some(utf8(&path)?)
-                }
+                CaptureValue::Host(h) => Some(data.write(&format!("global-{i}.bin"), &h.bytes)?),
                 _ => None,
             };
             globals.push(GenGlobal { name, value, bytes_file });
         }
         let code = generate(&modules, &globals)?;
         let out = out_dir.join(self.out_file.as_deref().unwrap_or("kache_kernels.rs"));
-        write_if_changed(&out, code.as_bytes(), &mut written)?;
-        remove_stale(&data_dir, &written);
+        write_if_changed(&out, code.as_bytes())?;
+        // Kept even where `out_file` puts it among the data files.
+        data.written.insert(out.clone());
+        data.remove_stale();
         Ok(out)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn build_file(
-        &self,
-        jit: &Jit,
-        index: usize,
-        file: &KernelFile,
-        archs: &[Arch],
-        data_dir: &Path,
-        manifest: &Path,
-        written: &mut HashSet<PathBuf>,
-    ) -> Result<GenModule> {
+    fn build_file(&self, jit: &Jit, file: &KernelFile, archs: &[Arch], data: &mut DataFiles) -> Result<GenModule> {
         let mut m = jit.load_file(&file.path)?;
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
@@ -238,9 +262,8 @@ impl Builder {
             for a in archs {
                 let c = k.compile(Target::Nvptx(*a), &Specialization::uniform(k.program(), Layout::C))?;
                 // Numbered, so that names differing only in case stay apart on any file system.
-                let path = data_dir.join(format!("f{index}-k{k_index}-{}-{rust}.{a}.ptx", file.module));
-                write_if_changed(&path, c.ptx().unwrap_or("").as_bytes(), written)?;
-                ptx.push((a.to_string(), utf8(&path)?));
+                let name = format!("f{}-k{k_index}-{}-{rust}.{a}.ptx", file.index, file.module);
+                ptx.push((a.to_string(), data.write(&name, c.ptx().unwrap_or("").as_bytes())?));
             }
             kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
         }
@@ -250,14 +273,13 @@ impl Builder {
                 file.path.display()
             ));
         }
-        let shown = file.path.strip_prefix(manifest).unwrap_or(&file.path).display().to_string();
-        Ok(GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown, file: file_name, kernels })
+        Ok(GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown: file.shown.clone(), file: file_name, kernels })
     }
 }
 
 /// The `.rs` files of the kernels folder, sorted, each with its module name; two files that
 /// would become one module are an error.
-fn kernel_files(dir: &Path) -> Result<Vec<KernelFile>> {
+fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::io(dir, e))?
         .flatten()
@@ -266,12 +288,12 @@ fn kernel_files(dir: &Path) -> Result<Vec<KernelFile>> {
         .collect();
     paths.sort();
     let mut files = Vec::new();
-    for path in paths {
+    for (index, path) in paths.into_iter().enumerate() {
         let stem = path.file_stem().and_then(|s| s.to_str()).ok_or_else(|| not_utf8(&path))?;
-        files.push(KernelFile { module: rust_name(stem), path: path.clone() });
+        let shown = path.strip_prefix(manifest).unwrap_or(&path).display().to_string();
+        files.push(KernelFile { index, module: rust_name(stem), shown, path });
     }
-    let shown: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-    if let Some((a, b, module)) = first_collision(shown.iter().zip(&files).map(|(s, f)| (s.as_str(), f.module.clone()))) {
+    if let Some((a, b, module)) = first_collision(files.iter().map(|f| (f.shown.as_str(), f.module.clone()))) {
         return Err(Error::Config(format!(
             "kernel files {a} and {b} both become the module `{module}` (docs/prebuild.md, \"Names\"): rename one"
         )));
@@ -315,9 +337,8 @@ fn report(e: &Error, file: Option<&Path>) {
 }
 
 /// Writes `bytes` to `path` unless it holds them already (cargo then sees no change), through a
-/// temporary file renamed into place, so no reader sees a partial file; records the path.
-fn write_if_changed(path: &Path, bytes: &[u8], written: &mut HashSet<PathBuf>) -> Result<()> {
-    written.insert(path.to_path_buf());
+/// temporary file renamed into place, so no reader sees a partial file.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
     if std::fs::read(path).is_ok_and(|old| old == bytes) {
         return Ok(());
     }
@@ -326,16 +347,4 @@ fn write_if_changed(path: &Path, bytes: &[u8], written: &mut HashSet<PathBuf>) -
     std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io(tmp.path(), e))?;
     tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
     Ok(())
-}
-
-/// Removes what earlier runs wrote in the PTX folder and this one did not (kernels and files
-/// since removed or renamed).
-fn remove_stale(data_dir: &Path, written: &HashSet<PathBuf>) {
-    for e in std::fs::read_dir(data_dir).into_iter().flatten().flatten() {
-        let p = e.path();
-        if p.is_file() && !written.contains(&p) {
-            // A file left behind is unused, not wrong.
-            let _ = std::fs::remove_file(&p);
-        }
-    }
 }

@@ -4,10 +4,10 @@
 //! Each function of a program (the kernel, each device function, each closure) is lowered into
 //! its own LLVM module, the unit that [`CodeLibrary`](crate::library::CodeLibrary) holds; the
 //! kernel's module is then linked with every module it reaches, internalised and optimised.
-//! Only intrinsics that every supported target lowers are emitted (see `lower.rs`); LLVM must
+//! Only intrinsics that every supported target lowers are emitted (see `lower/intrinsics.rs`); LLVM must
 //! never abort the process.
 
-mod jit;
+mod host_jit;
 mod lower;
 
 use std::fmt;
@@ -19,7 +19,7 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
 
-pub use jit::HostModule;
+pub use host_jit::HostModule;
 
 use crate::abi::{CaptureData, entry_symbol};
 use crate::ir::Program;

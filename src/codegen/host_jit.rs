@@ -79,7 +79,7 @@ impl HostModule {
             }
         }
         let addr = engine.get_function_address(entry).map_err(|e| bad(format!("entry `{entry}`: {e}")))?;
-        // SAFETY: `entry` was generated with exactly this signature (see lower::host_entry).
+        // SAFETY: `entry` was generated with exactly this signature (see `lower/function.rs`, `host_entry`).
         let entry: HostEntry = unsafe { std::mem::transmute::<usize, HostEntry>(addr) };
         Ok(HostModule { entry, engine: ManuallyDrop::new(engine), context: ManuallyDrop::new(context) })
     }

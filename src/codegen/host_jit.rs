@@ -46,7 +46,7 @@ impl std::fmt::Debug for HostModule {
 impl HostModule {
     /// JIT-compiles host bitcode produced by [`compile`](super::compile) and finds `entry`.
     pub fn load(bitcode: &[u8], entry: &str) -> Result<HostModule, CodegenError> {
-        super::init_targets();
+        super::pipeline::init_targets();
         let bad = |m: String| CodegenError::BadArtifact(m);
         let context = Box::new(Context::create());
         // SAFETY: the box is never moved out of or dropped before the engine (see Drop), so the

@@ -2,10 +2,11 @@
 //! optimised LLVM bitcode for the host backend, which JIT-compiles it.
 //!
 //! Each function of a program (the kernel, each device function, each closure) is lowered into
-//! its own LLVM module, the unit that [`CodeLibrary`](crate::library::CodeLibrary) holds; the
-//! kernel's module is then linked with every module it reaches, internalised and optimised.
-//! Only intrinsics that every supported target lowers are emitted (see `lower/intrinsics.rs`); LLVM must
-//! never abort the process.
+//! its own LLVM module (`lower/`), the unit that [`CodeLibrary`](crate::library::CodeLibrary)
+//! holds; the kernel's module is then linked with every module it reaches, internalised and
+//! optimised (`pipeline.rs`), and [`compile`] and [`emit_llvm_ir`] emit from that one module.
+//! Only intrinsics that every supported target lowers are emitted (see `lower/intrinsics.rs`);
+//! LLVM must never abort the process. `host_jit.rs` loads host code for the CPU backend.
 
 mod host_jit;
 mod lower;

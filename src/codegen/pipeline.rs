@@ -67,11 +67,12 @@ pub(super) struct Built<'ctx> {
 pub(super) fn build<'ctx>(context: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> Result<Built<'ctx>, CodegenError> {
     let program = input.program;
     let kernel = program.kernel();
-    if let Target::Nvptx(_) = input.options.target {
-        if program.uses_libdevice() && input.libdevice.is_none() {
-            let function = first_libdevice_use(program).unwrap_or_else(|| "a transcendental function".into());
-            return Err(CodegenError::NoLibdevice { kernel: kernel.name.clone(), function });
-        }
+    if let Target::Nvptx(_) = input.options.target
+        && program.uses_libdevice()
+        && input.libdevice.is_none()
+    {
+        let function = first_libdevice_use(program).unwrap_or_else(|| "a transcendental function".into());
+        return Err(CodegenError::NoLibdevice { kernel: kernel.name.clone(), function });
     }
     let functions = lower::lower_program(context, input, tm)?;
     let linked = functions[program.kernel].clone();
@@ -81,15 +82,15 @@ pub(super) fn build<'ctx>(context: &'ctx Context, input: &CompileInput<'_>, tm: 
         linked.link_in_module(functions[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
     }
     let entry = entry_symbol(program, input.options.target);
-    if let (Target::Nvptx(_), Some(bc)) = (input.options.target, input.libdevice) {
-        if program.uses_libdevice() {
-            let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
-            let libdevice = Module::parse_bitcode_from_buffer(&buf, context)
-                .map_err(|e| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: e.to_string() })?;
-            libdevice.set_triple(&tm.get_triple());
-            libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
-            linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
-        }
+    if let (Target::Nvptx(_), Some(bc)) = (input.options.target, input.libdevice)
+        && program.uses_libdevice()
+    {
+        let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
+        let libdevice = Module::parse_bitcode_from_buffer(&buf, context)
+            .map_err(|e| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: e.to_string() })?;
+        libdevice.set_triple(&tm.get_triple());
+        libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
+        linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
     }
     internalize(&linked, &entry);
     linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;

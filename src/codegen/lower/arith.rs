@@ -10,10 +10,10 @@ use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn set_fast(&self, v: BasicValueEnum<'ctx>) {
-        if self.cx.input.options.fast_math {
-            if let Some(i) = v.as_instruction_value() {
-                let _ = i.set_fast_math_flags(inkwell::values::FastMathFlags::all());
-            }
+        if self.cx.input.options.fast_math
+            && let Some(i) = v.as_instruction_value()
+        {
+            let _ = i.set_fast_math_flags(inkwell::values::FastMathFlags::all());
         }
     }
 

@@ -28,7 +28,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(self.call_basic(f, &[])?.into_int_value())
     }
 
-    pub(super) fn builtin(&mut self, b: Builtin, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
+    pub(super) fn builtin(&mut self, b: Builtin, args: &[Expr]) -> R<Val<'ctx>> {
         Ok(match b {
             Builtin::ThreadIdx(_) | Builtin::BlockIdx(_) | Builtin::BlockDim(_) | Builtin::GridDim(_) => {
                 Val::Scalar(self.index_query(b)?.into())
@@ -78,7 +78,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 }
                 Val::Scalar(v.into())
             }
-            Builtin::Math(m) => self.math(m, args, ty)?,
+            Builtin::Math(m) => self.math(m, args)?,
         })
     }
 

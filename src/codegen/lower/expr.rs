@@ -154,7 +154,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 Val::Unit
             }
             K::Call(id, args) => self.call(*id, args, e.ty)?,
-            K::Builtin(b, args) => self.builtin(*b, args, e.ty)?,
+            K::Builtin(b, args) => self.builtin(*b, args)?,
             K::SharedArray { elem, len, site } => Val::Array(self.shared_array(*elem, *len, *site)?),
             K::DynSharedArray(elem) => Val::Array(self.dyn_shared(*elem)?),
             K::If(c, t, f) => self.if_expr(c, t, f.as_ref(), e.ty)?,

@@ -144,15 +144,13 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             }
         }
         fl.seal_dead_blocks()?;
-        if is_kernel {
-            if let Target::Nvptx(_) = self.target {
-                let md = self.ctx.metadata_node(&[
-                    fv.as_global_value().as_pointer_value().into(),
-                    self.ctx.metadata_string("kernel").into(),
-                    self.i32.const_int(1, false).into(),
-                ]);
-                m.add_global_metadata("nvvm.annotations", &md).map_err(|e| llvm_err(e.to_string()))?;
-            }
+        if is_kernel && let Target::Nvptx(_) = self.target {
+            let md = self.ctx.metadata_node(&[
+                fv.as_global_value().as_pointer_value().into(),
+                self.ctx.metadata_string("kernel").into(),
+                self.i32.const_int(1, false).into(),
+            ]);
+            m.add_global_metadata("nvvm.annotations", &md).map_err(|e| llvm_err(e.to_string()))?;
         }
         Ok(())
     }
@@ -184,7 +182,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             }
         }
         for (i, s) in flat.into_iter().enumerate() {
-            // SAFETY of the GEP: `params` holds one pointer per flattened parameter.
+            // SAFETY: `params` holds one pointer per flattened parameter, so slot `i` is inside it.
             let slot = unsafe { b.build_gep(self.ptr, params, &[self.i64.const_int(i as u64, false)], "")? };
             let arg_ptr = b.build_load(self.ptr, slot, "")?.into_pointer_value();
             let v = match s {

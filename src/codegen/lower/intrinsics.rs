@@ -19,7 +19,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         self.m.get_function(name).unwrap_or_else(|| self.m.add_function(name, ret.fn_type(&params, false), None))
     }
 
-    pub(super) fn math(&mut self, m: MathFn, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
+    pub(super) fn math(&mut self, m: MathFn, args: &[Expr]) -> R<Val<'ctx>> {
         let s = args[0].ty.scalar().unwrap_or(Scalar::F64);
         let mut vals = Vec::new();
         for a in args {
@@ -58,7 +58,6 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Ok(Val::Scalar(r));
         }
         let x = vals[0].into_int_value();
-        let it = x.get_type();
         let bits = s.bits();
         let signed = s.is_signed();
         let r: BasicValueEnum = match m {
@@ -99,7 +98,6 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             _ => return Err(llvm_err(format!("no integer lowering for {m:?}"))),
         };
-        let _ = (it, ty);
         Ok(Val::Scalar(r))
     }
 }

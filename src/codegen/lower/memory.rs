@@ -62,7 +62,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             });
         }
         let off = off.unwrap_or(self.i64c(0));
-        // SAFETY of the GEP: indexing is unchecked by design (like CUDA C++); the offset stays in
+        // SAFETY: indexing is unchecked by design (like CUDA C++); the offset stays in
         // the array for in-bounds indices.
         let p = unsafe { self.b.build_gep(self.cx.mem_ty(arr.elem), arr.ptr, &[off], "")? };
         Ok(p)
@@ -106,7 +106,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let ptr = if self.cx.host {
             let off = self.cx.shared.get(&(self.fid, site)).copied().unwrap_or(0);
             let base = self.ctx_field_ptr(host_ctx_layout::SHARED)?;
-            // SAFETY of the GEP: the runtime allocates the program's static shared size.
+            // SAFETY: the runtime allocates the program's static shared size, which holds every site.
             unsafe { self.b.build_gep(self.cx.i8, base, &[self.i64c(off)], "")? }
         } else {
             let ty = self.cx.mem_ty(elem).array_type(len as u32);
@@ -147,7 +147,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     pub(super) fn ctx_field_addr(&self, off: u64) -> R<PointerValue<'ctx>> {
         let ctx = self.host_ctx.ok_or_else(|| llvm_err("no host ctx"))?;
-        // SAFETY of the GEP: `off` is a field offset inside HostCtx.
+        // SAFETY: `off` is a field offset inside HostCtx (`abi::host_ctx_layout`).
         Ok(unsafe { self.b.build_gep(self.cx.i8, ctx, &[self.i64c(off)], "")? })
     }
 

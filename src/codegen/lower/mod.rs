@@ -73,7 +73,6 @@ struct Cx<'a, 'ctx> {
     i64: IntType<'ctx>,
     ptr: inkwell::types::PointerType<'ctx>,
     triple: inkwell::targets::TargetTriple,
-    layout: String,
 }
 
 /// Lowers every function of the program into its own module; index = `FuncId`. Each module is
@@ -104,9 +103,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         i64: ctx.i64_type(),
         ptr: ctx.ptr_type(AddressSpace::default()),
         triple: tm.get_triple(),
-        layout: tm.get_target_data().get_data_layout().as_str().to_str().unwrap_or("").to_string(),
     };
-    let _ = &cx.layout;
     let data_layout = tm.get_target_data().get_data_layout();
     let mut out = Vec::new();
     for (id, _) in input.program.funcs.iter().enumerate() {

@@ -36,6 +36,7 @@
 pub mod cache;
 pub mod capture;
 pub mod codegen;
+pub mod config;
 mod error;
 pub mod ir;
 mod jit;
@@ -48,9 +49,10 @@ pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
 pub use codegen::{Arch, Specialization, Target};
+pub use config::Config;
 pub use error::{Error, Result};
 pub use ir::{Layout, Scalar, Ty};
-pub use jit::{CompiledKernel, Config, FactoryArgs, Jit, Kernel, Module, Origin, parse_size};
+pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 

@@ -24,9 +24,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::{Arch, Specialization, Target};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ir::{Layout, Scalar, Ty};
-use crate::jit::{CompiledKernel, Config, Jit, Kernel};
+use crate::jit::{CompiledKernel, Jit, Kernel};
 use crate::runtime::{Device, Grid, KernelArgs};
 
 /// Environment variables that change what the prebuild step writes; cargo re-runs the build

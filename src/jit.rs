@@ -6,12 +6,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 
+use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
 use crate::cache::{ArtifactKind, Cache, CacheConfig, Derivation, Entry, Key, KeyInputs, Lookup, Meta, Tier};
 use crate::capture::{ArrayDesc, CaptureValue, HostData, IntoCapture, Location};
-use crate::codegen::{self, Arch, Artifact, CaptureData, HostModule, Options, ParamAbi, Specialization, Target};
+use crate::codegen::{self, Arch, Artifact, CaptureData, HostModule, ParamAbi, Specialization, Target};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, CaptureSource, CaptureTy, Layout, Program, Scalar, ScalarValue, Ty};
+use crate::ir::{ArrayTy, CaptureSource, CaptureTy, Layout, Program, ScalarValue, Ty};
 use crate::lang::ast::SourceModule;
 use crate::lang::{self, Env, ModuleSummary, SourceFile};
 use crate::library::CodeLibrary;
@@ -473,11 +474,7 @@ impl Kernel {
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
-        let kind = match &compiled.artifact {
-            Artifact::Ptx(_) => ArtifactKind::Ptx,
-            Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
-            Artifact::Cubin(_) => ArtifactKind::Cubin,
-        };
+        let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
         let ck = Arc::new(CompiledKernel::new(
             self,
@@ -927,146 +924,105 @@ impl CompiledKernel {
         Ok(f)
     }
 
-    /// Serialises to bytes that [`deserialize`](Self::deserialize) loads in another process.
-    /// A kernel whose library references a device array, directly or through any linked
-    /// library, fails with [`Error::NotSerializable`].
+    /// Serialises to bytes that [`deserialize`](Self::deserialize) loads in another process:
+    /// an entry envelope (`src/cache/envelope.rs`) that carries the kernel's interface, and for
+    /// host code the CPU it was optimised for. A kernel whose library references a device
+    /// array, directly or through any linked library, fails with [`Error::NotSerializable`].
     pub fn serialize(&self) -> Result<Vec<u8>> {
         if let Err(refs) = self.library.persistable() {
             return Err(Error::NotSerializable { kernel: self.name.clone(), what: refs[0].describe() });
         }
-        let mut out = Vec::new();
-        out.extend_from_slice(SER_MAGIC);
-        out.extend_from_slice(&SER_VERSION.to_le_bytes());
-        let mut opts = Vec::new();
-        self.jit.as_ref().map(|j| j.config().options(self.target)).unwrap_or(Options::new(self.target)).encode(&mut opts);
-        match self.target {
-            Target::Nvptx(a) => {
-                out.push(0);
-                out.extend_from_slice(&a.sm.to_le_bytes());
-                out.push(a.accelerated as u8);
-            }
-            Target::Host => out.push(1),
+        let built_for = match self.target {
+            Target::Nvptx(arch) => BuiltFor::Gpu(arch),
+            // Host code is only ever compiled or loaded on this CPU (the key names it, and
+            // deserialising refuses another), so this CPU is the one it was optimised for.
+            Target::Host => BuiltFor::HostCpu(codegen::host_cpu()),
+        };
+        let unfit = || Error::BadArgument {
+            kernel: self.name.clone(),
+            param: "(layouts)".into(),
+            problem: format!("compiled for array layouts {}, which do not fit its parameters", self.spec.describe()),
+        };
+        if self.spec.layouts.len() != self.signature.len() {
+            return Err(unfit());
         }
-        put_str(&mut out, &self.name);
-        put_str(&mut out, &self.entry);
-        out.push(self.cooperative as u8);
-        out.extend_from_slice(&self.static_shared.to_le_bytes());
-        out.extend_from_slice(&(self.signature.len() as u32).to_le_bytes());
-        for (n, t) in &self.signature {
-            put_str(&mut out, n);
-            match t {
-                Ty::Scalar(s) => out.extend_from_slice(&[0, *s as u8, 0, 0]),
-                Ty::Array(a) => out.extend_from_slice(&[1, a.elem as u8, a.ndim, a.writable as u8]),
-                _ => out.extend_from_slice(&[2, 0, 0, 0]),
-            }
-        }
-        out.extend_from_slice(&(self.spec.layouts.len() as u32).to_le_bytes());
-        for l in &self.spec.layouts {
-            out.push(match l {
-                None => 0,
-                Some(Layout::C) => 1,
-                Some(Layout::F) => 2,
-                Some(Layout::A) => 3,
-            });
-        }
-        let bytes = self.artifact.bytes();
-        out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-        out.extend_from_slice(bytes);
-        let h = *blake3::hash(&out).as_bytes();
-        out.extend_from_slice(&h);
-        Ok(out)
+        let params = self
+            .signature
+            .iter()
+            .zip(&self.spec.layouts)
+            .map(|((name, ty), layout)| {
+                let ty = match (ty, layout) {
+                    (Ty::Scalar(s), None) => ParamTy::Scalar(*s),
+                    (Ty::Array(a), Some(l)) => ParamTy::Array { ty: *a, layout: *l },
+                    _ => return Err(unfit()),
+                };
+                Ok(Param { name: name.clone(), ty })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let interface = Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared };
+        let compile_ms = match self.origin {
+            Origin::Compiled { ms } => ms,
+            _ => 0,
+        };
+        let meta =
+            Meta::new(self.key, &self.name, &signature_text(&self.signature), artifact_kind(&self.artifact), &self.entry, compile_ms)
+                .with_interface(interface);
+        Ok(envelope::encode(&meta, self.artifact.bytes()))
     }
 
     /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
-    /// verify is an error.
+    /// verify is [`Error::BadSerializedKernel`]; host code optimised for another CPU is
+    /// [`Error::ForeignHostCpu`].
     pub fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
-        let bad = |m: &str| Error::BadSerializedKernel(m.to_string());
-        if bytes.len() < SER_MAGIC.len() + 2 + 32 || &bytes[..SER_MAGIC.len()] != SER_MAGIC {
-            return Err(bad("not a serialised kache kernel"));
-        }
-        let (body, hash) = bytes.split_at(bytes.len() - 32);
-        if blake3::hash(body).as_bytes() != hash {
-            return Err(bad("checksum mismatch"));
-        }
-        let mut r = SerReader { b: &body[SER_MAGIC.len()..] };
-        let v = u16::from_le_bytes(r.take(2)?.try_into().map_err(|_| bad("version"))?);
-        if v != SER_VERSION {
-            return Err(bad(&format!("format version {v} is not {SER_VERSION}")));
-        }
-        let target = match r.u8()? {
-            0 => {
-                let sm = u32::from_le_bytes(r.take(4)?.try_into().map_err(|_| bad("arch"))?);
-                let accelerated = r.u8()? != 0;
-                Target::Nvptx(Arch { sm, accelerated })
+        let bad = |m: String| Error::BadSerializedKernel(m);
+        let (meta, payload) =
+            envelope::decode(bytes, None).map_err(|e| bad(format!("not a serialised kache kernel of this version: {e}")))?;
+        let Some(interface) = meta.interface else {
+            return Err(bad("a cache entry, not a serialised kernel: it does not carry the kernel's interface".into()));
+        };
+        let (target, artifact) = match (interface.built_for, meta.kind) {
+            (BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
+                (Target::Nvptx(arch), Artifact::Ptx(String::from_utf8(payload.to_vec()).map_err(|_| bad("PTX is not UTF-8".into()))?))
             }
-            1 => Target::Host,
-            _ => return Err(bad("target")),
+            (BuiltFor::Gpu(arch), ArtifactKind::Cubin) => (Target::Nvptx(arch), Artifact::Cubin(payload.to_vec())),
+            (BuiltFor::HostCpu(cpu), ArtifactKind::HostBitcode) => {
+                let this_cpu = codegen::host_cpu();
+                if cpu != this_cpu {
+                    return Err(Error::ForeignHostCpu { kernel: meta.kernel, built_for: cpu, this_cpu });
+                }
+                (Target::Host, Artifact::HostBitcode(payload.to_vec()))
+            }
+            (built_for, kind) => return Err(bad(format!("{kind:?} code cannot have been built for {built_for:?}"))),
         };
-        let name = r.str()?;
-        let entry = r.str()?;
-        let cooperative = r.u8()? != 0;
-        let static_shared = u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| bad("shared"))?);
-        let n = u32::from_le_bytes(r.take(4)?.try_into().map_err(|_| bad("params"))?) as usize;
-        if n > 4096 {
-            return Err(bad("parameter count"));
-        }
         let mut signature = Vec::new();
-        for _ in 0..n {
-            let pname = r.str()?;
-            let t = r.take(4)?;
-            let scalar = |x: u8| Scalar::ALL.get(x as usize).copied().ok_or_else(|| bad("scalar type"));
-            let ty = match t[0] {
-                0 => Ty::Scalar(scalar(t[1])?),
-                1 if t[2] <= 4 => Ty::Array(ArrayTy { elem: scalar(t[1])?, ndim: t[2], writable: t[3] != 0 }),
-                _ => return Err(bad("parameter type")),
-            };
-            signature.push((pname, ty));
-        }
-        let nl = u32::from_le_bytes(r.take(4)?.try_into().map_err(|_| bad("layouts"))?) as usize;
-        if nl != n {
-            return Err(bad("layout count"));
-        }
         let mut layouts = Vec::new();
-        for _ in 0..nl {
-            layouts.push(match r.u8()? {
-                0 => None,
-                1 => Some(Layout::C),
-                2 => Some(Layout::F),
-                3 => Some(Layout::A),
-                _ => return Err(bad("layout")),
-            });
+        let mut abi = Vec::new();
+        for p in interface.params {
+            match p.ty {
+                ParamTy::Scalar(s) => {
+                    signature.push((p.name, Ty::Scalar(s)));
+                    layouts.push(None);
+                    abi.push(ParamAbi::Scalar(s));
+                }
+                ParamTy::Array { ty, layout } => {
+                    signature.push((p.name, Ty::Array(ty)));
+                    layouts.push(Some(layout));
+                    abi.push(ParamAbi::Array { elem: ty.elem, ndim: ty.ndim });
+                }
+            }
         }
-        let len = u64::from_le_bytes(r.take(8)?.try_into().map_err(|_| bad("length"))?) as usize;
-        let art = r.take(len)?.to_vec();
-        if !r.b.is_empty() {
-            return Err(bad("trailing bytes"));
-        }
-        let artifact = match target {
-            // PTX is text; a cubin is an ELF image.
-            Target::Nvptx(_) if art.starts_with(b"\x7fELF") => Artifact::Cubin(art),
-            Target::Nvptx(_) => Artifact::Ptx(String::from_utf8(art).map_err(|_| bad("PTX is not UTF-8"))?),
-            Target::Host => Artifact::HostBitcode(art),
-        };
-        let abi = signature
-            .iter()
-            .map(|(_, t)| match t {
-                Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
-                Ty::Scalar(s) => ParamAbi::Scalar(*s),
-                _ => ParamAbi::Scalar(Scalar::Bool),
-            })
-            .collect();
-        let library = Arc::new(CodeLibrary::new(name.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
+        let library = Arc::new(CodeLibrary::new(meta.kernel.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
         Ok(CompiledKernel {
-            key: Key(*blake3::hash(bytes).as_bytes()),
-            name,
+            key: meta.key,
+            name: meta.kernel,
             target,
             spec: Specialization { layouts },
             signature,
             abi,
             artifact,
-            entry,
-            cooperative,
-            static_shared,
+            entry: meta.entry,
+            cooperative: interface.cooperative,
+            static_shared: interface.static_shared,
             library,
             device_captures: Vec::new(),
             origin: Origin::Deserialized,
@@ -1078,33 +1034,12 @@ impl CompiledKernel {
     }
 }
 
-const SER_MAGIC: &[u8] = b"KACHEKRN";
-const SER_VERSION: u16 = 1;
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-struct SerReader<'a> {
-    b: &'a [u8],
-}
-
-impl<'a> SerReader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if self.b.len() < n {
-            return Err(Error::BadSerializedKernel("truncated".into()));
-        }
-        let (h, t) = self.b.split_at(n);
-        self.b = t;
-        Ok(h)
-    }
-    fn u8(&mut self) -> Result<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn str(&mut self) -> Result<String> {
-        let n = u32::from_le_bytes(self.take(4)?.try_into().map_err(|_| Error::BadSerializedKernel("string".into()))?) as usize;
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| Error::BadSerializedKernel("string is not UTF-8".into()))
+/// The cache's name for what an artifact holds.
+fn artifact_kind(artifact: &Artifact) -> ArtifactKind {
+    match artifact {
+        Artifact::Ptx(_) => ArtifactKind::Ptx,
+        Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
+        Artifact::Cubin(_) => ArtifactKind::Cubin,
     }
 }
 

@@ -66,7 +66,7 @@ impl CompiledKernel {
     pub fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
         let bad = |m: String| Error::BadSerializedKernel(m);
         let (meta, payload) =
-            envelope::decode(bytes, None).map_err(|e| bad(format!("not a serialised kache kernel of this version: {e}")))?;
+            envelope::decode(bytes, None).map_err(|e| bad(format!("the bytes do not verify as a kache kernel of this version: {e}")))?;
         let Some(interface) = meta.interface else {
             return Err(bad("a cache entry, not a serialised kernel: it does not carry the kernel's interface".into()));
         };
@@ -82,7 +82,13 @@ impl CompiledKernel {
                 }
                 (Target::Host, Artifact::HostBitcode(payload.to_vec()))
             }
-            (built_for, kind) => return Err(bad(format!("{kind:?} code cannot have been built for {built_for:?}"))),
+            (built_for, kind) => {
+                let machine = match built_for {
+                    BuiltFor::Gpu(arch) => arch.to_string(),
+                    BuiltFor::HostCpu(_) => "the host CPU".to_string(),
+                };
+                return Err(bad(format!("a {kind:?} payload cannot be code built for {machine}")));
+            }
         };
         let mut signature = Vec::new();
         let mut layouts = Vec::new();

@@ -9,7 +9,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::lang::Span;
+use crate::span::Span;
 
 /// A scalar type of the kernel language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
@@ -284,7 +284,7 @@ impl ScalarValue {
         }
     }
 
-    /// The value as f64 (for folding and display).
+    /// The value as f64 (integers and `bool` converted, exact up to 2^53).
     pub fn as_f64(self) -> f64 {
         match self {
             ScalarValue::F32(v) => v as f64,
@@ -330,7 +330,9 @@ pub type LoopId = usize;
 pub struct Program {
     /// The kernel: [`Program::funcs`]`[kernel]`.
     pub kernel: FuncId,
-    /// The kernel, then the device functions and closures it reaches, in discovery order.
+    /// The kernel and the device functions and closures it reaches, in the order the checker
+    /// reached them: a `#[kernel]` fn comes first, a factory's kernel closure after the closures
+    /// and nested factories it binds.
     pub funcs: Vec<Func>,
     /// Values captured by any function of the program.
     pub captures: Vec<Capture>,

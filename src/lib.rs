@@ -44,6 +44,7 @@ pub mod lang;
 pub mod library;
 pub mod prebuild;
 pub mod runtime;
+pub mod span;
 mod stack;
 pub mod toolchain;
 

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use crate::ir::{Block, Expr, ExprKind, LocalId, LoopId, Place, Stmt};
 
-use super::Span;
+use crate::span::Span;
 
 type State = Option<Vec<bool>>;
 

@@ -3,8 +3,9 @@
 
 use std::sync::Arc;
 
-use super::source::{SourceFile, Span};
+use super::source::SourceFile;
 use crate::ir::{BinOp, LogicOp, Scalar, UnOp};
+use crate::span::Span;
 
 /// A parsed kernel module.
 #[derive(Debug)]
@@ -70,7 +71,7 @@ pub enum Item {
 pub struct ConstItem {
     /// Its name.
     pub name: Ident,
-    /// `static` (kept for messages).
+    /// Written `static` rather than `const`; the checker treats both as constants.
     pub is_static: bool,
     /// Declared type.
     pub ty: TypeExpr,

@@ -7,7 +7,8 @@ use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, Chars, Config};
 
-use super::source::{SourceFile, Span};
+use super::source::SourceFile;
+use crate::span::Span;
 
 /// One error in a kernel source, with its location.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +58,8 @@ impl Diagnostic {
     }
 }
 
-/// Errors found in one source file. Never empty.
+/// Errors found in one source file. kache never builds an empty one (one built empty through
+/// [`Diagnostics::new`] displays as its file name alone).
 #[derive(Clone)]
 pub struct Diagnostics {
     file: Arc<SourceFile>,
@@ -67,7 +69,6 @@ pub struct Diagnostics {
 impl Diagnostics {
     /// Wraps errors found in `file`.
     pub fn new(file: Arc<SourceFile>, items: Vec<Diagnostic>) -> Diagnostics {
-        debug_assert!(!items.is_empty());
         Diagnostics { file, items }
     }
 
@@ -88,7 +89,10 @@ impl Diagnostics {
 
     /// `file:line:col` of the first error.
     pub fn location(&self) -> String {
-        self.file.location(self.items[0].span)
+        match self.items.first() {
+            Some(d) => self.file.location(d.span),
+            None => self.file.name().to_string(),
+        }
     }
 
     /// Renders every error like rustc does (source line, caret, notes), with ANSI colours when
@@ -125,7 +129,9 @@ impl Diagnostics {
 
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = &self.items[0];
+        let Some(d) = self.items.first() else {
+            return f.write_str(self.file.name());
+        };
         write!(f, "{}: {}", self.location(), d.message)?;
         if self.items.len() > 1 {
             write!(f, " (and {} more errors)", self.items.len() - 1)?;
@@ -141,3 +147,19 @@ impl fmt::Debug for Diagnostics {
 }
 
 impl std::error::Error for Diagnostics {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_set_of_errors_displays_without_panicking() {
+        let file = SourceFile::new("k.rs", "fn f() {}\n");
+        let empty = Diagnostics::new(file.clone(), Vec::new());
+        assert_eq!(empty.to_string(), "k.rs");
+        assert_eq!(empty.location(), "k.rs");
+        assert_eq!(empty.render(false), "");
+        let one = Diagnostics::single(file, Diagnostic::error(Span::new(3, 4), "bad"));
+        assert_eq!(one.to_string(), "k.rs:1:4: bad");
+    }
+}

@@ -12,7 +12,8 @@ mod diag;
 mod source;
 mod syntax;
 
+pub use crate::span::Span;
 pub use check::{Env, KernelSig, ModuleSummary, check_factory, check_kernel, check_module};
 pub use diag::{Diagnostic, Diagnostics};
-pub use source::{SourceFile, Span};
+pub use source::SourceFile;
 pub use syntax::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, parse, parse_bytes, parse_scalar_literal};

@@ -1,6 +1,8 @@
-//! Source text and spans.
+//! Source text: a kernel file's name and text, and positions within it as line and column.
 
 use std::sync::Arc;
+
+use crate::span::Span;
 
 /// A kernel source file: its name (for diagnostics only) and its text.
 #[derive(Debug)]
@@ -49,26 +51,5 @@ impl SourceFile {
     /// The text a span covers.
     pub fn snippet(&self, span: Span) -> &str {
         self.text.get(span.lo as usize..span.hi as usize).unwrap_or("")
-    }
-}
-
-/// A byte range in a [`SourceFile`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Span {
-    /// First byte.
-    pub lo: u32,
-    /// One past the last byte.
-    pub hi: u32,
-}
-
-impl Span {
-    /// The span from `lo` to `hi`.
-    pub fn new(lo: usize, hi: usize) -> Span {
-        Span { lo: lo as u32, hi: hi.max(lo) as u32 }
-    }
-
-    /// The smallest span covering both.
-    pub fn to(self, other: Span) -> Span {
-        Span { lo: self.lo.min(other.lo), hi: self.hi.max(other.hi) }
     }
 }

@@ -1,0 +1,313 @@
+//! The function context: checking one function or closure body, then finishing it: discharging
+//! obligations, settling every type and checking initialisation.
+
+use crate::ir::*;
+use crate::lang::ast::{self, TypeExpr};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::factory::FactoryScope;
+use super::items::ModuleCx;
+use super::unify::{H, Kind, Oblig, Unifier};
+use super::{CResult, type_of_decl};
+
+/// A local variable or parameter of the function being checked.
+pub(super) struct LocalInfo {
+    pub(super) name: String,
+    pub(super) ty: H,
+    pub(super) mutable: bool,
+    /// `let x;` without initialiser: assignments initialise it.
+    pub(super) deferred_init: bool,
+    pub(super) span: Span,
+    /// Array params and captured arrays, for messages about writes.
+    pub(super) declared_readonly: bool,
+}
+
+/// An enclosing loop, for `break` and `continue`.
+pub(super) struct LoopInfo {
+    pub(super) label: Option<String>,
+    pub(super) id: LoopId,
+    pub(super) is_loop: bool,
+    pub(super) break_ty: Option<H>,
+    pub(super) has_break: bool,
+}
+
+/// The state of checking one function or closure body.
+pub(super) struct FnCx<'c, 'm> {
+    pub(super) mcx: &'c mut ModuleCx<'m>,
+    pub(super) scope_items: Option<&'c FactoryScope>,
+    pub(super) u: Unifier,
+    pub(super) locals: Vec<LocalInfo>,
+    pub(super) scope: Vec<(String, LocalId)>,
+    pub(super) loops: Vec<LoopInfo>,
+    pub(super) next_loop: usize,
+    pub(super) ret: H,
+    pub(super) obligations: Vec<Oblig>,
+    pub(super) callees: Vec<FuncId>,
+    pub(super) captures: Vec<CaptureId>,
+    pub(super) shared_sites: usize,
+    pub(super) uses_libdevice: bool,
+    pub(super) uses_block_sync: bool,
+}
+
+pub(super) type CExpr = Expr<H>;
+
+pub(super) type CBlock = Block<H>;
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>) -> Self {
+        let mut u = Unifier::default();
+        let ret = u.known(Ty::Unit);
+        FnCx {
+            mcx,
+            scope_items,
+            u,
+            locals: Vec::new(),
+            scope: Vec::new(),
+            loops: Vec::new(),
+            next_loop: 0,
+            ret,
+            obligations: Vec::new(),
+            callees: Vec::new(),
+            captures: Vec::new(),
+            shared_sites: 0,
+            uses_libdevice: false,
+            uses_block_sync: false,
+        }
+    }
+
+    pub(super) fn declare(&mut self, name: &ast::Ident, ty: H, mutable: bool, deferred_init: bool) -> LocalId {
+        let id = self.locals.len();
+        let declared_readonly = matches!(self.u.ty(ty), Some(Ty::Array(a)) if !a.writable);
+        self.locals.push(LocalInfo { name: name.name.clone(), ty, mutable, deferred_init, span: name.span, declared_readonly });
+        if name.name != "_" {
+            self.scope.push((name.name.clone(), id));
+        }
+        id
+    }
+
+    pub(super) fn lookup_local(&self, name: &str) -> Option<LocalId> {
+        self.scope.iter().rev().find(|(n, _)| n == name).map(|(_, id)| *id)
+    }
+
+    pub(super) fn mk(&mut self, kind: ExprKind<H>, ty: Ty, span: Span) -> CExpr {
+        let ty = self.u.known(ty);
+        Expr { kind, ty, span }
+    }
+
+    pub(super) fn check_fn_body(&mut self, f: &ast::FnItem, id: FuncId, kind: FuncKind, ret: Ty) -> CResult<Func> {
+        let _ = id;
+        self.ret = self.u.known(ret);
+        for p in &f.params {
+            let t = type_of_decl(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
+            let h = self.u.known(t);
+            self.declare(&p.name, h, p.mutable, false);
+        }
+        let params = f.params.len();
+        let body = self.block(&f.body)?;
+        let body_ty = self.body_type(&body);
+        if !self.u.unify(self.ret, body_ty) {
+            let span = f
+                .body
+                .tail
+                .as_ref()
+                .map(|t| t.span)
+                .unwrap_or(Span::new(f.body.span.hi.saturating_sub(1) as usize, f.body.span.hi as usize));
+            let r = self.u.describe(self.ret);
+            let b = self.u.describe(body_ty);
+            let mut d = Diagnostic::error(span, format!("mismatched types: `{}` returns `{r}` but its body has type `{b}`", f.name.name))
+                .label(format!("expected `{r}`"))
+                .secondary(f.sig_span, "return type declared here");
+            if b == "()" {
+                d = d.help("end the body with an expression of the return type (no `;`), or `return` a value");
+            }
+            return Err(d.into());
+        }
+        self.finish(f.name.name.clone(), kind, params, body, f.name.span)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn check_closure_body(
+        &mut self,
+        name: &str,
+        kind: FuncKind,
+        params: &[ast::Param],
+        ret: Option<&TypeExpr>,
+        body: &ast::Expr,
+        span: Span,
+        expected: Option<(Vec<Ty>, Ty)>,
+        is_kernel: bool,
+    ) -> CResult<Func> {
+        for (i, p) in params.iter().enumerate() {
+            let h = match (&p.ty, &expected) {
+                (Some(t), exp) => {
+                    let ty = type_of_decl(t)?;
+                    if let Some((want, _)) = exp
+                        && want.get(i).is_some_and(|w| !same_shape(*w, ty))
+                    {
+                        return Err(Diagnostic::error(
+                            t.span(),
+                            format!("closure parameter has type `{ty}` but the factory's type says `{}`", want[i]),
+                        )
+                        .label("mismatched parameter type")
+                        .into());
+                    }
+                    self.u.known(ty)
+                }
+                (None, Some((want, _))) => self.u.known(want[i]),
+                (None, None) if is_kernel => {
+                    return Err(Diagnostic::error(p.span, "kernel closure parameters need type annotations")
+                        .label("write `name: Type`")
+                        .help("the parameters of a kernel closure are its launch signature")
+                        .into());
+                }
+                (None, None) => self.u.var(Kind::Any),
+            };
+            if matches!(self.u.ty(h), Some(Ty::Unit)) {
+                return Err(Diagnostic::error(p.span, "parameters cannot have type `()`").label("here").into());
+            }
+            self.declare(&p.name, h, p.mutable, false);
+            self.obligations.push(Oblig::Settled { h, span: p.span });
+        }
+        self.ret = match (ret, &expected) {
+            (Some(t), _) => {
+                let t = type_of_decl(t)?;
+                self.u.known(t)
+            }
+            (None, Some((_, r))) => self.u.known(*r),
+            (None, None) if is_kernel => self.u.known(Ty::Unit),
+            (None, None) => self.u.var(Kind::Any),
+        };
+        let body_e = self.expr(body)?;
+        let bt = body_e.ty;
+        if !self.u.unify(self.ret, bt) {
+            return Err(self.mismatch(body.span, self.ret, bt, " as the closure's return type").into());
+        }
+        if let Some(Ty::Array(_)) = self.u.ty(self.ret) {
+            return Err(Diagnostic::error(body.span, "closures cannot return arrays").label("returns an array").into());
+        }
+        self.obligations.push(Oblig::Settled { h: self.ret, span });
+        let block = Block { stmts: Vec::new(), tail: Some(Box::new(body_e)) };
+        let name_span = span;
+        self.finish(name.to_string(), kind, params.len(), block, name_span)
+    }
+
+    pub(super) fn finish(&mut self, name: String, kind: FuncKind, params: usize, body: CBlock, span: Span) -> CResult<Func> {
+        // Discharge obligations in order (earliest source position first gives the first error).
+        let obligations = std::mem::take(&mut self.obligations);
+        for o in &obligations {
+            if let Oblig::Class { h, .. } | Oblig::Cast { h, .. } = o {
+                self.u.settle(*h);
+            }
+        }
+        for o in obligations {
+            match o {
+                Oblig::Class { h, class, span, what } => match self.u.settle(h) {
+                    Some(Ty::Scalar(s)) if !class.accepts(s) => return Err(self.class_error(s.name(), class, span, &what).into()),
+                    Some(Ty::Scalar(_)) | Some(Ty::Never) => {}
+                    Some(t) => return Err(self.class_error(&t.to_string(), class, span, &what).into()),
+                    None => {
+                        return Err(Diagnostic::error(span, "type annotations needed")
+                            .label("cannot infer the type of this value")
+                            .help("annotate the variable: `let x: f32 = ..`")
+                            .into());
+                    }
+                },
+                Oblig::Cast { h, to, span } => match self.u.settle(h) {
+                    Some(Ty::Scalar(from)) => {
+                        let ok = match (from, to) {
+                            (_, Scalar::Bool) => from == Scalar::Bool,
+                            (Scalar::Bool, t) => t.is_int(),
+                            _ => true,
+                        };
+                        if !ok {
+                            let mut d =
+                                Diagnostic::error(span, format!("invalid cast from `{from}` to `{to}`")).label("not a valid `as` cast");
+                            if to == Scalar::Bool {
+                                d = d.help("compare instead: `x != 0`");
+                            }
+                            return Err(d.into());
+                        }
+                    }
+                    Some(Ty::Never) => {}
+                    Some(t) => {
+                        return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`"))
+                            .label("only scalars can be cast")
+                            .into());
+                    }
+                    None => {
+                        return Err(Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this value").into());
+                    }
+                },
+                Oblig::Settled { h, span } => {
+                    if self.u.settle(h).is_none() {
+                        return Err(Diagnostic::error(span, "type annotations needed")
+                            .label("cannot infer the type")
+                            .help("annotate it: `let x: f32 = ..` or `|i: usize| ..`")
+                            .into());
+                    }
+                }
+            }
+        }
+        let mut locals = Vec::new();
+        for i in 0..self.locals.len() {
+            let h = self.locals[i].ty;
+            let Some(ty) = self.u.settle(h) else {
+                return Err(Diagnostic::error(self.locals[i].span, "type annotations needed")
+                    .label(format!("cannot infer the type of `{}`", self.locals[i].name))
+                    .help("annotate it: `let x: f32 = ..`")
+                    .into());
+            };
+            locals.push(LocalDecl { name: self.locals[i].name.clone(), ty });
+        }
+        let ret = self.u.settle(self.ret).unwrap_or(Ty::Unit);
+        let body = self.resolve_block(body)?;
+        if let Some((l, used)) = crate::lang::assign::first_unassigned_use(&body, params, locals.len()) {
+            let info = &self.locals[l];
+            return Err(Diagnostic::error(used, format!("used binding `{}` isn't initialized", info.name))
+                .label(format!("`{}` used here but it isn't initialized on every path to here", info.name))
+                .secondary(info.span, "binding declared here but left uninitialized")
+                .help(format!("give it a value where it is declared: `let {} = ..;`, or assign it on every path first", info.name))
+                .into());
+        }
+        let once: Vec<bool> = self.locals.iter().map(|l| !l.mutable && l.deferred_init).collect();
+        if let Some((l, at)) = crate::lang::assign::first_reassignment(&body, &once) {
+            let info = &self.locals[l];
+            return Err(Diagnostic::error(at, format!("cannot assign twice to immutable variable `{}`", info.name))
+                .label("cannot assign twice: it may already have a value here")
+                .secondary(info.span, "declared here without `mut`")
+                .help(format!("make it mutable: `let mut {}`", info.name))
+                .into());
+        }
+        // Float `%` is libdevice's fmod on the GPU.
+        visit_block(&body, &mut |e| {
+            let float_rem = match &e.kind {
+                ExprKind::Binary(BinOp::Rem, a, _) | ExprKind::CompoundAssign(BinOp::Rem, _, a) => {
+                    a.ty.scalar().is_some_and(|s| s.is_float())
+                }
+                _ => false,
+            };
+            self.uses_libdevice |= float_rem;
+        });
+        Ok(Func {
+            name,
+            kind,
+            params,
+            ret,
+            locals,
+            body,
+            callees: std::mem::take(&mut self.callees),
+            captures: std::mem::take(&mut self.captures),
+            uses_libdevice: self.uses_libdevice,
+            uses_block_sync: self.uses_block_sync,
+            span,
+        })
+    }
+}
+
+fn same_shape(a: Ty, b: Ty) -> bool {
+    match (a, b) {
+        (Ty::Array(x), Ty::Array(y)) => x.elem == y.elem && x.ndim == y.ndim && x.writable == y.writable,
+        _ => a == b,
+    }
+}

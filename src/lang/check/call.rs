@@ -1,0 +1,299 @@
+//! Calls: device functions and closures, builtin functions (thread indices, atomics, shared memory)
+//! and methods on numbers and arrays.
+
+use crate::ir::*;
+use crate::lang::ast::{self, ExprKind as A, GenericArg, Item, TypeExpr};
+use crate::lang::builtins::{self, ArgTy, Function, Receiver};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::body::{CExpr, FnCx};
+use super::factory::ScopeItem;
+use super::unify::Class;
+use super::{CResult, close_matches, plural};
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    pub(super) fn call(&mut self, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        if let Some(l) = self.lookup_local(&func.name) {
+            return Err(Diagnostic::error(func.span, format!("`{}` is a variable, not a function", func.name))
+                .label("not callable")
+                .secondary(self.locals[l].span, "declared here")
+                .into());
+        }
+        if let Some(scope) = self.scope_items {
+            match scope.get(&func.name) {
+                Some(ScopeItem::Closure(id)) => {
+                    let id = *id;
+                    self.no_generics(generics)?;
+                    return self.call_fn(id, &func.name, args, span, None);
+                }
+                Some(ScopeItem::Capture(..)) => {
+                    return Err(Diagnostic::error(func.span, format!("`{}` is a captured value, not a function", func.name))
+                        .label("not callable")
+                        .into());
+                }
+                None => {}
+            }
+        }
+        if let Some(f) = self.mcx.m.func(&func.name) {
+            self.no_generics(generics)?;
+            if f.is_kernel {
+                return Err(Diagnostic::error(func.span, format!("`{}` is a kernel", func.name))
+                    .label("kernels cannot be called from device code")
+                    .secondary(f.name.span, "defined here")
+                    .help("move the shared code into a device function (a `fn` without `#[kernel]`)")
+                    .into());
+            }
+            let id = self.mcx.ensure_fn(f, Some(func.span))?;
+            let decl = f.sig_span;
+            return self.call_fn(id, &func.name, args, span, Some(decl));
+        }
+        if let Some(b) = builtins::function(&func.name) {
+            return self.builtin_call(b, func, generics, args, span);
+        }
+        if self.mcx.const_item(&func.name).is_some() || self.mcx.env.global(&func.name).is_some() {
+            return Err(Diagnostic::error(func.span, format!("`{}` is a value, not a function", func.name)).label("not callable").into());
+        }
+        let mut names: Vec<&str> = builtins::FUNCTIONS.iter().map(|(n, _)| *n).collect();
+        for i in &self.mcx.m.items {
+            if let Item::Fn(f) = i {
+                names.push(&f.name.name);
+            }
+        }
+        if let Some(s) = self.scope_items {
+            names.extend(s.names.iter().map(|(n, _, _)| n.as_str()));
+        }
+        let close = close_matches(&func.name, names.into_iter());
+        let mut d = Diagnostic::error(func.span, format!("cannot find function `{}`", func.name)).label("not found");
+        if let Some(c) = close.first() {
+            d = d.help(format!("a function with a similar name exists: `{c}`"));
+        } else {
+            d = d.help("call a device function of this file, a closure of the factory, or a builtin (see the language reference)");
+        }
+        Err(d.into())
+    }
+
+    fn no_generics(&self, g: &[GenericArg]) -> CResult<()> {
+        if let Some(first) = g.first() {
+            let span = match first {
+                GenericArg::Type(t) => t.span(),
+                GenericArg::Const(e) => e.span,
+            };
+            return Err(Diagnostic::error(span, "device functions take no generic arguments").label("remove this").into());
+        }
+        Ok(())
+    }
+
+    fn arity(&self, name: &str, want: usize, got: usize, span: Span, decl: Option<Span>) -> CResult<()> {
+        if want != got {
+            let mut d = Diagnostic::error(
+                span,
+                format!("`{name}` takes {want} argument{} but {got} {} supplied", plural(want), if got == 1 { "was" } else { "were" }),
+            )
+            .label(format!("expected {want} argument{}", plural(want)));
+            if let Some(s) = decl {
+                d = d.secondary(s, "declared here");
+            }
+            return Err(d.into());
+        }
+        Ok(())
+    }
+
+    fn call_fn(&mut self, id: FuncId, name: &str, args: &[ast::Expr], span: Span, decl: Option<Span>) -> CResult<CExpr> {
+        let sig = self.mcx.sigs[id].clone();
+        self.arity(name, sig.params.len(), args.len(), span, decl)?;
+        let mut out = Vec::new();
+        for (a, p) in args.iter().zip(&sig.params) {
+            let x = self.expr(a)?;
+            let want = self.u.known(*p);
+            self.assign_compatible(want, &x, span)?;
+            out.push(x);
+        }
+        if !self.callees.contains(&id) {
+            self.callees.push(id);
+        }
+        Ok(self.mk(ExprKind::Call(id, out), sig.ret, span))
+    }
+
+    fn builtin_call(&mut self, b: Function, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let name = func.name.as_str();
+        match b {
+            Function::Index(bi) => {
+                self.no_generics(generics)?;
+                self.arity(name, 0, args.len(), span, None)?;
+                let ty = if matches!(bi, Builtin::GlobalId(_)) { Scalar::Usize } else { Scalar::U32 };
+                Ok(self.mk(ExprKind::Builtin(bi, Vec::new()), Ty::Scalar(ty), span))
+            }
+            Function::SyncThreads => {
+                self.no_generics(generics)?;
+                self.arity(name, 0, args.len(), span, None)?;
+                self.uses_block_sync = true;
+                Ok(self.mk(ExprKind::Builtin(Builtin::SyncThreads, Vec::new()), Ty::Unit, span))
+            }
+            Function::Atomic(bi) => {
+                self.no_generics(generics)?;
+                let want = if bi == Builtin::AtomicCas { 3 } else { 2 };
+                self.arity(name, want, args.len(), span, None)?;
+                let A::RefMut(target) = &args[0].kind else {
+                    return Err(Diagnostic::error(args[0].span, format!("the first argument of `{name}` is `&mut a[i]`"))
+                        .label("expected a mutable reference to an array element")
+                        .help(format!("write `{name}(&mut a[i], ..)`"))
+                        .into());
+                };
+                let A::Index { .. } = target.kind else {
+                    return Err(Diagnostic::error(target.span, "atomics operate on array elements")
+                        .label("not an array element")
+                        .help(format!("write `{name}(&mut a[i], ..)`"))
+                        .into());
+                };
+                let (place, pty) = self.place(target)?;
+                let Place::Index(arr, idx) = place else {
+                    return Err(Diagnostic::error(target.span, "atomics operate on array elements").label("here").into());
+                };
+                let class = if bi == Builtin::AtomicCas { Class::Scalar } else { Class::Numeric };
+                self.need(pty, class, target.span, format!("`{name}`"))?;
+                if let Some(Ty::Scalar(Scalar::Bool)) = self.u.ty(pty) {
+                    return Err(Diagnostic::error(target.span, format!("`{name}` does not take `bool` elements")).label("here").into());
+                }
+                let elem_ref = Expr { kind: ExprKind::Index(arr, idx), ty: pty, span: target.span };
+                let mut out = vec![elem_ref];
+                for a in &args[1..] {
+                    let x = self.expr(a)?;
+                    self.unify_or(x.span, pty, x.ty, &format!(" (the element type of the array `{name}` updates)"))?;
+                    out.push(x);
+                }
+                Ok(Expr { kind: ExprKind::Builtin(bi, out), ty: pty, span })
+            }
+            Function::SharedArray => {
+                self.arity(name, 0, args.len(), span, None)?;
+                let usage = "write `shared_array::<T, N>()`, for example `shared_array::<f32, 256>()`";
+                let [GenericArg::Type(TypeExpr::Scalar(elem, _)), GenericArg::Const(n)] = generics else {
+                    return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
+                        .label("missing generic arguments")
+                        .help(usage)
+                        .into());
+                };
+                let len = self.mcx.eval_const(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
+                let len = len.as_i128().unwrap_or(0) as u64;
+                if len == 0 {
+                    return Err(Diagnostic::error(n.span, "a shared array needs at least one element")
+                        .label("zero length")
+                        .help("give the number of elements, for example `shared_array::<f32, 256>()`")
+                        .into());
+                }
+                let bytes = len.saturating_mul(elem.size() as u64);
+                if bytes > builtins::MAX_SHARED_BYTES {
+                    return Err(Diagnostic::error(n.span, format!("shared array of {bytes} bytes is too large"))
+                        .label(format!("more than {} bytes", builtins::MAX_SHARED_BYTES))
+                        .help("static shared memory is limited to 48 KiB per block; use `dynamic_shared_array::<T>()` for more")
+                        .into());
+                }
+                self.uses_block_sync = true;
+                let site = self.shared_sites;
+                self.shared_sites += 1;
+                Ok(self.mk(
+                    ExprKind::SharedArray { elem: *elem, len, site },
+                    Ty::Array(ArrayTy { elem: *elem, ndim: 1, writable: true }),
+                    span,
+                ))
+            }
+            Function::DynSharedArray => {
+                self.arity(name, 0, args.len(), span, None)?;
+                let [GenericArg::Type(TypeExpr::Scalar(elem, _))] = generics else {
+                    return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
+                        .label("missing generic argument")
+                        .help("write `dynamic_shared_array::<f32>()`")
+                        .into());
+                };
+                self.uses_block_sync = true;
+                Ok(self.mk(ExprKind::DynSharedArray(*elem), Ty::Array(ArrayTy { elem: *elem, ndim: 1, writable: true }), span))
+            }
+        }
+    }
+
+    pub(super) fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let r = self.expr(receiver)?;
+        let name = method.name.as_str();
+        if let Some(Ty::Array(at)) = self.u.ty(r.ty) {
+            let Some(&(_, b, nargs)) = builtins::ARRAY_METHODS.iter().find(|(n, _, _)| *n == name) else {
+                let close = close_matches(name, builtins::ARRAY_METHODS.iter().map(|(n, _, _)| *n));
+                let mut d = Diagnostic::error(method.span, format!("no method `{name}` on arrays"))
+                    .label("unknown method")
+                    .note("array methods: `len()`, `shape(d)`, `stride(d)`");
+                if let Some(c) = close.first() {
+                    d = d.help(format!("did you mean `{c}`?"));
+                }
+                return Err(d.into());
+            };
+            self.arity(name, nargs, args.len(), span, None)?;
+            let mut out = vec![r];
+            if nargs == 1 {
+                if at.ndim == 0 {
+                    return Err(Diagnostic::error(method.span, format!("a 0-d array has no `{name}`")).label("no dimensions").into());
+                }
+                let x = self.expr(&args[0])?;
+                let u = self.u.known(Ty::Scalar(Scalar::Usize));
+                self.unify_or(x.span, u, x.ty, " (dimensions are `usize`)")?;
+                if let ExprKind::PendingLit(PendingLit { int: Some(d), .. }) = x.kind
+                    && d >= at.ndim as u128
+                {
+                    return Err(Diagnostic::error(x.span, format!("dimension {d} is out of range for a {}-d array", at.ndim))
+                        .label(format!("valid dimensions: 0..{}", at.ndim))
+                        .into());
+                }
+                out.push(x);
+            }
+            return Ok(self.mk(ExprKind::Builtin(b, out), Ty::Scalar(Scalar::Usize), span));
+        }
+        if let Some(Ty::Unit) = self.u.ty(r.ty) {
+            return Err(Diagnostic::error(method.span, format!("no method `{name}` on type `()`")).label("unknown method").into());
+        }
+        let Some(def) = builtins::method(name) else {
+            let d = self.u.describe(r.ty);
+            let close =
+                close_matches(name, builtins::METHODS.iter().map(|m| m.name).chain(builtins::ARRAY_METHODS.iter().map(|(n, _, _)| *n)));
+            let mut diag = Diagnostic::error(method.span, format!("no method `{name}` on type `{d}`"))
+                .label("unknown method")
+                .note(format!("methods on numbers: {}", builtins::METHODS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")));
+            if let Some(c) = close.first() {
+                diag = diag.help(format!("did you mean `{c}`?"));
+            }
+            return Err(diag.into());
+        };
+        self.arity(name, def.args, args.len(), span, None)?;
+        let class = match def.receiver {
+            Receiver::Float => Class::Float,
+            Receiver::Int => Class::Int,
+            Receiver::SignedOrFloat => Class::SignedOrFloat,
+            Receiver::Numeric => Class::Numeric,
+        };
+        self.need(r.ty, class, method.span, format!("method `{name}`")).map_err(|d| {
+            let on = match def.receiver {
+                Receiver::Float => "`f32` and `f64`",
+                Receiver::Int => "integers",
+                Receiver::SignedOrFloat => "signed integers and floats",
+                Receiver::Numeric => "numbers",
+            };
+            d.help(format!("`{name}` is defined for {on}; convert the value with `as` first"))
+        })?;
+        let rty = r.ty;
+        let mut out = vec![r];
+        for a in args {
+            let x = self.expr(a)?;
+            let want = match def.arg_ty {
+                ArgTy::SameAsSelf => rty,
+                ArgTy::I32 => self.u.known(Ty::Scalar(Scalar::I32)),
+            };
+            self.unify_or(x.span, want, x.ty, &format!(" (the argument of `{name}`)"))?;
+            out.push(x);
+        }
+        if def.libdevice.is_some() {
+            self.uses_libdevice = true;
+        }
+        let ty = match def.ret {
+            builtins::RetTy::SameAsSelf => rty,
+            builtins::RetTy::U32 => self.u.known(Ty::Scalar(Scalar::U32)),
+        };
+        Ok(Expr { kind: ExprKind::Builtin(Builtin::Math(def.func), out), ty, span })
+    }
+}

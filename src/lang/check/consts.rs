@@ -1,0 +1,219 @@
+//! `const` and `static` items: evaluating them (scalars and nested array literals) once per module,
+//! and evaluating the constant expressions that lengths and factory arguments are written with.
+
+use crate::ir::*;
+use crate::lang::ast::{self, ExprKind as A, Item, Lit, TypeExpr};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::CResult;
+use super::fold::{fold_binary, fold_cast, fold_unary, int_range, int_value, lit_range_error, signed_literal};
+use super::items::ModuleCx;
+
+/// The value of a `const` or `static` item.
+#[derive(Clone, Debug)]
+pub(super) enum ConstVal {
+    Scalar(ScalarValue),
+    Array(ConstArray),
+}
+
+impl<'m> ModuleCx<'m> {
+    pub(super) fn const_item(&self, name: &str) -> Option<&'m ast::ConstItem> {
+        self.m.items.iter().find_map(|i| match i {
+            Item::Const(c) if c.name.name == name => Some(c),
+            _ => None,
+        })
+    }
+
+    pub(super) fn const_value(&mut self, name: &str, use_span: Span) -> CResult<ConstVal> {
+        if let Some(v) = self.consts.get(name) {
+            return Ok(v.clone());
+        }
+        let Some(c) = self.const_item(name) else {
+            return Err(Diagnostic::error(use_span, format!("no constant named `{name}`")).label("not found").into());
+        };
+        if self.consts_in_progress.iter().any(|n| n == name) {
+            return Err(Diagnostic::error(c.name.span, format!("constant `{name}` depends on itself"))
+                .label("cycle")
+                .secondary(use_span, "used here")
+                .into());
+        }
+        self.consts_in_progress.push(name.to_string());
+        let r = self.eval_const_item(c);
+        self.consts_in_progress.pop();
+        let v = r?;
+        self.consts.insert(name.to_string(), v.clone());
+        Ok(v)
+    }
+
+    fn eval_const_item(&mut self, c: &'m ast::ConstItem) -> CResult<ConstVal> {
+        match &c.ty {
+            TypeExpr::Scalar(s, _) => Ok(ConstVal::Scalar(self.eval_const(&c.value, Some(*s))?)),
+            TypeExpr::Fixed { .. } => {
+                let mut shape = Vec::new();
+                let mut t = &c.ty;
+                while let TypeExpr::Fixed { elem, len, .. } = t {
+                    shape.push(*len as usize);
+                    t = elem;
+                }
+                let TypeExpr::Scalar(elem, _) = t else {
+                    return Err(Diagnostic::error(t.span(), "array elements must be scalars").label("here").into());
+                };
+                let count = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).unwrap_or(usize::MAX);
+                if count > (64 << 20) {
+                    return Err(Diagnostic::error(c.ty.span(), "constant array is too large").label("more than 64 Mi elements").into());
+                }
+                let mut bytes = Vec::with_capacity(count * elem.size());
+                self.eval_const_array(&c.value, &shape, *elem, &mut bytes)?;
+                Ok(ConstVal::Array(ConstArray { elem: *elem, shape, bytes: bytes.into() }))
+            }
+            TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } => {
+                Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
+                    .label("unsupported type")
+                    .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
+                    .into())
+            }
+        }
+    }
+
+    fn eval_const_array(&mut self, e: &ast::Expr, shape: &[usize], elem: Scalar, out: &mut Vec<u8>) -> CResult<()> {
+        let Some((&n, rest)) = shape.split_first() else {
+            let v = self.eval_const(e, Some(elem))?;
+            out.extend_from_slice(&v.to_le_bytes());
+            return Ok(());
+        };
+        match &e.kind {
+            A::ArrayLit(items) => {
+                if items.len() != n {
+                    return Err(Diagnostic::error(e.span, format!("expected an array of {n} elements, found {}", items.len()))
+                        .label("wrong length")
+                        .into());
+                }
+                for x in items {
+                    self.eval_const_array(x, rest, elem, out)?;
+                }
+                Ok(())
+            }
+            A::ArrayRepeat(x, len) => {
+                let l = self.eval_const(len, Some(Scalar::Usize))?;
+                if l.as_i128() != Some(n as i128) {
+                    return Err(Diagnostic::error(len.span, format!("expected an array of {n} elements")).label("wrong length").into());
+                }
+                let start = out.len();
+                self.eval_const_array(x, rest, elem, out)?;
+                let chunk = out[start..].to_vec();
+                for _ in 1..n {
+                    out.extend_from_slice(&chunk);
+                }
+                Ok(())
+            }
+            _ => Err(Diagnostic::error(e.span, "expected an array literal").label("write `[a, b, ..]` or `[x; n]`").into()),
+        }
+    }
+
+    /// Evaluates a constant expression; `expected` types its literals.
+    pub(super) fn eval_const(&mut self, e: &ast::Expr, expected: Option<Scalar>) -> CResult<ScalarValue> {
+        crate::stack::ensure(64 << 10, 4 << 20, || self.eval_const_inner(e, expected))
+    }
+
+    fn eval_const_inner(&mut self, e: &ast::Expr, expected: Option<Scalar>) -> CResult<ScalarValue> {
+        let not_const = || {
+            Diagnostic::error(e.span, "expected a constant expression")
+                .label("not constant")
+                .help("constants are built from literals, other constants, arithmetic and `as` casts")
+        };
+        let check_ty = |v: ScalarValue| -> CResult<ScalarValue> {
+            match expected {
+                Some(t) if t != v.ty() => Err(Diagnostic::error(e.span, format!("mismatched types: expected `{t}`, found `{}`", v.ty()))
+                    .label(format!("expected `{t}`"))
+                    .into()),
+                _ => Ok(v),
+            }
+        };
+        match &e.kind {
+            A::Lit(l) => {
+                let v = lit_value(*l, false, expected, e.span)?;
+                check_ty(v)
+            }
+            A::Unary(UnOp::Neg, x) if matches!(x.kind, A::Lit(Lit::Int(..) | Lit::Float { .. })) => {
+                let A::Lit(l) = x.kind else { return Err(not_const().into()) };
+                let v = lit_value(l, true, expected, e.span)?;
+                check_ty(v)
+            }
+            A::Path(n) => {
+                if self.const_item(&n.name).is_none() {
+                    return Err(not_const().label(format!("`{}` is not a constant", n.name)).into());
+                }
+                match self.const_value(&n.name, n.span)? {
+                    ConstVal::Scalar(v) => check_ty(v),
+                    ConstVal::Array(_) => {
+                        Err(Diagnostic::error(e.span, format!("`{}` is an array, expected a scalar", n.name)).label("array").into())
+                    }
+                }
+            }
+            A::Unary(op, x) => {
+                let v = self.eval_const(x, expected)?;
+                fold_unary(*op, v).ok_or_else(|| {
+                    Diagnostic::error(e.span, format!("cannot apply `{}` to `{v}` in a constant", if *op == UnOp::Neg { "-" } else { "!" }))
+                        .label(if v.ty().is_signed() { "overflows" } else { "not defined for this type" })
+                        .into()
+                })
+            }
+            A::Binary(op, a, b) => {
+                let (va, vb) = if op.is_comparison() {
+                    let va = self.eval_const(a, None)?;
+                    (va, self.eval_const(b, Some(va.ty()))?)
+                } else if op.is_shift() {
+                    (self.eval_const(a, expected)?, self.eval_const(b, None)?)
+                } else {
+                    let va = self.eval_const(a, expected)?;
+                    (va, self.eval_const(b, Some(va.ty()))?)
+                };
+                let r = fold_binary(*op, va, vb).map_err(|m| Diagnostic::error(e.span, m).label("in this constant"))?;
+                check_ty(r)
+            }
+            A::Logic(op, a, b) => {
+                let va = self.eval_const(a, Some(Scalar::Bool))?;
+                let vb = self.eval_const(b, Some(Scalar::Bool))?;
+                let (ScalarValue::Bool(x), ScalarValue::Bool(y)) = (va, vb) else { return Err(not_const().into()) };
+                check_ty(ScalarValue::Bool(if *op == LogicOp::And { x && y } else { x || y }))
+            }
+            A::Cast(x, t) => {
+                let TypeExpr::Scalar(s, _) = t else {
+                    return Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here").into());
+                };
+                let v = self.eval_const(x, None)?;
+                let r = fold_cast(v, *s)
+                    .ok_or_else(|| Diagnostic::error(e.span, format!("cannot cast `{}` to `{s}`", v.ty())).label("invalid cast"))?;
+                check_ty(r)
+            }
+            A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => self.eval_const(b.tail.as_ref().ok_or_else(not_const)?, expected),
+            _ => Err(not_const().into()),
+        }
+    }
+}
+
+fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult<ScalarValue> {
+    match l {
+        Lit::Bool(b) => Ok(ScalarValue::Bool(b)),
+        Lit::Int(v, suffix) => {
+            let s = suffix.or(expected.filter(|e| e.is_int())).unwrap_or(Scalar::I32);
+            let (lo, hi) = int_range(s);
+            match signed_literal(v, neg) {
+                Some(val) if val >= lo && val <= hi => Ok(int_value(s, val)),
+                _ => Err(lit_range_error(s, span, neg, v).into()),
+            }
+        }
+        Lit::Float { f64: v64, f32: v32, suffix } => {
+            let s = suffix.or(expected.filter(|e| e.is_float())).unwrap_or(Scalar::F64);
+            if s == Scalar::F32 && v32.is_infinite() && v64.is_finite() {
+                return Err(Diagnostic::error(span, "literal out of range for `f32`")
+                    .label("rounds to infinity as an `f32`")
+                    .help("use `f64`")
+                    .into());
+            }
+            let sign = if neg { -1.0 } else { 1.0 };
+            Ok(if s == Scalar::F32 { ScalarValue::F32(sign as f32 * v32) } else { ScalarValue::F64(sign * v64) })
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The module context: the program being built, one function at a time. Checks each `fn` item once
+//! (its signature, then its body), rejects recursion, and owns the capture and function tables.
+
+use std::collections::HashMap;
+
+use crate::ir::*;
+use crate::lang::ast::{self, RetTy, TypeExpr};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::body::FnCx;
+use super::consts::ConstVal;
+use super::{CResult, Env, close_matches, type_of_decl};
+
+/// The signature of a function of the program, known before its body is checked.
+#[derive(Clone, Debug)]
+pub(super) struct Sig {
+    pub(super) params: Vec<Ty>,
+    pub(super) ret: Ty,
+}
+
+/// The program being built from one source module.
+pub(super) struct ModuleCx<'m> {
+    pub(super) m: &'m ast::SourceModule,
+    pub(super) env: &'m Env,
+    pub(super) funcs: Vec<Option<Func>>,
+    pub(super) sigs: Vec<Sig>,
+    fn_ids: HashMap<String, FuncId>,
+    in_progress: Vec<(String, Span)>,
+    pub(super) captures: Vec<Capture>,
+    pub(super) consts: HashMap<String, ConstVal>,
+    pub(super) consts_in_progress: Vec<String>,
+    pub(super) factories_in_progress: Vec<String>,
+    pub(super) closure_names: HashMap<String, usize>,
+}
+
+impl<'m> ModuleCx<'m> {
+    pub(super) fn new(m: &'m ast::SourceModule, env: &'m Env) -> Self {
+        ModuleCx {
+            m,
+            env,
+            funcs: Vec::new(),
+            sigs: Vec::new(),
+            fn_ids: HashMap::new(),
+            in_progress: Vec::new(),
+            captures: Vec::new(),
+            consts: HashMap::new(),
+            consts_in_progress: Vec::new(),
+            factories_in_progress: Vec::new(),
+            closure_names: HashMap::new(),
+        }
+    }
+
+    /// The checked program. A function's slot is filled once its body has checked, and a body
+    /// that fails ends the whole check, so every slot is filled here; an empty one would be a
+    /// bug in the checker, reported as an error rather than a panic.
+    pub(super) fn finish(self, kernel: FuncId) -> CResult<Program> {
+        let Some(funcs) = self.funcs.into_iter().collect::<Option<Vec<Func>>>() else {
+            return Err(Diagnostic::error(Span::default(), "internal error: a function was reserved but never checked")
+                .label("while checking this file")
+                .into());
+        };
+        Ok(Program { kernel, funcs, captures: self.captures })
+    }
+
+    pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {
+        let mut names = self.m.kernel_names();
+        names.extend(self.m.kernel_factory_names());
+        let mut d = Diagnostic::error(Span::new(0, 0), format!("no kernel named `{name}` in this file")).label("searched this file");
+        if names.is_empty() {
+            d = d.note("the file defines no kernels: mark one with `#[kernel]`");
+        } else {
+            d = d.note(format!("kernels here: {}", names.join(", ")));
+        }
+        let close = close_matches(name, names.iter().map(String::as_str));
+        if let Some(c) = close.first() {
+            d = d.help(format!("did you mean `{c}`?"));
+        }
+        d
+    }
+
+    pub(super) fn add_capture(&mut self, origin: CaptureOrigin, ty: CaptureTy, source: CaptureSource) -> CaptureId {
+        if let Some(i) = self.captures.iter().position(|c| c.origin == origin && c.source == source) {
+            return i;
+        }
+        self.captures.push(Capture { origin, ty, source });
+        self.captures.len() - 1
+    }
+
+    pub(super) fn reserve(&mut self, sig: Sig) -> FuncId {
+        self.funcs.push(None);
+        self.sigs.push(sig);
+        self.funcs.len() - 1
+    }
+
+    pub(super) fn capture_ty_of_decl(&self, t: &TypeExpr) -> CResult<CaptureTy> {
+        Ok(match type_of_decl(t)? {
+            Ty::Scalar(s) => CaptureTy::Scalar(s),
+            Ty::Array(a) => CaptureTy::Array { ty: a, device: true, layout: Layout::A },
+            _ => return Err(Diagnostic::error(t.span(), "factory parameters are scalars or arrays").label("here").into()),
+        })
+    }
+
+    /// Checks a `fn` item (kernel or device function) once; detects recursion.
+    pub(super) fn ensure_fn(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<FuncId> {
+        let name = &f.name.name;
+        if let Some(pos) = self.in_progress.iter().position(|(n, _)| n == name) {
+            let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(n, _)| n.as_str()).collect();
+            chain.push(name);
+            let span = call.unwrap_or(f.name.span);
+            let what = if chain.len() <= 2 {
+                format!("`{name}` calls itself")
+            } else {
+                format!(
+                    "`{name}` calls itself through {}",
+                    chain[1..chain.len() - 1].iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", ")
+                )
+            };
+            return Err(Diagnostic::error(span, format!("recursion is not supported: {what}"))
+                .label(if chain.len() == 2 { "recursive call".to_string() } else { format!("call cycle: {}", chain.join(" -> ")) })
+                .secondary(f.name.span, "defined here")
+                .note("GPU threads have tiny stacks; kache inlines device functions and rejects recursion")
+                .help("rewrite the recursion as a loop")
+                .into());
+        }
+        if let Some(&id) = self.fn_ids.get(name) {
+            return Ok(id);
+        }
+        let (kind, ret) = match &f.ret {
+            RetTy::Unit => (if f.is_kernel { FuncKind::Kernel } else { FuncKind::Device }, Ty::Unit),
+            RetTy::Ty(t) => {
+                if f.is_kernel {
+                    return Err(Diagnostic::error(t.span(), format!("kernel `{name}` has a return type"))
+                        .label("kernels do not return a value")
+                        .help("write results into a `&mut` array parameter")
+                        .into());
+                }
+                let ty = type_of_decl(t)?;
+                if let Ty::Array(_) = ty {
+                    return Err(Diagnostic::error(t.span(), "device functions cannot return arrays")
+                        .label("returns an array")
+                        .help("return a scalar, or write into a `&mut` array parameter")
+                        .into());
+                }
+                (FuncKind::Device, ty)
+            }
+            RetTy::ImplKernel(s) | RetTy::ImplFn { span: s, .. } => {
+                let d = if f.is_kernel {
+                    Diagnostic::error(*s, "a factory cannot be a `#[kernel]`")
+                        .label("returns a closure")
+                        .help("remove `#[kernel]`; the closure it returns is the kernel")
+                } else {
+                    Diagnostic::error(call.unwrap_or(f.name.span), format!("`{name}` is a factory"))
+                        .label("factories are not called from device code")
+                        .help("bind it with `let` in a factory body, or instantiate it from the host with `Module::closure`")
+                };
+                return Err(d.into());
+            }
+        };
+        let mut params = Vec::new();
+        for p in &f.params {
+            let Some(t) = &p.ty else {
+                return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
+            };
+            let ty = type_of_decl(t)?;
+            if ty == Ty::Unit {
+                return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
+            }
+            params.push(ty);
+        }
+        let id = self.reserve(Sig { params, ret });
+        self.fn_ids.insert(name.clone(), id);
+        self.in_progress.push((name.clone(), f.name.span));
+        let r = crate::stack::ensure(256 << 10, 8 << 20, || {
+            let mut cx = FnCx::new(self, None);
+            cx.check_fn_body(f, id, kind, ret)
+        });
+        self.in_progress.pop();
+        let func = r?;
+        self.funcs[id] = Some(func);
+        Ok(id)
+    }
+}

@@ -1,0 +1,276 @@
+//! Name resolution and type checking: from [`ast`] to a checked [`Program`].
+//!
+//! Types follow Rust: no implicit numeric conversion, literals take their type from how they
+//! are used (else `i32` / `f64`), `let` bindings without an annotation take the type of their
+//! initialiser, which may itself be settled later. Inference is unification over type
+//! variables; checks that need a settled type (is this operand numeric?) are recorded as
+//! obligations and discharged once the function has been walked.
+//!
+//! One job per file: `items` is the module context (each `fn` checked once, recursion,
+//! the function and capture tables), `factory` instantiates kernel factories and their
+//! closures, `consts` evaluates `const`/`static` items and `fold` the arithmetic inside them;
+//! `body` is the function context (set-up and finishing a body), `unify` the type variables and
+//! obligations, `stmt`, `expr`, `path`, `place` and `call` check what their names say, and
+//! `resolve` turns the inferred body into the final IR.
+
+mod body;
+mod call;
+mod consts;
+mod expr;
+mod factory;
+mod fold;
+mod items;
+mod path;
+mod place;
+mod resolve;
+mod stmt;
+mod unify;
+
+use crate::ir::*;
+use crate::lang::ast::{self, Item, RetTy, TypeExpr};
+use crate::lang::builtins;
+use crate::lang::diag::{Diagnostic, Diagnostics};
+
+use items::ModuleCx;
+
+type CResult<T> = Result<T, Box<Diagnostic>>;
+
+/// What the host has bound on the module: the type of each global, by binding number.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// Global name and type; the index is the binding number
+    /// ([`CaptureSource::Binding`]).
+    pub globals: Vec<(String, CaptureTy)>,
+}
+
+impl Env {
+    fn global(&self, name: &str) -> Option<(usize, CaptureTy)> {
+        self.globals.iter().position(|(n, _)| n == name).map(|i| (i, self.globals[i].1))
+    }
+}
+
+/// The signature of a kernel or kernel factory, as the host sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelSig {
+    /// Kernel name.
+    pub name: String,
+    /// Parameter names and types.
+    pub params: Vec<(String, Ty)>,
+}
+
+/// What `check_module` found.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleSummary {
+    /// `#[kernel]` functions.
+    pub kernels: Vec<KernelSig>,
+    /// Factories returning `impl Kernel`: their names and parameters.
+    pub kernel_factories: Vec<KernelSig>,
+    /// Device functions.
+    pub device_functions: Vec<String>,
+}
+
+/// Checks the `#[kernel]` function `name` and everything it reaches.
+pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Program, Diagnostics> {
+    let diag = |d| Diagnostics::single(m.file.clone(), d);
+    let mut cx = ModuleCx::new(m, env);
+    let f = match m.func(name) {
+        Some(f) if f.is_kernel => f,
+        Some(f) if matches!(f.ret, RetTy::ImplKernel(_)) => {
+            return Err(diag(
+                Diagnostic::error(f.name.span, format!("`{name}` is a kernel factory, not a kernel"))
+                    .label("returns `impl Kernel`")
+                    .help("instantiate it with `Module::closure` and its arguments"),
+            ));
+        }
+        Some(f) => {
+            return Err(diag(
+                Diagnostic::error(f.name.span, format!("`{name}` is not a kernel"))
+                    .label("a device function")
+                    .help("mark kernels with `#[kernel]`"),
+            ));
+        }
+        None => return Err(diag(cx.no_such_kernel(name))),
+    };
+    let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
+    let p = cx.finish(id).map_err(|d| diag(*d))?;
+    check_shared_total(&p).map_err(|d| diag(*d))?;
+    Ok(p)
+}
+
+/// The static shared memory of a whole kernel (every `shared_array` of every function it
+/// reaches) fits in a block.
+fn check_shared_total(p: &Program) -> CResult<()> {
+    let mut total = 0u64;
+    for f in &p.funcs {
+        let mut err = None;
+        visit_block(&f.body, &mut |e| {
+            if let ExprKind::SharedArray { elem, len, .. } = &e.kind {
+                total = total.div_ceil(16) * 16 + len * elem.size() as u64;
+                if total > builtins::MAX_SHARED_BYTES && err.is_none() {
+                    err = Some(
+                        Diagnostic::error(e.span, format!("kernel `{}` uses {total} bytes of static shared memory", p.kernel().name))
+                            .label(format!("the total passes {} bytes here", builtins::MAX_SHARED_BYTES))
+                            .note("every `shared_array` of the kernel and of the functions it calls shares one block's 48 KiB")
+                            .help("use smaller arrays, or `dynamic_shared_array::<T>()` sized at launch"),
+                    );
+                }
+            }
+        });
+        if let Some(d) = err {
+            return Err(d.into());
+        }
+    }
+    Ok(())
+}
+
+/// Checks the factory `name` instantiated with arguments of the given types (their binding
+/// numbers follow the globals': `env.globals.len() + i`).
+pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[CaptureTy]) -> Result<Program, Diagnostics> {
+    let diag = |d| Diagnostics::single(m.file.clone(), d);
+    let mut cx = ModuleCx::new(m, env);
+    let Some(f) = m.func(name) else {
+        return Err(diag(cx.no_such_kernel(name)));
+    };
+    if !matches!(f.ret, RetTy::ImplKernel(_)) {
+        let d = if matches!(f.ret, RetTy::ImplFn { .. }) {
+            Diagnostic::error(f.name.span, format!("factory `{name}` returns a device closure, not a kernel"))
+                .label("returns `impl Fn`")
+                .help("only factories returning `impl Kernel` can be launched; call this one from another factory")
+        } else {
+            Diagnostic::error(f.name.span, format!("`{name}` is not a factory"))
+                .label("does not return `impl Kernel`")
+                .help("a factory returns a `move` closure: `fn make(x: f32) -> impl Kernel { move |out: &mut [f32]| { .. } }`")
+        };
+        return Err(diag(d));
+    }
+    let base = env.globals.len();
+    let mut bound = Vec::new();
+    for (i, (p, ty)) in f.params.iter().zip(args).enumerate() {
+        let id = cx.add_capture(
+            CaptureOrigin::FactoryArg { factory: name.to_string(), param: p.name.name.clone() },
+            *ty,
+            CaptureSource::Binding(base + i),
+        );
+        bound.push((id, *ty));
+    }
+    if args.len() != f.params.len() {
+        return Err(diag(
+            Diagnostic::error(
+                f.sig_span,
+                format!(
+                    "factory `{name}` takes {} argument{} but {} {} given",
+                    f.params.len(),
+                    plural(f.params.len()),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            )
+            .label("declared here"),
+        ));
+    }
+    let id = cx.instantiate_factory(f, bound, f.name.span).map_err(|d| diag(*d))?;
+    let p = cx.finish(id).map_err(|d| diag(*d))?;
+    check_shared_total(&p).map_err(|d| diag(*d))?;
+    Ok(p)
+}
+
+/// Checks every item of the module: kernels, device functions and factories (whose parameters
+/// are taken as the declared types, arrays as device arrays).
+pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, Diagnostics> {
+    let mut errors = Vec::new();
+    let mut summary = ModuleSummary::default();
+    for item in &m.items {
+        let mut cx = ModuleCx::new(m, env);
+        let r = match item {
+            Item::Const(c) => cx.const_value(&c.name.name, c.name.span).map(|_| ()),
+            Item::Fn(f) => match &f.ret {
+                RetTy::ImplKernel(_) | RetTy::ImplFn { .. } => {
+                    let mut bound = Vec::new();
+                    let mut r = Ok(());
+                    for p in &f.params {
+                        match p.ty.as_ref().map(|t| cx.capture_ty_of_decl(t)) {
+                            Some(Ok(ty)) => {
+                                let id = cx.add_capture(
+                                    CaptureOrigin::FactoryArg { factory: f.name.name.clone(), param: p.name.name.clone() },
+                                    ty,
+                                    CaptureSource::Binding(env.globals.len() + bound.len()),
+                                );
+                                bound.push((id, ty));
+                            }
+                            Some(Err(e)) => r = Err(e),
+                            None => {}
+                        }
+                    }
+                    r.and_then(|_| cx.instantiate_factory(f, bound, f.name.span)).map(|_| {
+                        if matches!(f.ret, RetTy::ImplKernel(_)) {
+                            summary.kernel_factories.push(KernelSig {
+                                name: f.name.name.clone(),
+                                params: f
+                                    .params
+                                    .iter()
+                                    .filter_map(|p| Some((p.name.name.clone(), type_of_decl(p.ty.as_ref()?).ok()?)))
+                                    .collect(),
+                            });
+                        }
+                    })
+                }
+                _ if f.is_kernel => match check_kernel(m, env, &f.name.name) {
+                    Ok(p) => {
+                        summary.kernels.push(KernelSig {
+                            name: f.name.name.clone(),
+                            params: p.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect(),
+                        });
+                        Ok(())
+                    }
+                    Err(d) => Err(Box::new(d.items()[0].clone())),
+                },
+                _ => cx.ensure_fn(f, None).map(|id| {
+                    let func = cx.funcs[id].as_ref();
+                    if f.is_kernel {
+                        summary.kernels.push(KernelSig {
+                            name: f.name.name.clone(),
+                            params: func
+                                .map(|func| func.param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect())
+                                .unwrap_or_default(),
+                        });
+                    } else {
+                        summary.device_functions.push(f.name.name.clone());
+                    }
+                }),
+            },
+        };
+        if let Err(e) = r
+            && !errors.contains(&*e)
+        {
+            errors.push(*e);
+        }
+    }
+    if errors.is_empty() { Ok(summary) } else { Err(Diagnostics::new(m.file.clone(), errors)) }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The type a declared parameter or annotation stands for.
+fn type_of_decl(t: &TypeExpr) -> CResult<Ty> {
+    match t {
+        TypeExpr::Unit(_) => Ok(Ty::Unit),
+        TypeExpr::Scalar(s, _) => Ok(Ty::Scalar(*s)),
+        TypeExpr::ArrayRef { elem, ndim, mutable, .. } => Ok(Ty::Array(ArrayTy { elem: *elem, ndim: *ndim, writable: *mutable })),
+        TypeExpr::Fixed { span, .. } => Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
+            .label("not supported here")
+            .help("take a slice: `&[T]` or `&mut [T]`")
+            .into()),
+    }
+}
+
+fn close_matches<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut v: Vec<(f64, String)> = candidates
+        .filter(|c| *c != name)
+        .map(|c| (strsim::jaro_winkler(name, c), c.to_string()))
+        .filter(|(s, c)| *s > 0.8 || (name.len() > 2 && c.contains(name)))
+        .collect();
+    v.sort_by(|a, b| b.0.total_cmp(&a.0));
+    v.into_iter().take(3).map(|(_, c)| c).collect()
+}

@@ -1,0 +1,111 @@
+//! Names in expressions: locals, factory captures, constants and globals, and the error for a name
+//! that is none of them.
+
+use crate::ir::*;
+use crate::lang::ast::{self, Item};
+use crate::lang::builtins;
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::body::{CExpr, FnCx};
+use super::consts::ConstVal;
+use super::factory::ScopeItem;
+use super::{CResult, close_matches};
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    pub(super) fn path(&mut self, n: &ast::Ident) -> CResult<CExpr> {
+        let span = n.span;
+        if let Some(l) = self.lookup_local(&n.name) {
+            let ty = self.locals[l].ty;
+            return Ok(Expr { kind: ExprKind::Local(l), ty, span });
+        }
+        if let Some(scope) = self.scope_items {
+            match scope.get(&n.name) {
+                Some(ScopeItem::Capture(id, ty)) => {
+                    let (id, ty) = (*id, *ty);
+                    return Ok(self.capture_expr(id, ty, span));
+                }
+                Some(ScopeItem::Closure(_)) => {
+                    return Err(Diagnostic::error(span, format!("closure `{}` must be called", n.name))
+                        .label("closures are not values in kernels")
+                        .help(format!("call it: `{}(..)`", n.name))
+                        .into());
+                }
+                None => {}
+            }
+        }
+        if self.mcx.const_item(&n.name).is_some() {
+            return match self.mcx.const_value(&n.name, span)? {
+                ConstVal::Scalar(v) => Ok(self.mk(ExprKind::Lit(v), Ty::Scalar(v.ty()), span)),
+                ConstVal::Array(arr) => {
+                    let ty = CaptureTy::Array {
+                        ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
+                        device: false,
+                        layout: Layout::C,
+                    };
+                    let id = self.mcx.add_capture(CaptureOrigin::Static(n.name.clone()), ty, CaptureSource::Static(arr));
+                    Ok(self.capture_expr(id, ty, span))
+                }
+            };
+        }
+        if let Some(f) = self.mcx.m.func(&n.name) {
+            return Err(Diagnostic::error(span, format!("`{}` is a function", n.name))
+                .label("functions are not values in kernels")
+                .secondary(f.name.span, "defined here")
+                .help(format!("call it: `{}(..)`", n.name))
+                .into());
+        }
+        if let Some((i, ty)) = self.mcx.env.global(&n.name) {
+            let id = self.mcx.add_capture(CaptureOrigin::Global(n.name.clone()), ty, CaptureSource::Binding(i));
+            return Ok(self.capture_expr(id, ty, span));
+        }
+        if builtins::function(&n.name).is_some() {
+            return Err(Diagnostic::error(span, format!("builtin `{}` must be called", n.name))
+                .label("not a value")
+                .help(format!("write `{}()`", n.name))
+                .into());
+        }
+        Err(self.unresolved(n).into())
+    }
+
+    pub(super) fn unresolved(&self, n: &ast::Ident) -> Diagnostic {
+        let globals: Vec<&str> = self.mcx.env.globals.iter().map(|(g, _)| g.as_str()).collect();
+        let mut d = Diagnostic::error(n.span, format!("cannot find value `{}` in this scope", n.name)).label("not found");
+        d = if globals.is_empty() {
+            d.note("no globals are bound on this module")
+        } else {
+            d.note(format!("globals bound on this module: {}", globals.join(", ")))
+        };
+        let mut candidates: Vec<&str> = self.scope.iter().map(|(s, _)| s.as_str()).collect();
+        candidates.extend(globals.iter().copied());
+        if let Some(s) = self.scope_items {
+            candidates.extend(s.names.iter().map(|(n, _, _)| n.as_str()));
+        }
+        for i in &self.mcx.m.items {
+            if let Item::Const(c) = i {
+                candidates.push(&c.name.name);
+            }
+        }
+        let close = close_matches(&n.name, candidates.into_iter());
+        if let Some(c) = close.first() {
+            d = d.help(format!("a name with a similar spelling exists: `{c}`"));
+        } else {
+            d = d.help(format!(
+                "bind it on the module with `with_global(\"{}\", value)`, or `--define {}=VALUE` on the command line",
+                n.name, n.name
+            ));
+        }
+        d
+    }
+
+    fn capture_expr(&mut self, id: CaptureId, ty: CaptureTy, span: Span) -> CExpr {
+        if !self.captures.contains(&id) {
+            self.captures.push(id);
+        }
+        let t = match ty {
+            CaptureTy::Scalar(s) => Ty::Scalar(s),
+            CaptureTy::Array { ty, .. } => Ty::Array(ty),
+        };
+        self.mk(ExprKind::Capture(id), t, span)
+    }
+}

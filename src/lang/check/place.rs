@@ -1,0 +1,149 @@
+//! Places: what may be assigned, indexing of arrays, and the errors for writes to read-only things.
+
+use crate::ir::*;
+use crate::lang::ast::{self, ExprKind as A};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::CResult;
+use super::body::{CExpr, FnCx};
+use super::unify::H;
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    pub(super) fn place(&mut self, lhs: &ast::Expr) -> CResult<(Place<H>, H)> {
+        match &lhs.kind {
+            A::Path(n) => {
+                if let Some(l) = self.lookup_local(&n.name) {
+                    let info = &mut self.locals[l];
+                    if let Some(Ty::Array(_)) = self.u.ty(info.ty) {
+                        return Err(Diagnostic::error(lhs.span, format!("cannot assign to array `{}`", n.name))
+                            .label("arrays are references")
+                            .help("assign to an element: `a[i] = v`")
+                            .into());
+                    }
+                    // `let x;` is initialised by assignment, possibly on several paths
+                    // (`if c { x = 1 } else { x = 2 }`): whether it is assigned only once on
+                    // each path is checked on the finished body (`assign::first_reassignment`).
+                    if !info.mutable && !info.deferred_init {
+                        let decl = info.span;
+                        return Err(Diagnostic::error(lhs.span, format!("cannot assign twice to immutable variable `{}`", n.name))
+                            .label("cannot assign twice")
+                            .secondary(decl, "declared here")
+                            .help(format!("make it mutable: `let mut {}`", n.name))
+                            .into());
+                    }
+                    let ty = self.locals[l].ty;
+                    return Ok((Place::Local(l), ty));
+                }
+                let (what, help) = if self.scope_items.and_then(|s| s.get(&n.name)).is_some() {
+                    (
+                        "a captured closure variable",
+                        "captured scalars are constants compiled into the closure; pass a value that changes as a kernel argument",
+                    )
+                } else if self.mcx.const_item(&n.name).is_some() {
+                    ("a constant", "declare a local copy: `let mut x = NAME;`")
+                } else if self.mcx.env.global(&n.name).is_some() {
+                    (
+                        "a global captured as a constant",
+                        "captured scalars are constants compiled into the kernel; pass a value that changes as a kernel argument",
+                    )
+                } else {
+                    return Err(self.unresolved(n).into());
+                };
+                Err(Diagnostic::error(lhs.span, format!("cannot assign to `{}`: it is {what}", n.name))
+                    .label("read-only")
+                    .help(help)
+                    .into())
+            }
+            A::Index { array, indices, multi } => {
+                let (a, elem, idx) = self.index(array, indices, *multi, lhs.span)?;
+                if let Some(Ty::Array(at)) = self.u.ty(a.ty)
+                    && !at.writable
+                {
+                    return Err(self.readonly_write(&a, array, lhs.span).into());
+                }
+                let ty = self.u.known(Ty::Scalar(elem));
+                Ok((Place::Index(Box::new(a), idx), ty))
+            }
+            _ => Err(Diagnostic::error(lhs.span, "invalid left-hand side of assignment")
+                .label("cannot assign to this expression")
+                .help("assign to a `let mut` variable or an array element")
+                .into()),
+        }
+    }
+
+    fn readonly_write(&self, a: &CExpr, array_src: &ast::Expr, span: Span) -> Diagnostic {
+        let name = match &array_src.kind {
+            A::Path(n) => n.name.clone(),
+            _ => "array".into(),
+        };
+        let (why, help) = match &a.kind {
+            ExprKind::Capture(c) => match self.mcx.captures[*c].ty {
+                CaptureTy::Array { device: false, .. } => (
+                    format!("`{name}` is a host array captured as a constant, which is read-only"),
+                    "pass a writable array as a kernel argument, or capture a device array".to_string(),
+                ),
+                _ => (
+                    format!("`{name}` is a device array captured read-only"),
+                    "capture an array whose interface is writable, or pass it as a `&mut` kernel argument".to_string(),
+                ),
+            },
+            ExprKind::Local(l) if self.locals[*l].declared_readonly => {
+                (format!("`{name}` is a read-only array"), format!("declare it `&mut`: `{name}: &mut [..]`"))
+            }
+            _ => (format!("`{name}` is a read-only array"), "write through a `&mut` array".to_string()),
+        };
+        Diagnostic::error(span, format!("cannot write to read-only array `{name}`")).label(why).help(help)
+    }
+
+    pub(super) fn index(
+        &mut self,
+        array: &ast::Expr,
+        indices: &[ast::Expr],
+        multi: bool,
+        span: Span,
+    ) -> CResult<(CExpr, Scalar, Vec<CExpr>)> {
+        let a = self.expr(array)?;
+        let Some(Ty::Array(at)) = self.u.ty(a.ty) else {
+            let d = self.u.describe(a.ty);
+            return Err(Diagnostic::error(array.span, format!("cannot index into a value of type `{d}`"))
+                .label("not an array")
+                .help("only arrays (`&[T]`, `&Array<T, N>`, captured arrays, shared arrays) can be indexed")
+                .into());
+        };
+        let n = at.ndim as usize;
+        if !multi && n != 1 {
+            let form = if n == 0 {
+                "a[[]]".to_string()
+            } else {
+                format!("a[[{}]]", (0..n).map(|i| ["i", "j", "k", "l"][i]).collect::<Vec<_>>().join(", "))
+            };
+            return Err(Diagnostic::error(span, format!("a {n}-d array is indexed with {n} indices"))
+                .label("one index given")
+                .help(format!("write `{form}`"))
+                .into());
+        }
+        if multi && indices.len() != n {
+            return Err(Diagnostic::error(
+                span,
+                format!("a {n}-d array is indexed with {n} ind{}, found {}", if n == 1 { "ex" } else { "ices" }, indices.len()),
+            )
+            .label("wrong number of indices")
+            .into());
+        }
+        let mut idx = Vec::new();
+        for i in indices {
+            let x = self.expr(i)?;
+            let u = self.u.known(Ty::Scalar(Scalar::Usize));
+            if !self.u.unify(u, x.ty) {
+                let d = self.u.describe(x.ty);
+                return Err(Diagnostic::error(i.span, format!("array indices are `usize`, found `{d}`"))
+                    .label("expected `usize`")
+                    .help("convert with `as usize`")
+                    .into());
+            }
+            idx.push(x);
+        }
+        Ok((a, at.elem, idx))
+    }
+}

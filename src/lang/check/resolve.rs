@@ -1,0 +1,118 @@
+//! Resolution: turning an inferred body (types as unifier handles, literals pending) into the final
+//! IR with concrete types and literal values.
+
+use crate::ir::*;
+
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::CResult;
+use super::body::{CBlock, CExpr, FnCx};
+use super::fold::{int_range, int_value, lit_range_error, signed_literal};
+use super::unify::H;
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    fn rty(&mut self, h: H, span: Span) -> CResult<Ty> {
+        self.u
+            .settle(h)
+            .ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this expression").into())
+    }
+
+    pub(super) fn resolve_block(&mut self, b: CBlock) -> CResult<Block> {
+        let mut stmts = Vec::with_capacity(b.stmts.len());
+        for s in b.stmts {
+            stmts.push(match s {
+                Stmt::Let(l, e) => Stmt::Let(l, e.map(|e| self.resolve(e)).transpose()?),
+                Stmt::Expr(e) => Stmt::Expr(self.resolve(e)?),
+            });
+        }
+        let tail = match b.tail {
+            Some(t) => Some(Box::new(self.resolve(*t)?)),
+            None => None,
+        };
+        Ok(Block { stmts, tail })
+    }
+
+    fn resolve_box(&mut self, e: CExpr) -> CResult<Box<Expr>> {
+        Ok(Box::new(self.resolve(e)?))
+    }
+
+    fn resolve_vec(&mut self, v: Vec<CExpr>) -> CResult<Vec<Expr>> {
+        v.into_iter().map(|e| self.resolve(e)).collect()
+    }
+
+    fn resolve_place(&mut self, p: Place<H>) -> CResult<Place> {
+        Ok(match p {
+            Place::Local(l) => Place::Local(l),
+            Place::Index(a, i) => Place::Index(self.resolve_box(*a)?, self.resolve_vec(i)?),
+        })
+    }
+
+    fn resolve(&mut self, e: CExpr) -> CResult<Expr> {
+        crate::stack::ensure(64 << 10, 4 << 20, || self.resolve_inner(e))
+    }
+
+    fn resolve_inner(&mut self, e: CExpr) -> CResult<Expr> {
+        let span = e.span;
+        let ty = self.rty(e.ty, span)?;
+        use ExprKind as K;
+        let kind = match e.kind {
+            K::PendingLit(l) => {
+                let Ty::Scalar(s) = ty else {
+                    return Err(Diagnostic::error(span, "a literal here has no scalar type").label("here").into());
+                };
+                K::Lit(match l.int {
+                    Some(v) if s.is_int() => {
+                        let (lo, hi) = int_range(s);
+                        match signed_literal(v, l.neg) {
+                            Some(val) if val >= lo && val <= hi => int_value(s, val),
+                            _ => return Err(lit_range_error(s, span, l.neg, v).into()),
+                        }
+                    }
+                    _ if s == Scalar::F32 && l.f32.is_infinite() && l.f64.is_finite() => {
+                        return Err(Diagnostic::error(span, "literal out of range for `f32`")
+                            .label("rounds to infinity as an `f32`")
+                            .note(format!("the largest `f32` is {:e}", f32::MAX))
+                            .help("use `f64`, or `f32::INFINITY` if infinity is meant")
+                            .into());
+                    }
+                    _ if s == Scalar::F32 => ScalarValue::F32(if l.neg { -l.f32 } else { l.f32 }),
+                    _ if s == Scalar::F64 => ScalarValue::F64(if l.neg { -l.f64 } else { l.f64 }),
+                    _ => return Err(Diagnostic::error(span, format!("a literal cannot have type `{s}`")).label("here").into()),
+                })
+            }
+            K::Lit(v) => K::Lit(v),
+            K::Unit => K::Unit,
+            K::Local(l) => K::Local(l),
+            K::Capture(c) => K::Capture(c),
+            K::Unary(op, x) => K::Unary(op, self.resolve_box(*x)?),
+            K::Binary(op, a, b) => K::Binary(op, self.resolve_box(*a)?, self.resolve_box(*b)?),
+            K::Logic(op, a, b) => K::Logic(op, self.resolve_box(*a)?, self.resolve_box(*b)?),
+            K::Cast(x) => K::Cast(self.resolve_box(*x)?),
+            K::Index(a, i) => K::Index(self.resolve_box(*a)?, self.resolve_vec(i)?),
+            K::Assign(p, v) => K::Assign(self.resolve_place(p)?, self.resolve_box(*v)?),
+            K::CompoundAssign(op, p, v) => K::CompoundAssign(op, self.resolve_place(p)?, self.resolve_box(*v)?),
+            K::Call(f, args) => K::Call(f, self.resolve_vec(args)?),
+            K::Builtin(b, args) => K::Builtin(b, self.resolve_vec(args)?),
+            K::SharedArray { elem, len, site } => K::SharedArray { elem, len, site },
+            K::DynSharedArray(s) => K::DynSharedArray(s),
+            K::If(c, t, f) => K::If(self.resolve_box(*c)?, self.resolve_block(t)?, f.map(|b| self.resolve_block(b)).transpose()?),
+            K::Block(b) => K::Block(self.resolve_block(b)?),
+            K::While(id, c, b) => K::While(id, self.resolve_box(*c)?, self.resolve_block(b)?),
+            K::Loop(id, b) => K::Loop(id, self.resolve_block(b)?),
+            K::For { id, var, start, end, inclusive, step, body } => K::For {
+                id,
+                var,
+                start: self.resolve_box(*start)?,
+                end: self.resolve_box(*end)?,
+                inclusive,
+                step: step.map(|s| self.resolve_box(*s)).transpose()?,
+                body: self.resolve_block(body)?,
+            },
+            K::Break(id, v) => K::Break(id, v.map(|v| self.resolve_box(*v)).transpose()?),
+            K::Continue(id) => K::Continue(id),
+            K::Return(v) => K::Return(v.map(|v| self.resolve_box(*v)).transpose()?),
+        };
+        Ok(Expr { kind, ty, span })
+    }
+}

@@ -1,0 +1,224 @@
+//! Type inference: the unifier over type variables (any, integer, float), the classes an operand
+//! must belong to, and the obligations that wait for a settled type.
+
+use crate::ir::*;
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::CResult;
+use super::body::FnCx;
+
+/// A type variable: its index in the [`Unifier`].
+pub(super) type H = u32;
+
+/// What a type variable may still become.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Any,
+    Int,
+    Float,
+}
+
+/// A type variable: linked to another, settled, or still open.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Node {
+    Link(H),
+    Known(Ty),
+    Var(Kind),
+}
+
+/// Type variables with union-find.
+#[derive(Default)]
+pub(super) struct Unifier {
+    nodes: Vec<Node>,
+}
+
+impl Unifier {
+    pub(super) fn var(&mut self, k: Kind) -> H {
+        self.nodes.push(Node::Var(k));
+        (self.nodes.len() - 1) as H
+    }
+    pub(super) fn known(&mut self, t: Ty) -> H {
+        self.nodes.push(Node::Known(t));
+        (self.nodes.len() - 1) as H
+    }
+    fn find(&mut self, h: H) -> H {
+        let mut r = h;
+        while let Node::Link(n) = self.nodes[r as usize] {
+            r = n;
+        }
+        let mut c = h;
+        while let Node::Link(n) = self.nodes[c as usize] {
+            self.nodes[c as usize] = Node::Link(r);
+            c = n;
+        }
+        r
+    }
+    pub(super) fn get(&mut self, h: H) -> Node {
+        let r = self.find(h);
+        self.nodes[r as usize]
+    }
+    pub(super) fn ty(&mut self, h: H) -> Option<Ty> {
+        match self.get(h) {
+            Node::Known(t) => Some(t),
+            _ => None,
+        }
+    }
+    pub(super) fn describe(&mut self, h: H) -> String {
+        match self.get(h) {
+            Node::Known(t) => t.to_string(),
+            Node::Var(Kind::Int) => "{integer}".into(),
+            Node::Var(Kind::Float) => "{float}".into(),
+            Node::Var(Kind::Any) => "_".into(),
+            Node::Link(_) => "_".into(),
+        }
+    }
+    pub(super) fn unify(&mut self, a: H, b: H) -> bool {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return true;
+        }
+        match (self.nodes[ra as usize], self.nodes[rb as usize]) {
+            (Node::Known(Ty::Never), _) | (_, Node::Known(Ty::Never)) => true,
+            (Node::Known(x), Node::Known(y)) => match (x, y) {
+                (Ty::Array(p), Ty::Array(q)) => p.elem == q.elem && p.ndim == q.ndim,
+                _ => x == y,
+            },
+            (Node::Var(k), Node::Known(t)) if kind_accepts(k, t) => {
+                self.nodes[ra as usize] = Node::Link(rb);
+                true
+            }
+            (Node::Known(t), Node::Var(k)) if kind_accepts(k, t) => {
+                self.nodes[rb as usize] = Node::Link(ra);
+                true
+            }
+            (Node::Var(k1), Node::Var(k2)) => {
+                let k = match (k1, k2) {
+                    (Kind::Any, k) | (k, Kind::Any) => k,
+                    (a, b) if a == b => a,
+                    _ => return false,
+                };
+                self.nodes[ra as usize] = Node::Link(rb);
+                self.nodes[rb as usize] = Node::Var(k);
+                true
+            }
+            _ => false,
+        }
+    }
+    /// The settled type: variables default like Rust's (`i32`, `f64`); `None` if unconstrained.
+    pub(super) fn settle(&mut self, h: H) -> Option<Ty> {
+        let r = self.find(h);
+        match self.nodes[r as usize] {
+            Node::Known(t) => Some(t),
+            Node::Var(Kind::Int) => {
+                self.nodes[r as usize] = Node::Known(Ty::Scalar(Scalar::I32));
+                Some(Ty::Scalar(Scalar::I32))
+            }
+            Node::Var(Kind::Float) => {
+                self.nodes[r as usize] = Node::Known(Ty::Scalar(Scalar::F64));
+                Some(Ty::Scalar(Scalar::F64))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn kind_accepts(k: Kind, t: Ty) -> bool {
+    match k {
+        Kind::Any => !matches!(t, Ty::Never),
+        Kind::Int => matches!(t, Ty::Scalar(s) if s.is_int()),
+        Kind::Float => matches!(t, Ty::Scalar(s) if s.is_float()),
+    }
+}
+
+/// A set of scalar types an operand must belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Class {
+    Numeric,
+    Int,
+    Float,
+    SignedOrFloat,
+    IntOrBool,
+    Scalar,
+}
+
+impl Class {
+    pub(super) fn accepts(self, s: Scalar) -> bool {
+        match self {
+            Class::Numeric => s.is_numeric(),
+            Class::Int => s.is_int(),
+            Class::Float => s.is_float(),
+            Class::SignedOrFloat => s.is_signed() || s.is_float(),
+            Class::IntOrBool => s.is_int() || s == Scalar::Bool,
+            Class::Scalar => true,
+        }
+    }
+    fn kind_ok(self, k: Kind) -> bool {
+        match (self, k) {
+            (_, Kind::Any) => true,
+            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool, Kind::Float) => false,
+            _ => true,
+        }
+    }
+    pub(super) fn describe(self) -> &'static str {
+        match self {
+            Class::Numeric => "a number",
+            Class::Int => "an integer",
+            Class::Float => "a float (`f32` or `f64`)",
+            Class::SignedOrFloat => "a signed integer or a float",
+            Class::IntOrBool => "an integer or `bool`",
+            Class::Scalar => "a scalar",
+        }
+    }
+}
+
+/// A check that waits until the function is walked and its types are settled.
+#[derive(Debug)]
+pub(super) enum Oblig {
+    Class { h: H, class: Class, span: Span, what: String },
+    Cast { h: H, to: Scalar, span: Span },
+    Settled { h: H, span: Span },
+}
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    pub(super) fn need(&mut self, h: H, class: Class, span: Span, what: impl Into<String>) -> CResult<()> {
+        let what = what.into();
+        match self.u.get(h) {
+            Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
+            Node::Known(Ty::Never) => Ok(()),
+            Node::Known(t @ (Ty::Unit | Ty::Array(_))) => Err(self.class_error(&t.to_string(), class, span, &what).into()),
+            Node::Var(k) if !class.kind_ok(k) => {
+                let d = self.u.describe(h);
+                Err(self.class_error(&d, class, span, &what).into())
+            }
+            _ => {
+                self.obligations.push(Oblig::Class { h, class, span, what });
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn class_error(&self, found: &str, class: Class, span: Span, what: &str) -> Diagnostic {
+        Diagnostic::error(span, format!("{what} cannot be applied to type `{found}`"))
+            .label(format!("expected {}, found `{found}`", class.describe()))
+    }
+
+    pub(super) fn mismatch(&mut self, span: Span, expected: H, found: H, context: &str) -> Diagnostic {
+        let (e, f) = (self.u.describe(expected), self.u.describe(found));
+        let mut d = Diagnostic::error(span, format!("mismatched types: expected `{e}`, found `{f}`"))
+            .label(format!("expected `{e}`{context}"))
+            .note("kache follows Rust: numbers are never converted implicitly");
+        if is_num(&e) && is_num(&f) {
+            d = d.help(format!("convert with `as`: `(..) as {}`", if e.starts_with('{') { "T" } else { &e }));
+        }
+        d
+    }
+
+    pub(super) fn unify_or(&mut self, span: Span, expected: H, found: H, context: &str) -> CResult<()> {
+        if self.u.unify(expected, found) { Ok(()) } else { Err(self.mismatch(span, expected, found, context).into()) }
+    }
+}
+
+pub(super) fn is_num(s: &str) -> bool {
+    s.starts_with('{') || Scalar::from_name(s).is_some_and(|s| s.is_numeric())
+}

@@ -1,0 +1,398 @@
+//! Statements and expressions: blocks, `let`, operators, calls, control flow, closures and paths,
+//! and the explanation for every unsupported form.
+
+use crate::ir::{BinOp, LogicOp, UnOp};
+use crate::lang::ast::*;
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::items::check_attr;
+use super::literals::{assoc_const, lit};
+use super::spans::{block_span, expr_span, local_span, spn};
+use super::{Lower, PResult, unsupported};
+
+impl Lower {
+    pub(super) fn block(&mut self, b: &syn::Block) -> PResult<Block> {
+        let span = block_span(b);
+        self.enter(span)?;
+        let mut stmts = Vec::new();
+        let mut tail = None;
+        let n = b.stmts.len();
+        for (i, s) in b.stmts.iter().enumerate() {
+            match s {
+                syn::Stmt::Local(l) => {
+                    for a in &l.attrs {
+                        check_attr(a, false)?;
+                    }
+                    let (pat, ty) = match &l.pat {
+                        syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty, false)?)),
+                        p => (p, None),
+                    };
+                    let (name, mutable) = self.binding_pat(pat)?;
+                    let init = match &l.init {
+                        Some(init) => {
+                            if let Some((e, _)) = &init.diverge {
+                                return Err(unsupported(spn(e), "`let .. else`", "use `if`").into());
+                            }
+                            Some(self.expr(&init.expr)?)
+                        }
+                        None => None,
+                    };
+                    stmts.push(Stmt::Let { name, mutable, ty, init, span: local_span(l) });
+                }
+                syn::Stmt::Expr(e, semi) => {
+                    let e = self.expr(e)?;
+                    if semi.is_none() && i + 1 == n {
+                        tail = Some(Box::new(e));
+                    } else {
+                        stmts.push(Stmt::Expr(e, semi.is_some()));
+                    }
+                }
+                syn::Stmt::Item(item) => {
+                    return Err(Diagnostic::error(spn(item), "items inside function bodies are not supported")
+                        .label("nested item")
+                        .help("move it to the top level of the file")
+                        .into());
+                }
+                syn::Stmt::Macro(m) => {
+                    return Err(macro_error(&m.mac).into());
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(Block { stmts, tail, span })
+    }
+
+    pub(super) fn expr(&mut self, e: &syn::Expr) -> PResult<Expr> {
+        let span = expr_span(e);
+        self.enter(span)?;
+        let r = crate::stack::ensure(64 << 10, 4 << 20, || self.expr_inner(e, span));
+        self.depth -= 1;
+        r
+    }
+
+    fn boxed(&mut self, e: &syn::Expr) -> PResult<Box<Expr>> {
+        self.expr(e).map(Box::new)
+    }
+
+    fn expr_inner(&mut self, e: &syn::Expr, span: Span) -> PResult<Expr> {
+        use syn::Expr as E;
+        let kind = match e {
+            E::Lit(l) => {
+                for a in &l.attrs {
+                    check_attr(a, false)?;
+                }
+                ExprKind::Lit(lit(&l.lit)?)
+            }
+            E::Paren(p) => return self.expr(&p.expr),
+            E::Group(g) => return self.expr(&g.expr),
+            E::Path(p) => {
+                if p.qself.is_some() {
+                    return Err(unsupported(span, "qualified paths", "write a plain name").into());
+                }
+                return self.path_expr(&p.path, span);
+            }
+            E::Tuple(t) if t.elems.is_empty() => ExprKind::Unit,
+            E::Tuple(_) => return Err(unsupported(span, "tuples", "use separate values").into()),
+            E::Unary(u) => {
+                let op = match u.op {
+                    syn::UnOp::Neg(_) => UnOp::Neg,
+                    syn::UnOp::Not(_) => UnOp::Not,
+                    syn::UnOp::Deref(_) => {
+                        return Err(unsupported(span, "dereferencing with `*`", "index the array instead: `a[i]`").into());
+                    }
+                    _ => return Err(unsupported(span, "this operator", "use arithmetic and logic operators").into()),
+                };
+                ExprKind::Unary(op, self.boxed(&u.expr)?)
+            }
+            E::Binary(b) => {
+                use syn::BinOp as B;
+                let (l, r) = (self.boxed(&b.left)?, self.boxed(&b.right)?);
+                match b.op {
+                    B::And(_) => ExprKind::Logic(LogicOp::And, l, r),
+                    B::Or(_) => ExprKind::Logic(LogicOp::Or, l, r),
+                    op => {
+                        let (bin, assign) = match op {
+                            B::Add(_) => (BinOp::Add, false),
+                            B::Sub(_) => (BinOp::Sub, false),
+                            B::Mul(_) => (BinOp::Mul, false),
+                            B::Div(_) => (BinOp::Div, false),
+                            B::Rem(_) => (BinOp::Rem, false),
+                            B::BitXor(_) => (BinOp::BitXor, false),
+                            B::BitAnd(_) => (BinOp::BitAnd, false),
+                            B::BitOr(_) => (BinOp::BitOr, false),
+                            B::Shl(_) => (BinOp::Shl, false),
+                            B::Shr(_) => (BinOp::Shr, false),
+                            B::Eq(_) => (BinOp::Eq, false),
+                            B::Lt(_) => (BinOp::Lt, false),
+                            B::Le(_) => (BinOp::Le, false),
+                            B::Ne(_) => (BinOp::Ne, false),
+                            B::Ge(_) => (BinOp::Ge, false),
+                            B::Gt(_) => (BinOp::Gt, false),
+                            B::AddAssign(_) => (BinOp::Add, true),
+                            B::SubAssign(_) => (BinOp::Sub, true),
+                            B::MulAssign(_) => (BinOp::Mul, true),
+                            B::DivAssign(_) => (BinOp::Div, true),
+                            B::RemAssign(_) => (BinOp::Rem, true),
+                            B::BitXorAssign(_) => (BinOp::BitXor, true),
+                            B::BitAndAssign(_) => (BinOp::BitAnd, true),
+                            B::BitOrAssign(_) => (BinOp::BitOr, true),
+                            B::ShlAssign(_) => (BinOp::Shl, true),
+                            B::ShrAssign(_) => (BinOp::Shr, true),
+                            _ => return Err(unsupported(span, "this operator", "use arithmetic, comparison and logic operators").into()),
+                        };
+                        if assign { ExprKind::CompoundAssign(bin, l, r) } else { ExprKind::Binary(bin, l, r) }
+                    }
+                }
+            }
+            E::Assign(a) => ExprKind::Assign(self.boxed(&a.left)?, self.boxed(&a.right)?),
+            E::Cast(c) => ExprKind::Cast(self.boxed(&c.expr)?, self.ty(&c.ty, false)?),
+            E::Index(ix) => {
+                let array = self.boxed(&ix.expr)?;
+                match &*ix.index {
+                    E::Array(a) => {
+                        ExprKind::Index { array, indices: a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?, multi: true }
+                    }
+                    E::Range(r) => {
+                        return Err(unsupported(spn(r), "slicing with ranges", "pass the whole array and an offset").into());
+                    }
+                    other => ExprKind::Index { array, indices: vec![self.expr(other)?], multi: false },
+                }
+            }
+            E::Call(c) => {
+                let E::Path(p) = &*c.func else {
+                    return Err(unsupported(spn(&c.func), "calls through expressions", "call a function or closure by name").into());
+                };
+                if p.path.segments.len() != 1 || p.qself.is_some() || p.path.leading_colon.is_some() {
+                    return Err(Diagnostic::error(spn(&c.func), format!("unknown function `{}`", quote_path(&p.path)))
+                        .label("paths are not supported here")
+                        .help("call a device function, closure or builtin by its plain name")
+                        .into());
+                }
+                let seg = &p.path.segments[0];
+                let generics = match &seg.arguments {
+                    syn::PathArguments::None => Vec::new(),
+                    syn::PathArguments::AngleBracketed(ab) => ab.args.iter().map(|g| self.generic_arg(g)).collect::<PResult<_>>()?,
+                    syn::PathArguments::Parenthesized(pa) => {
+                        return Err(Diagnostic::error(spn(pa), "unexpected parenthesised arguments").label("here").into());
+                    }
+                };
+                ExprKind::Call { func: ident(&seg.ident), generics, args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()? }
+            }
+            E::MethodCall(m) => {
+                if let Some(t) = &m.turbofish {
+                    return Err(Diagnostic::error(spn(t), "methods take no generic arguments").label("remove this").into());
+                }
+                ExprKind::MethodCall {
+                    receiver: self.boxed(&m.receiver)?,
+                    method: ident(&m.method),
+                    args: m.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()?,
+                }
+            }
+            E::If(i) => {
+                if let E::Let(l) = &*i.cond {
+                    return Err(unsupported(spn(l), "`if let`", "use a plain `if` with a condition").into());
+                }
+                let cond = self.boxed(&i.cond)?;
+                let then = self.block(&i.then_branch)?;
+                let els = match &i.else_branch {
+                    Some((_, e)) => Some(self.boxed(e)?),
+                    None => None,
+                };
+                ExprKind::If(cond, then, els)
+            }
+            E::While(w) => {
+                if let E::Let(l) = &*w.cond {
+                    return Err(unsupported(spn(l), "`while let`", "use a plain `while` with a condition").into());
+                }
+                ExprKind::While(w.label.as_ref().map(label), self.boxed(&w.cond)?, self.block(&w.body)?)
+            }
+            E::Loop(l) => ExprKind::Loop(l.label.as_ref().map(label), self.block(&l.body)?),
+            E::ForLoop(f) => self.for_loop(f)?,
+            E::Break(b) => ExprKind::Break(
+                b.label.as_ref().map(lifetime),
+                match &b.expr {
+                    Some(x) => Some(self.boxed(x)?),
+                    None => None,
+                },
+            ),
+            E::Continue(c) => ExprKind::Continue(c.label.as_ref().map(lifetime)),
+            E::Return(r) => ExprKind::Return(match &r.expr {
+                Some(x) => Some(self.boxed(x)?),
+                None => None,
+            }),
+            E::Block(b) => {
+                if let Some(l) = &b.label {
+                    return Err(unsupported(spn(l), "labelled blocks", "use a labelled `loop` with `break`").into());
+                }
+                ExprKind::Block(self.block(&b.block)?)
+            }
+            E::Closure(c) => {
+                if let Some(a) = &c.asyncness {
+                    return Err(unsupported(spn(a), "async closures", "remove `async`").into());
+                }
+                let mut params = Vec::new();
+                for p in &c.inputs {
+                    let (pat, ty) = match p {
+                        syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty, false)?)),
+                        other => (other, None),
+                    };
+                    let (name, mutable) = self.binding_pat(pat)?;
+                    params.push(Param { name, mutable, ty, span: spn(p) });
+                }
+                let ret = match &c.output {
+                    syn::ReturnType::Default => None,
+                    syn::ReturnType::Type(_, t) => Some(self.ty(t, false)?),
+                };
+                ExprKind::Closure { params, ret, body: self.boxed(&c.body)? }
+            }
+            E::Reference(r) => {
+                if r.mutability.is_none() {
+                    return Err(Diagnostic::error(span, "references are only taken for atomics")
+                        .label("not supported here")
+                        .help("pass arrays by name; write `&mut a[i]` as the first argument of an atomic")
+                        .into());
+                }
+                ExprKind::RefMut(self.boxed(&r.expr)?)
+            }
+            E::Array(a) => ExprKind::ArrayLit(a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?),
+            E::Repeat(r) => ExprKind::ArrayRepeat(self.boxed(&r.expr)?, self.boxed(&r.len)?),
+            E::Macro(m) => return Err(macro_error(&m.mac).into()),
+            E::Unsafe(u) => return Err(unsupported(spn(&u.unsafe_token), "`unsafe` blocks", "kernels need no `unsafe`").into()),
+            E::Struct(s) => return Err(unsupported(spn(&s.path), "struct literals", "use separate values").into()),
+            E::Field(f) => {
+                return Err(unsupported(spn(f), "field access", "kernels have no structs; call methods like `a.len()` instead").into());
+            }
+            E::Match(m) => return Err(unsupported(spn(&m.match_token), "`match` expressions", "use `if`/`else if`").into()),
+            E::Range(r) => {
+                return Err(Diagnostic::error(spn(r), "ranges are only supported in `for` loops")
+                    .label("not supported here")
+                    .help("write `for i in a..b { .. }`")
+                    .into());
+            }
+            E::Try(t) => return Err(unsupported(spn(&t.question_token), "the `?` operator", "kernels have no error values").into()),
+            E::Async(a) => return Err(unsupported(spn(&a.async_token), "`async` blocks", "remove `async`").into()),
+            E::Await(a) => return Err(unsupported(spn(&a.await_token), "`.await`", "remove `.await`").into()),
+            E::Let(l) => return Err(unsupported(spn(l), "`let` expressions", "use `let` as a statement").into()),
+            E::Const(c) => return Err(unsupported(spn(&c.const_token), "`const` blocks", "use a `const` item").into()),
+            E::Yield(y) => return Err(unsupported(spn(&y.yield_token), "`yield`", "remove it").into()),
+            E::TryBlock(t) => return Err(unsupported(spn(&t.try_token), "`try` blocks", "remove it").into()),
+            E::Infer(i) => return Err(Diagnostic::error(spn(i), "`_` is not an expression").label("here").into()),
+            E::RawAddr(r) => return Err(unsupported(spn(r), "raw pointers", "index arrays").into()),
+            _ => return Err(unsupported(span, "this expression", "see the language reference for what kernels may contain").into()),
+        };
+        Ok(Expr { kind, span })
+    }
+
+    fn generic_arg(&mut self, g: &syn::GenericArgument) -> PResult<GenericArg> {
+        match g {
+            syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() => {
+                if let Some(s) = self.scalar_name(&p.path)? {
+                    return Ok(GenericArg::Type(TypeExpr::Scalar(s, spn(p))));
+                }
+                // A bare name in a type position may be a `const` item: `shared_array::<f32, N>`.
+                Ok(GenericArg::Const(self.path_expr(&p.path, spn(p))?))
+            }
+            syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.ty(t, false)?)),
+            syn::GenericArgument::Const(e) => Ok(GenericArg::Const(self.expr(e)?)),
+            other => Err(Diagnostic::error(spn(other), "unsupported generic argument").label("expected a type or a constant").into()),
+        }
+    }
+
+    fn path_expr(&mut self, path: &syn::Path, span: Span) -> PResult<Expr> {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        for s in &path.segments {
+            if !s.arguments.is_none() {
+                return Err(Diagnostic::error(spn(s), "generic arguments are only supported on builtin calls").label("here").into());
+            }
+        }
+        if segs.len() == 1 && path.leading_colon.is_none() {
+            return Ok(Expr { kind: ExprKind::Path(ident(&path.segments[0].ident)), span });
+        }
+        let trimmed: Vec<&str> = segs.iter().map(String::as_str).skip_while(|s| *s == "std" || *s == "core").collect();
+        if let Some(e) = assoc_const(&trimmed, span) {
+            return Ok(e);
+        }
+        Err(Diagnostic::error(span, format!("unknown path `{}`", quote_path(path)))
+            .label("not found")
+            .help("kernels refer to items by plain names; supported paths are numeric constants like `f32::MAX`, `i32::MIN` and `f32::consts::PI`").into())
+    }
+
+    fn for_loop(&mut self, f: &syn::ExprForLoop) -> PResult<ExprKind> {
+        let (var, mutable) = self.binding_pat(&f.pat)?;
+        if mutable {
+            return Err(Diagnostic::error(var.span, "the loop variable cannot be `mut`").label("remove `mut`").into());
+        }
+        let mut iter = &*f.expr;
+        while let syn::Expr::Paren(p) = iter {
+            iter = &p.expr;
+        }
+        let (range, step) = match iter {
+            syn::Expr::MethodCall(m) if m.method == "step_by" => {
+                if m.args.len() != 1 {
+                    return Err(Diagnostic::error(spn(m), "`step_by` takes one argument").label("here").into());
+                }
+                let mut r = &*m.receiver;
+                while let syn::Expr::Paren(p) = r {
+                    r = &p.expr;
+                }
+                (r, Some(self.boxed(&m.args[0])?))
+            }
+            other => (other, None),
+        };
+        let syn::Expr::Range(r) = range else {
+            return Err(Diagnostic::error(spn(&f.expr), "`for` loops iterate over ranges")
+                .label("not a range")
+                .help("write `for i in a..b`, `for i in a..=b` or `for i in (a..b).step_by(s)`")
+                .into());
+        };
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            return Err(Diagnostic::error(spn(r), "the range needs a start and an end").label("write `a..b`").into());
+        };
+        Ok(ExprKind::For {
+            label: f.label.as_ref().map(label),
+            var,
+            start: self.boxed(start)?,
+            end: self.boxed(end)?,
+            inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)),
+            step,
+            body: self.block(&f.body)?,
+        })
+    }
+}
+
+fn macro_error(m: &syn::Macro) -> Diagnostic {
+    let name = quote_path(&m.path);
+    let help = match name.as_str() {
+        "println" | "print" | "eprintln" | "dbg" => "kernels cannot print; write results to an output array",
+        "assert" | "assert_eq" | "debug_assert" | "panic" | "unreachable" | "todo" | "unimplemented" => {
+            "kernels cannot panic; guard with `if` and return early"
+        }
+        "vec" => "kernels cannot allocate; use `shared_array::<T, N>()` or an array parameter",
+        _ => "write the code out; kache has no macros",
+    };
+    Diagnostic::error(spn(&m.path), format!("macro `{name}!` is not supported in kernels")).label("macros are not supported").help(help)
+}
+
+pub(super) fn ident(i: &syn::Ident) -> Ident {
+    let name = i.to_string();
+    let name = name.strip_prefix("r#").map(str::to_owned).unwrap_or(name);
+    Ident { name, span: spn(i) }
+}
+
+pub(super) fn lifetime(l: &syn::Lifetime) -> Ident {
+    Ident { name: format!("'{}", l.ident), span: spn(l) }
+}
+
+fn label(l: &syn::Label) -> Ident {
+    lifetime(&l.name)
+}
+
+pub(super) fn quote_path(p: &syn::Path) -> String {
+    let mut s = String::new();
+    if p.leading_colon.is_some() {
+        s.push_str("::");
+    }
+    s.push_str(&p.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::"));
+    s
+}

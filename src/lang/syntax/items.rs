@@ -1,0 +1,187 @@
+//! Items: `fn` (signature, parameters, kernel and factory return types), `const` and `static`,
+//! attributes, and the explanation for every other kind of item.
+
+use crate::lang::ast::*;
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::expr::ident;
+use super::spans::spn;
+use super::{Lower, PResult, unsupported};
+
+pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
+    let path = attr.path();
+    let name = path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
+    match name.as_str() {
+        "kernel" if on_fn => {
+            if !matches!(attr.meta, syn::Meta::Path(_)) {
+                return Err(Diagnostic::error(spn(attr), "`#[kernel]` takes no arguments").label("written with arguments").into());
+            }
+            Ok(true)
+        }
+        "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" => Ok(false),
+        _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`"))
+            .label("not supported here")
+            .help("supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing")
+            .into()),
+    }
+}
+
+impl Lower {
+    pub(super) fn item(&mut self, item: &syn::Item) -> PResult<Option<Item>> {
+        use syn::Item as I;
+        Ok(Some(match item {
+            I::Fn(f) => Item::Fn(self.fn_item(f)?),
+            I::Const(c) => {
+                for a in &c.attrs {
+                    check_attr(a, false)?;
+                }
+                if !c.generics.params.is_empty() {
+                    return Err(unsupported(spn(&c.generics), "generic constants", "remove the generic parameters").into());
+                }
+                Item::Const(ConstItem {
+                    name: ident(&c.ident),
+                    is_static: false,
+                    ty: self.ty(&c.ty, true)?,
+                    value: self.expr(&c.expr)?,
+                    span: spn(c),
+                })
+            }
+            I::Static(s) => {
+                for a in &s.attrs {
+                    check_attr(a, false)?;
+                }
+                if let syn::StaticMutability::Mut(m) = &s.mutability {
+                    return Err(unsupported(
+                        spn(m),
+                        "`static mut` items",
+                        "use a `static` (read-only) or pass a writable array as a kernel argument",
+                    )
+                    .into());
+                }
+                Item::Const(ConstItem {
+                    name: ident(&s.ident),
+                    is_static: true,
+                    ty: self.ty(&s.ty, true)?,
+                    value: self.expr(&s.expr)?,
+                    span: spn(s),
+                })
+            }
+            I::Use(_) => return Ok(None),
+            I::Struct(s) => return Err(unsupported(spn(&s.ident), "structs", "pass the fields as separate parameters").into()),
+            I::Enum(e) => return Err(unsupported(spn(&e.ident), "enums", "use integer constants").into()),
+            I::Union(u) => return Err(unsupported(spn(&u.ident), "unions", "use separate arrays").into()),
+            I::Trait(t) => return Err(unsupported(spn(&t.ident), "traits", "write plain functions").into()),
+            I::Impl(i) => return Err(unsupported(spn(&i.self_ty), "`impl` blocks", "write plain functions").into()),
+            I::Mod(m) => return Err(unsupported(spn(&m.ident), "modules", "put every item in the kernel file").into()),
+            I::Type(t) => return Err(unsupported(spn(&t.ident), "type aliases", "write the type out").into()),
+            I::Macro(m) => return Err(unsupported(spn(&m.mac.path), "macros", "write the code out; kache has no macros").into()),
+            I::ExternCrate(e) => return Err(unsupported(spn(e), "`extern crate` items", "remove it").into()),
+            I::ForeignMod(f) => return Err(unsupported(spn(&f.abi), "`extern` blocks", "remove it").into()),
+            I::TraitAlias(t) => return Err(unsupported(spn(&t.ident), "trait aliases", "remove it").into()),
+            other => return Err(unsupported(spn(other), "this kind of item", "use `fn`, `const` and `static` items").into()),
+        }))
+    }
+
+    fn fn_item(&mut self, f: &syn::ItemFn) -> PResult<FnItem> {
+        let mut is_kernel = false;
+        for a in &f.attrs {
+            is_kernel |= check_attr(a, true)?;
+        }
+        let sig = &f.sig;
+        if let Some(u) = &sig.unsafety {
+            return Err(unsupported(spn(u), "`unsafe` functions", "remove `unsafe`").into());
+        }
+        if let Some(a) = &sig.asyncness {
+            return Err(unsupported(spn(a), "`async` functions", "remove `async`").into());
+        }
+        if let Some(c) = &sig.constness {
+            return Err(unsupported(spn(c), "`const fn`", "remove `const`; device functions are inlined anyway").into());
+        }
+        if let Some(a) = &sig.abi {
+            return Err(unsupported(spn(a), "`extern` functions", "remove the ABI").into());
+        }
+        if !sig.generics.params.is_empty() {
+            return Err(unsupported(spn(&sig.generics), "generic functions", "write one function per type").into());
+        }
+        if let Some(w) = &sig.generics.where_clause {
+            return Err(unsupported(spn(w), "`where` clauses", "remove it").into());
+        }
+        if let Some(v) = &sig.variadic {
+            return Err(unsupported(spn(v), "variadic functions", "list the parameters").into());
+        }
+        let mut params = Vec::new();
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(r) => return Err(unsupported(spn(r), "`self` parameters", "write a plain function").into()),
+                syn::FnArg::Typed(pt) => {
+                    let (name, mutable) = self.binding_pat(&pt.pat)?;
+                    params.push(Param { name, mutable, ty: Some(self.ty(&pt.ty, false)?), span: spn(pt) });
+                }
+            }
+        }
+        let ret = match &sig.output {
+            syn::ReturnType::Default => RetTy::Unit,
+            syn::ReturnType::Type(_, t) => self.ret_ty(t)?,
+        };
+        let sig_span = Span::new(spn(&sig.fn_token).lo as usize, spn(&sig.output).hi.max(spn(&sig.paren_token.span.join()).hi) as usize);
+        Ok(FnItem { name: ident(&sig.ident), is_kernel, params, ret, body: self.block(&f.block)?, sig_span })
+    }
+
+    fn ret_ty(&mut self, t: &syn::Type) -> PResult<RetTy> {
+        if let syn::Type::ImplTrait(it) = t {
+            let span = spn(it);
+            if it.bounds.len() != 1 {
+                return Err(Diagnostic::error(span, "a factory returns `impl Kernel` or `impl Fn(..) -> T`")
+                    .label("unsupported bounds")
+                    .into());
+            }
+            if let Some(syn::TypeParamBound::Trait(tb)) = it.bounds.first() {
+                let Some(last) = tb.path.segments.last() else {
+                    return Err(Diagnostic::error(span, "expected a trait").label("here").into());
+                };
+                match (last.ident.to_string().as_str(), &last.arguments) {
+                    ("Kernel", syn::PathArguments::None) => return Ok(RetTy::ImplKernel(span)),
+                    ("Fn", syn::PathArguments::Parenthesized(p)) => {
+                        let params = p.inputs.iter().map(|t| self.ty(t, false)).collect::<PResult<Vec<_>>>()?;
+                        let ret = match &p.output {
+                            syn::ReturnType::Default => None,
+                            syn::ReturnType::Type(_, t) => Some(self.ty(t, false)?),
+                        };
+                        return Ok(RetTy::ImplFn { params, ret, span });
+                    }
+                    ("FnMut" | "FnOnce", _) => {
+                        return Err(Diagnostic::error(span, "device closures are `Fn`")
+                            .label("write `impl Fn(..) -> T`")
+                            .note("closures cannot mutate what they capture")
+                            .into());
+                    }
+                    _ => {}
+                }
+            }
+            return Err(Diagnostic::error(span, "unsupported `impl` return type")
+                .label("expected `impl Kernel` or `impl Fn(..) -> T`")
+                .help("a factory returns `impl Kernel` (a kernel closure) or `impl Fn(..) -> T` (a device closure)")
+                .into());
+        }
+        Ok(RetTy::Ty(self.ty(t, false)?))
+    }
+
+    pub(super) fn binding_pat(&mut self, pat: &syn::Pat) -> PResult<(Ident, bool)> {
+        match pat {
+            syn::Pat::Ident(pi) => {
+                if let Some(r) = &pi.by_ref {
+                    return Err(unsupported(spn(r), "`ref` bindings", "bind by value").into());
+                }
+                if let Some((_, sub)) = &pi.subpat {
+                    return Err(unsupported(spn(sub), "sub-patterns", "bind a plain name").into());
+                }
+                Ok((ident(&pi.ident), pi.mutability.is_some()))
+            }
+            syn::Pat::Wild(w) => Ok((Ident { name: "_".into(), span: spn(w) }, false)),
+            syn::Pat::Tuple(t) => Err(unsupported(spn(t), "tuple patterns", "bind each value with its own `let`").into()),
+            syn::Pat::Struct(s) => Err(unsupported(spn(s), "struct patterns", "bind a plain name").into()),
+            other => Err(unsupported(spn(other), "this pattern", "bind a plain name, like `x` or `mut x`").into()),
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! Types: scalars, array references (`&[T]`, `&mut Array<T, N>`), fixed-size arrays of `static`
+//! items, and the explanation for every other type.
+
+use crate::ir::{MAX_NDIM, Scalar};
+use crate::lang::ast::*;
+use crate::lang::diag::Diagnostic;
+
+use super::expr::quote_path;
+use super::spans::spn;
+use super::{Lower, PResult, unsupported};
+
+pub(super) const SCALAR_LIST: &str = "bool, i32, i64, u32, u64, usize, f32, f64";
+
+impl Lower {
+    pub(super) fn scalar_name(&self, path: &syn::Path) -> PResult<Option<Scalar>> {
+        if path.segments.len() != 1 || path.leading_colon.is_some() {
+            return Ok(None);
+        }
+        let seg = &path.segments[0];
+        let name = seg.ident.to_string();
+        if let Some(s) = Scalar::from_name(&name) {
+            if !seg.arguments.is_none() {
+                return Err(Diagnostic::error(spn(seg), format!("`{name}` takes no generic arguments")).label("here").into());
+            }
+            return Ok(Some(s));
+        }
+        if matches!(name.as_str(), "i8" | "i16" | "i128" | "u8" | "u16" | "u128" | "isize" | "f16" | "f128" | "char" | "str" | "String") {
+            return Err(Diagnostic::error(spn(seg), format!("type `{name}` is not supported"))
+                .label("unsupported type")
+                .help(format!("supported scalar types: {SCALAR_LIST}"))
+                .into());
+        }
+        Ok(None)
+    }
+
+    pub(super) fn ty(&mut self, t: &syn::Type, fixed_ok: bool) -> PResult<TypeExpr> {
+        let span = spn(t);
+        match t {
+            syn::Type::Paren(p) => self.ty(&p.elem, fixed_ok),
+            syn::Type::Group(g) => self.ty(&g.elem, fixed_ok),
+            syn::Type::Tuple(tt) if tt.elems.is_empty() => Ok(TypeExpr::Unit(span)),
+            syn::Type::Tuple(tt) => Err(unsupported(spn(tt), "tuples", "use separate values").into()),
+            syn::Type::Path(p) => {
+                if p.qself.is_some() {
+                    return Err(unsupported(span, "qualified paths", "write the type out").into());
+                }
+                if let Some(s) = self.scalar_name(&p.path)? {
+                    return Ok(TypeExpr::Scalar(s, span));
+                }
+                let name = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+                if name == "Array" {
+                    return Err(Diagnostic::error(span, "`Array` is passed by reference")
+                        .label("write `&Array<T, N>` or `&mut Array<T, N>`")
+                        .into());
+                }
+                if name == "Vec" {
+                    return Err(Diagnostic::error(span, "`Vec` is not supported in kernels")
+                        .label("heap allocation is not available on the device")
+                        .help("take a slice parameter: `&[T]` or `&mut [T]`")
+                        .into());
+                }
+                Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
+                    .label("not a kernel type")
+                    .help(format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`"))
+                    .into())
+            }
+            syn::Type::Reference(r) => {
+                if let Some(l) = &r.lifetime {
+                    return Err(unsupported(spn(l), "lifetimes", "remove the lifetime").into());
+                }
+                let mutable = r.mutability.is_some();
+                match &*r.elem {
+                    syn::Type::Slice(s) => {
+                        let elem = self.elem_scalar(&s.elem)?;
+                        Ok(TypeExpr::ArrayRef { elem, ndim: 1, mutable, span })
+                    }
+                    syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Array") => {
+                        let seg = p.path.segments.last().ok_or_else(|| Diagnostic::error(span, "expected a type"))?;
+                        let syn::PathArguments::AngleBracketed(ab) = &seg.arguments else {
+                            return Err(Diagnostic::error(span, "`Array` needs an element type and a dimension count")
+                                .label("write `Array<T, N>`")
+                                .into());
+                        };
+                        let args: Vec<_> = ab.args.iter().collect();
+                        if args.len() != 2 {
+                            return Err(Diagnostic::error(spn(ab), "`Array` takes two arguments")
+                                .label("write `Array<T, N>`, N in 0..=4")
+                                .into());
+                        }
+                        let elem = match args[0] {
+                            syn::GenericArgument::Type(t) => self.elem_scalar(t)?,
+                            other => return Err(Diagnostic::error(spn(other), "expected an element type").label("here").into()),
+                        };
+                        let ndim = match args[1] {
+                            syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. })) => {
+                                i.base10_parse::<u8>().ok().filter(|n| *n <= MAX_NDIM)
+                            }
+                            _ => None,
+                        };
+                        let Some(ndim) = ndim else {
+                            return Err(Diagnostic::error(spn(args[1]), "unsupported dimension count")
+                                .label("expected an integer literal from 0 to 4")
+                                .into());
+                        };
+                        Ok(TypeExpr::ArrayRef { elem, ndim, mutable, span })
+                    }
+                    syn::Type::Path(p) if p.path.is_ident("str") => {
+                        Err(unsupported(span, "strings", "kernels work on numbers and arrays").into())
+                    }
+                    syn::Type::Array(_) => Err(Diagnostic::error(span, "references to fixed-size arrays are not supported")
+                        .label("not a kernel type")
+                        .help("take a slice: `&[T]` or `&mut [T]`")
+                        .into()),
+                    _ => Err(unsupported(
+                        span,
+                        "references to this type",
+                        "references are only for arrays: `&[T]`, `&mut [T]`, `&Array<T, N>`",
+                    )
+                    .into()),
+                }
+            }
+            syn::Type::Array(a) if fixed_ok => {
+                let elem = self.ty(&a.elem, true)?;
+                if !matches!(elem, TypeExpr::Scalar(..) | TypeExpr::Fixed { .. }) {
+                    return Err(Diagnostic::error(elem.span(), "expected a scalar element type").label("here").into());
+                }
+                let len = match &a.len {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
+                    _ => None,
+                };
+                let Some(len) = len else {
+                    return Err(Diagnostic::error(spn(&a.len), "array length must be an integer literal").label("here").into());
+                };
+                Ok(TypeExpr::Fixed { elem: Box::new(elem), len, span })
+            }
+            syn::Type::Array(_) => Err(Diagnostic::error(span, "fixed-size arrays are only supported in `static` and `const` items")
+                .label("not a parameter type")
+                .help("take a slice: `&[T]` or `&mut [T]`, or use `shared_array::<T, N>()` for scratch memory")
+                .into()),
+            syn::Type::Slice(_) => {
+                Err(Diagnostic::error(span, "slices are passed by reference").label("write `&[T]` or `&mut [T]`").into())
+            }
+            syn::Type::Ptr(_) => Err(unsupported(span, "raw pointers", "take a slice: `&[T]` or `&mut [T]`").into()),
+            syn::Type::BareFn(_) => Err(unsupported(span, "function pointers", "call the function directly").into()),
+            syn::Type::ImplTrait(_) => {
+                Err(Diagnostic::error(span, "`impl Trait` is only supported as a factory's return type").label("not supported here").into())
+            }
+            syn::Type::TraitObject(_) => Err(unsupported(span, "trait objects", "call functions directly").into()),
+            syn::Type::Never(_) => Err(unsupported(span, "the never type", "return nothing").into()),
+            syn::Type::Infer(_) => Err(Diagnostic::error(span, "the type must be written here").label("`_` is not allowed").into()),
+            _ => Err(unsupported(span, "this type", &format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`")).into()),
+        }
+    }
+
+    fn elem_scalar(&mut self, t: &syn::Type) -> PResult<Scalar> {
+        match self.ty(t, false)? {
+            TypeExpr::Scalar(s, _) => Ok(s),
+            other => Err(Diagnostic::error(other.span(), "array elements must be scalars")
+                .label("not a scalar")
+                .help(format!("supported element types: {SCALAR_LIST}"))
+                .into()),
+        }
+    }
+}

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::cache::CacheConfig;
 use crate::cache::remote::RemoteConfig;
-use crate::codegen::{Arch, Options, Target};
 use crate::error::{Error, Result};
+use crate::target::{Arch, Options, Target};
 
 /// Settings of a [`Jit`](crate::Jit), usually from the environment ([`Config::from_env`]).
 #[derive(Clone, Debug)]

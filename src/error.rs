@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::codegen::CodegenError;
 use crate::lang::Diagnostics;
+use crate::target::UnsupportedArch;
 
 /// Result with kache's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -119,6 +120,12 @@ pub enum Error {
     /// ptxas rejected PTX or could not be run.
     #[error("ptxas: {0}")]
     Ptxas(String),
+}
+
+impl From<UnsupportedArch> for Error {
+    fn from(e: UnsupportedArch) -> Error {
+        Error::Codegen(e.into())
+    }
 }
 
 impl Error {

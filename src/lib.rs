@@ -33,6 +33,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod abi;
 pub mod cache;
 pub mod capture;
 pub mod codegen;
@@ -46,16 +47,17 @@ pub mod prebuild;
 pub mod runtime;
 pub mod span;
 mod stack;
+pub mod target;
 pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
-pub use codegen::{Arch, Specialization, Target};
 pub use config::Config;
 pub use error::{Error, Result};
 pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
+pub use target::{Arch, Specialization, Target};
 
 // The guides' Rust examples run as doctests.
 #[cfg(doctest)]

@@ -23,12 +23,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::capture::{CaptureValue, IntoCapture};
-use crate::codegen::{Arch, Specialization, Target};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ir::{Layout, Scalar, Ty};
 use crate::jit::{CompiledKernel, Jit, Kernel};
 use crate::runtime::{Device, Grid, KernelArgs};
+use crate::target::{Arch, Specialization, Target};
 
 /// Environment variables that change what the prebuild step writes; cargo re-runs the build
 /// script when one changes.
@@ -146,7 +146,7 @@ impl Builder {
             m = m.with_global(n, v.clone())?;
         }
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let module_name = crate::codegen::symbol_name(&stem).to_lowercase();
+        let module_name = crate::abi::symbol_name(&stem).to_lowercase();
         let mut kernels = Vec::new();
         for name in m.kernel_names() {
             let k = m.kernel(&name)?;

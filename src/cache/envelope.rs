@@ -17,8 +17,8 @@
 //! tags are [`Scalar::tag`] and [`Layout::tag`].)
 
 use super::key::{Key, build_id};
-use crate::codegen::Arch;
 use crate::ir::{ArrayTy, Layout, Scalar};
+use crate::target::Arch;
 
 /// Leading bytes of every entry.
 pub const MAGIC: [u8; 8] = *b"KACHE\0E\x01";

@@ -5,8 +5,8 @@
 use std::fmt;
 
 use crate::capture::CaptureValue;
-use crate::codegen::{Options, Specialization};
 use crate::ir::{Layout, Program, encode_program};
+use crate::target::{Options, Specialization};
 
 /// Bumped whenever the encoding below changes; also names the store's subfolder, so entries
 /// written under an older schema are simply never seen.

@@ -9,11 +9,9 @@ use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
 
 use super::CodegenError;
+use crate::abi::HostEntry;
 use crate::ir::{MathFn, Scalar};
 use crate::lang::builtins;
-
-/// The signature of a host kernel entry: `(HostCtx*, void** params)`.
-pub type HostEntry = unsafe extern "C" fn(*mut u8, *const *const u8);
 
 /// Host machine code for one kernel, ready to call. Owns its LLVM context and engine.
 pub struct HostModule {

@@ -23,9 +23,11 @@ use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, FloatType,
 use inkwell::values::{AsValueRef, BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue, PointerValue};
 use inkwell::{AddressSpace, AtomicOrdering, AtomicRMWBinOp, FloatPredicate, IntPredicate};
 
-use super::{CodegenError, CompileInput, Target, symbol_name};
+use super::{CodegenError, CompileInput};
+use crate::abi::{CaptureData, entry_symbol, host_ctx_layout, shared_offsets, symbol_name};
 use crate::ir::*;
 use crate::lang::builtins;
+use crate::target::Target;
 
 /// Lowering errors: a real error, or the signal that an operand diverged (`return`, `break`,
 /// ..) so the expression around it is never evaluated and is not built.
@@ -53,78 +55,6 @@ fn llvm_err(m: impl Into<String>) -> LErr {
 
 type R<T> = Result<T, LErr>;
 
-/// The value of a capture, as code generation needs it.
-#[derive(Clone, Debug)]
-pub enum CaptureData<'a> {
-    /// A host scalar: an immediate.
-    Scalar(ScalarValue),
-    /// A host array: its bytes are copied into the module as constant data.
-    HostArray {
-        /// Extents.
-        shape: &'a [usize],
-        /// Strides in elements.
-        strides: &'a [isize],
-        /// Element bytes, as laid out by `strides`.
-        bytes: &'a [u8],
-    },
-    /// A device array: its pointer, extents and strides are embedded as constants.
-    DeviceArray {
-        /// Device address.
-        ptr: u64,
-        /// Extents.
-        shape: &'a [usize],
-        /// Strides in elements.
-        strides: &'a [isize],
-    },
-}
-
-/// How one kernel parameter is passed: scalars as themselves, arrays as a pointer, `ndim`
-/// extents and `ndim` strides (in elements), all 64-bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamAbi {
-    /// A scalar (`bool` as one byte).
-    Scalar(Scalar),
-    /// An array.
-    Array {
-        /// Element type.
-        elem: Scalar,
-        /// Dimensions.
-        ndim: u8,
-    },
-}
-
-impl ParamAbi {
-    /// The kernel parameters of a program.
-    pub fn of(program: &Program) -> Vec<ParamAbi> {
-        program
-            .kernel()
-            .param_decls()
-            .iter()
-            .map(|p| match p.ty {
-                Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
-                Ty::Scalar(s) => ParamAbi::Scalar(s),
-                _ => ParamAbi::Scalar(Scalar::Bool),
-            })
-            .collect()
-    }
-}
-
-/// Byte offsets of the fields of the host backend's per-thread context, which the runtime's
-/// `#[repr(C)]` struct mirrors (a test checks both agree).
-#[allow(missing_docs)]
-pub mod host_ctx_layout {
-    pub const THREAD_IDX: u64 = 0;
-    pub const BLOCK_IDX: u64 = 12;
-    pub const BLOCK_DIM: u64 = 24;
-    pub const GRID_DIM: u64 = 36;
-    pub const DYN_SHARED: u64 = 48;
-    pub const DYN_SHARED_LEN: u64 = 56;
-    pub const SHARED: u64 = 64;
-    pub const BARRIER_FN: u64 = 72;
-    pub const BARRIER_DATA: u64 = 80;
-    pub const SIZE: u64 = 88;
-}
-
 /// The symbol of a function of the program.
 fn func_symbol(p: &Program, id: FuncId, target: Target) -> String {
     let f = &p.funcs[id];
@@ -139,45 +69,6 @@ fn func_symbol(p: &Program, id: FuncId, target: Target) -> String {
         FuncKind::Closure { .. } => format!("__kache_cl_{}_k", symbol_name(&f.name)),
         _ => format!("__kache_dev_{}_k", symbol_name(&f.name)),
     }
-}
-
-/// The symbol that launches the program's kernel: the `.entry` on NVPTX, the wrapper taking
-/// `(ctx, params)` on the host.
-pub fn entry_symbol(p: &Program, target: Target) -> String {
-    match target {
-        Target::Nvptx(_) => symbol_name(&p.kernel().name),
-        Target::Host => format!("{}_host_entry", symbol_name(&p.kernel().name)),
-    }
-}
-
-/// Static shared-memory offsets for the host backend: one per `shared_array` call site.
-fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64) {
-    let mut map = HashMap::new();
-    let mut off = 0u64;
-    for (fid, f) in p.funcs.iter().enumerate() {
-        let mut sites = Vec::new();
-        collect_shared(&f.body, &mut sites);
-        sites.sort_by_key(|s| s.0);
-        for (site, elem, len) in sites {
-            off = off.div_ceil(16) * 16;
-            map.insert((fid, site), off);
-            off += len * elem.size() as u64;
-        }
-    }
-    (map, off)
-}
-
-/// Total static shared memory a program uses, in bytes.
-pub fn static_shared_bytes(p: &Program) -> u64 {
-    shared_offsets(p).1
-}
-
-fn collect_shared(b: &Block, out: &mut Vec<(usize, Scalar, u64)>) {
-    visit_block(b, &mut |e| {
-        if let ExprKind::SharedArray { elem, len, site } = &e.kind {
-            out.push((*site, *elem, *len));
-        }
-    });
 }
 
 struct Cx<'a, 'ctx> {
@@ -1025,7 +916,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     fn shared_array(&mut self, elem: Scalar, len: u64, site: usize) -> R<ArrayVal<'ctx>> {
         let ptr = if self.cx.host {
             let off = self.cx.shared.get(&(self.fid, site)).copied().unwrap_or(0);
-            let base = self.ctx_field_ptr(super::host_ctx_layout::SHARED)?;
+            let base = self.ctx_field_ptr(host_ctx_layout::SHARED)?;
             // SAFETY of the GEP: the runtime allocates the program's static shared size.
             unsafe { self.b.build_gep(self.cx.i8, base, &[self.i64c(off)], "")? }
         } else {
@@ -1041,8 +932,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     fn dyn_shared(&mut self, elem: Scalar) -> R<ArrayVal<'ctx>> {
         let (ptr, bytes) = if self.cx.host {
-            let p = self.ctx_field_ptr(super::host_ctx_layout::DYN_SHARED)?;
-            let n = self.ctx_field_i64(super::host_ctx_layout::DYN_SHARED_LEN)?;
+            let p = self.ctx_field_ptr(host_ctx_layout::DYN_SHARED)?;
+            let n = self.ctx_field_i64(host_ctx_layout::DYN_SHARED_LEN)?;
             (p, n)
         } else {
             let name = "__kache_dynamic_shared";
@@ -1302,7 +1193,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             _ => return Err(llvm_err("not an index query")),
         };
         if self.cx.host {
-            use super::host_ctx_layout as L;
+            use host_ctx_layout as L;
             let base = [L::THREAD_IDX, L::BLOCK_IDX, L::BLOCK_DIM, L::GRID_DIM][field];
             return self.ctx_field_u32(base + 4 * d as u64);
         }
@@ -1328,7 +1219,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             Builtin::SyncThreads => {
                 if self.cx.host {
-                    let fp = self.ctx_field_ptr(super::host_ctx_layout::BARRIER_FN)?;
+                    let fp = self.ctx_field_ptr(host_ctx_layout::BARRIER_FN)?;
                     let ctx = self.host_ctx.ok_or_else(|| llvm_err("ctx"))?;
                     let fty = self.ctx().void_type().fn_type(&[self.cx.ptr.into()], false);
                     self.b.build_indirect_call(fty, fp, &[ctx.into()], "")?;

@@ -19,74 +19,11 @@ use inkwell::module::{Linkage, Module};
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
 
-pub use jit::{HostEntry, HostModule};
-pub use lower::{CaptureData, ParamAbi, host_ctx_layout, static_shared_bytes};
+pub use jit::HostModule;
 
-use crate::ir::{Layout, Program};
-
-/// A GPU architecture, `sm_XX` or `sm_90a`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Arch {
-    /// Compute capability times ten: 70 for `sm_70`.
-    pub sm: u32,
-    /// The architecture-specific `a` variant (`sm_90a`).
-    pub accelerated: bool,
-}
-
-/// Architectures kache generates code for.
-pub const SUPPORTED_ARCHS: &[&str] = &["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"];
-
-impl Arch {
-    /// Parses `sm_XX`; an unsupported architecture is an error that lists the supported ones.
-    pub fn parse(s: &str) -> Result<Arch, CodegenError> {
-        let bad = || CodegenError::UnsupportedArch(s.to_string());
-        if !SUPPORTED_ARCHS.contains(&s) {
-            return Err(bad());
-        }
-        let digits = s.trim_start_matches("sm_");
-        let (digits, accelerated) = match digits.strip_suffix('a') {
-            Some(d) => (d, true),
-            None => (digits, false),
-        };
-        Ok(Arch { sm: digits.parse().map_err(|_| bad())?, accelerated })
-    }
-
-    /// The default: `KACHE_ARCH`, else `sm_70`.
-    pub fn default_from_env() -> Result<Arch, CodegenError> {
-        match std::env::var("KACHE_ARCH") {
-            Ok(s) if !s.is_empty() => Arch::parse(&s),
-            _ => Ok(Arch { sm: 70, accelerated: false }),
-        }
-    }
-
-    /// The PTX ISA version emitted for this architecture (the lowest that supports it, so older
-    /// drivers load it too).
-    pub fn ptx_isa(self) -> (u32, u32) {
-        match self.sm {
-            90.. => (8, 0),
-            89 => (7, 8),
-            87 => (7, 4),
-            86 => (7, 1),
-            80 => (7, 0),
-            _ => (6, 3),
-        }
-    }
-}
-
-impl fmt::Display for Arch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "sm_{}{}", self.sm, if self.accelerated { "a" } else { "" })
-    }
-}
-
-/// Where the code runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Target {
-    /// NVIDIA GPUs: PTX for the given architecture.
-    Nvptx(Arch),
-    /// This machine's CPU: the host backend.
-    Host,
-}
+use crate::abi::{CaptureData, entry_symbol};
+use crate::ir::Program;
+use crate::target::{Options, Specialization, Target, UnsupportedArch};
 
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -97,42 +34,11 @@ impl fmt::Display for Target {
     }
 }
 
-/// Options that change the generated code (all of them are part of the cache key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Options {
-    /// Target.
-    pub target: Target,
-    /// LLVM optimisation level, 0..=3.
-    pub opt_level: u8,
-    /// Allow float reassociation and approximations (`fast` flags on float operations).
-    pub fast_math: bool,
-}
-
 impl Options {
-    /// O3, IEEE float semantics, for `target`.
-    pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false }
-    }
-
-    /// Writes the options into a key component.
+    /// Writes the options into a key component, host code as optimised for this machine's CPU
+    /// ([`host_cpu`]).
     pub fn encode(&self, out: &mut Vec<u8>) {
-        match self.target {
-            Target::Nvptx(a) => {
-                out.push(0);
-                out.extend_from_slice(&a.sm.to_le_bytes());
-                out.push(a.accelerated as u8);
-                let (maj, min) = a.ptx_isa();
-                out.extend_from_slice(&[maj as u8, min as u8]);
-            }
-            Target::Host => {
-                out.push(1);
-                let cpu = host_cpu();
-                out.extend_from_slice(&(cpu.len() as u64).to_le_bytes());
-                out.extend_from_slice(cpu.as_bytes());
-            }
-        }
-        out.push(self.opt_level);
-        out.push(self.fast_math as u8);
+        self.encode_with_host_cpu(&host_cpu(), out);
     }
 }
 
@@ -158,8 +64,8 @@ pub fn llvm_version() -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum CodegenError {
     /// The architecture is not one kache generates code for.
-    #[error("unsupported GPU architecture `{0}`; supported: {list}", list = SUPPORTED_ARCHS.join(", "))]
-    UnsupportedArch(String),
+    #[error(transparent)]
+    UnsupportedArch(#[from] UnsupportedArch),
     /// A transcendental function needs libdevice, which was not found.
     #[error(
         "kernel `{kernel}` calls `{function}`, which needs NVIDIA's libdevice on the GPU, and libdevice.10.bc was not found; \
@@ -190,27 +96,6 @@ pub enum CodegenError {
 impl From<inkwell::builder::BuilderError> for CodegenError {
     fn from(e: inkwell::builder::BuilderError) -> Self {
         CodegenError::Llvm(format!("builder: {e}"))
-    }
-}
-
-/// The layout of each kernel parameter that is an array (`None` for scalars): the specialisation
-/// compiled for a launch.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct Specialization {
-    /// One entry per kernel parameter.
-    pub layouts: Vec<Option<Layout>>,
-}
-
-impl Specialization {
-    /// Every array parameter as `layout`.
-    pub fn uniform(program: &Program, layout: Layout) -> Specialization {
-        let k = program.kernel();
-        Specialization { layouts: k.param_decls().iter().map(|p| matches!(p.ty, crate::ir::Ty::Array(_)).then_some(layout)).collect() }
-    }
-
-    /// Short text form, `C,-,F`.
-    pub fn describe(&self) -> String {
-        self.layouts.iter().map(|l| l.map(|l| l.to_string()).unwrap_or_else(|| "-".into())).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -294,25 +179,6 @@ pub(crate) fn target_machine(target: Target, opt_level: u8) -> Result<TargetMach
         .ok_or_else(|| CodegenError::Llvm(format!("no target machine for {target}")))
 }
 
-/// The symbol PTX and the JIT know a kernel by: its name with anything outside `[A-Za-z0-9_]`
-/// spelled out, so every Rust identifier is a valid PTX identifier.
-pub fn symbol_name(name: &str) -> String {
-    let mut s = String::new();
-    for c in name.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            s.push(c);
-        } else if c == ':' {
-            s.push('_');
-        } else {
-            s.push_str(&format!("_u{:04x}", c as u32));
-        }
-    }
-    if s.starts_with(|c: char| c.is_ascii_digit()) || s.is_empty() {
-        s.insert(0, '_');
-    }
-    s
-}
-
 /// Compiles a checked program: lowers each function into its own module, links the kernel's
 /// module with everything it reaches, optimises, and emits PTX or host bitcode.
 pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
@@ -336,7 +202,7 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
     for id in order.into_iter().filter(|i| *i != program.kernel) {
         linked.link_in_module(modules[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
     }
-    let entry = lower::entry_symbol(program, input.options.target);
+    let entry = entry_symbol(program, input.options.target);
     if let (Target::Nvptx(_), Some(bc)) = (input.options.target, input.libdevice) {
         if program.uses_libdevice() {
             let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
@@ -371,7 +237,7 @@ pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
     for id in order.into_iter().filter(|i| *i != input.program.kernel) {
         linked.link_in_module(modules[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
     }
-    let entry = lower::entry_symbol(input.program, input.options.target);
+    let entry = entry_symbol(input.program, input.options.target);
     internalize(&linked, &entry);
     optimize(&linked, &tm, input.options.opt_level)?;
     Ok(linked.print_to_string().to_string())

@@ -7,13 +7,15 @@ use std::time::Instant;
 
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
+use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
-use crate::codegen::{self, Artifact, HostModule, ParamAbi, Specialization, Target};
+use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
 use crate::ir::Ty;
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
+use crate::target::{Specialization, Target};
 
 /// How a compiled kernel was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,7 +90,7 @@ impl CompiledKernel {
             artifact,
             entry,
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
-            static_shared: codegen::static_shared_bytes(p),
+            static_shared: abi::static_shared_bytes(p),
             library,
             device_captures: k
                 .inner

@@ -9,13 +9,15 @@ use super::compiled::{CompiledKernel, Origin, artifact_kind};
 use super::launch::{check_args, check_capture_locations};
 use super::module::Module;
 use super::{Jit, Source};
+use crate::abi::{self, CaptureData};
 use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
-use crate::codegen::{self, Arch, Artifact, CaptureData, Specialization, Target};
+use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::{CaptureSource, Layout, Program, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::{Device, Grid, KernelArgs};
+use crate::target::{Arch, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
@@ -269,7 +271,7 @@ impl Kernel {
     fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
         let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
-        let entry = codegen::symbol_name(&self.inner.program.kernel().name);
+        let entry = abi::symbol_name(&self.inner.program.kernel().name);
         Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
     }
 

@@ -2,11 +2,12 @@
 //! and the checked launch of a compiled kernel on a device.
 
 use super::compiled::CompiledKernel;
+use crate::abi::ParamAbi;
 use crate::capture::{ArrayDesc, CaptureValue};
-use crate::codegen::{ParamAbi, Specialization, Target};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, Program, ScalarValue, Ty};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, host};
+use crate::target::{Specialization, Target};
 
 /// Checks that every device array a kernel captured lives on `device`.
 pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[CaptureValue], device: &Device) -> Result<()> {
@@ -121,17 +122,21 @@ impl CompiledKernel {
             None => {
                 let m = self.host_module()?;
                 let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
-                host::run(
-                    &m,
-                    host::HostLaunch {
-                        grid: g,
-                        block: b,
-                        dyn_shared: grid.shared_mem as usize,
-                        static_shared: self.static_shared as usize,
-                        cooperative: self.cooperative,
-                    },
-                    &ptrs,
-                )
+                // SAFETY: `m` owns the entry's code and outlives the launch; `slots` holds one value
+                // per flattened parameter of this kernel's ABI, checked against its signature.
+                unsafe {
+                    host::run(
+                        m.entry(),
+                        host::HostLaunch {
+                            grid: g,
+                            block: b,
+                            dyn_shared: grid.shared_mem as usize,
+                            static_shared: self.static_shared as usize,
+                            cooperative: self.cooperative,
+                        },
+                        &ptrs,
+                    )
+                }
             }
             Some(dev) => {
                 let f = self.cuda_function(dev)?;

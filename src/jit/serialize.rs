@@ -6,12 +6,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
 use super::kernel::signature_text;
+use crate::abi::ParamAbi;
 use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
 use crate::cache::{ArtifactKind, Meta};
-use crate::codegen::{self, Artifact, ParamAbi, Specialization, Target};
+use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::Ty;
 use crate::library::CodeLibrary;
+use crate::target::{Specialization, Target};
 
 impl CompiledKernel {
     /// Serialises to bytes that [`deserialize`](Self::deserialize) loads in another process:

@@ -11,8 +11,8 @@ use cudarc::driver::result::DriverError;
 use cudarc::driver::safe::CudaContext;
 use cudarc::driver::sys;
 
-use crate::codegen::Arch;
 use crate::error::{Error, Result};
+use crate::target::Arch;
 
 fn cuda_err(op: &'static str, r: sys::CUresult) -> Error {
     let e = DriverError(r);

@@ -15,9 +15,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::capture::{ArrayDesc, ArrayInterface, Element, Location, Order, Owner, layout_of, strides_from_shape};
-use crate::codegen::{Arch, Target};
 use crate::error::{Error, Result};
 use crate::ir::{Layout, MAX_NDIM, Scalar, ScalarValue};
+use crate::target::{Arch, Target};
 
 /// Whether the NVIDIA driver library (`libcuda.so`) can be loaded on this machine.
 pub fn cuda_driver_present() -> bool {

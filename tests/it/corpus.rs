@@ -94,7 +94,7 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
                 Ok(text) => {
                     assert!(text.contains(".target sm_90"), "{name}::{k}: PTX is not for sm_90");
                     assert!(
-                        text.contains(&format!(".entry {}", kache::codegen::symbol_name(&k))),
+                        text.contains(&format!(".entry {}", kache::abi::symbol_name(&k))),
                         "{name}::{k}: no entry for the kernel in its PTX"
                     );
                     if let Some(p) = &ptxas {

@@ -82,6 +82,15 @@ fn only_codegen_touches_inkwell() {
 }
 
 #[test]
+fn runtime_target_and_abi_need_neither_the_compiler_nor_the_front_end() {
+    let mut files = rust_files(&src().join("runtime"));
+    assert!(files.len() >= 3);
+    files.extend([src().join("target.rs"), src().join("abi.rs")]);
+    let bad = offenders(&files, &["crate::codegen", "crate::lang", "inkwell", "llvm_sys"]);
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
 fn only_runtime_cuda_touches_cudarc() {
     let files: Vec<PathBuf> = rust_files(&src()).into_iter().filter(|p| !p.ends_with("runtime/cuda.rs")).collect();
     let bad = offenders(&files, &["cudarc"]);

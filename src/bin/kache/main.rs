@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use kache::abi::CaptureData;
 use kache::cache::{LocalStore, Lookup, envelope};
-use kache::codegen::{self, CaptureData};
+use kache::codegen;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]

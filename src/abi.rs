@@ -1,0 +1,143 @@
+//! The contract between generated code and the runtime: how kernel parameters and captured
+//! values are passed, the host backend's per-thread context and static shared memory, the
+//! symbols kernels are known by, and the signature of a host kernel entry. No LLVM here: the
+//! code generator emits code that follows it, the runtime calls code that follows it.
+
+use std::collections::HashMap;
+
+use crate::ir::{Block, ExprKind, FuncId, Program, Scalar, ScalarValue, Ty, visit_block};
+use crate::target::Target;
+
+/// The value of a capture, as code generation needs it.
+#[derive(Clone, Debug)]
+pub enum CaptureData<'a> {
+    /// A host scalar: an immediate.
+    Scalar(ScalarValue),
+    /// A host array: its bytes are copied into the module as constant data.
+    HostArray {
+        /// Extents.
+        shape: &'a [usize],
+        /// Strides in elements.
+        strides: &'a [isize],
+        /// Element bytes, as laid out by `strides`.
+        bytes: &'a [u8],
+    },
+    /// A device array: its pointer, extents and strides are embedded as constants.
+    DeviceArray {
+        /// Device address.
+        ptr: u64,
+        /// Extents.
+        shape: &'a [usize],
+        /// Strides in elements.
+        strides: &'a [isize],
+    },
+}
+
+/// How one kernel parameter is passed: scalars as themselves, arrays as a pointer, `ndim`
+/// extents and `ndim` strides (in elements), all 64-bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamAbi {
+    /// A scalar (`bool` as one byte).
+    Scalar(Scalar),
+    /// An array.
+    Array {
+        /// Element type.
+        elem: Scalar,
+        /// Dimensions.
+        ndim: u8,
+    },
+}
+
+impl ParamAbi {
+    /// The kernel parameters of a program.
+    pub fn of(program: &Program) -> Vec<ParamAbi> {
+        program
+            .kernel()
+            .param_decls()
+            .iter()
+            .map(|p| match p.ty {
+                Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
+                Ty::Scalar(s) => ParamAbi::Scalar(s),
+                _ => ParamAbi::Scalar(Scalar::Bool),
+            })
+            .collect()
+    }
+}
+
+/// Byte offsets of the fields of the host backend's per-thread context, which the runtime's
+/// `#[repr(C)]` struct mirrors (a test checks both agree).
+#[allow(missing_docs)]
+pub mod host_ctx_layout {
+    pub const THREAD_IDX: u64 = 0;
+    pub const BLOCK_IDX: u64 = 12;
+    pub const BLOCK_DIM: u64 = 24;
+    pub const GRID_DIM: u64 = 36;
+    pub const DYN_SHARED: u64 = 48;
+    pub const DYN_SHARED_LEN: u64 = 56;
+    pub const SHARED: u64 = 64;
+    pub const BARRIER_FN: u64 = 72;
+    pub const BARRIER_DATA: u64 = 80;
+    pub const SIZE: u64 = 88;
+}
+
+/// The signature of a host kernel entry: `(HostCtx*, void** params)`.
+pub type HostEntry = unsafe extern "C" fn(*mut u8, *const *const u8);
+
+/// The symbol PTX and the JIT know a kernel by: its name with anything outside `[A-Za-z0-9_]`
+/// spelled out, so every Rust identifier is a valid PTX identifier.
+pub fn symbol_name(name: &str) -> String {
+    let mut s = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            s.push(c);
+        } else if c == ':' {
+            s.push('_');
+        } else {
+            s.push_str(&format!("_u{:04x}", c as u32));
+        }
+    }
+    if s.starts_with(|c: char| c.is_ascii_digit()) || s.is_empty() {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// The symbol that launches the program's kernel: the `.entry` on NVPTX, the wrapper taking
+/// `(ctx, params)` on the host.
+pub fn entry_symbol(p: &Program, target: Target) -> String {
+    match target {
+        Target::Nvptx(_) => symbol_name(&p.kernel().name),
+        Target::Host => format!("{}_host_entry", symbol_name(&p.kernel().name)),
+    }
+}
+
+/// Static shared-memory offsets for the host backend: one per `shared_array` call site, by
+/// function and site, and the total the runtime allocates per block.
+pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64) {
+    let mut map = HashMap::new();
+    let mut off = 0u64;
+    for (fid, f) in p.funcs.iter().enumerate() {
+        let mut sites = Vec::new();
+        collect_shared(&f.body, &mut sites);
+        sites.sort_by_key(|s| s.0);
+        for (site, elem, len) in sites {
+            off = off.div_ceil(16) * 16;
+            map.insert((fid, site), off);
+            off += len * elem.size() as u64;
+        }
+    }
+    (map, off)
+}
+
+/// Total static shared memory a program uses, in bytes.
+pub fn static_shared_bytes(p: &Program) -> u64 {
+    shared_offsets(p).1
+}
+
+fn collect_shared(b: &Block, out: &mut Vec<(usize, Scalar, u64)>) {
+    visit_block(b, &mut |e| {
+        if let ExprKind::SharedArray { elem, len, site } = &e.kind {
+            out.push((*site, *elem, *len));
+        }
+    });
+}

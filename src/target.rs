@@ -1,0 +1,141 @@
+//! What code is generated for: the GPU architecture or the host, the options that change the
+//! generated code, and the specialisation of a kernel's array layouts. No LLVM here, so the
+//! runtime can name a target without the compiler.
+//!
+//! The host CPU is part of what host code is generated for, but only LLVM knows its name; the
+//! code generator therefore supplies it (`Target`'s `Display` and [`Options::encode`] live in
+//! `codegen`, next to `codegen::host_cpu`).
+
+use std::fmt;
+
+use crate::ir::{Layout, Program, Ty};
+
+/// A GPU architecture, `sm_XX` or `sm_90a`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Arch {
+    /// Compute capability times ten: 70 for `sm_70`.
+    pub sm: u32,
+    /// The architecture-specific `a` variant (`sm_90a`).
+    pub accelerated: bool,
+}
+
+/// Architectures kache generates code for.
+pub const SUPPORTED_ARCHS: &[&str] = &["sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a"];
+
+/// An architecture kache does not generate code for.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unsupported GPU architecture `{0}`; supported: {list}", list = SUPPORTED_ARCHS.join(", "))]
+pub struct UnsupportedArch(pub String);
+
+impl Arch {
+    /// Parses `sm_XX`; an unsupported architecture is an error that lists the supported ones.
+    pub fn parse(s: &str) -> Result<Arch, UnsupportedArch> {
+        let bad = || UnsupportedArch(s.to_string());
+        if !SUPPORTED_ARCHS.contains(&s) {
+            return Err(bad());
+        }
+        let digits = s.trim_start_matches("sm_");
+        let (digits, accelerated) = match digits.strip_suffix('a') {
+            Some(d) => (d, true),
+            None => (digits, false),
+        };
+        Ok(Arch { sm: digits.parse().map_err(|_| bad())?, accelerated })
+    }
+
+    /// The default: `KACHE_ARCH`, else `sm_70`.
+    pub fn default_from_env() -> Result<Arch, UnsupportedArch> {
+        match std::env::var("KACHE_ARCH") {
+            Ok(s) if !s.is_empty() => Arch::parse(&s),
+            _ => Ok(Arch { sm: 70, accelerated: false }),
+        }
+    }
+
+    /// The PTX ISA version emitted for this architecture (the lowest that supports it, so older
+    /// drivers load it too).
+    pub fn ptx_isa(self) -> (u32, u32) {
+        match self.sm {
+            90.. => (8, 0),
+            89 => (7, 8),
+            87 => (7, 4),
+            86 => (7, 1),
+            80 => (7, 0),
+            _ => (6, 3),
+        }
+    }
+}
+
+impl fmt::Display for Arch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "sm_{}{}", self.sm, if self.accelerated { "a" } else { "" })
+    }
+}
+
+/// Where the code runs. Displayed by `codegen`, which knows the host CPU's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// NVIDIA GPUs: PTX for the given architecture.
+    Nvptx(Arch),
+    /// This machine's CPU: the host backend.
+    Host,
+}
+
+/// Options that change the generated code (all of them are part of the cache key).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Options {
+    /// Target.
+    pub target: Target,
+    /// LLVM optimisation level, 0..=3.
+    pub opt_level: u8,
+    /// Allow float reassociation and approximations (`fast` flags on float operations).
+    pub fast_math: bool,
+}
+
+impl Options {
+    /// O3, IEEE float semantics, for `target`.
+    pub fn new(target: Target) -> Options {
+        Options { target, opt_level: 3, fast_math: false }
+    }
+
+    /// Writes the options into a key component; `host_cpu` names the CPU host code is
+    /// optimised for (written for [`Target::Host`] only). [`Options::encode`] passes this
+    /// machine's.
+    pub fn encode_with_host_cpu(&self, host_cpu: &str, out: &mut Vec<u8>) {
+        match self.target {
+            Target::Nvptx(a) => {
+                out.push(0);
+                out.extend_from_slice(&a.sm.to_le_bytes());
+                out.push(a.accelerated as u8);
+                let (maj, min) = a.ptx_isa();
+                out.extend_from_slice(&[maj as u8, min as u8]);
+            }
+            Target::Host => {
+                out.push(1);
+                out.extend_from_slice(&(host_cpu.len() as u64).to_le_bytes());
+                out.extend_from_slice(host_cpu.as_bytes());
+            }
+        }
+        out.push(self.opt_level);
+        out.push(self.fast_math as u8);
+    }
+}
+
+/// The layout of each kernel parameter that is an array (`None` for scalars): the specialisation
+/// compiled for a launch.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Specialization {
+    /// One entry per kernel parameter.
+    pub layouts: Vec<Option<Layout>>,
+}
+
+impl Specialization {
+    /// Every array parameter as `layout`.
+    pub fn uniform(program: &Program, layout: Layout) -> Specialization {
+        let k = program.kernel();
+        Specialization { layouts: k.param_decls().iter().map(|p| matches!(p.ty, Ty::Array(_)).then_some(layout)).collect() }
+    }
+
+    /// Short text form, `C,-,F`.
+    pub fn describe(&self) -> String {
+        self.layouts.iter().map(|l| l.map(|l| l.to_string()).unwrap_or_else(|| "-".into())).collect::<Vec<_>>().join(",")
+    }
+}

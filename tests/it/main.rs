@@ -16,3 +16,4 @@ mod proptests;
 mod remote;
 mod runtime;
 mod semantics;
+mod serialize;

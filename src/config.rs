@@ -115,9 +115,9 @@ impl Config {
         self
     }
 
-    /// Code generation options for `target`.
+    /// Code generation options for `target`, bounds-checked (what safe launches run).
     pub fn options(&self, target: Target) -> Options {
-        Options { target, opt_level: self.opt_level, fast_math: self.fast_math }
+        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, checked: true }
     }
 }
 

@@ -57,7 +57,7 @@ impl Scalar {
     }
 
     /// Size in bytes of one element in memory.
-    pub fn size(self) -> usize {
+    pub const fn size(self) -> usize {
         match self {
             Scalar::Bool => 1,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
@@ -759,7 +759,7 @@ pub enum ExprKind<T = Ty> {
 }
 
 /// Calls `f` on every expression of a block, outer expressions before inner ones.
-pub fn visit_block<T>(b: &Block<T>, f: &mut impl FnMut(&Expr<T>)) {
+pub fn visit_block<'a, T>(b: &'a Block<T>, f: &mut impl FnMut(&'a Expr<T>)) {
     for s in &b.stmts {
         match s {
             Stmt::Let(_, Some(e)) | Stmt::Expr(e) => visit_expr(e, f),
@@ -772,9 +772,9 @@ pub fn visit_block<T>(b: &Block<T>, f: &mut impl FnMut(&Expr<T>)) {
 }
 
 /// Calls `f` on `e` and every expression inside it, outer before inner.
-pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
+pub fn visit_expr<'a, T>(e: &'a Expr<T>, f: &mut impl FnMut(&'a Expr<T>)) {
     f(e);
-    let place = |p: &Place<T>, f: &mut dyn FnMut(&Expr<T>)| {
+    let place = |p: &'a Place<T>, f: &mut dyn FnMut(&'a Expr<T>)| {
         if let Place::Index(a, i) = p {
             f(a);
             for x in i {

@@ -88,12 +88,16 @@ pub struct Options {
     pub opt_level: u8,
     /// Allow float reassociation and approximations (`fast` flags on float operations).
     pub fast_math: bool,
+    /// Bounds-check every array access: an out-of-bounds thread records the fault and exits
+    /// (`docs/runtime.md`, "Bounds checks"). Safe launches run only checked code; unchecked
+    /// code is for `unsafe` launches. Keyed, so neither variant ever serves the other.
+    pub checked: bool,
 }
 
 impl Options {
-    /// O3, IEEE float semantics, for `target`.
+    /// O3, IEEE float semantics, bounds-checked, for `target`.
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false }
+        Options { target, opt_level: 3, fast_math: false, checked: true }
     }
 
     /// Writes the options into a key component; `host_cpu` names the CPU host code is
@@ -116,6 +120,7 @@ impl Options {
         }
         out.push(self.opt_level);
         out.push(self.fast_math as u8);
+        out.push(self.checked as u8);
     }
 }
 

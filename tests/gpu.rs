@@ -105,7 +105,8 @@ fn a_cubin_from_kache_compile_runs_and_a_foreign_arch_is_refused() {
     let kache::Target::Nvptx(arch) = d.target() else { unreachable!() };
     let jit = Jit::new(Config::in_memory()).unwrap();
     let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
-    let c = k.with_cubin(arch, staged_cubin(arch)).unwrap();
+    // SAFETY: `kache compile --emit cubin` of this very kernel, with its default (checked) options.
+    let c = unsafe { k.with_cubin(arch, staged_cubin(arch)) }.unwrap();
     let n = 1000;
     let x = d.upload(&vec![1.0f32; n]).unwrap();
     let mut y = d.upload(&vec![2.0f32; n]).unwrap();
@@ -113,7 +114,8 @@ fn a_cubin_from_kache_compile_runs_and_a_foreign_arch_is_refused() {
     assert!(y.download().unwrap().iter().all(|v| *v == 5.0));
     // Machine code of another major architecture does not run here: the driver's reason.
     let other = kache::Arch::parse(if arch.sm / 10 == 8 { "sm_90" } else { "sm_80" }).unwrap();
-    let c = k.with_cubin(other, staged_cubin(other)).unwrap();
+    // SAFETY: as above, for another architecture (the driver refuses it).
+    let c = unsafe { k.with_cubin(other, staged_cubin(other)) }.unwrap();
     let e = c.launch(&d, Grid::linear(n, 128), (3.0f32, &x, &mut y)).unwrap_err();
     eprintln!("foreign cubin refused: {e}");
     assert!(e.to_string().contains(&format!("built for {other}")), "{e}");
@@ -204,7 +206,8 @@ fn rejected_ptx_reaches_the_user_with_the_jit_log() {
     let mut ptx = payload.to_vec();
     ptx[at..at + 9].copy_from_slice(b"ld.glxbal");
     let broken = kache::cache::envelope::encode(&meta, &ptx);
-    let c = kache::CompiledKernel::deserialize(&broken).unwrap();
+    // SAFETY: kache's own PTX with one instruction misspelt, which the driver refuses.
+    let c = unsafe { kache::CompiledKernel::deserialize(&broken) }.unwrap();
     let x = d.upload(&[1.0f32]).unwrap();
     let mut y = d.upload(&[1.0f32]).unwrap();
     let e = c.launch(&d, Grid::linear(1, 32), (1.0f32, &x, &mut y)).unwrap_err();

@@ -9,12 +9,13 @@ use super::Jit;
 use super::kernel::{Kernel, signature_text};
 use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
-use crate::capture::{CaptureValue, Location};
+use crate::capture::{ArrayDesc, CaptureValue};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
 use crate::ir::Ty;
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
+use crate::runtime::fault::FaultSites;
 use crate::target::{Specialization, Target};
 
 /// How a compiled kernel was obtained.
@@ -33,6 +34,17 @@ pub enum Origin {
     Prebuilt,
 }
 
+/// A device array a kernel captured, as its launches check and order it.
+#[derive(Clone, Debug)]
+pub(super) struct CapturedArray {
+    /// "global 'G'", for messages.
+    pub(super) origin: String,
+    /// The array (its owner keeps it alive for as long as the kernel is).
+    pub(super) desc: ArrayDesc,
+    /// Whether the kernel may write it (`abi::written_captures`).
+    pub(super) written: bool,
+}
+
 /// A kernel compiled for one target and one specialisation: PTX or host code, ready to load
 /// and launch. Keeps every array the kernel captured alive.
 pub struct CompiledKernel {
@@ -47,7 +59,11 @@ pub struct CompiledKernel {
     pub(super) cooperative: bool,
     pub(super) static_shared: u64,
     pub(super) library: Arc<CodeLibrary>,
-    pub(super) device_captures: Vec<Location>,
+    pub(super) captured: Vec<CapturedArray>,
+    /// Bounds-checked code: what the safe `launch` requires.
+    pub(super) checked: bool,
+    /// How the kernel's fault records are reported.
+    pub(super) faults: Arc<FaultSites>,
     pub(super) origin: Origin,
     pub(super) jit: Option<Jit>,
     pub(super) host: OnceLock<std::result::Result<Arc<HostModule>, String>>,
@@ -78,8 +94,10 @@ impl CompiledKernel {
         entry: String,
         library: Arc<CodeLibrary>,
         origin: Origin,
+        checked: bool,
     ) -> CompiledKernel {
         let p = &k.inner.program;
+        let written = abi::written_captures(p);
         CompiledKernel {
             name: k.inner.name.clone(),
             key,
@@ -92,12 +110,18 @@ impl CompiledKernel {
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
             static_shared: abi::static_shared_bytes(p),
             library,
-            device_captures: k
-                .inner
+            captured: p
                 .captures
                 .iter()
-                .filter_map(|c| if let CaptureValue::Device(d) = c { Some(d.location) } else { None })
+                .zip(&k.inner.captures)
+                .zip(&written)
+                .filter_map(|((c, v), w)| match v {
+                    CaptureValue::Device(d) => Some(CapturedArray { origin: c.origin.to_string(), desc: d.clone(), written: *w }),
+                    _ => None,
+                })
                 .collect(),
+            checked,
+            faults: k.fault_sites(),
             origin,
             jit: Some(k.inner.jit.clone()),
             host: OnceLock::new(),
@@ -113,6 +137,7 @@ impl CompiledKernel {
         key: Key,
         entry: &Entry,
         tier: Tier,
+        checked: bool,
     ) -> Result<CompiledKernel> {
         let artifact = match (entry.meta.kind, target) {
             (ArtifactKind::Ptx, Target::Nvptx(_)) => {
@@ -122,7 +147,7 @@ impl CompiledKernel {
             (kind, _) => return Err(Error::BadSerializedKernel(format!("entry holds {kind:?}, not code for {target}"))),
         };
         let library = CodeLibrary::assemble(&k.inner.program, &k.inner.captures, None);
-        Ok(CompiledKernel::new(k, target, spec, key, artifact, entry.meta.entry.clone(), library, Origin::Cache(tier)))
+        Ok(CompiledKernel::new(k, target, spec, key, artifact, entry.meta.entry.clone(), library, Origin::Cache(tier), checked))
     }
 
     /// Kernel name.
@@ -153,6 +178,13 @@ impl CompiledKernel {
     /// The specialisation.
     pub fn spec(&self) -> &Specialization {
         &self.spec
+    }
+
+    /// Whether its code bounds-checks every array access (what [`launch`](Self::launch)
+    /// requires; unchecked code runs only through the `unsafe`
+    /// [`launch_unchecked`](Self::launch_unchecked)).
+    pub fn is_checked(&self) -> bool {
+        self.checked
     }
 
     /// The PTX, for CUDA targets.

@@ -2,7 +2,7 @@
 //! and specialisation, and compiles through the cache (or takes code built elsewhere).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
@@ -14,8 +14,10 @@ use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, Layout, Program, Ty};
+use crate::ir::{CaptureSource, ExprKind, FuncKind, Layout, Program, Ty};
+use crate::lang::SourceFile;
 use crate::library::CodeLibrary;
+use crate::runtime::fault::{FaultSites, SiteInfo};
 use crate::runtime::{Device, Grid, KernelArgs};
 use crate::target::{Arch, Specialization, Target};
 
@@ -28,8 +30,10 @@ pub(super) struct KernelInner {
     pub(super) program: Program,
     pub(super) captures: Vec<CaptureValue>,
     pub(super) signature: Vec<(String, Ty)>,
-    compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
-    _source: Arc<Source>,
+    /// Compiled so far, by target, specialisation and whether bounds-checked.
+    compiled: Mutex<HashMap<(Target, Specialization, bool), Arc<CompiledKernel>>>,
+    faults: OnceLock<Arc<FaultSites>>,
+    source: Arc<Source>,
 }
 
 /// Resolves each capture of a program to its value.
@@ -69,6 +73,52 @@ fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
         .collect()
 }
 
+/// Each bounds-checked access of `p`, numbered as `abi::bounds_sites` numbers them, described
+/// for fault reports: the array (and whose it is) and where the access is in `file`.
+fn describe_sites(p: &Program, file: &SourceFile, kernel: &str) -> FaultSites {
+    let sites = abi::bounds_sites(p)
+        .iter()
+        .map(|s| {
+            let f = &p.funcs[s.func];
+            let whose = match &f.kind {
+                _ if s.func == p.kernel => String::new(),
+                FuncKind::Closure { .. } => format!(" of closure `{}`", f.name),
+                _ => format!(" of device function `{}`", f.name),
+            };
+            let what = |e: &ExprKind| match e {
+                ExprKind::Capture(c) => Some(format!("captured array {}", p.captures[*c].origin)),
+                ExprKind::SharedArray { elem, len, .. } => Some(format!("shared array `shared_array::<{elem}, {len}>()`")),
+                ExprKind::DynSharedArray(elem) => Some(format!("dynamic shared array `dynamic_shared_array::<{elem}>()`")),
+                _ => None,
+            };
+            let array = match &s.array.kind {
+                ExprKind::Local(l) if *l < f.params => format!("parameter `{}`{whose}", f.locals[*l].name),
+                ExprKind::Local(l) => match local_init(&f.body, *l).and_then(what) {
+                    Some(w) => format!("`{}`{whose}, the {w}", f.locals[*l].name),
+                    None => format!("array `{}`{whose}", f.locals[*l].name),
+                },
+                other => format!("{}{whose}", what(other).unwrap_or_else(|| "an array".into())),
+            };
+            SiteInfo { array, ndim: s.indices.len(), location: Some(file.location(s.array.span)) }
+        })
+        .collect();
+    FaultSites { kernel: kernel.to_string(), sites }
+}
+
+/// The expression a `let` binds local `l` to, if one does.
+fn local_init(body: &crate::ir::Block, l: usize) -> Option<&ExprKind> {
+    let mut blocks = vec![body];
+    crate::ir::visit_block(body, &mut |e| match &e.kind {
+        ExprKind::Block(b) | ExprKind::Loop(_, b) | ExprKind::While(_, _, b) | ExprKind::For { body: b, .. } => blocks.push(b),
+        ExprKind::If(_, t, f) => blocks.extend(std::iter::once(t).chain(f)),
+        _ => {}
+    });
+    blocks.iter().flat_map(|b| &b.stmts).find_map(|s| match s {
+        crate::ir::Stmt::Let(id, Some(init)) if *id == l => Some(&init.kind),
+        _ => None,
+    })
+}
+
 /// A signature as text: `(a: f32, x: &[f32])`.
 pub(super) fn signature_text(sig: &[(String, Ty)]) -> String {
     format!("({})", sig.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "))
@@ -85,7 +135,8 @@ impl KernelInner {
             captures,
             signature,
             compiled: Mutex::new(HashMap::new()),
-            _source: module.source.clone(),
+            faults: OnceLock::new(),
+            source: module.source.clone(),
         })
     }
 }
@@ -129,14 +180,20 @@ impl Kernel {
         CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None)
     }
 
-    /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
+    /// How its fault records are reported (computed once per kernel).
+    pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
+        self.inner.faults.get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.file, &self.inner.name))).clone()
+    }
+
+    /// The key this kernel's bounds-checked code is cached under for `target` and `spec`, with
+    /// each component's hash.
     pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
-        let (d, _) = self.derive(target, spec)?;
+        let (d, _) = self.derive(target, spec, true)?;
         Ok(d)
     }
 
-    fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
-        let options = self.inner.jit.config().options(target);
+    fn derive(&self, target: Target, spec: &Specialization, checked: bool) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+        let options = crate::target::Options { checked, ..self.inner.jit.config().options(target) };
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -156,31 +213,45 @@ impl Kernel {
         Ok((d, libdevice))
     }
 
-    /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
+    /// Compiles (or fetches from the cache) the bounds-checked specialisation for `target` and
+    /// `spec`: what safe launches run.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(target, spec, None)
+        self.compile_on(target, spec, None, true)
     }
 
-    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
-        let memo_key = (target, spec.clone());
+    /// Compiles (or fetches from the cache) the specialisation without bounds checks. Compiling
+    /// it is safe; running it takes the `unsafe` [`CompiledKernel::launch_unchecked`] (the safe
+    /// `launch` refuses it). It is cached under its own key.
+    pub fn compile_unchecked(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(target, spec, None, false)
+    }
+
+    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>, checked: bool) -> Result<Arc<CompiledKernel>> {
+        let memo_key = (target, spec.clone(), checked);
         if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
             return Ok(c.clone());
         }
-        let c = self.compile_uncached(target, spec, device)?;
+        let c = self.compile_uncached(target, spec, device, checked)?;
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
         Ok(c)
     }
 
-    /// Compiles for `device` with every array parameter C-contiguous.
+    /// Compiles the bounds-checked code for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
+        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device), true)
     }
 
-    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+    fn compile_uncached(
+        &self,
+        target: Target,
+        spec: &Specialization,
+        device: Option<&Device>,
+        checked: bool,
+    ) -> Result<Arc<CompiledKernel>> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
-        let (d, libdevice) = self.derive(target, spec)?;
+        let (d, libdevice) = self.derive(target, spec, checked)?;
         let key = d.key;
         let sig = signature_text(&inner.signature);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
@@ -194,14 +265,14 @@ impl Kernel {
                     return Ok(c);
                 }
             }
-            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
                 Ok(c) => return Ok(Arc::new(c)),
                 Err(e) => cache
                     .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
             },
             Lookup::Miss => {}
         }
-        let options = jit.config().options(target);
+        let options = crate::target::Options { checked, ..jit.config().options(target) };
         let t0 = Instant::now();
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
         let data = capture_data(&inner.captures);
@@ -225,6 +296,7 @@ impl Kernel {
             compiled.entry.clone(),
             library.clone(),
             Origin::Compiled { ms: compile_ms },
+            checked,
         ));
         match library.persistable() {
             Ok(proof) => {
@@ -250,20 +322,50 @@ impl Kernel {
         Ok(ck)
     }
 
-    /// Checks `args` against the signature, compiles the matching specialisation on first use
-    /// and launches it on `device`. Nothing runs if an argument does not match.
+    /// Checks `args` against the signature, compiles the matching bounds-checked
+    /// specialisation on first use and launches it on `device`. Nothing runs if an argument
+    /// does not match or two arrays overlap where one is written. An out-of-bounds index is
+    /// [`Error::Launch`]: from this call on the host backend, from the next operation that
+    /// waits for the device on CUDA (`docs/runtime.md`, "Bounds checks").
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        self.launch_variant(device, grid, args, true)
+    }
+
+    /// As [`launch`](Self::launch), but runs the kernel compiled without bounds checks (cached
+    /// under its own key): the fastest code, for benchmarks and trusted hot paths.
+    ///
+    /// # Safety
+    ///
+    /// Every array access that the kernel makes in this launch must be in bounds: each index
+    /// below the extent of its dimension, for parameters, captured arrays, `shared_array`s and
+    /// the `dynamic_shared_array` (whose length is the launch's dynamic shared memory divided by
+    /// the element size). An out-of-bounds access reads or writes memory outside the array: on
+    /// the host backend that is this process's memory, on a GPU another allocation. Everything
+    /// else is still checked as for `launch` (arguments, devices, overlapping arrays, the grid).
+    pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        self.launch_variant(device, grid, args, false)
+    }
+
+    fn launch_variant(&self, device: &Device, grid: Grid, args: impl KernelArgs, checked: bool) -> Result<()> {
         let args = args.args()?;
         let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile_on(device.target(), &spec, Some(device))?;
-        c.launch_checked(device, grid, &args)
+        let c = self.compile_on(device.target(), &spec, Some(device), checked)?;
+        // SAFETY: `c` is checked code when `checked` is set; otherwise this is
+        // `launch_unchecked`, whose caller promised that every access is in bounds.
+        unsafe { c.run(device, grid, &args) }
     }
 
     /// A compiled kernel from PTX produced elsewhere for this kernel (the prebuild step embeds
-    /// it), for `target` and `spec`.
-    pub fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
+    /// it), for `target` and `spec`. Its launches are safe launches of checked code.
+    ///
+    /// # Safety
+    ///
+    /// `ptx` must be kache's bounds-checked compilation of this kernel for `target` and `spec`
+    /// (what `kache::prebuild` embeds, or `kache compile --emit ptx` writes with its default
+    /// options): kache cannot verify PTX, and runs it as if it were.
+    pub unsafe fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
         self.prebuilt(target, spec, Artifact::Ptx(ptx))
     }
 
@@ -272,23 +374,30 @@ impl Kernel {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
         let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
         let entry = abi::symbol_name(&self.inner.program.kernel().name);
-        Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
+        Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt, true))
     }
 
     /// A compiled kernel from a cubin assembled elsewhere for this kernel and `arch` (for
     /// example by `kache compile --emit cubin --arch sm_90`), with every array parameter
     /// C-contiguous. Loading it needs no compiler and no PTX JIT; a GPU it was not built for
-    /// refuses it at the first launch with the driver's reason.
+    /// refuses it at the first launch with the driver's reason. Anything that is not an ELF
+    /// image is refused at once.
+    ///
+    /// # Safety
+    ///
+    /// `cubin` must be kache's bounds-checked compilation of this kernel for `arch` with C
+    /// layouts (`kache compile --emit cubin` with its default options): kache cannot verify
+    /// machine code, and its launches run it as checked code.
     ///
     /// ```
     /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
     /// let k = jit.load_source("s.rs", "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }")?.kernel("k")?;
     /// let arch = kache::Arch::parse("sm_90")?;
-    /// // Anything but an ELF image is refused before it reaches the driver.
-    /// assert!(k.with_cubin(arch, b"// PTX, not a cubin".to_vec()).is_err());
+    /// // SAFETY: refused before anything could run it.
+    /// assert!(unsafe { k.with_cubin(arch, b"// PTX, not a cubin".to_vec()) }.is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
+    pub unsafe fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
         if !cubin.starts_with(b"\x7fELF") {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
         }

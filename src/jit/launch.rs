@@ -1,9 +1,9 @@
-//! Launching: arguments checked against a kernel's signature (selecting its specialisation)
-//! and the checked launch of a compiled kernel on a device.
+//! Launching: arguments checked against a kernel's signature (selecting its specialisation),
+//! arrays that would alias refused, and the launch of a compiled kernel on a device.
 
-use super::compiled::CompiledKernel;
+use super::compiled::{CapturedArray, CompiledKernel};
 use crate::abi::ParamAbi;
-use crate::capture::{ArrayDesc, CaptureValue};
+use crate::capture::{ArrayDesc, CaptureValue, ForeignQueue};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, Program, ScalarValue, Ty};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, host};
@@ -13,12 +13,12 @@ use crate::target::{Specialization, Target};
 pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[CaptureValue], device: &Device) -> Result<()> {
     for (c, v) in p.captures.iter().zip(captures) {
         if let CaptureValue::Device(d) = v
-            && d.location != device.location()
+            && d.location() != device.location()
         {
             return Err(Error::Device(format!(
                 "kernel '{name}' captured device array {} in {} and cannot run on {}",
                 c.origin,
-                d.location,
+                d.location(),
                 device.describe()
             )));
         }
@@ -45,10 +45,10 @@ pub(crate) fn check_args(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], 
             (Ty::Array(t), ArgValue::Scalar(v)) => return Err(bad(format!("expected `{t}`, got the scalar `{}`", v.ty()))),
             (Ty::Array(t), ArgValue::Array { desc, writable }) => {
                 check_array_arg(t, desc, *writable).map_err(bad)?;
-                if desc.location != device.location() {
+                if desc.location() != device.location() {
                     return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location, device.describe())));
                 }
-                layouts.push(Some(desc.layout));
+                layouts.push(Some(desc.layout()));
             }
             _ => return Err(bad("unsupported parameter type".into())),
         }
@@ -57,14 +57,14 @@ pub(crate) fn check_args(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], 
 }
 
 fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
-    if d.elem != t.elem {
-        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem));
+    if d.elem() != t.elem {
+        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem()));
     }
-    if d.shape.len() != t.ndim as usize {
-        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape.len()));
+    if d.shape().len() != t.ndim as usize {
+        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape().len()));
     }
-    if t.writable && !writable {
-        return Err(if d.read_only {
+    if t.writable && (!writable || d.read_only()) {
+        return Err(if d.read_only() {
             "the kernel writes this array, but it is read-only".to_string()
         } else {
             "the kernel writes this array: pass it as `&mut`".to_string()
@@ -73,9 +73,79 @@ fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::R
     Ok(())
 }
 
+/// Refuses a launch in which an array the kernel writes shares memory with another array of
+/// the launch: an argument passed twice (as `&` and `&mut`, or twice as `&mut`), overlapping
+/// views of one buffer, or an argument overlapping a captured array the kernel writes. The
+/// code generator may then take every array as `noalias` (and load read-only ones through the
+/// non-coherent cache), which is only sound because of this check. Arrays overlap when the byte
+/// ranges they span overlap, so two interleaved views of one buffer are refused too.
+pub(super) fn check_aliasing(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], captured: &[CapturedArray]) -> Result<()> {
+    let mut arrays: Vec<(String, &ArrayDesc, bool)> = Vec::new();
+    for ((name, ty), a) in sig.iter().zip(args) {
+        if let (Ty::Array(t), ArgValue::Array { desc, .. }) = (ty, a) {
+            arrays.push((format!("argument `{name}`"), desc, t.writable));
+        }
+    }
+    for c in captured {
+        arrays.push((format!("captured array {}", c.origin), &c.desc, c.written));
+    }
+    for (j, (b_name, b, b_written)) in arrays.iter().enumerate() {
+        for (a_name, a, a_written) in &arrays[..j] {
+            if !(*a_written || *b_written) || a.location() != b.location() || a.is_empty() || b.is_empty() {
+                continue;
+            }
+            let ((alo, ahi), (blo, bhi)) = (a.byte_range(), b.byte_range());
+            if alo < bhi && blo < ahi {
+                let writes = match (a_written, b_written) {
+                    (true, true) => "both".to_string(),
+                    (true, false) => a_name.clone(),
+                    _ => b_name.clone(),
+                };
+                let param = b_name.strip_prefix("argument ").unwrap_or(b_name).trim_matches('`').to_string();
+                return Err(Error::BadArgument {
+                    kernel: kernel.to_string(),
+                    param,
+                    problem: format!(
+                        "{b_name} shares memory with {a_name}, and the kernel writes {writes}: arrays of one launch must not \
+                         overlap where one is written; pass separate arrays"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 impl CompiledKernel {
-    /// Launches with arguments checked against the signature and the specialisation.
+    /// Launches with arguments checked against the signature and the specialisation. The code
+    /// must be bounds-checked ([`is_checked`](Self::is_checked)); unchecked code is refused
+    /// with [`Error::BadLaunch`] and runs only through [`launch_unchecked`](Self::launch_unchecked).
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        if !self.checked {
+            return Err(Error::BadLaunch(format!(
+                "kernel '{}' was compiled without bounds checks; only the unsafe `launch_unchecked` runs it",
+                self.name
+            )));
+        }
+        let args = self.checked_args(device, grid, args)?;
+        // SAFETY: the code is bounds-checked (tested above).
+        unsafe { self.run(device, grid, &args) }
+    }
+
+    /// Launches checked or unchecked code alike, with every other check of
+    /// [`launch`](Self::launch).
+    ///
+    /// # Safety
+    ///
+    /// Unless the code is bounds-checked, every array access that the kernel makes in this
+    /// launch must be in bounds (see [`Kernel::launch_unchecked`](crate::Kernel::launch_unchecked)).
+    pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        let args = self.checked_args(device, grid, args)?;
+        // SAFETY: the caller's promise covers unchecked code.
+        unsafe { self.run(device, grid, &args) }
+    }
+
+    fn checked_args(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<Vec<ArgValue>> {
         let args = args.args()?;
         let spec = check_args(&self.name, &self.signature, &args, device)?;
         if spec != self.spec {
@@ -86,45 +156,65 @@ impl CompiledKernel {
             });
         }
         grid.check()?;
-        self.launch_checked(device, grid, &args)
+        Ok(args)
     }
 
-    /// Launches `args` already checked against the signature and the specialisation.
-    pub(super) fn launch_checked(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
+    /// Runs `args`, already checked against the signature and the specialisation, after the
+    /// checks that involve the kernel itself: its target and captured arrays fit the device, and
+    /// no array it writes overlaps another. A failed bounds check is [`Error::Launch`], from
+    /// here on the host backend, and from the next operation that waits for the device on CUDA.
+    ///
+    /// # Safety
+    ///
+    /// The code is bounds-checked, or every array access of this launch is in bounds.
+    pub(super) unsafe fn run(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }
-        for loc in &self.device_captures {
-            if *loc != device.location() {
+        for c in &self.captured {
+            if c.desc.location() != device.location() {
                 return Err(Error::Device(format!(
-                    "kernel '{}' captured an array in {loc} and cannot run on {}",
+                    "kernel '{}' captured an array in {} and cannot run on {}",
                     self.name,
+                    c.desc.location(),
                     device.describe()
                 )));
             }
         }
-        // One 8-byte slot per flattened parameter.
+        check_aliasing(&self.name, &self.signature, args, &self.captured)?;
+        // One 8-byte slot per flattened parameter; on CUDA the fault record and the kernel's
+        // token come first (every NVPTX kernel takes them, checked or not).
         let mut slots: Vec<u64> = Vec::new();
+        let cuda = match device.cuda_impl() {
+            Some(dev) => {
+                let (record, token) = dev.fault_target(&self.faults);
+                slots.push(record);
+                slots.push(token as u64);
+                Some(dev)
+            }
+            None => None,
+        };
         for (abi, a) in self.abi.iter().zip(args) {
             match (abi, a) {
                 (ParamAbi::Scalar(_), ArgValue::Scalar(v)) => slots.push(scalar_slot(*v)),
                 (ParamAbi::Array { .. }, ArgValue::Array { desc, .. }) => {
-                    slots.push(desc.ptr);
-                    slots.extend(desc.shape.iter().map(|d| *d as u64));
-                    slots.extend(desc.strides.iter().map(|s| *s as i64 as u64));
+                    slots.push(desc.ptr());
+                    slots.extend(desc.shape().iter().map(|d| *d as u64));
+                    slots.extend(desc.strides().iter().map(|s| *s as i64 as u64));
                 }
                 _ => return Err(Error::BadArgument { kernel: self.name.clone(), param: "?".into(), problem: "argument kind".into() }),
             }
         }
         let g = [grid.grid.0, grid.grid.1, grid.grid.2];
         let b = [grid.block.0, grid.block.1, grid.block.2];
-        match device.cuda_impl() {
+        match cuda {
             None => {
                 let m = self.host_module()?;
                 let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
                 // SAFETY: `m` owns the entry's code and outlives the launch; `slots` holds one value
-                // per flattened parameter of this kernel's ABI, checked against its signature.
-                unsafe {
+                // per flattened parameter of this kernel's ABI, checked against its signature; the
+                // code is bounds-checked or the caller vouched for every access.
+                let fault = unsafe {
                     host::run(
                         m.entry(),
                         host::HostLaunch {
@@ -136,12 +226,19 @@ impl CompiledKernel {
                         },
                         &ptrs,
                     )
+                }?;
+                if fault.flag != 0 {
+                    return Err(self.faults.error(&fault));
                 }
+                Ok(())
             }
             Some(dev) => {
                 let f = self.cuda_function(dev)?;
+                let queues: Vec<&ForeignQueue> =
+                    args.iter().filter_map(|a| if let ArgValue::Array { desc, .. } = a { desc.queue() } else { None }).collect();
+                let queues: Vec<&ForeignQueue> = queues.into_iter().chain(self.captured.iter().filter_map(|c| c.desc.queue())).collect();
                 let mut ptrs: Vec<*mut std::ffi::c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
-                dev.launch(&f, g, b, grid.shared_mem, &mut ptrs)
+                dev.launch(&f, &grid, &mut ptrs, &queues, self.checked)
             }
         }
     }

@@ -13,6 +13,7 @@ use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::Ty;
 use crate::library::CodeLibrary;
+use crate::runtime::fault::FaultSites;
 use crate::target::{Specialization, Target};
 
 impl CompiledKernel {
@@ -20,9 +21,18 @@ impl CompiledKernel {
     /// an entry envelope (`src/cache/envelope.rs`) that carries the kernel's interface, and for
     /// host code the CPU it was optimised for. A kernel whose library references a device
     /// array, directly or through any linked library, fails with [`Error::NotSerializable`].
+    ///
+    /// Only bounds-checked code is serialised ([`deserialize`](Self::deserialize) gives a kernel
+    /// that safe launches run): unchecked code is [`Error::BadLaunch`].
     pub fn serialize(&self) -> Result<Vec<u8>> {
         if let Err(refs) = self.library.persistable() {
             return Err(Error::NotSerializable { kernel: self.name.clone(), what: refs[0].describe() });
+        }
+        if !self.checked {
+            return Err(Error::BadLaunch(format!(
+                "kernel '{}' was compiled without bounds checks; only checked code is serialised, since deserialised kernels run through the safe launch",
+                self.name
+            )));
         }
         let built_for = match self.target {
             Target::Nvptx(arch) => BuiltFor::Gpu(arch),
@@ -64,8 +74,17 @@ impl CompiledKernel {
 
     /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
     /// verify is [`Error::BadSerializedKernel`]; host code optimised for another CPU is
-    /// [`Error::ForeignHostCpu`].
-    pub fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
+    /// [`Error::ForeignHostCpu`]. A fault report of a deserialised kernel names the array by
+    /// its bounds check's number (the source is not serialised).
+    ///
+    /// # Safety
+    ///
+    /// The bytes must come from [`serialize`](Self::serialize) of a kache of this version (or
+    /// be a copy of them that nobody could have tampered with): they hold machine code, or PTX,
+    /// that launches run as bounds-checked kernel code. The envelope's hashes detect damage,
+    /// which is refused, but not a forgery, which would run: treat the bytes as you would a
+    /// shared library you load.
+    pub unsafe fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
         let bad = |m: String| Error::BadSerializedKernel(m);
         let (meta, payload) =
             envelope::decode(bytes, None).map_err(|e| bad(format!("the bytes do not verify as a kache kernel of this version: {e}")))?;
@@ -110,6 +129,7 @@ impl CompiledKernel {
             }
         }
         let library = Arc::new(CodeLibrary::new(meta.kernel.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
+        let name = meta.kernel.clone();
         Ok(CompiledKernel {
             key: meta.key,
             name: meta.kernel,
@@ -122,7 +142,9 @@ impl CompiledKernel {
             cooperative: interface.cooperative,
             static_shared: interface.static_shared,
             library,
-            device_captures: Vec::new(),
+            captured: Vec::new(),
+            checked: true,
+            faults: Arc::new(FaultSites { kernel: name, sites: Vec::new() }),
             origin: Origin::Deserialized,
             jit: None,
             host: OnceLock::new(),

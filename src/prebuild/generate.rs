@@ -151,8 +151,9 @@ fn accessor(m: &GenModule, k: &GenKernel) -> TokenStream {
     quote! {
         #[doc = #doc]
         pub fn #function() -> &'static ::kache::prebuild::Prebuilt {
+            // The PTX is what the build step compiled from this very source and globals.
             static KERNEL: ::kache::prebuild::Prebuilt =
-                ::kache::prebuild::Prebuilt::new(#name, #file, source::TEXT, &[#(#ptx),*], super::super::KACHE_GLOBALS);
+                unsafe { ::kache::prebuild::Prebuilt::new(#name, #file, source::TEXT, &[#(#ptx),*], super::super::KACHE_GLOBALS) };
             &KERNEL
         }
     }

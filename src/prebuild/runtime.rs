@@ -99,7 +99,14 @@ fn runtime_jit() -> Result<Jit> {
 
 impl Prebuilt {
     /// Used by generated code.
-    pub const fn new(
+    ///
+    /// # Safety
+    ///
+    /// Each `(arch, ptx)` of `ptx` must be kache's bounds-checked compilation, for `arch`, of
+    /// kernel `name` of `source` with `globals` bound and every array parameter C-contiguous,
+    /// as `prebuild::Builder` generates it: [`launch`](Self::launch) runs it on a GPU of that
+    /// architecture as checked code, and kache cannot verify PTX.
+    pub const unsafe fn new(
         name: &'static str,
         file: &'static str,
         source: &'static str,
@@ -166,7 +173,9 @@ impl Prebuilt {
                 match loaded.get(&ordinal) {
                     Some(c) => c.clone(),
                     None => {
-                        let c = st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string());
+                        // SAFETY: `Prebuilt::new`'s caller (the generated code) vouched that the
+                        // embedded PTX is kache's checked compilation of this kernel.
+                        let c = unsafe { st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string()) };
                         loaded.insert(ordinal, c.clone());
                         c
                     }

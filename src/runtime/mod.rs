@@ -7,14 +7,14 @@
 //! [`Device::synchronize`] waits explicitly.
 
 pub(crate) mod cuda;
+pub(crate) mod fault;
 pub(crate) mod host;
 
-use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::capture::{ArrayDesc, ArrayInterface, Element, Location, Order, Owner, layout_of, strides_from_shape};
+use crate::capture::{ArrayDesc, ArrayInterface, Element, Location, Order, Owner, elem_size, element_bytes, layout_of, strides_from_shape};
 use crate::error::{Error, Result};
 use crate::ir::{Layout, MAX_NDIM, Scalar, ScalarValue};
 use crate::target::{Arch, Target};
@@ -134,8 +134,22 @@ impl Device {
     /// Waits for every launch on this device to finish.
     pub fn synchronize(&self) -> Result<()> {
         match &*self.inner {
-            DeviceImpl::Host => Ok(()),
+            DeviceImpl::Host => {
+                // Launches hold the stream while they run: taking it waits for any in flight.
+                drop(host::stream());
+                Ok(())
+            }
             DeviceImpl::Cuda(c) => c.synchronize(),
+        }
+    }
+
+    /// On CUDA, reports a bounds check that failed in a kernel launched before the operation
+    /// that just waited for the device (see `docs/runtime.md`, "Bounds checks"); on the host
+    /// backend faults are reported by the launch itself.
+    fn check_faults(&self) -> Result<()> {
+        match &*self.inner {
+            DeviceImpl::Host => Ok(()),
+            DeviceImpl::Cuda(c) => c.check_faults(),
         }
     }
 
@@ -157,7 +171,7 @@ impl Device {
             return Err(Error::BadArray(format!("{} dimensions; arrays have at most {MAX_NDIM}", shape.len())));
         }
         let n = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).ok_or_else(|| Error::BadArray("size overflows".into()))?;
-        let bytes = n.checked_mul(T::SCALAR.size()).ok_or_else(|| Error::BadArray("size overflows".into()))?;
+        let bytes = n.checked_mul(elem_size::<T>()).ok_or_else(|| Error::BadArray("size overflows".into()))?;
         let buf = self.alloc_buffer(bytes)?;
         let strides = strides_from_shape(shape, 1, order);
         Ok(DeviceArray { buf, device: self.clone(), offset: 0, shape: shape.to_vec(), strides, read_only: false, _t: PhantomData })
@@ -174,7 +188,8 @@ impl Device {
         if data.len() != a.len() {
             return Err(Error::BadArray(format!("shape {shape:?} holds {} elements but {} were given", a.len(), data.len())));
         }
-        a.buf.write(0, &crate::capture::elements_to_bytes(data))?;
+        a.buf.write(0, element_bytes(data))?;
+        self.check_faults()?;
         Ok(a)
     }
 
@@ -212,6 +227,20 @@ impl Buffer {
         match self {
             Buffer::Host(b) => b.read(at, dst),
             Buffer::Cuda(b) => b.read(at, dst),
+        }
+    }
+    /// Reads bytes `at..at + len`, lets `f` change them and writes them back. On the host device
+    /// nothing comes between; on CUDA a launch from another thread can (documented at
+    /// [`DeviceArray::copy_from`]).
+    fn modify(&self, at: usize, len: usize, f: impl FnOnce(&mut [u8])) -> Result<()> {
+        match self {
+            Buffer::Host(b) => b.modify(at, len, f),
+            Buffer::Cuda(b) => {
+                let mut raw = vec![0u8; len];
+                b.read(at, &mut raw)?;
+                f(&mut raw);
+                b.write(at, &raw)
+            }
         }
     }
 }
@@ -284,8 +313,9 @@ impl<T: Element> DeviceArray<T> {
 
     /// C, F or A.
     pub fn layout(&self) -> Layout {
-        let bytes: Vec<isize> = self.strides.iter().map(|s| s * T::SCALAR.size() as isize).collect();
-        layout_of(&self.shape, Some(&bytes), T::SCALAR.size())
+        let size = elem_size::<T>();
+        let bytes: Vec<isize> = self.strides.iter().map(|s| s * size as isize).collect();
+        layout_of(&self.shape, Some(&bytes), size)
     }
 
     /// The device it lives on.
@@ -295,7 +325,7 @@ impl<T: Element> DeviceArray<T> {
 
     /// Device address of the first element.
     pub fn device_ptr(&self) -> u64 {
-        self.buf.ptr() + (self.offset * T::SCALAR.size()) as u64
+        self.buf.ptr() + (self.offset * elem_size::<T>()) as u64
     }
 
     /// Whether kernels may not write it.
@@ -317,12 +347,17 @@ impl<T: Element> DeviceArray<T> {
         if shape.len() != strides.len() || shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray("a view needs one stride per dimension, at most 4".into()));
         }
-        let start = self.offset + offset;
-        let n: usize = shape.iter().product();
-        if n > 0 {
-            let last = start + shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<usize>();
-            if (last + 1) * T::SCALAR.size() > self.buf.len() {
-                return Err(Error::BadArray(format!("the view reaches element {last}, past the end of the memory")));
+        let past_end = || {
+            Error::BadArray(format!("the view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches past the end of the memory"))
+        };
+        let start = self.offset.checked_add(offset).ok_or_else(past_end)?;
+        if shape.iter().all(|d| *d > 0) {
+            // The last element the view touches, in checked arithmetic: a view that wraps
+            // around would otherwise pass for one inside the memory.
+            let last = shape.iter().zip(strides).try_fold(start, |acc, (d, s)| (d - 1).checked_mul(*s).and_then(|x| acc.checked_add(x)));
+            let end = last.and_then(|l| l.checked_add(1)).and_then(|n| n.checked_mul(elem_size::<T>()));
+            if end.is_none_or(|e| e > self.buf.len()) || strides.iter().any(|s| isize::try_from(*s).is_err()) {
+                return Err(past_end());
             }
         }
         Ok(DeviceArray {
@@ -358,77 +393,91 @@ impl<T: Element> DeviceArray<T> {
         (lo.max(0) as usize, hi as usize + 1)
     }
 
-    /// The elements in logical C order (waits for earlier launches on CUDA).
+    /// The elements in logical C order (waits for earlier launches on CUDA). Each element's bytes
+    /// are validated as a `T` ([`Element`]): a `bool` stored as anything but 0 or 1 (by a foreign
+    /// producer) is [`Error::BadArray`], never an invalid value.
     pub fn download(&self) -> Result<Vec<T>> {
-        let size = T::SCALAR.size();
+        let size = elem_size::<T>();
         let (lo, hi) = self.span();
         let mut raw = vec![0u8; (hi - lo) * size];
         self.buf.read(lo * size, &mut raw)?;
+        self.device.check_faults()?;
         let n = self.len();
+        if self.layout() == Layout::C && self.offset == lo {
+            return raw.chunks_exact(size).take(n).map(read_element::<T>).collect();
+        }
         let mut out = Vec::with_capacity(n);
         let mut idx = vec![0usize; self.shape.len()];
         for _ in 0..n {
-            let off = self.offset as isize + idx.iter().zip(&self.strides).map(|(i, s)| *i as isize * s).sum::<isize>() - lo as isize;
-            let at = off as usize * size;
-            let v = ScalarValue::from_le_bytes(T::SCALAR, &raw[at..at + size]).ok_or_else(|| Error::BadArray("element decode".into()))?;
-            out.push(from_value::<T>(v)?);
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < self.shape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+            let at = self.element_offset(&idx, lo) * size;
+            out.push(read_element::<T>(&raw[at..at + size])?);
+            next_index(&mut idx, &self.shape);
         }
         Ok(out)
     }
 
+    /// Offset of element `idx` from element `lo` of the memory.
+    fn element_offset(&self, idx: &[usize], lo: usize) -> usize {
+        (self.offset as isize + idx.iter().zip(&self.strides).map(|(i, s)| *i as isize * s).sum::<isize>() - lo as isize) as usize
+    }
+
     /// Overwrites the array in place with `data` (logical C order); kernels that captured the
-    /// array see the new values at their next launch.
+    /// array see the new values at their next launch. A strided view is written by reading the
+    /// memory it spans, changing its elements and writing the span back: on the host device
+    /// nothing can come between, on CUDA a launch from another thread that writes memory between
+    /// the view's elements meanwhile can be undone (copy into a contiguous array and let a kernel
+    /// scatter it if threads share such memory).
     pub fn copy_from(&self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
             return Err(Error::BadArray(format!("{} elements given for an array of {}", data.len(), self.len())));
         }
-        let size = T::SCALAR.size();
-        if self.layout() == Layout::C && self.strides.iter().all(|s| *s >= 0) {
-            return self.buf.write(self.offset * size, &crate::capture::elements_to_bytes(data));
-        }
+        let size = elem_size::<T>();
         let (lo, hi) = self.span();
-        let mut raw = vec![0u8; (hi - lo) * size];
-        self.buf.read(lo * size, &mut raw)?;
-        let mut idx = vec![0usize; self.shape.len()];
-        for x in data {
-            let off = self.offset as isize + idx.iter().zip(&self.strides).map(|(i, s)| *i as isize * s).sum::<isize>() - lo as isize;
-            let at = off as usize * size;
-            raw[at..at + size].copy_from_slice(&x.to_value().to_le_bytes());
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < self.shape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+        if self.layout() == Layout::C && self.offset == lo {
+            self.buf.write(lo * size, element_bytes(data))?;
+            return self.device.check_faults();
         }
-        self.buf.write(lo * size, &raw)
+        // A strided view: the bytes between its elements belong to others, so they are read
+        // and written back unchanged.
+        self.buf.modify(lo * size, (hi - lo) * size, |raw| {
+            let mut idx = vec![0usize; self.shape.len()];
+            for x in data {
+                let at = self.element_offset(&idx, lo) * size;
+                raw[at..at + size].copy_from_slice(bytemuck::bytes_of(x));
+                next_index(&mut idx, &self.shape);
+            }
+        })?;
+        self.device.check_faults()
     }
 }
 
-fn from_value<T: Element>(v: ScalarValue) -> Result<T> {
-    // Every Element round-trips through its ScalarValue; compare the encodings.
-    let any: Box<dyn Any> = match v {
-        ScalarValue::Bool(b) => Box::new(b),
-        ScalarValue::F32(x) => Box::new(x),
-        ScalarValue::F64(x) => Box::new(x),
-        ScalarValue::Int(Scalar::I32, b) => Box::new(b as u32 as i32),
-        ScalarValue::Int(Scalar::I64, b) => Box::new(b as i64),
-        ScalarValue::Int(Scalar::U32, b) => Box::new(b as u32),
-        ScalarValue::Int(Scalar::U64, b) => Box::new(b),
-        ScalarValue::Int(_, b) => Box::new(b as usize),
-    };
-    any.downcast::<T>().map(|b| *b).map_err(|_| Error::BadArray("element type".into()))
+/// Advances a C-order multi-index over `shape`.
+fn next_index(idx: &mut [usize], shape: &[usize]) {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < shape[d] {
+            return;
+        }
+        idx[d] = 0;
+    }
 }
 
-impl<T: Element> ArrayInterface for DeviceArray<T> {
+/// One element from its bytes, validated: bytes that are no valid `T` are an error.
+fn read_element<T: Element>(bytes: &[u8]) -> Result<T> {
+    bytemuck::checked::try_pod_read_unaligned(bytes).map_err(|_| {
+        Error::BadArray(format!("the bytes {bytes:02x?} in device memory are not a valid `{}`: a foreign producer wrote them", T::SCALAR))
+    })
+}
+
+// SAFETY: a DeviceArray describes memory kache allocated for it: `view` checks, in overflow-free
+// arithmetic, that every element of a view is inside the buffer, and allocation, transposition
+// and `read_only` keep that true. The base is 64-byte aligned (host) or 256-byte aligned (CUDA)
+// and offsets are whole elements, so the pointer is aligned for `T`. The owner is the buffer's
+// `Arc`: host memory is freed when the last holder drops it, and CUDA memory by `cuMemFree`,
+// which waits for the device's work. Every access to it goes through kache (the host device's
+// stream, or the legacy CUDA stream). The memory is always writable, and every method returns
+// the same values each time.
+unsafe impl<T: Element> ArrayInterface for DeviceArray<T> {
     fn data_ptr(&self) -> u64 {
         self.device_ptr()
     }
@@ -436,7 +485,7 @@ impl<T: Element> ArrayInterface for DeviceArray<T> {
         self.shape.clone()
     }
     fn strides(&self) -> Option<Vec<isize>> {
-        Some(self.strides.iter().map(|s| s * T::SCALAR.size() as isize).collect())
+        Some(self.strides.iter().map(|s| s * elem_size::<T>() as isize).collect())
     }
     fn elem(&self) -> Scalar {
         T::SCALAR

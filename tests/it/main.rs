@@ -15,5 +15,6 @@ mod prebuild_names;
 mod proptests;
 mod remote;
 mod runtime;
+mod safety;
 mod semantics;
 mod serialize;

@@ -284,8 +284,8 @@ fn compile(
                     .iter()
                     .map(|v| match v {
                         CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
+                        CaptureValue::Host(h) => CaptureData::HostArray { shape: h.shape(), strides: h.strides(), bytes: h.bytes() },
+                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr(), shape: d.shape(), strides: d.strides() },
                     })
                     .collect();
                 let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());

@@ -123,7 +123,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Index(a, idx) => {
                 let arr = self.expr(a)?;
                 let Val::Array(arr) = arr else { return Ok(Val::Never) };
-                let p = self.element_ptr(&arr, idx)?;
+                let p = self.element_ptr(&arr, a, idx)?;
                 Val::Scalar(self.load_elem(p, arr.elem)?)
             }
             K::Assign(place, v) => {
@@ -145,7 +145,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     }
                     Place::Index(a, idx) => {
                         let Val::Array(arr) = self.expr(a)? else { return Ok(Val::Never) };
-                        let ptr = self.element_ptr(&arr, idx)?;
+                        let ptr = self.element_ptr(&arr, a, idx)?;
                         let cur = self.load_elem(ptr, arr.elem)?;
                         let r = self.binary(*op, arr.elem, cur, rhs, vs)?;
                         self.store_elem(ptr, arr.elem, r)?;

@@ -46,8 +46,9 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
 
     pub(super) fn fn_type(&self, f: &Func) -> inkwell::types::FunctionType<'ctx> {
         let mut params = Vec::new();
-        if self.host {
-            params.push(self.ptr.into());
+        params.push(self.ptr.into());
+        if !self.host {
+            params.push(self.i32.into());
         }
         for p in f.param_decls() {
             self.param_types(p.ty, &mut params);
@@ -92,12 +93,17 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             locals: vec![Slot::None; f.locals.len()],
             loops: HashMap::new(),
             host_ctx: None,
+            gpu_fault: None,
         };
         fl.alloca_b.position_at_end(entry);
-        let mut idx = 0u32;
+        let first = fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing hidden parameter"))?;
+        let mut idx = 1u32;
         if self.host {
-            fl.host_ctx = Some(fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing ctx"))?);
-            idx = 1;
+            fl.host_ctx = Some(first);
+        } else {
+            let token = fv.get_nth_param(1).map(|v| v.into_int_value()).ok_or_else(|| llvm_err("missing kernel token"))?;
+            fl.gpu_fault = Some((first, token));
+            idx = 2;
         }
         let spec = self.input.spec;
         for (li, decl) in f.param_decls().iter().enumerate() {
@@ -221,10 +227,17 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if let Some(ctx) = self.host_ctx {
             a.push(ctx.into());
         }
+        if let Some((record, token)) = self.gpu_fault {
+            a.push(record.into());
+            a.push(token.into());
+        }
         for e in args {
             self.push_args(e, &mut a)?;
         }
         let c = self.b.build_call(callee, &a, "")?;
+        if ty != Ty::Never && self.cx.may_fault[id] {
+            self.propagate_exit()?;
+        }
         Ok(match ty {
             Ty::Scalar(_) => Val::Scalar(c.try_as_basic_value().basic().ok_or_else(|| llvm_err("call value"))?),
             Ty::Never => {

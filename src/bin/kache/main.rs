@@ -389,7 +389,7 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
         let d = k.explain(target, &spec)?;
         println!("kernel {n} ({target}, layouts {})", spec.describe());
         for (name, h) in &d.components {
-            println!("  {name:<15} {}", kache::cache::key::hex(h));
+            println!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
         println!("  {:<15} {}", "key", d.key);
     }

@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use kache::cache::key::KEY_SCHEMA;
 use kache::cache::{Key, LocalStore};
 use kache::{Arch, Config, Jit, Layout, Specialization, Target};
 
@@ -31,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = std::fs::remove_dir_all(&root);
 
     // A garbage file where the store should be.
-    let d = root.join("garbage-file-as-store/v1");
+    let d = root.join(format!("garbage-file-as-store/v{KEY_SCHEMA}"));
     std::fs::create_dir_all(&d)?;
     std::fs::write(d.join("db"), noise(1, 4096))?;
 
@@ -54,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok(())
     }
-    scramble(&d.join("v1"))?;
+    scramble(&d.join(format!("v{KEY_SCHEMA}")))?;
 
     // A valid store written by a future store format.
     let d = root.join("future-format");

@@ -5,6 +5,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use kache::cache::key::KEY_SCHEMA;
 use kache::cache::{Key, LocalStore, Lookup, envelope};
 use kache::{Arch, Config, Device, Grid, Jit, Layout, Origin, Specialization, Target};
 use proptest::prelude::*;
@@ -162,7 +163,7 @@ fn second_jit_on_the_same_store_hits_without_compiling() {
     run(false);
     run(true);
     assert!(dir.path().join("CACHEDIR.TAG").is_file());
-    assert!(dir.path().join("v1").join("db").is_dir());
+    assert!(dir.path().join(format!("v{KEY_SCHEMA}")).join("db").is_dir());
 }
 
 fn all_store_bytes(dir: &Path) -> Vec<u8> {
@@ -353,7 +354,7 @@ fn a_store_that_cannot_be_opened_is_moved_aside_and_recreated() {
         let k = jit.load_source("k.rs", BASE).unwrap().kernel("k").unwrap();
         let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
         assert_eq!(c.origin(), Origin::Cache(kache::cache::Tier::Local), "{fixture_name}: the recreated store does not work");
-        let aside: Vec<_> = std::fs::read_dir(dir.path().join("v1"))
+        let aside: Vec<_> = std::fs::read_dir(dir.path().join(format!("v{KEY_SCHEMA}")))
             .unwrap()
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().starts_with("db.broken"))

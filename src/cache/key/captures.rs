@@ -6,7 +6,6 @@
 //! not compile until it is keyed or skipped here with its reason.
 
 use crate::capture::{ArrayDesc, CaptureValue, HostData, Location};
-use crate::ir::Layout;
 
 /// Writes `v`'s identity into `out`.
 pub fn encode_capture(v: &CaptureValue, out: &mut Vec<u8>) {
@@ -20,7 +19,7 @@ pub fn encode_capture(v: &CaptureValue, out: &mut Vec<u8>) {
             // The elements are keyed by their hash, computed once when the value was bound.
             let HostData { elem, shape, strides, layout, bytes: _, hash } = &**h;
             out.push(elem.tag());
-            out.push(layout_byte(*layout));
+            out.push(layout.tag());
             extents(out, shape, strides);
             out.extend_from_slice(hash);
         }
@@ -58,12 +57,6 @@ fn extents(out: &mut Vec<u8>, shape: &[usize], strides: &[isize]) {
         out.extend_from_slice(&(*d as u64).to_le_bytes());
         out.extend_from_slice(&(*s as i64).to_le_bytes());
     }
-}
-
-fn layout_byte(l: Layout) -> u8 {
-    // Captured host arrays have always encoded the enum's position here, not `Layout::tag`;
-    // kept so keys do not change.
-    l as u8
 }
 
 fn value_tag(v: &CaptureValue) -> u8 {

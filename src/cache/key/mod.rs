@@ -15,8 +15,10 @@ pub use captures::encode_capture;
 pub use program::encode_program;
 
 /// Bumped whenever the encoding below changes; also names the store's subfolder, so entries
-/// written under an older schema are simply never seen.
-pub const KEY_SCHEMA: u32 = 1;
+/// written under an older schema are simply never seen. Version 2: captured arrays' layouts are
+/// encoded by [`Layout::tag`](crate::ir::Layout::tag), the one numbering (version 1 wrote the
+/// enum's position, 0 to 2, there, and the tag, 1 to 3, in the specialisation).
+pub const KEY_SCHEMA: u32 = 2;
 
 /// A 32-byte content key.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -263,9 +263,7 @@ impl Encoder<'_> {
         self.out.push(s.tag());
     }
     fn layout(&mut self, l: Layout) {
-        // Captures have always encoded the enum's position here, not `Layout::tag`; kept so
-        // keys do not change.
-        self.out.push(l as u8);
+        self.out.push(l.tag());
     }
     /// `None` as 0; `Some` as 1 followed by the value.
     fn option<T>(&mut self, v: Option<T>, mut some: impl FnMut(&mut Self, T)) {

@@ -5,6 +5,7 @@
 //! as a miss, a store that cannot be opened is recreated, a store held by another process past
 //! the lock timeout is skipped (counted as `busy`), an unreachable remote is skipped.
 
+mod counters;
 pub mod envelope;
 pub mod key;
 pub mod remote;
@@ -13,10 +14,10 @@ pub mod store;
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{Derivation, Key, KeyInputs, cubin_key, derive};
 pub use store::{LocalStore, Record, StoreError};
@@ -68,49 +69,6 @@ enum MemEntry {
     Pinned(Weak<dyn Any + Send + Sync>),
 }
 
-/// Counter names, in the order `kache stats` shows them.
-pub const COUNTERS: &[&str] = &[
-    "hits",
-    "hits_memory",
-    "hits_local",
-    "hits_remote",
-    "misses",
-    "not_persisted",
-    "bad_entries",
-    "busy",
-    "compile_ms_saved",
-    "bytes_written",
-    "remote_errors",
-    "remote_rejected",
-    "remote_bytes_read",
-    "remote_bytes_written",
-];
-
-/// In-process counters, flushed into the store's statistics whenever it is opened.
-#[derive(Default)]
-struct Counters {
-    values: [AtomicU64; 14],
-}
-
-impl Counters {
-    fn add(&self, name: &str, v: u64) {
-        if let Some(i) = COUNTERS.iter().position(|n| *n == name) {
-            self.values[i].fetch_add(v, Ordering::Relaxed);
-        }
-    }
-    fn take(&self) -> Vec<(&'static str, i64)> {
-        COUNTERS.iter().enumerate().map(|(i, n)| (*n, self.values[i].swap(0, Ordering::Relaxed) as i64)).collect()
-    }
-    fn restore(&self, d: &[(&'static str, i64)]) {
-        for (n, v) in d {
-            self.add(n, *v as u64);
-        }
-    }
-    fn peek(&self) -> Vec<(&'static str, u64)> {
-        COUNTERS.iter().enumerate().map(|(i, n)| (*n, self.values[i].load(Ordering::Relaxed))).collect()
-    }
-}
-
 /// Cache settings (see `Config` for where they come from).
 #[derive(Clone, Debug)]
 pub struct CacheConfig {
@@ -133,45 +91,6 @@ impl CacheConfig {
             _ => dirs::cache_dir().map(|d| d.join("kache")),
         }
     }
-}
-
-/// Aggregated statistics (this process's unflushed counts included).
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Stats {
-    /// Hits in any tier.
-    pub hits: u64,
-    /// Hits per tier.
-    pub hits_memory: u64,
-    /// Hits of the local store.
-    pub hits_local: u64,
-    /// Hits of the remote store.
-    pub hits_remote: u64,
-    /// Lookups that found nothing usable.
-    pub misses: u64,
-    /// Kernels kept in memory only because they capture device arrays.
-    pub not_persisted: u64,
-    /// Entries that did not verify.
-    pub bad_entries: u64,
-    /// Times the store was locked by another process past the timeout.
-    pub busy: u64,
-    /// Entries in the local store.
-    pub entries: u64,
-    /// Bytes in the local store.
-    pub bytes: u64,
-    /// Compile time the hits saved.
-    pub compile_ms_saved: u64,
-    /// Bytes written to the local store.
-    pub bytes_written: u64,
-    /// Remote operations that failed or timed out.
-    pub remote_errors: u64,
-    /// Remote entries rejected (bad MAC or envelope).
-    pub remote_rejected: u64,
-    /// Bytes read from the remote.
-    pub remote_bytes_read: u64,
-    /// Bytes written to the remote.
-    pub remote_bytes_written: u64,
-    /// Why kernels were not persisted (this process).
-    pub not_persisted_reasons: Vec<String>,
 }
 
 /// The kernel cache: memory, local store, remote.
@@ -244,8 +163,8 @@ impl Cache {
         self.remote.as_ref()
     }
 
-    pub(crate) fn count(&self, name: &str, v: u64) {
-        self.counters.add(name, v);
+    pub(crate) fn count(&self, c: Counter, v: u64) {
+        self.counters.add(c, v);
     }
 
     /// Prints `msg` once per process for each distinct `id`.
@@ -281,7 +200,7 @@ impl Cache {
         match envelope::decode(bytes, Some(key)) {
             Ok((meta, payload)) => Some(Arc::new(Entry { meta, payload: payload.into() })),
             Err(_) => {
-                self.count("bad_entries", 1);
+                self.count(Counter::BadEntries, 1);
                 None
             }
         }
@@ -333,7 +252,7 @@ impl Cache {
                 if out[i].is_some() {
                     continue;
                 }
-                if let Some(bytes) = remote.get(self, &keys[i]) {
+                if let Some(bytes) = remote.get(&self.counters, &keys[i]) {
                     if let Some(e) = self.verify(&keys[i], &bytes) {
                         self.remember(keys[i], e.clone());
                         self.backfill(&keys[i], &bytes);
@@ -346,24 +265,24 @@ impl Cache {
             .map(|o| match o {
                 Some(l) => {
                     if let Lookup::Hit(e, tier) = &l {
-                        self.count("hits", 1);
+                        self.count(Counter::Hits, 1);
                         self.count(
                             match tier {
-                                Tier::Memory => "hits_memory",
-                                Tier::Local => "hits_local",
-                                Tier::Remote => "hits_remote",
+                                Tier::Memory => Counter::HitsMemory,
+                                Tier::Local => Counter::HitsLocal,
+                                Tier::Remote => Counter::HitsRemote,
                             },
                             1,
                         );
-                        self.count("compile_ms_saved", e.meta.compile_ms as u64);
+                        self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
                     } else {
-                        self.count("hits", 1);
-                        self.count("hits_memory", 1);
+                        self.count(Counter::Hits, 1);
+                        self.count(Counter::HitsMemory, 1);
                     }
                     l
                 }
                 None => {
-                    self.count("misses", 1);
+                    self.count(Counter::Misses, 1);
                     Lookup::Miss
                 }
             })
@@ -383,7 +302,9 @@ impl Cache {
                 local.put(db, k, b)?;
                 written += b.len() as u64;
             }
-            LocalStore::add_stats(db, &[("bytes_written", written as i64)])?;
+            let mut bytes_written = Counts::default();
+            bytes_written.add(Counter::BytesWritten, written);
+            LocalStore::add_stats(db, &bytes_written)?;
             Ok(())
         });
         match r {
@@ -391,14 +312,13 @@ impl Cache {
             Err(StoreError::Busy) => {
                 // Nothing is lost: files now, bookkeeping parked.
                 let mut stored = Vec::new();
-                let mut written = 0i64;
                 for (k, b) in encoded {
                     if let Ok(delta) = local.write_entry(k, b) {
                         stored.push((*k, delta));
-                        written += b.len() as i64;
+                        deltas.add(Counter::BytesWritten, b.len() as u64);
                     }
                 }
-                deltas.extend([("busy", 1), ("bytes_written", written)]);
+                deltas.add(Counter::Busy, 1);
                 local.park(&deltas, &[], &stored);
             }
             Err(e) => {
@@ -406,7 +326,7 @@ impl Cache {
                 self.warn_once(&format!("store:{e}"), &format!("{e}; continuing without the local cache"));
                 // Entries are files: they can be written without the catalogue.
                 let written: usize = encoded.iter().filter(|(k, b)| local.write_object(k, b).is_ok()).map(|(_, b)| b.len()).sum();
-                self.count("bytes_written", written as u64);
+                self.count(Counter::BytesWritten, written as u64);
             }
         }
     }
@@ -439,7 +359,7 @@ impl Cache {
         }
         if let Some(remote) = &self.remote {
             for (k, b) in &encoded {
-                remote.put(self, k, b);
+                remote.put(&self.counters, k, b);
             }
         }
     }
@@ -449,7 +369,7 @@ impl Cache {
     /// weakly: it lives as long as the kernel does.
     pub fn pin(&self, key: Key, object: &Arc<dyn Any + Send + Sync>, reason: String) {
         self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, MemEntry::Pinned(Arc::downgrade(object)));
-        self.count("not_persisted", 1);
+        self.count(Counter::NotPersisted, 1);
         let mut r = self.reasons.lock().unwrap_or_else(|e| e.into_inner());
         if !r.contains(&reason) {
             r.push(reason);
@@ -470,7 +390,7 @@ impl Cache {
         touched.sort();
         touched.dedup();
         let deltas = self.counters.take();
-        if deltas.iter().all(|(_, v)| *v == 0) && touched.is_empty() {
+        if deltas.is_zero() && touched.is_empty() {
             return;
         }
         // A process that only had hits parks its counts rather than opening the catalogue
@@ -493,7 +413,7 @@ impl Cache {
 
     /// Statistics: the store's (all processes) plus this process's unflushed counts.
     pub fn stats(&self) -> Stats {
-        let mut map: HashMap<String, u64> = HashMap::new();
+        let mut counts = Counts::default();
         let mut entries = 0;
         let mut bytes = 0;
         if let Some(local) = &self.local {
@@ -507,36 +427,15 @@ impl Cache {
             });
             match r {
                 Ok((s, n, b)) => {
-                    map.extend(s);
+                    counts = s;
                     entries = n;
                     bytes = b;
                 }
                 Err(_) => self.counters.restore(&deltas),
             }
         }
-        for (n, v) in self.counters.peek() {
-            *map.entry(n.to_string()).or_default() += v;
-        }
-        let g = |n: &str| map.get(n).copied().unwrap_or(0);
-        Stats {
-            hits: g("hits"),
-            hits_memory: g("hits_memory"),
-            hits_local: g("hits_local"),
-            hits_remote: g("hits_remote"),
-            misses: g("misses"),
-            not_persisted: g("not_persisted"),
-            bad_entries: g("bad_entries"),
-            busy: g("busy"),
-            entries,
-            bytes,
-            compile_ms_saved: g("compile_ms_saved"),
-            bytes_written: g("bytes_written"),
-            remote_errors: g("remote_errors"),
-            remote_rejected: g("remote_rejected"),
-            remote_bytes_read: g("remote_bytes_read"),
-            remote_bytes_written: g("remote_bytes_written"),
-            not_persisted_reasons: self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-        }
+        counts.add_all(&self.counters.peek());
+        Stats::new(&counts, entries, bytes, self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 }
 

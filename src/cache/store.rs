@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use super::counters::{Counter, Counts};
 use super::key::{KEY_SCHEMA, Key};
 
 /// Version of the store's layout (objects folder and catalogue trees).
@@ -385,15 +386,15 @@ impl LocalStore {
     /// Keeps counter deltas in a small file when the catalogue is busy, or when a process only
     /// had hits and opening the catalogue again just to count them is not worth it; the next
     /// process that opens the catalogue merges them.
-    pub fn park_stats(&self, deltas: &[(&str, i64)]) {
+    pub fn park_stats(&self, deltas: &Counts) {
         self.park(deltas, &[], &[]);
     }
 
     /// Parks counter deltas, accessed keys, and the catalogue records of entries written
     /// without it (key and size change), for the next process that opens the catalogue (see
     /// [`park_stats`](Self::park_stats)).
-    pub fn park(&self, deltas: &[(&str, i64)], touched: &[Key], stored: &[(Key, i64)]) {
-        let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(n, v)| format!("{n} {v}\n")).collect();
+    pub fn park(&self, deltas: &Counts, touched: &[Key], stored: &[(Key, i64)]) {
+        let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(c, v)| format!("{} {v}\n", c.name())).collect();
         for k in touched {
             text.push_str(&format!("touch {}\n", k.hex()));
         }
@@ -435,7 +436,7 @@ impl LocalStore {
                 continue;
             }
             let Ok(text) = text.map(|b| String::from_utf8_lossy(&b).into_owned()) else { continue };
-            let mut deltas: Vec<(String, i64)> = Vec::new();
+            let mut deltas = Counts::default();
             let mut touched = Vec::new();
             for l in text.lines() {
                 let Some((n, v)) = l.split_once(' ') else { continue };
@@ -449,12 +450,11 @@ impl LocalStore {
                         self.record_put(db, &k, delta, when)?;
                         wrote = true;
                     }
-                } else if let Ok(v) = v.trim().parse() {
-                    deltas.push((n.to_string(), v));
+                } else if let (Some(c), Ok(v)) = (Counter::from_name(n), v.trim().parse()) {
+                    deltas.add(c, v);
                 }
             }
-            let refs: Vec<(&str, i64)> = deltas.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-            Self::add_stats(db, &refs)?;
+            Self::add_stats(db, &deltas)?;
             Self::touch(db, &touched)?;
         }
         if wrote {
@@ -464,22 +464,24 @@ impl LocalStore {
     }
 
     /// Adds counter deltas to the persistent statistics.
-    pub fn add_stats(db: &sled::Db, deltas: &[(&str, i64)]) -> Result<(), sled::Error> {
+    pub fn add_stats(db: &sled::Db, deltas: &Counts) -> Result<(), sled::Error> {
         let t = db.open_tree(STATS)?;
-        for (name, d) in deltas {
-            if *d != 0 {
-                add_counter(&t, name, *d)?;
+        for (c, d) in deltas.iter() {
+            if d != 0 {
+                add_counter(&t, c.name(), d.min(i64::MAX as u64) as i64)?;
             }
         }
         Ok(())
     }
 
-    /// The persistent statistics.
-    pub fn stats(db: &sled::Db) -> Result<Vec<(String, u64)>, sled::Error> {
-        let mut out = Vec::new();
+    /// The persistent statistics (names this build does not count are left out).
+    pub fn stats(db: &sled::Db) -> Result<Counts, sled::Error> {
+        let mut out = Counts::default();
         for kv in db.open_tree(STATS)?.iter() {
             let (k, v) = kv?;
-            out.push((String::from_utf8_lossy(&k).into_owned(), read_u64(&v)));
+            if let Some(c) = std::str::from_utf8(&k).ok().and_then(Counter::from_name) {
+                out.add(c, read_u64(&v));
+            }
         }
         Ok(out)
     }

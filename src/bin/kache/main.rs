@@ -564,12 +564,14 @@ fn verify() -> Result<(), Failure> {
     }
     pb.finish_and_clear();
     let swept = store.sweep_temporaries();
+    let mut counts = kache::cache::Counts::default();
+    counts.add(kache::cache::Counter::BadEntries, bad.len() as u64);
     let r = store.with(|db| {
         for k in &bad {
             store.remove(db, k)?;
         }
         if !bad.is_empty() {
-            LocalStore::add_stats(db, &[("bad_entries", bad.len() as i64)])?;
+            LocalStore::add_stats(db, &counts)?;
         }
         Ok(())
     });
@@ -578,7 +580,7 @@ fn verify() -> Result<(), Failure> {
         for k in &bad {
             store.remove_object(k);
         }
-        store.park_stats(&[("bad_entries", bad.len() as i64)]);
+        store.park_stats(&counts);
     }
     for k in &bad {
         println!("dropped {k}: does not verify");

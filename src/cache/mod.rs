@@ -1,13 +1,17 @@
-//! The persistent kernel cache: content keys, an in-process memory tier, the local sled store,
-//! an optional Redis tier, statistics.
+//! The persistent kernel cache: content keys, an in-process memory tier, the local store, an
+//! optional Redis tier, statistics, and the operations the `kache` command offers on them
+//! ([`ops`], [`archive`], [`LocalStore`]'s `gc`, `clear` and `reset_stats`).
 //!
 //! A cache failure never fails a compile: an entry that does not verify is counted and treated
 //! as a miss, a store that cannot be opened is recreated, a store held by another process past
 //! the lock timeout is skipped (counted as `busy`), an unreachable remote is skipped.
 
+pub mod archive;
+pub mod atomic;
 mod counters;
 pub mod envelope;
 pub mod key;
+pub mod ops;
 pub mod remote;
 pub mod store;
 
@@ -20,7 +24,7 @@ use std::time::Duration;
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{Derivation, Key, KeyInputs, cubin_key, derive};
-pub use store::{LocalStore, Record, StoreError};
+pub use store::{Batch, LocalStore, Record, StoreError};
 
 use crate::library::Persistable;
 
@@ -45,7 +49,7 @@ impl Entry {
 pub enum Tier {
     /// This process's memory.
     Memory,
-    /// The local sled store.
+    /// The local store (entry files on disk).
     Local,
     /// The remote (Redis) store.
     Remote,
@@ -252,12 +256,12 @@ impl Cache {
                 if out[i].is_some() {
                     continue;
                 }
-                if let Some(bytes) = remote.get(&self.counters, &keys[i]) {
-                    if let Some(e) = self.verify(&keys[i], &bytes) {
-                        self.remember(keys[i], e.clone());
-                        self.backfill(&keys[i], &bytes);
-                        out[i] = Some(Lookup::Hit(e, Tier::Remote));
-                    }
+                if let Some(bytes) = remote.get(&self.counters, &keys[i])
+                    && let Some(e) = self.verify(&keys[i], &bytes)
+                {
+                    self.remember(keys[i], e.clone());
+                    self.backfill(&keys[i], &bytes);
+                    out[i] = Some(Lookup::Hit(e, Tier::Remote));
                 }
             }
         }
@@ -294,19 +298,7 @@ impl Cache {
     /// process has the catalogue open the bookkeeping is parked for the next one to open it.
     fn write_local(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)]) {
         let mut deltas = self.counters.take();
-        let r = local.try_with(|db| {
-            LocalStore::add_stats(db, &deltas)?;
-            local.merge_parked(db)?;
-            let mut written = 0u64;
-            for (k, b) in encoded {
-                local.put(db, k, b)?;
-                written += b.len() as u64;
-            }
-            let mut bytes_written = Counts::default();
-            bytes_written.add(Counter::BytesWritten, written);
-            LocalStore::add_stats(db, &bytes_written)?;
-            Ok(())
-        });
+        let r = local.write_entries(&deltas, encoded);
         match r {
             Ok(()) => {}
             Err(StoreError::Busy) => {
@@ -395,19 +387,25 @@ impl Cache {
         }
         // A process that only had hits parks its counts rather than opening the catalogue
         // again; once enough have piled up, this one merges them all.
-        let piled = std::fs::read_dir(local.db_path().with_file_name("parked-stats")).map(|d| d.count()).unwrap_or(0);
+        let piled = local.parked_count();
         if park && piled < 64 {
             local.park(&deltas, &touched, &[]);
             return;
         }
-        let r = local.try_with(|db| {
-            LocalStore::add_stats(db, &deltas)?;
-            local.merge_parked(db)?;
-            LocalStore::touch(db, &touched)
-        });
+        let r = local.write_bookkeeping(&deltas, &touched);
         if r.is_err() {
             // Keep the counts: the next process to open the store merges them.
             local.park(&deltas, &touched, &[]);
+        }
+    }
+
+    /// Zeroes the statistics of the local store (waiting for its catalogue like
+    /// [`stats`](Self::stats)) and this process's counts.
+    pub fn reset_stats(&self) -> Result<(), StoreError> {
+        self.counters.take();
+        match &self.local {
+            Some(local) => local.reset_stats(),
+            None => Ok(()),
         }
     }
 
@@ -418,13 +416,7 @@ impl Cache {
         let mut bytes = 0;
         if let Some(local) = &self.local {
             let deltas = self.counters.take();
-            let r = local.with(|db| {
-                LocalStore::add_stats(db, &deltas)?;
-                local.merge_parked(db)?;
-                let s = LocalStore::stats(db)?;
-                let (n, b) = local.totals();
-                Ok((s, n, b))
-            });
+            let r = local.statistics(&deltas);
             match r {
                 Ok((s, n, b)) => {
                     counts = s;

@@ -1133,7 +1133,7 @@ impl CompiledKernel {
         for _ in 0..n {
             let pname = r.str()?;
             let t = r.take(4)?;
-            let scalar = |x: u8| Scalar::ALL.get(x as usize).copied().ok_or_else(|| bad("scalar type"));
+            let scalar = |x: u8| Scalar::from_tag(x).ok_or_else(|| bad("scalar type"));
             let ty = match t[0] {
                 0 => Ty::Scalar(scalar(t[1])?),
                 1 if t[2] <= 4 => Ty::Array(ArrayTy { elem: scalar(t[1])?, ndim: t[2], writable: t[3] != 0 }),
@@ -1231,6 +1231,8 @@ fn scalar_slot(v: ScalarValue) -> u64 {
     match v {
         ScalarValue::Bool(b) => b as u64,
         ScalarValue::Int(_, bits) => bits,
+        ScalarValue::F16(x) => x.to_bits() as u64,
+        ScalarValue::Bf16(x) => x.to_bits() as u64,
         ScalarValue::F32(x) => x.to_bits() as u64,
         ScalarValue::F64(x) => x.to_bits(),
     }

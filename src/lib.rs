@@ -38,6 +38,7 @@ pub mod cache;
 pub mod capture;
 pub mod codegen;
 mod error;
+pub mod float16;
 pub mod ir;
 mod jit;
 pub mod lang;
@@ -51,6 +52,9 @@ pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
 pub use error::{Error, Result};
+/// The `half` crate, whose `f16` and `bf16` are the host types of the kernel types `f16` and
+/// `bf16` (re-exported so callers name the same version).
+pub use half;
 pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CompiledKernel, Config, FactoryArgs, Jit, Kernel, Module, Origin, parse_size};
 pub use library::CodeLibrary;

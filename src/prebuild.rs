@@ -230,6 +230,9 @@ fn generate(modules: &[GenModule], globals: &[(String, CaptureValue)], ptx_dir: 
                     crate::ir::ScalarValue::Int(t, bits) => format!("::kache::prebuild::Global::Int(::kache::Scalar::{:?}, {bits}u64)", t),
                     crate::ir::ScalarValue::F32(x) => format!("::kache::prebuild::Global::F32(f32::from_bits({}u32))", x.to_bits()),
                     crate::ir::ScalarValue::F64(x) => format!("::kache::prebuild::Global::F64(f64::from_bits({}u64))", x.to_bits()),
+                    crate::ir::ScalarValue::F16(_) | crate::ir::ScalarValue::Bf16(_) => {
+                        format!("::kache::prebuild::Global::Float16(::kache::Scalar::{:?}, {}u16)", s.ty(), s.bits())
+                    }
                 };
                 global_items.push(format!("({name:?}, {value})"));
             }
@@ -295,6 +298,8 @@ pub enum Global {
     F32(f32),
     /// `f64`
     F64(f64),
+    /// `f16` or `bf16`, by its bits.
+    Float16(Scalar, u16),
     /// A host array.
     Array {
         /// Element type.
@@ -316,6 +321,11 @@ impl Global {
             Global::Int(s, bits) => CaptureValue::Scalar(V::Int(s, bits)),
             Global::F32(x) => CaptureValue::Scalar(V::F32(x)),
             Global::F64(x) => CaptureValue::Scalar(V::F64(x)),
+            Global::Float16(s, bits) => CaptureValue::Scalar(
+                V::from_le_bytes(s, &bits.to_le_bytes())
+                    .filter(|v| v.ty().is_half())
+                    .ok_or_else(|| crate::error::Error::BadArray(format!("`{s}` is not a 16-bit float type")))?,
+            ),
             Global::Array { elem, shape, fortran, bytes } => {
                 let order = if fortran { crate::capture::Order::F } else { crate::capture::Order::C };
                 CaptureValue::Host(Arc::new(crate::capture::HostData::from_bytes(elem, shape, order, bytes)?))

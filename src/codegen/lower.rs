@@ -179,6 +179,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
     fn scalar_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         match s {
             Scalar::Bool => self.i1.into(),
+            Scalar::I8 | Scalar::U8 => self.i8.into(),
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => self.ctx.i16_type().into(),
             Scalar::I32 | Scalar::U32 => self.i32.into(),
             Scalar::I64 | Scalar::U64 | Scalar::Usize => self.i64.into(),
             Scalar::F32 => self.ctx.f32_type().into(),
@@ -508,6 +510,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         match v {
             ScalarValue::Bool(b) => self.cx.i1.const_int(b as u64, false).into(),
             ScalarValue::Int(s, bits) => self.cx.scalar_ty(s).into_int_type().const_int(bits, false).into(),
+            ScalarValue::F16(x) => self.ctx().i16_type().const_int(x.to_bits() as u64, false).into(),
+            ScalarValue::Bf16(x) => self.ctx().i16_type().const_int(x.to_bits() as u64, false).into(),
             ScalarValue::F32(x) => self.ctx().f32_type().const_float(x as f64).into(),
             ScalarValue::F64(x) => self.ctx().f64_type().const_float(x).into(),
         }

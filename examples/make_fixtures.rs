@@ -5,7 +5,8 @@
 //! - `future-format`: a valid sled store stamped with a store format from the future;
 //! - `bad-entries`: entries compiled from `cache-fixtures/sources/fixture_kernels.rs`, some
 //!   good and some damaged (flipped payload bit, flipped header bit, truncated, another
-//!   envelope version, stored under the wrong key), listed in `MANIFEST`.
+//!   envelope version, an entry as envelope version 1 wrote it, stored under the wrong key),
+//!   listed in `MANIFEST`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -79,6 +80,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             entries.push((c.key(), kache::cache::envelope::encode(&meta, c.ptx().unwrap_or("").as_bytes())));
         }
     }
+    let old = Key([0x01; 32]);
+    let old_entry = version_1_entry(old, &entries[5].1)?;
     let mut manifest = String::new();
     let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
     store.with(|db| {
@@ -112,9 +115,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let wrong = Key([0xab; 32]);
         store.put(db, &wrong, &entries[0].1)?;
         manifest.push_str(&format!("bad {} stored under the wrong key\n", wrong.hex()));
+        // An entry exactly as envelope version 1 wrote it: no interface byte, a correct checksum.
+        store.put(db, &old, &old_entry)?;
+        manifest.push_str(&format!("bad {} envelope version 1 (before the interface), checksum intact\n", old.hex()));
         Ok(())
     })?;
     std::fs::write(d.join("MANIFEST"), manifest)?;
     println!("fixtures written under {}", root.display());
     Ok(())
+}
+
+/// `entry` (a cache entry of the current envelope, version 2) re-encoded under `key` as version
+/// 1 wrote entries: the same fields without the interface byte, with a checksum that matches.
+fn version_1_entry(key: Key, entry: &[u8]) -> Result<Vec<u8>, kache::cache::envelope::EnvelopeError> {
+    let (meta, payload) = kache::cache::envelope::decode(entry, None)?;
+    let v2 = kache::cache::envelope::encode(&kache::cache::Meta { key, ..meta }, payload);
+    // [.. entry symbol] [u8 interface = 0] [u64 length] [32 payload hash] | [32 header hash] payload
+    let header_end = v2.len() - payload.len() - 32;
+    let interface_byte = header_end - 32 - 8 - 1;
+    assert_eq!(v2[interface_byte], 0, "a cache entry has no interface");
+    let mut v1 = [&v2[..interface_byte], &v2[interface_byte + 1..header_end]].concat();
+    v1[8..10].copy_from_slice(&1u16.to_le_bytes());
+    let h = *blake3::hash(&v1).as_bytes();
+    v1.extend_from_slice(&h);
+    v1.extend_from_slice(payload);
+    Ok(v1)
 }

@@ -88,6 +88,21 @@ pub enum Error {
     /// Serialised kernel bytes are not valid.
     #[error("invalid serialised kernel: {0}")]
     BadSerializedKernel(String),
+    /// A serialised kernel holds host code optimised for another CPU, which may use
+    /// instructions this CPU lacks.
+    #[error(
+        "serialised kernel '{kernel}' holds host code optimised for another CPU and cannot run on this one ({}). \
+         Serialise it again on this machine.",
+        cpu_difference(built_for, this_cpu)
+    )]
+    ForeignHostCpu {
+        /// Kernel name.
+        kernel: String,
+        /// The CPU it was built for: name and features.
+        built_for: String,
+        /// This machine's CPU: name and features.
+        this_cpu: String,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {
@@ -123,4 +138,24 @@ impl Error {
     pub fn is_user_error(&self) -> bool {
         !matches!(self, Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. })
     }
+}
+
+/// How two CPUs, each given as name and features (`znver3 +avx2,-avx512f,...`), differ: their
+/// names, and the features the first was built with that the second does not match.
+fn cpu_difference(built_for: &str, this_cpu: &str) -> String {
+    let (name, features) = built_for.split_once(' ').unwrap_or((built_for, ""));
+    let (this_name, this_features) = this_cpu.split_once(' ').unwrap_or((this_cpu, ""));
+    let here: std::collections::HashSet<&str> = this_features.split(',').collect();
+    let differing: Vec<&str> = features.split(',').filter(|f| !f.is_empty() && !here.contains(f)).collect();
+    let mut text = if name == this_name {
+        format!("`{name}` on both, with other features")
+    } else {
+        format!("built for `{name}`, this is `{this_name}`")
+    };
+    if !differing.is_empty() {
+        let shown = differing.iter().take(8).copied().collect::<Vec<_>>().join(",");
+        let more = if differing.len() > 8 { format!(" and {} more", differing.len() - 8) } else { String::new() };
+        text.push_str(&format!("; built with {shown}{more}"));
+    }
+    text
 }

@@ -37,6 +37,7 @@ pub mod abi;
 pub mod cache;
 pub mod capture;
 pub mod codegen;
+pub mod config;
 mod error;
 pub mod float16;
 pub mod ir;
@@ -51,12 +52,13 @@ pub mod target;
 pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
+pub use config::Config;
 pub use error::{Error, Result};
 /// The `half` crate, whose `f16` and `bf16` are the host types of the kernel types `f16` and
 /// `bf16` (re-exported so callers name the same version).
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
-pub use jit::{CompiledKernel, Config, FactoryArgs, Jit, Kernel, Module, Origin, parse_size};
+pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 pub use target::{Arch, Specialization, Target};

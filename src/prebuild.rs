@@ -23,9 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::capture::{CaptureValue, IntoCapture};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::ir::{Layout, Scalar, Ty};
-use crate::jit::{CompiledKernel, Config, Jit, Kernel};
+use crate::jit::{CompiledKernel, Jit, Kernel};
 use crate::runtime::{Device, Grid, KernelArgs};
 use crate::target::{Arch, Specialization, Target};
 

@@ -196,14 +196,14 @@ fn rejected_ptx_reaches_the_user_with_the_jit_log() {
     let jit = Jit::new(Config::in_memory()).unwrap();
     let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
     let bytes = k.serialize(d.target()).unwrap();
-    // Break one instruction of the PTX inside the serialised kernel, then fix the checksum.
-    let body = &bytes[..bytes.len() - 32];
-    let text = String::from_utf8_lossy(body).into_owned();
+    // Break one instruction of the PTX inside the serialised kernel, and seal it again in a
+    // valid envelope so that only the driver can refuse it.
+    let (meta, payload) = kache::cache::envelope::decode(&bytes, None).unwrap();
+    let text = String::from_utf8_lossy(payload).into_owned();
     let at = text.find("ld.global").expect("the PTX loads from global memory");
-    let mut broken = body.to_vec();
-    broken[at..at + 9].copy_from_slice(b"ld.glxbal");
-    let h = *blake3::hash(&broken).as_bytes();
-    broken.extend_from_slice(&h);
+    let mut ptx = payload.to_vec();
+    ptx[at..at + 9].copy_from_slice(b"ld.glxbal");
+    let broken = kache::cache::envelope::encode(&meta, &ptx);
     let c = kache::CompiledKernel::deserialize(&broken).unwrap();
     let x = d.upload(&[1.0f32]).unwrap();
     let mut y = d.upload(&[1.0f32]).unwrap();

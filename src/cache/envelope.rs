@@ -1,20 +1,30 @@
-//! The entry envelope: one place for the on-disk format of a cache entry. Every read verifies
-//! all of it; anything that does not verify is a miss.
+//! The entry envelope: one place for the on-disk format of a cache entry and of a serialised
+//! kernel (an entry that also carries the kernel's [`Interface`]). Every read verifies all of
+//! it; anything that does not verify is a miss.
 //!
 //! ```text
 //! magic "KACHE\0E\x01"  u16 version  [32] key echo
 //! str producer  str llvm  u64 created (unix s)  u32 compile_ms
 //! str kernel  str signature  u8 kind  str entry symbol
+//! u8 interface: 0 (a cache entry) or 1 and then
+//!   u8 built for: 1 GPU (u32 sm, bool accelerated) or 2 host CPU (str name and features)
+//!   bool cooperative  u64 static shared bytes
+//!   u32 parameter count, each: str name and
+//!     1 scalar (u8 scalar tag) or 2 array (u8 element tag, u8 ndim, bool writable, u8 layout tag)
 //! u64 payload length  [32] payload blake3  [32] blake3 of everything before it  payload
 //! ```
-//! (`str` is a u32 length and UTF-8 bytes; integers little-endian.)
+//! (`str` is a u32 length and UTF-8 bytes; `bool` a byte 0 or 1; integers little-endian; the
+//! tags are [`Scalar::tag`] and [`Layout::tag`].)
 
 use super::key::{Key, build_id};
+use crate::ir::{ArrayTy, Layout, Scalar};
+use crate::target::Arch;
 
 /// Leading bytes of every entry.
 pub const MAGIC: [u8; 8] = *b"KACHE\0E\x01";
-/// Format version of the envelope.
-pub const ENVELOPE_VERSION: u16 = 1;
+/// Format version of the envelope. Version 2 added the [`Interface`]; an entry of any other
+/// version does not verify, so entries written before are misses, recompiled and overwritten.
+pub const ENVELOPE_VERSION: u16 = 2;
 /// Entries larger than this are refused (a corrupt length must not allocate gigabytes).
 pub const MAX_PAYLOAD: u64 = 1 << 30;
 
@@ -47,6 +57,57 @@ impl ArtifactKind {
     }
 }
 
+/// How to call a kernel without its source: what a serialised kernel carries beyond a cache
+/// entry. Cache entries leave it out: the kernel they are looked up for knows all of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interface {
+    /// What the payload's code was built for.
+    pub built_for: BuiltFor,
+    /// The parameters, in order.
+    pub params: Vec<Param>,
+    /// Whether the kernel synchronises the threads of a block (the host backend then runs a
+    /// block's threads cooperatively).
+    pub cooperative: bool,
+    /// Bytes of static shared memory per block.
+    pub static_shared: u64,
+}
+
+/// The machine a payload's code was built for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BuiltFor {
+    /// A GPU architecture (PTX or a cubin).
+    Gpu(Arch),
+    /// A host CPU, by name and features (as `codegen::host_cpu()` gives them): host code is
+    /// optimised for the CPU it was built on and may use instructions another CPU lacks.
+    HostCpu(String),
+}
+
+/// A kernel parameter of an [`Interface`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: ParamTy,
+}
+
+/// A parameter's type; for an array, also the layout the code was specialised for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamTy {
+    /// A scalar.
+    Scalar(Scalar),
+    /// An array reference.
+    Array {
+        /// Element type, dimensions and mutability.
+        ty: ArrayTy,
+        /// The layout the code expects.
+        layout: Layout,
+    },
+}
+
+/// Largest parameter count a decoded [`Interface`] may claim.
+const MAX_PARAMS: u32 = 4096;
+
 /// The envelope's fields besides the payload.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Meta {
@@ -69,6 +130,10 @@ pub struct Meta {
     pub kind: ArtifactKind,
     /// Symbol to load.
     pub entry: String,
+    /// The kernel's interface: present in serialised kernels, absent in cache entries (which
+    /// is why listings of the store, the one use of this serialisation, leave it out).
+    #[serde(skip)]
+    pub interface: Option<Interface>,
 }
 
 fn ser_key<S: serde::Serializer>(k: &Key, s: S) -> Result<S::Ok, S::Error> {
@@ -88,7 +153,13 @@ impl Meta {
             signature: signature.to_string(),
             kind,
             entry: entry.to_string(),
+            interface: None,
         }
+    }
+
+    /// The same metadata carrying `interface`: a serialised kernel's.
+    pub fn with_interface(self, interface: Interface) -> Meta {
+        Meta { interface: Some(interface), ..self }
     }
 }
 
@@ -136,6 +207,13 @@ pub fn encode(meta: &Meta, payload: &[u8]) -> Vec<u8> {
     put_str(&mut out, &meta.signature);
     out.push(meta.kind.tag());
     put_str(&mut out, &meta.entry);
+    match &meta.interface {
+        None => out.push(0),
+        Some(i) => {
+            out.push(1);
+            put_interface(&mut out, i);
+        }
+    }
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(blake3::hash(payload).as_bytes());
     let header = *blake3::hash(&out).as_bytes();
@@ -147,6 +225,30 @@ pub fn encode(meta: &Meta, payload: &[u8]) -> Vec<u8> {
 fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u32).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
+}
+
+fn put_interface(out: &mut Vec<u8>, i: &Interface) {
+    match &i.built_for {
+        BuiltFor::Gpu(a) => {
+            out.push(1);
+            out.extend_from_slice(&a.sm.to_le_bytes());
+            out.push(a.accelerated as u8);
+        }
+        BuiltFor::HostCpu(cpu) => {
+            out.push(2);
+            put_str(out, cpu);
+        }
+    }
+    out.push(i.cooperative as u8);
+    out.extend_from_slice(&i.static_shared.to_le_bytes());
+    out.extend_from_slice(&(i.params.len() as u32).to_le_bytes());
+    for p in &i.params {
+        put_str(out, &p.name);
+        match p.ty {
+            ParamTy::Scalar(s) => out.extend_from_slice(&[1, s.tag()]),
+            ParamTy::Array { ty, layout } => out.extend_from_slice(&[2, ty.elem.tag(), ty.ndim, ty.writable as u8, layout.tag()]),
+        }
+    }
 }
 
 struct Reader<'a> {
@@ -174,6 +276,13 @@ impl<'a> Reader<'a> {
     fn u64(&mut self) -> Result<u64, EnvelopeError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().map_err(|_| EnvelopeError::Truncated)?))
     }
+    fn bool(&mut self, what: &'static str) -> Result<bool, EnvelopeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(EnvelopeError::Malformed(what)),
+        }
+    }
     fn str(&mut self, what: &'static str) -> Result<String, EnvelopeError> {
         let n = self.u32()? as usize;
         if n > 1 << 20 {
@@ -181,6 +290,43 @@ impl<'a> Reader<'a> {
         }
         let b = self.take(n)?;
         String::from_utf8(b.to_vec()).map_err(|_| EnvelopeError::Malformed(what))
+    }
+    fn interface(&mut self) -> Result<Option<Interface>, EnvelopeError> {
+        if !self.bool("interface")? {
+            return Ok(None);
+        }
+        let built_for = match self.u8()? {
+            1 => BuiltFor::Gpu(Arch { sm: self.u32()?, accelerated: self.bool("arch")? }),
+            2 => BuiltFor::HostCpu(self.str("host CPU")?),
+            _ => return Err(EnvelopeError::Malformed("built for")),
+        };
+        let cooperative = self.bool("cooperative")?;
+        let static_shared = self.u64()?;
+        let n = self.u32()?;
+        if n > MAX_PARAMS {
+            return Err(EnvelopeError::Malformed("parameter count"));
+        }
+        let mut params = Vec::new();
+        for _ in 0..n {
+            let name = self.str("parameter name")?;
+            let scalar = |t: u8| Scalar::from_tag(t).ok_or(EnvelopeError::Malformed("scalar type"));
+            let ty = match self.u8()? {
+                1 => ParamTy::Scalar(scalar(self.u8()?)?),
+                2 => {
+                    let elem = scalar(self.u8()?)?;
+                    let ndim = self.u8()?;
+                    if ndim > 4 {
+                        return Err(EnvelopeError::Malformed("array dimensions"));
+                    }
+                    let writable = self.bool("array mutability")?;
+                    let layout = Layout::from_tag(self.u8()?).ok_or(EnvelopeError::Malformed("layout"))?;
+                    ParamTy::Array { ty: ArrayTy { elem, ndim, writable }, layout }
+                }
+                _ => return Err(EnvelopeError::Malformed("parameter type")),
+            };
+            params.push(Param { name, ty });
+        }
+        Ok(Some(Interface { built_for, params, cooperative, static_shared }))
     }
 }
 
@@ -211,6 +357,7 @@ pub fn decode<'a>(bytes: &'a [u8], expected: Option<&Key>) -> Result<(Meta, &'a 
     let signature = r.str("signature")?;
     let kind = ArtifactKind::from_tag(r.u8()?).ok_or(EnvelopeError::Malformed("kind"))?;
     let entry = r.str("entry")?;
+    let interface = r.interface()?;
     let len = r.u64()?;
     if len > MAX_PAYLOAD {
         return Err(EnvelopeError::Malformed("payload length"));
@@ -229,7 +376,7 @@ pub fn decode<'a>(bytes: &'a [u8], expected: Option<&Key>) -> Result<(Meta, &'a 
     if *blake3::hash(payload).as_bytes() != hash {
         return Err(EnvelopeError::BadPayload);
     }
-    Ok((Meta { key, producer, llvm, created, compile_ms, kernel, signature, kind, entry }, payload))
+    Ok((Meta { key, producer, llvm, created, compile_ms, kernel, signature, kind, entry, interface }, payload))
 }
 
 #[cfg(test)]
@@ -241,32 +388,61 @@ mod tests {
         (meta, b"//\n.version 6.3\n".to_vec())
     }
 
+    /// A serialised kernel's envelope: the sample with its interface.
+    fn sample_kernel(built_for: BuiltFor) -> (Meta, Vec<u8>) {
+        let (meta, payload) = sample();
+        let array = |writable, layout| ParamTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable }, layout };
+        let interface = Interface {
+            built_for,
+            params: vec![
+                Param { name: "a".into(), ty: ParamTy::Scalar(Scalar::F32) },
+                Param { name: "x".into(), ty: array(false, Layout::C) },
+                Param { name: "y".into(), ty: array(true, Layout::F) },
+            ],
+            cooperative: true,
+            static_shared: 4096,
+        };
+        (meta.with_interface(interface), payload)
+    }
+
+    fn samples() -> Vec<(Meta, Vec<u8>)> {
+        vec![
+            sample(),
+            sample_kernel(BuiltFor::Gpu(Arch { sm: 90, accelerated: true })),
+            sample_kernel(BuiltFor::HostCpu("znver3 +avx2,+fma".into())),
+        ]
+    }
+
     #[test]
     fn round_trip() {
-        let (m, p) = sample();
-        let b = encode(&m, &p);
-        let (m2, p2) = decode(&b, Some(&m.key)).unwrap();
-        assert_eq!(m, m2);
-        assert_eq!(p, p2);
+        for (m, p) in samples() {
+            let b = encode(&m, &p);
+            let (m2, p2) = decode(&b, Some(&m.key)).unwrap();
+            assert_eq!(m, m2);
+            assert_eq!(p, p2);
+            assert_eq!(encode(&m2, p2), b);
+        }
     }
 
     #[test]
     fn every_single_bit_flip_is_rejected() {
-        let (m, p) = sample();
-        let b = encode(&m, &p);
-        for i in 0..b.len() * 8 {
-            let mut c = b.clone();
-            c[i / 8] ^= 1 << (i % 8);
-            assert!(decode(&c, Some(&m.key)).is_err(), "flip of bit {i} accepted");
+        for (m, p) in samples() {
+            let b = encode(&m, &p);
+            for i in 0..b.len() * 8 {
+                let mut c = b.clone();
+                c[i / 8] ^= 1 << (i % 8);
+                assert!(decode(&c, Some(&m.key)).is_err(), "flip of bit {i} accepted");
+            }
         }
     }
 
     #[test]
     fn every_truncation_is_rejected() {
-        let (m, p) = sample();
-        let b = encode(&m, &p);
-        for n in 0..b.len() {
-            assert!(decode(&b[..n], Some(&m.key)).is_err(), "truncated to {n} bytes accepted");
+        for (m, p) in samples() {
+            let b = encode(&m, &p);
+            for n in 0..b.len() {
+                assert!(decode(&b[..n], Some(&m.key)).is_err(), "truncated to {n} bytes accepted");
+            }
         }
     }
 
@@ -275,8 +451,51 @@ mod tests {
         let (m, p) = sample();
         let b = encode(&m, &p);
         assert_eq!(decode(&b, Some(&Key([8; 32]))).unwrap_err(), EnvelopeError::KeyMismatch);
-        let mut c = b.clone();
-        c[8] = 2;
-        assert_eq!(decode(&c, None).unwrap_err(), EnvelopeError::Version(2));
+        for v in [1, 3] {
+            let mut c = b.clone();
+            c[8] = v;
+            assert_eq!(decode(&c, None).unwrap_err(), EnvelopeError::Version(v as u16));
+        }
+    }
+
+    /// An entry exactly as version 1 wrote it (no interface byte) is refused for its version,
+    /// even with a correct checksum: entries written before version 2 are never misread.
+    #[test]
+    fn version_1_entries_are_refused() {
+        let (m, p) = sample();
+        let v2 = encode(&m, &p);
+        let header_end = v2.len() - p.len() - 32;
+        let interface_byte = header_end - 32 - 8 - 1;
+        assert_eq!(v2[interface_byte], 0, "a cache entry carries no interface");
+        let mut v1 = [&v2[..interface_byte], &v2[interface_byte + 1..header_end]].concat();
+        v1[8..10].copy_from_slice(&1u16.to_le_bytes());
+        let h = *blake3::hash(&v1).as_bytes();
+        v1.extend_from_slice(&h);
+        v1.extend_from_slice(&p);
+        assert_eq!(decode(&v1, Some(&m.key)).unwrap_err(), EnvelopeError::Version(1));
+    }
+
+    #[test]
+    fn malformed_interfaces_are_rejected_even_with_a_good_checksum() {
+        let (m, p) = sample_kernel(BuiltFor::Gpu(Arch { sm: 90, accelerated: false }));
+        let b = encode(&m, &p);
+        let header_end = b.len() - p.len() - 32;
+        // Rewrites the byte at `at` (counted back from the payload length field) and fixes
+        // the checksum, so only the field's meaning can refuse it.
+        let rewrite = |at: usize, v: u8| {
+            let mut c = b[..header_end].to_vec();
+            let i = header_end - 8 - 32 - at;
+            c[i] = v;
+            let h = *blake3::hash(&c).as_bytes();
+            c.extend_from_slice(&h);
+            c.extend_from_slice(&p);
+            decode(&c, None).map(|_| ())
+        };
+        // The last parameter is `y`: [2, elem, ndim, writable, layout].
+        assert_eq!(rewrite(1, 9).unwrap_err(), EnvelopeError::Malformed("layout"));
+        assert_eq!(rewrite(2, 2).unwrap_err(), EnvelopeError::Malformed("array mutability"));
+        assert_eq!(rewrite(3, 5).unwrap_err(), EnvelopeError::Malformed("array dimensions"));
+        assert_eq!(rewrite(4, 200).unwrap_err(), EnvelopeError::Malformed("scalar type"));
+        assert_eq!(rewrite(5, 3).unwrap_err(), EnvelopeError::Malformed("parameter type"));
     }
 }

@@ -15,3 +15,4 @@ mod proptests;
 mod remote;
 mod runtime;
 mod semantics;
+mod serialize;

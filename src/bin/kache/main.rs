@@ -593,7 +593,7 @@ fn verify() -> Result<(), Failure> {
 fn gc(max_size: Option<&str>) -> Result<(), Failure> {
     let store = open_store()?;
     let target = match max_size {
-        Some(s) => kache::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
+        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
         None => store.max_size(),
     };
     let (n, bytes) = store.with(|db| store.gc(db, target)).map_err(store_err)?;

@@ -46,7 +46,7 @@ impl std::fmt::Debug for HostModule {
 impl HostModule {
     /// JIT-compiles host bitcode produced by [`compile`](super::compile) and finds `entry`.
     pub fn load(bitcode: &[u8], entry: &str) -> Result<HostModule, CodegenError> {
-        super::init_targets();
+        super::pipeline::init_targets();
         let bad = |m: String| CodegenError::BadArtifact(m);
         let context = Box::new(Context::create());
         // SAFETY: the box is never moved out of or dropped before the engine (see Drop), so the
@@ -79,7 +79,7 @@ impl HostModule {
             }
         }
         let addr = engine.get_function_address(entry).map_err(|e| bad(format!("entry `{entry}`: {e}")))?;
-        // SAFETY: `entry` was generated with exactly this signature (see lower::host_entry).
+        // SAFETY: `entry` was generated with exactly this signature (see `lower/function.rs`, `host_entry`).
         let entry: HostEntry = unsafe { std::mem::transmute::<usize, HostEntry>(addr) };
         Ok(HostModule { entry, engine: ManuallyDrop::new(engine), context: ManuallyDrop::new(context) })
     }

@@ -1,0 +1,144 @@
+//! Settings of the runtime JIT ([`Config`]) and how they are read from the environment.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::cache::CacheConfig;
+use crate::cache::remote::RemoteConfig;
+use crate::error::{Error, Result};
+use crate::target::{Arch, Options, Target};
+
+/// Settings of a [`Jit`](crate::Jit), usually from the environment ([`Config::from_env`]).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The cache folder; `None` keeps compiled kernels in memory only.
+    pub cache_dir: Option<PathBuf>,
+    /// Size limit of the local store (`KACHE_MAX_SIZE`, default 2 GiB).
+    pub max_size: u64,
+    /// Longest wait for another process's lock on the store (`KACHE_LOCK_TIMEOUT_MS`).
+    pub lock_timeout: Duration,
+    /// The Redis tier (`KACHE_REMOTE`, `KACHE_REMOTE_KEY`, `KACHE_REMOTE_READONLY`).
+    pub remote: Option<RemoteConfig>,
+    /// Make "not cached on disk" an error instead of a warning (`KACHE_STRICT=1`).
+    pub strict: bool,
+    /// Mixed into every key to abandon earlier entries (`KACHE_SALT`).
+    pub salt: String,
+    /// GPU architecture for compiles without a device (`KACHE_ARCH`, default `sm_70`).
+    pub arch: Arch,
+    /// LLVM optimisation level (`KACHE_OPT_LEVEL`, default 3).
+    pub opt_level: u8,
+    /// Fast-math (`KACHE_FAST_MATH=1`).
+    pub fast_math: bool,
+    /// On CUDA, also cache the cubin the driver builds from PTX (`KACHE_CUBIN_TIER=0` turns it
+    /// off, for measuring the PTX tier alone).
+    pub cubin_tier: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            cache_dir: CacheConfig::default_dir(),
+            max_size: 2 << 30,
+            lock_timeout: Duration::from_secs(5),
+            remote: None,
+            strict: false,
+            salt: String::new(),
+            arch: Arch { sm: 70, accelerated: false },
+            opt_level: 3,
+            fast_math: false,
+            cubin_tier: true,
+        }
+    }
+}
+
+fn env_flag(name: &str) -> bool {
+    matches!(std::env::var(name).as_deref().map(str::trim), Ok("1" | "true" | "yes" | "on"))
+}
+
+/// Parses a size: `2G`, `512MiB`, `100k`, `1048576`.
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return None,
+    };
+    if n < 0.0 || !n.is_finite() {
+        return None;
+    }
+    Some((n * mult as f64) as u64)
+}
+
+impl Config {
+    /// From the environment: `KACHE_DIR` (else `~/.cache/kache`), `KACHE_DISABLE=1` (no disk
+    /// cache), `KACHE_MAX_SIZE`, `KACHE_LOCK_TIMEOUT_MS`, `KACHE_STRICT`, `KACHE_SALT`,
+    /// `KACHE_ARCH`, `KACHE_OPT_LEVEL`, `KACHE_FAST_MATH`, and the remote's variables.
+    pub fn from_env() -> Result<Config> {
+        let mut c = Config::default();
+        if env_flag("KACHE_DISABLE") {
+            c.cache_dir = None;
+        }
+        if let Ok(v) = std::env::var("KACHE_MAX_SIZE") {
+            c.max_size = parse_size(&v).ok_or_else(|| Error::Config(format!("KACHE_MAX_SIZE={v} is not a size (like 2G or 500M)")))?;
+        }
+        if let Ok(v) = std::env::var("KACHE_LOCK_TIMEOUT_MS") {
+            let ms: u64 = v.trim().parse().map_err(|_| Error::Config(format!("KACHE_LOCK_TIMEOUT_MS={v} is not a number")))?;
+            c.lock_timeout = Duration::from_millis(ms);
+        }
+        c.strict = env_flag("KACHE_STRICT");
+        c.salt = std::env::var("KACHE_SALT").unwrap_or_default();
+        c.arch = Arch::default_from_env()?;
+        if let Ok(v) = std::env::var("KACHE_OPT_LEVEL") {
+            c.opt_level =
+                v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| Error::Config(format!("KACHE_OPT_LEVEL={v} is not 0..=3")))?;
+        }
+        c.fast_math = env_flag("KACHE_FAST_MATH");
+        c.cubin_tier = !matches!(std::env::var("KACHE_CUBIN_TIER").as_deref().map(str::trim), Ok("0" | "false" | "no" | "off"));
+        c.remote = RemoteConfig::from_env()?;
+        Ok(c)
+    }
+
+    /// No disk cache: everything in memory.
+    pub fn in_memory() -> Config {
+        Config { cache_dir: None, ..Config::default() }
+    }
+
+    /// The same settings with the cache in `dir`.
+    pub fn with_cache_dir(mut self, dir: impl Into<PathBuf>) -> Config {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Code generation options for `target`.
+    pub fn options(&self, target: Target) -> Options {
+        Options { target, opt_level: self.opt_level, fast_math: self.fast_math }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes_parse_with_and_without_units() {
+        assert_eq!(parse_size("1048576"), Some(1 << 20));
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("512MiB"), Some(512 << 20));
+        assert_eq!(parse_size(" 100k "), Some(100 << 10));
+        assert_eq!(parse_size("1.5kb"), Some(1536));
+        assert_eq!(parse_size("1T"), Some(1 << 40));
+    }
+
+    #[test]
+    fn non_sizes_are_refused() {
+        for s in ["", "G", "12 parsecs", "-1", "1e3", "NaN"] {
+            assert_eq!(parse_size(s), None, "{s:?}");
+        }
+    }
+}

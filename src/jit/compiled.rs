@@ -1,0 +1,261 @@
+//! [`CompiledKernel`]: code for one target and specialisation, where it came from ([`Origin`]),
+//! and loading it on the host backend or a CUDA device (through the cubin tier).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Instant;
+
+use super::Jit;
+use super::kernel::{Kernel, signature_text};
+use crate::abi::{self, ParamAbi};
+use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
+use crate::capture::{CaptureValue, Location};
+use crate::codegen::{Artifact, HostModule};
+use crate::error::{Error, Result};
+use crate::ir::Ty;
+use crate::library::CodeLibrary;
+use crate::runtime::cuda;
+use crate::target::{Specialization, Target};
+
+/// How a compiled kernel was obtained.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Compiled in this process.
+    Compiled {
+        /// Milliseconds it took.
+        ms: u32,
+    },
+    /// Found in a cache tier.
+    Cache(Tier),
+    /// Loaded from serialised bytes.
+    Deserialized,
+    /// PTX compiled at build time (`kache::prebuild`).
+    Prebuilt,
+}
+
+/// A kernel compiled for one target and one specialisation: PTX or host code, ready to load
+/// and launch. Keeps every array the kernel captured alive.
+pub struct CompiledKernel {
+    pub(super) name: String,
+    pub(super) key: Key,
+    pub(super) target: Target,
+    pub(super) spec: Specialization,
+    pub(super) signature: Vec<(String, Ty)>,
+    pub(super) abi: Vec<ParamAbi>,
+    pub(super) artifact: Artifact,
+    pub(super) entry: String,
+    pub(super) cooperative: bool,
+    pub(super) static_shared: u64,
+    pub(super) library: Arc<CodeLibrary>,
+    pub(super) device_captures: Vec<Location>,
+    pub(super) origin: Origin,
+    pub(super) jit: Option<Jit>,
+    pub(super) host: OnceLock<std::result::Result<Arc<HostModule>, String>>,
+    pub(super) cuda: Mutex<HashMap<usize, Arc<cuda::LoadedFunction>>>,
+    pub(super) cubin_origin: Mutex<Option<Tier>>,
+}
+
+impl std::fmt::Debug for CompiledKernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CompiledKernel")
+            .field("name", &self.name)
+            .field("key", &self.key)
+            .field("target", &self.target)
+            .field("spec", &self.spec.describe())
+            .field("origin", &self.origin)
+            .finish()
+    }
+}
+
+impl CompiledKernel {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        k: &Kernel,
+        target: Target,
+        spec: &Specialization,
+        key: Key,
+        artifact: Artifact,
+        entry: String,
+        library: Arc<CodeLibrary>,
+        origin: Origin,
+    ) -> CompiledKernel {
+        let p = &k.inner.program;
+        CompiledKernel {
+            name: k.inner.name.clone(),
+            key,
+            target,
+            spec: spec.clone(),
+            signature: k.inner.signature.clone(),
+            abi: ParamAbi::of(p),
+            artifact,
+            entry,
+            cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
+            static_shared: abi::static_shared_bytes(p),
+            library,
+            device_captures: k
+                .inner
+                .captures
+                .iter()
+                .filter_map(|c| if let CaptureValue::Device(d) = c { Some(d.location) } else { None })
+                .collect(),
+            origin,
+            jit: Some(k.inner.jit.clone()),
+            host: OnceLock::new(),
+            cuda: Mutex::new(HashMap::new()),
+            cubin_origin: Mutex::new(None),
+        }
+    }
+
+    pub(super) fn from_entry(
+        k: &Kernel,
+        target: Target,
+        spec: &Specialization,
+        key: Key,
+        entry: &Entry,
+        tier: Tier,
+    ) -> Result<CompiledKernel> {
+        let artifact = match (entry.meta.kind, target) {
+            (ArtifactKind::Ptx, Target::Nvptx(_)) => {
+                Artifact::Ptx(String::from_utf8(entry.payload.to_vec()).map_err(|_| Error::BadSerializedKernel("PTX is not UTF-8".into()))?)
+            }
+            (ArtifactKind::HostBitcode, Target::Host) => Artifact::HostBitcode(entry.payload.to_vec()),
+            (kind, _) => return Err(Error::BadSerializedKernel(format!("entry holds {kind:?}, not code for {target}"))),
+        };
+        let library = CodeLibrary::assemble(&k.inner.program, &k.inner.captures, None);
+        Ok(CompiledKernel::new(k, target, spec, key, artifact, entry.meta.entry.clone(), library, Origin::Cache(tier)))
+    }
+
+    /// Kernel name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Its cache key.
+    pub fn key(&self) -> Key {
+        self.key
+    }
+
+    /// Where it came from.
+    pub fn origin(&self) -> Origin {
+        self.origin
+    }
+
+    /// Where the cubin came from on the last CUDA load (`None`: built from PTX by the driver).
+    pub fn cubin_origin(&self) -> Option<Tier> {
+        *self.cubin_origin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The target.
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// The specialisation.
+    pub fn spec(&self) -> &Specialization {
+        &self.spec
+    }
+
+    /// The PTX, for CUDA targets.
+    pub fn ptx(&self) -> Option<&str> {
+        match &self.artifact {
+            Artifact::Ptx(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The compiled artifact.
+    pub fn artifact(&self) -> &Artifact {
+        &self.artifact
+    }
+
+    /// The entry symbol.
+    pub fn entry(&self) -> &str {
+        &self.entry
+    }
+
+    /// Its code library: what it links and references.
+    pub fn library(&self) -> &Arc<CodeLibrary> {
+        &self.library
+    }
+
+    /// Parameter names and types.
+    pub fn signature(&self) -> &[(String, Ty)] {
+        &self.signature
+    }
+
+    pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
+        let r = self.host.get_or_init(|| match &self.artifact {
+            Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),
+            Artifact::Ptx(_) | Artifact::Cubin(_) => {
+                Err(format!("kernel '{}' was compiled for a GPU, not for the host backend", self.name))
+            }
+        });
+        r.clone().map_err(Error::Device)
+    }
+
+    pub(super) fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Arc<cuda::LoadedFunction>> {
+        if let Some(f) = self.cuda.lock().unwrap_or_else(|e| e.into_inner()).get(&dev.ordinal) {
+            return Ok(f.clone());
+        }
+        if let Artifact::Cubin(image) = &self.artifact {
+            let built = match self.target {
+                Target::Nvptx(a) => a.to_string(),
+                Target::Host => "the host".to_string(),
+            };
+            let f = dev.load_image(image, &self.entry).map_err(|e| {
+                Error::Device(format!(
+                    "the cubin of kernel '{}' (built for {built}) did not load on {} ({}): {e}",
+                    self.name, dev.name, dev.arch
+                ))
+            })?;
+            let f = Arc::new(f);
+            self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
+            return Ok(f);
+        }
+        let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
+        let proof = self.library.persistable().ok();
+        let cache = self.jit.as_ref().filter(|j| j.config().cubin_tier).map(|j| j.cache());
+        let ckey = crate::cache::cubin_key(&self.key.0, &dev.arch.to_string(), dev.driver_version);
+        let mut loaded = None;
+        if let (Some(cache), Some(_)) = (cache, &proof)
+            && let Lookup::Hit(e, tier) = cache.lookup(&ckey)
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            match dev.load_image(&e.payload, &self.entry) {
+                Ok(f) => {
+                    *self.cubin_origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(tier);
+                    loaded = Some(f);
+                }
+                Err(err) => cache.warn_once(
+                    &format!("cubin:{ckey}"),
+                    &format!("a cached cubin for '{}' did not load ({err}); rebuilding it from PTX", self.name),
+                ),
+            }
+        }
+        let f = match loaded {
+            Some(f) => f,
+            None => {
+                let t0 = Instant::now();
+                let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
+                if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
+                    let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+                    let meta = Meta::new(ckey, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+                    cache.store(proof, Entry { meta, payload: cubin.into() });
+                }
+                f
+            }
+        };
+        let f = Arc::new(f);
+        self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
+        Ok(f)
+    }
+}
+
+/// The cache's name for what an artifact holds.
+pub(super) fn artifact_kind(artifact: &Artifact) -> ArtifactKind {
+    match artifact {
+        Artifact::Ptx(_) => ArtifactKind::Ptx,
+        Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
+        Artifact::Cubin(_) => ArtifactKind::Cubin,
+    }
+}

@@ -1,0 +1,308 @@
+//! [`Kernel`]: a checked kernel with its captured values; derives its cache key for each target
+//! and specialisation, and compiles through the cache (or takes code built elsewhere).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::compiled::{CompiledKernel, Origin, artifact_kind};
+use super::launch::{check_args, check_capture_locations};
+use super::module::Module;
+use super::{Jit, Source};
+use crate::abi::{self, CaptureData};
+use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
+use crate::capture::{CaptureValue, HostData};
+use crate::codegen::{self, Artifact};
+use crate::error::{Error, Result};
+use crate::ir::{CaptureSource, Layout, Program, Ty};
+use crate::library::CodeLibrary;
+use crate::runtime::{Device, Grid, KernelArgs};
+use crate::target::{Arch, Specialization, Target};
+
+/// What the clones of a [`Kernel`] share: its checked program and captured values, and the
+/// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
+/// sources keeps it while any kernel made from it lives.
+pub(super) struct KernelInner {
+    pub(super) jit: Jit,
+    pub(super) name: String,
+    pub(super) program: Program,
+    pub(super) captures: Vec<CaptureValue>,
+    pub(super) signature: Vec<(String, Ty)>,
+    compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
+    _source: Arc<Source>,
+}
+
+/// Resolves each capture of a program to its value.
+fn resolve_captures(program: &Program, bindings: &[CaptureValue]) -> Result<Vec<CaptureValue>> {
+    program
+        .captures
+        .iter()
+        .map(|c| match &c.source {
+            CaptureSource::Binding(i) => {
+                bindings.get(*i).cloned().ok_or_else(|| Error::Binding { name: c.origin.to_string(), problem: "no value bound".into() })
+            }
+            CaptureSource::Scalar(v) => Ok(CaptureValue::Scalar(*v)),
+            CaptureSource::Static(a) => Ok(CaptureValue::Host(Arc::new(static_data(a)))),
+        })
+        .collect()
+}
+
+fn static_data(a: &crate::ir::ConstArray) -> HostData {
+    HostData {
+        elem: a.elem,
+        shape: a.shape.clone(),
+        strides: crate::capture::strides_from_shape(&a.shape, 1, crate::capture::Order::C),
+        layout: Layout::C,
+        bytes: a.bytes.clone(),
+        hash: *blake3::hash(&a.bytes).as_bytes(),
+    }
+}
+
+fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
+    values
+        .iter()
+        .map(|v| match v {
+            CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
+            CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
+            CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
+        })
+        .collect()
+}
+
+/// A signature as text: `(a: f32, x: &[f32])`.
+pub(super) fn signature_text(sig: &[(String, Ty)]) -> String {
+    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "))
+}
+
+impl KernelInner {
+    pub(super) fn new(module: &Module, name: &str, program: Program, bindings: &[CaptureValue]) -> Result<KernelInner> {
+        let captures = resolve_captures(&program, bindings)?;
+        let signature = program.kernel().param_decls().iter().map(|p| (p.name.clone(), p.ty)).collect();
+        Ok(KernelInner {
+            jit: module.jit.clone(),
+            name: name.to_string(),
+            program,
+            captures,
+            signature,
+            compiled: Mutex::new(HashMap::new()),
+            _source: module.source.clone(),
+        })
+    }
+}
+
+/// A kernel of a module (or the kernel closure of a factory instance), with its captures.
+/// Compiled on first use for each device and argument layout, through the cache.
+#[derive(Clone)]
+pub struct Kernel {
+    pub(super) inner: Arc<KernelInner>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature))
+    }
+}
+
+impl Kernel {
+    /// Kernel name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Parameter names and types.
+    pub fn signature(&self) -> &[(String, Ty)] {
+        &self.inner.signature
+    }
+
+    /// The checked program: the kernel and everything it reaches.
+    pub fn program(&self) -> &Program {
+        &self.inner.program
+    }
+
+    /// The captured values, by capture id.
+    pub fn captures(&self) -> &[CaptureValue] {
+        &self.inner.captures
+    }
+
+    /// The kernel's code library tree (without LLVM modules): what it references and how.
+    pub fn library(&self) -> Arc<CodeLibrary> {
+        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None)
+    }
+
+    /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
+    pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
+        let (d, _) = self.derive(target, spec)?;
+        Ok(d)
+    }
+
+    fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+        let options = self.inner.jit.config().options(target);
+        let libdevice = match target {
+            Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
+            _ => None,
+        };
+        if let (Target::Nvptx(_), true, None) = (target, self.inner.program.uses_libdevice(), &libdevice) {
+            let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
+            return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
+        }
+        let d = crate::cache::derive(&KeyInputs {
+            program: &self.inner.program,
+            spec,
+            captures: &self.inner.captures,
+            options: &options,
+            libdevice: libdevice.as_ref().map(|l| l.hash),
+            salt: &self.inner.jit.config().salt,
+        });
+        Ok((d, libdevice))
+    }
+
+    /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
+    pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(target, spec, None)
+    }
+
+    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+        let memo_key = (target, spec.clone());
+        if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
+            return Ok(c.clone());
+        }
+        let c = self.compile_uncached(target, spec, device)?;
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
+        Ok(c)
+    }
+
+    /// Compiles for `device` with every array parameter C-contiguous.
+    pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
+    }
+
+    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+        let inner = &self.inner;
+        let jit = &inner.jit;
+        let cache = jit.cache();
+        let (d, libdevice) = self.derive(target, spec)?;
+        let key = d.key;
+        let sig = signature_text(&inner.signature);
+        // On a GPU, fetch the cubin with the PTX in one opening of the store.
+        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
+            Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
+            _ => Vec::new(),
+        };
+        match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
+            Lookup::Pinned(any) => {
+                if let Ok(c) = any.downcast::<CompiledKernel>() {
+                    return Ok(c);
+                }
+            }
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
+                Ok(c) => return Ok(Arc::new(c)),
+                Err(e) => cache
+                    .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
+            },
+            Lookup::Miss => {}
+        }
+        let options = jit.config().options(target);
+        let t0 = Instant::now();
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let data = capture_data(&inner.captures);
+        let compiled = codegen::compile(&codegen::CompileInput {
+            program: &inner.program,
+            spec,
+            captures: &data,
+            options,
+            libdevice: libdevice_bytes.as_deref(),
+        })?;
+        let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
+        let kind = artifact_kind(&compiled.artifact);
+        let payload: Arc<[u8]> = compiled.artifact.bytes().into();
+        let ck = Arc::new(CompiledKernel::new(
+            self,
+            target,
+            spec,
+            key,
+            compiled.artifact,
+            compiled.entry.clone(),
+            library.clone(),
+            Origin::Compiled { ms: compile_ms },
+        ));
+        match library.persistable() {
+            Ok(proof) => {
+                let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
+                cache.store(proof, Entry { meta, payload });
+            }
+            Err(refs) => {
+                let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
+                let msg = format!(
+                    "kernel '{}' is not cached on disk: it captures device array {}; device pointers are valid only in this process. \
+                     Pass the array as a kernel argument to make it cacheable.",
+                    inner.name,
+                    what.join(" and device array ")
+                );
+                if jit.config().strict {
+                    return Err(Error::NotPersisted(msg));
+                }
+                let any: Arc<dyn std::any::Any + Send + Sync> = ck.clone();
+                cache.pin(key, &any, msg.clone());
+                cache.warn_once(&format!("not-persisted:{}", inner.name), &msg);
+            }
+        }
+        Ok(ck)
+    }
+
+    /// Checks `args` against the signature, compiles the matching specialisation on first use
+    /// and launches it on `device`. Nothing runs if an argument does not match.
+    pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        let args = args.args()?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
+        check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
+        grid.check()?;
+        let c = self.compile_on(device.target(), &spec, Some(device))?;
+        c.launch_checked(device, grid, &args)
+    }
+
+    /// A compiled kernel from PTX produced elsewhere for this kernel (the prebuild step embeds
+    /// it), for `target` and `spec`.
+    pub fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
+        self.prebuilt(target, spec, Artifact::Ptx(ptx))
+    }
+
+    /// A compiled kernel around code built elsewhere (keyed by its bytes).
+    fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
+        let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
+        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
+        let entry = abi::symbol_name(&self.inner.program.kernel().name);
+        Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
+    }
+
+    /// A compiled kernel from a cubin assembled elsewhere for this kernel and `arch` (for
+    /// example by `kache compile --emit cubin --arch sm_90`), with every array parameter
+    /// C-contiguous. Loading it needs no compiler and no PTX JIT; a GPU it was not built for
+    /// refuses it at the first launch with the driver's reason.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let k = jit.load_source("s.rs", "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }")?.kernel("k")?;
+    /// let arch = kache::Arch::parse("sm_90")?;
+    /// // Anything but an ELF image is refused before it reaches the driver.
+    /// assert!(k.with_cubin(arch, b"// PTX, not a cubin".to_vec()).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
+        if !cubin.starts_with(b"\x7fELF") {
+            return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
+        }
+        Ok(self.prebuilt(Target::Nvptx(arch), &Specialization::uniform(&self.inner.program, Layout::C), Artifact::Cubin(cubin)))
+    }
+
+    /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
+    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
+    /// device array fails with [`Error::NotSerializable`].
+    pub fn serialize(&self, target: Target) -> Result<Vec<u8>> {
+        let lib = self.library();
+        if let Err(refs) = lib.persistable() {
+            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: refs[0].describe() });
+        }
+        self.compile(target, &Specialization::uniform(&self.inner.program, Layout::C))?.serialize()
+    }
+}

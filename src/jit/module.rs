@@ -1,0 +1,175 @@
+//! [`Module`]: a parsed kernel source and the globals bound on it, from which kernels and
+//! factory closures are made (and shared while alive); [`FactoryArgs`], a factory's arguments.
+
+use std::sync::{Arc, Weak};
+
+use super::kernel::{Kernel, KernelInner};
+use super::{Jit, Source};
+use crate::capture::{CaptureValue, IntoCapture};
+use crate::error::{Error, Result};
+use crate::ir::CaptureTy;
+use crate::lang::{self, Env, ModuleSummary};
+
+/// A parsed kernel source with the globals bound on it. Bindings are values:
+/// [`with_global`](Module::with_global) returns a new module, and kernels compiled from the old
+/// one keep their bindings.
+#[derive(Clone)]
+pub struct Module {
+    pub(super) jit: Jit,
+    pub(super) source: Arc<Source>,
+    pub(super) source_id: [u8; 32],
+    pub(super) globals: Arc<Vec<(String, CaptureValue)>>,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Module")
+            .field("file", &self.source.file.name())
+            .field("globals", &self.globals.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// Arguments of a factory: a tuple of values that can be captured (up to 8), or a vector.
+pub trait FactoryArgs {
+    /// The values, in parameter order.
+    fn values(self) -> Result<Vec<CaptureValue>>;
+}
+
+impl FactoryArgs for () {
+    fn values(self) -> Result<Vec<CaptureValue>> {
+        Ok(Vec::new())
+    }
+}
+
+impl FactoryArgs for Vec<CaptureValue> {
+    fn values(self) -> Result<Vec<CaptureValue>> {
+        Ok(self)
+    }
+}
+
+macro_rules! factory_args {
+    ($($n:ident),+) => {
+        impl<$($n: IntoCapture),+> FactoryArgs for ($($n,)+) {
+            #[allow(non_snake_case)]
+            fn values(self) -> Result<Vec<CaptureValue>> {
+                let ($($n,)+) = self;
+                Ok(vec![$($n.into_capture()?),+])
+            }
+        }
+    };
+}
+factory_args!(A);
+factory_args!(A, B);
+factory_args!(A, B, C);
+factory_args!(A, B, C, D);
+factory_args!(A, B, C, D, E);
+factory_args!(A, B, C, D, E, F);
+factory_args!(A, B, C, D, E, F, G);
+factory_args!(A, B, C, D, E, F, G, H);
+
+fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(f) if f.is_alphabetic() || f == '_') && c.all(|x| x.is_alphanumeric() || x == '_') && s != "_"
+}
+
+impl Module {
+    /// The file name the module was loaded from.
+    pub fn name(&self) -> &str {
+        self.source.file.name()
+    }
+
+    /// Names of the `#[kernel]` functions.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.source.ast.kernel_names()
+    }
+
+    /// Names of the factories that return `impl Kernel`.
+    pub fn factory_names(&self) -> Vec<String> {
+        self.source.ast.kernel_factory_names()
+    }
+
+    /// Globals bound so far.
+    pub fn globals(&self) -> Vec<(&str, CaptureTy)> {
+        self.globals.iter().map(|(n, v)| (n.as_str(), v.ty())).collect()
+    }
+
+    fn env(&self) -> Env {
+        Env { globals: self.globals.iter().map(|(n, v)| (n.clone(), v.ty())).collect() }
+    }
+
+    /// Type-checks every item with the bound globals.
+    pub fn check(&self) -> Result<ModuleSummary> {
+        Ok(lang::check_module(&self.source.ast, &self.env())?)
+    }
+
+    /// A new module with global `name` bound to `value` (replacing an earlier binding): host
+    /// scalars and arrays are captured as constants, device arrays by pointer.
+    pub fn with_global(&self, name: &str, value: impl IntoCapture) -> Result<Module> {
+        if !is_identifier(name) {
+            return Err(Error::Binding { name: name.to_string(), problem: "not an identifier".into() });
+        }
+        let value = value.into_capture().map_err(|e| Error::Binding { name: name.to_string(), problem: e.to_string() })?;
+        let mut globals: Vec<(String, CaptureValue)> = self.globals.iter().filter(|(n, _)| n != name).cloned().collect();
+        globals.push((name.to_string(), value));
+        Ok(Module { globals: Arc::new(globals), ..self.clone() })
+    }
+
+    fn request_id(&self, what: &str, name: &str, extra: &[CaptureValue]) -> [u8; 32] {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.source_id);
+        for s in [what, name] {
+            h.update(&(s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        }
+        let mut sorted: Vec<&(String, CaptureValue)> = self.globals.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut buf = Vec::new();
+        for (n, v) in sorted {
+            buf.extend_from_slice(&(n.len() as u64).to_le_bytes());
+            buf.extend_from_slice(n.as_bytes());
+            v.encode(&mut buf);
+        }
+        for v in extra {
+            v.encode(&mut buf);
+        }
+        h.update(&buf);
+        *h.finalize().as_bytes()
+    }
+
+    fn memo(&self, id: [u8; 32], make: impl FnOnce() -> Result<KernelInner>) -> Result<Kernel> {
+        if let Some(k) = self.jit.inner.kernels.lock().unwrap_or_else(|e| e.into_inner()).get(&id).and_then(Weak::upgrade) {
+            return Ok(Kernel { inner: k });
+        }
+        let k = Arc::new(make()?);
+        let mut map = self.jit.inner.kernels.lock().unwrap_or_else(|e| e.into_inner());
+        map.retain(|_, w| w.strong_count() > 0);
+        map.insert(id, Arc::downgrade(&k));
+        Ok(Kernel { inner: k })
+    }
+
+    /// The `#[kernel]` function `name`, type-checked with the bound globals (compiled on first
+    /// launch, through the cache).
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let id = self.request_id("kernel", name, &[]);
+        self.memo(id, || {
+            let program = lang::check_kernel(&self.source.ast, &self.env(), name)?;
+            let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
+            KernelInner::new(self, name, program, &bindings)
+        })
+    }
+
+    /// Instantiates the factory `factory` with `args` (its parameters become the closure's
+    /// captured variables) and returns the kernel closure it builds.
+    pub fn closure(&self, factory: &str, args: impl FactoryArgs) -> Result<Kernel> {
+        let args = args.values()?;
+        let id = self.request_id("closure", factory, &args);
+        self.memo(id, || {
+            let types: Vec<CaptureTy> = args.iter().map(|a| a.ty()).collect();
+            let program = lang::check_factory(&self.source.ast, &self.env(), factory, &types)?;
+            let mut bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
+            bindings.extend(args.iter().cloned());
+            KernelInner::new(self, factory, program, &bindings)
+        })
+    }
+}

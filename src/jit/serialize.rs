@@ -1,0 +1,133 @@
+//! Serialised kernels: a compiled kernel to and from the bytes of an entry envelope that
+//! carries its interface (`src/cache/envelope.rs`, the one wire format).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::compiled::{CompiledKernel, Origin, artifact_kind};
+use super::kernel::signature_text;
+use crate::abi::ParamAbi;
+use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
+use crate::cache::{ArtifactKind, Meta};
+use crate::codegen::{self, Artifact};
+use crate::error::{Error, Result};
+use crate::ir::Ty;
+use crate::library::CodeLibrary;
+use crate::target::{Specialization, Target};
+
+impl CompiledKernel {
+    /// Serialises to bytes that [`deserialize`](Self::deserialize) loads in another process:
+    /// an entry envelope (`src/cache/envelope.rs`) that carries the kernel's interface, and for
+    /// host code the CPU it was optimised for. A kernel whose library references a device
+    /// array, directly or through any linked library, fails with [`Error::NotSerializable`].
+    pub fn serialize(&self) -> Result<Vec<u8>> {
+        if let Err(refs) = self.library.persistable() {
+            return Err(Error::NotSerializable { kernel: self.name.clone(), what: refs[0].describe() });
+        }
+        let built_for = match self.target {
+            Target::Nvptx(arch) => BuiltFor::Gpu(arch),
+            // Host code is only ever compiled or loaded on this CPU (the key names it, and
+            // deserialising refuses another), so this CPU is the one it was optimised for.
+            Target::Host => BuiltFor::HostCpu(codegen::host_cpu()),
+        };
+        let unfit = || Error::BadArgument {
+            kernel: self.name.clone(),
+            param: "(layouts)".into(),
+            problem: format!("compiled for array layouts {}, which do not fit its parameters", self.spec.describe()),
+        };
+        if self.spec.layouts.len() != self.signature.len() {
+            return Err(unfit());
+        }
+        let params = self
+            .signature
+            .iter()
+            .zip(&self.spec.layouts)
+            .map(|((name, ty), layout)| {
+                let ty = match (ty, layout) {
+                    (Ty::Scalar(s), None) => ParamTy::Scalar(*s),
+                    (Ty::Array(a), Some(l)) => ParamTy::Array { ty: *a, layout: *l },
+                    _ => return Err(unfit()),
+                };
+                Ok(Param { name: name.clone(), ty })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let interface = Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared };
+        let compile_ms = match self.origin {
+            Origin::Compiled { ms } => ms,
+            _ => 0,
+        };
+        let meta =
+            Meta::new(self.key, &self.name, &signature_text(&self.signature), artifact_kind(&self.artifact), &self.entry, compile_ms)
+                .with_interface(interface);
+        Ok(envelope::encode(&meta, self.artifact.bytes()))
+    }
+
+    /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
+    /// verify is [`Error::BadSerializedKernel`]; host code optimised for another CPU is
+    /// [`Error::ForeignHostCpu`].
+    pub fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
+        let bad = |m: String| Error::BadSerializedKernel(m);
+        let (meta, payload) =
+            envelope::decode(bytes, None).map_err(|e| bad(format!("the bytes do not verify as a kache kernel of this version: {e}")))?;
+        let Some(interface) = meta.interface else {
+            return Err(bad("a cache entry, not a serialised kernel: it does not carry the kernel's interface".into()));
+        };
+        let (target, artifact) = match (interface.built_for, meta.kind) {
+            (BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
+                (Target::Nvptx(arch), Artifact::Ptx(String::from_utf8(payload.to_vec()).map_err(|_| bad("PTX is not UTF-8".into()))?))
+            }
+            (BuiltFor::Gpu(arch), ArtifactKind::Cubin) => (Target::Nvptx(arch), Artifact::Cubin(payload.to_vec())),
+            (BuiltFor::HostCpu(cpu), ArtifactKind::HostBitcode) => {
+                let this_cpu = codegen::host_cpu();
+                if cpu != this_cpu {
+                    return Err(Error::ForeignHostCpu { kernel: meta.kernel, built_for: cpu, this_cpu });
+                }
+                (Target::Host, Artifact::HostBitcode(payload.to_vec()))
+            }
+            (built_for, kind) => {
+                let machine = match built_for {
+                    BuiltFor::Gpu(arch) => arch.to_string(),
+                    BuiltFor::HostCpu(_) => "the host CPU".to_string(),
+                };
+                return Err(bad(format!("a {kind:?} payload cannot be code built for {machine}")));
+            }
+        };
+        let mut signature = Vec::new();
+        let mut layouts = Vec::new();
+        let mut abi = Vec::new();
+        for p in interface.params {
+            match p.ty {
+                ParamTy::Scalar(s) => {
+                    signature.push((p.name, Ty::Scalar(s)));
+                    layouts.push(None);
+                    abi.push(ParamAbi::Scalar(s));
+                }
+                ParamTy::Array { ty, layout } => {
+                    signature.push((p.name, Ty::Array(ty)));
+                    layouts.push(Some(layout));
+                    abi.push(ParamAbi::Array { elem: ty.elem, ndim: ty.ndim });
+                }
+            }
+        }
+        let library = Arc::new(CodeLibrary::new(meta.kernel.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
+        Ok(CompiledKernel {
+            key: meta.key,
+            name: meta.kernel,
+            target,
+            spec: Specialization { layouts },
+            signature,
+            abi,
+            artifact,
+            entry: meta.entry,
+            cooperative: interface.cooperative,
+            static_shared: interface.static_shared,
+            library,
+            device_captures: Vec::new(),
+            origin: Origin::Deserialized,
+            jit: None,
+            host: OnceLock::new(),
+            cuda: Mutex::new(HashMap::new()),
+            cubin_origin: Mutex::new(None),
+        })
+    }
+}

@@ -103,6 +103,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let v = self.scalar_of(x)?;
                 let s = x.ty.scalar().unwrap_or(Scalar::I32);
                 Val::Scalar(match (op, s.is_float()) {
+                    (UnOp::Neg, true) if s.is_half() => self.half_neg(v.into_int_value())?.into(),
                     (UnOp::Neg, true) => self.b.build_float_neg(v.into_float_value(), "")?.into(),
                     (UnOp::Neg, false) => self.b.build_int_neg(v.into_int_value(), "")?.into(),
                     (UnOp::Not, _) => self.b.build_not(v.into_int_value(), "")?.into(),

@@ -15,6 +15,7 @@ mod arith;
 mod builtins;
 mod expr;
 mod function;
+mod half;
 mod intrinsics;
 mod memory;
 

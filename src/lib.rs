@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+mod build_script;
 pub mod cache;
 pub mod capture;
 pub mod codegen;
@@ -77,9 +78,15 @@ pub struct RuntimeGuide;
 #[doc = include_str!("../docs/cache.md")]
 pub struct CacheGuide;
 
-/// Prints a warning on stderr (`KACHE_QUIET=1` silences warnings).
+/// Prints a warning (`KACHE_QUIET=1` silences warnings): on stderr, or inside a build script
+/// as `cargo::warning=` lines, which cargo shows (it hides a build script's stderr).
 pub(crate) fn warn(msg: &str) {
-    if std::env::var_os("KACHE_QUIET").is_none() {
+    if std::env::var_os("KACHE_QUIET").is_some() {
+        return;
+    }
+    if build_script::running() {
+        build_script::instruction("warning", &format!("kache: {msg}"));
+    } else {
         eprintln!("kache: warning: {msg}");
     }
 }

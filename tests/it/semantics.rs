@@ -1,9 +1,9 @@
-//! Tests: semantics. Every scenario of `tests/shared/scenarios.rs` on the host backend: corpus
+//! Tests: semantics. Every scenario of `tests/shared/scenarios/` on the host backend: corpus
 //! kernels run and compared with plain Rust references.
 
 #[path = "../shared/foreign.rs"]
 mod foreign;
-#[path = "../shared/scenarios.rs"]
+#[path = "../shared/scenarios/mod.rs"]
 mod scenarios;
 
 /// One `#[test]` per scenario (attributes such as `#[ignore = ".."]` go before the name), and

@@ -60,7 +60,11 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn int_to_half(&self, v: IntValue<'ctx>, from: Scalar, s: Scalar) -> R<IntValue<'ctx>> {
         let b = &self.b;
         if self.cx.host {
-            let wide = if from.is_signed() { b.build_int_s_extend_or_bit_cast(v, self.cx.i64, "")? } else { b.build_int_z_extend_or_bit_cast(v, self.cx.i64, "")? };
+            let wide = if from.is_signed() {
+                b.build_int_s_extend_or_bit_cast(v, self.cx.i64, "")?
+            } else {
+                b.build_int_z_extend_or_bit_cast(v, self.cx.i64, "")?
+            };
             let name = host_half_symbol(s, if from.is_signed() { "from_i64" } else { "from_u64" });
             let r = self.host_helper(&name, self.cx.i32.into(), wide.into())?.into_int_value();
             return Ok(b.build_int_truncate(r, self.i16_ty(), "")?);

@@ -153,8 +153,9 @@ pub enum TypeExpr {
     Fixed {
         /// Element type (may itself be fixed-size).
         elem: Box<TypeExpr>,
-        /// Length.
-        len: u64,
+        /// Length: a constant expression (a literal, a `const` item, `{ N * 2 }`), evaluated
+        /// as a `usize` by the checker.
+        len: Box<Expr>,
         /// Where.
         span: Span,
     },

@@ -135,19 +135,14 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     /// A binary operator on two `f16`/`bf16` values (comparisons give `bool`).
     pub(super) fn half_binary(&self, op: BinOp, s: Scalar, x: IntValue<'ctx>, y: IntValue<'ctx>) -> R<BasicValueEnum<'ctx>> {
-        let native = !self.cx.host && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div);
-        if native {
+        if !self.cx.host && op != BinOp::Rem {
+            // The float operators on LLVM's 16-bit types (`Scalar::F32` only tells `binary` that
+            // these are floats; it matters for `%` alone, which takes the f32 path below).
             let ht = self.half_llvm_ty(s);
-            let hx = self.b.build_bit_cast(x, ht, "")?.into_float_value();
-            let hy = self.b.build_bit_cast(y, ht, "")?.into_float_value();
-            let r = match op {
-                BinOp::Add => self.b.build_float_add(hx, hy, "")?,
-                BinOp::Sub => self.b.build_float_sub(hx, hy, "")?,
-                BinOp::Mul => self.b.build_float_mul(hx, hy, "")?,
-                _ => self.b.build_float_div(hx, hy, "")?,
-            };
-            self.set_fast(r.into());
-            return Ok(self.b.build_bit_cast(r, self.i16_ty(), "")?);
+            let hx = self.b.build_bit_cast(x, ht, "")?;
+            let hy = self.b.build_bit_cast(y, ht, "")?;
+            let r = self.binary(op, Scalar::F32, hx, hy, Scalar::F32)?;
+            return if op.is_comparison() { Ok(r) } else { Ok(self.b.build_bit_cast(r, self.i16_ty(), "")?) };
         }
         // Comparisons are exact in f32; `%` is exact in any precision, so one rounding after it.
         let wx = self.half_to_f32(x, s)?;

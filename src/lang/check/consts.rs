@@ -53,7 +53,9 @@ impl<'m> ModuleCx<'m> {
                 let mut shape = Vec::new();
                 let mut t = &c.ty;
                 while let TypeExpr::Fixed { elem, len, .. } = t {
-                    shape.push(*len as usize);
+                    let n = self.eval_const(len, Some(Scalar::Usize))?;
+                    let n = n.as_i128().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
+                    shape.push(n);
                     t = elem;
                 }
                 let TypeExpr::Scalar(elem, _) = t else {

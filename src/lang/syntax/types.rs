@@ -124,13 +124,8 @@ impl Lower {
                 if !matches!(elem, TypeExpr::Scalar(..) | TypeExpr::Fixed { .. }) {
                     return Err(Diagnostic::error(elem.span(), "expected a scalar element type").label("here").into());
                 }
-                let len = match &a.len {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-                    _ => None,
-                };
-                let Some(len) = len else {
-                    return Err(Diagnostic::error(spn(&a.len), "array length must be an integer literal").label("here").into());
-                };
+                // A constant expression, evaluated by the checker (`const` items may name it).
+                let len = Box::new(self.expr(&a.len)?);
                 Ok(TypeExpr::Fixed { elem: Box::new(elem), len, span })
             }
             syn::Type::Array(_) => Err(Diagnostic::error(span, "fixed-size arrays are only supported in `static` and `const` items")

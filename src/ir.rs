@@ -13,40 +13,76 @@ use std::sync::Arc;
 use crate::span::Span;
 
 /// A scalar type of the kernel language.
+///
+/// Each type's byte in every encoding is its [`tag`](Scalar::tag), the discriminant written on
+/// each variant and pinned by a test: adding a type never renumbers the others, so the keys of
+/// existing kernels do not change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Scalar {
     /// `bool` (one byte in memory).
-    Bool,
+    Bool = 0,
+    /// `i8`
+    I8 = 8,
+    /// `i16`
+    I16 = 10,
     /// `i32`
-    I32,
+    I32 = 1,
     /// `i64`
-    I64,
+    I64 = 2,
+    /// `u8`
+    U8 = 9,
+    /// `u16`
+    U16 = 11,
     /// `u32`
-    U32,
+    U32 = 3,
     /// `u64`
-    U64,
+    U64 = 4,
     /// `usize` (64-bit on every target kache supports)
-    Usize,
+    Usize = 5,
+    /// `f16`: IEEE binary16 (`half::f16` on the host).
+    F16 = 12,
+    /// `bf16`: bfloat16, the upper half of an `f32` (`half::bf16` on the host).
+    Bf16 = 13,
     /// `f32`
-    F32,
+    F32 = 6,
     /// `f64`
-    F64,
+    F64 = 7,
 }
 
 impl Scalar {
     /// Every scalar type, in a fixed order.
-    pub const ALL: [Scalar; 8] =
-        [Scalar::Bool, Scalar::I32, Scalar::I64, Scalar::U32, Scalar::U64, Scalar::Usize, Scalar::F32, Scalar::F64];
+    pub const ALL: [Scalar; 14] = [
+        Scalar::Bool,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::F16,
+        Scalar::Bf16,
+        Scalar::F32,
+        Scalar::F64,
+    ];
 
     /// The Rust spelling of the type.
     pub fn name(self) -> &'static str {
         match self {
             Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
             Scalar::U32 => "u32",
             Scalar::U64 => "u64",
             Scalar::Usize => "usize",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
         }
@@ -60,7 +96,8 @@ impl Scalar {
     /// Size in bytes of one element in memory.
     pub fn size(self) -> usize {
         match self {
-            Scalar::Bool => 1,
+            Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 8,
         }
@@ -76,17 +113,26 @@ impl Scalar {
 
     /// Integer types (not `bool`).
     pub fn is_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
+        matches!(
+            self,
+            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::U64 | Scalar::Usize
+        )
     }
 
     /// Signed integer types.
     pub fn is_signed(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
     }
 
     /// Floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F16 | Scalar::Bf16 | Scalar::F32 | Scalar::F64)
+    }
+
+    /// The 16-bit float types, which compute through `f32` where the hardware has no
+    /// instruction for them.
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::Bf16)
     }
 
     /// Integer or float.
@@ -94,14 +140,16 @@ impl Scalar {
         self.is_int() || self.is_float()
     }
 
-    /// Its byte in every encoding (cache keys, entries, serialised kernels); one numbering.
+    /// Its byte in every encoding (cache keys, entries, serialised kernels); one numbering. It
+    /// is the discriminant written on each variant: the eight types of the first language keep
+    /// the numbers they always had, so `as u8` anywhere agrees with it.
     pub fn tag(self) -> u8 {
         self as u8
     }
 
     /// The scalar whose [`tag`](Self::tag) is `t`.
     pub fn from_tag(t: u8) -> Option<Scalar> {
-        Scalar::ALL.get(t as usize).copied()
+        Scalar::ALL.into_iter().find(|s| s.tag() == t)
     }
 }
 
@@ -216,6 +264,10 @@ pub enum ScalarValue {
     Bool(bool),
     /// An integer of the given type, as its two's complement bits zero-extended to 64.
     Int(Scalar, u64),
+    /// An `f16`.
+    F16(half::f16),
+    /// A `bf16`.
+    Bf16(half::bf16),
     /// An `f32`.
     F32(f32),
     /// An `f64`.
@@ -228,6 +280,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Bool(_) => Scalar::Bool,
             ScalarValue::Int(s, _) => s,
+            ScalarValue::F16(_) => Scalar::F16,
+            ScalarValue::Bf16(_) => Scalar::Bf16,
             ScalarValue::F32(_) => Scalar::F32,
             ScalarValue::F64(_) => Scalar::F64,
         }
@@ -238,6 +292,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Bool(b) => vec![b as u8],
             ScalarValue::Int(s, v) => v.to_le_bytes()[..s.size()].to_vec(),
+            ScalarValue::F16(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::Bf16(v) => v.to_le_bytes().to_vec(),
             ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
             ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
         }
@@ -253,6 +309,8 @@ impl ScalarValue {
         let raw = u64::from_le_bytes(b8);
         Some(match ty {
             Scalar::Bool => ScalarValue::Bool(raw != 0),
+            Scalar::F16 => ScalarValue::F16(half::f16::from_bits(raw as u16)),
+            Scalar::Bf16 => ScalarValue::Bf16(half::bf16::from_bits(raw as u16)),
             Scalar::F32 => ScalarValue::F32(f32::from_bits(raw as u32)),
             Scalar::F64 => ScalarValue::F64(f64::from_bits(raw)),
             s => ScalarValue::Int(s, raw),
@@ -264,6 +322,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Bool(b) => b as u64,
             ScalarValue::Int(_, v) => v,
+            ScalarValue::F16(v) => v.to_bits() as u64,
+            ScalarValue::Bf16(v) => v.to_bits() as u64,
             ScalarValue::F32(v) => v.to_bits() as u64,
             ScalarValue::F64(v) => v.to_bits(),
         }
@@ -274,6 +334,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Int(s, v) => Some(if s.is_signed() {
                 match s.bits() {
+                    8 => v as u8 as i8 as i128,
+                    16 => v as u16 as i16 as i128,
                     32 => v as u32 as i32 as i128,
                     _ => v as i64 as i128,
                 }
@@ -288,6 +350,8 @@ impl ScalarValue {
     /// The value as f64 (integers and `bool` converted, exact up to 2^53).
     pub fn as_f64(self) -> f64 {
         match self {
+            ScalarValue::F16(v) => v.to_f64(),
+            ScalarValue::Bf16(v) => v.to_f64(),
             ScalarValue::F32(v) => v as f64,
             ScalarValue::F64(v) => v,
             other => other.as_i128().unwrap_or(0) as f64,
@@ -300,6 +364,8 @@ impl fmt::Display for ScalarValue {
         match *self {
             ScalarValue::Bool(b) => write!(f, "{b}"),
             ScalarValue::Int(s, _) => write!(f, "{}{}", self.as_i128().unwrap_or(0), s),
+            ScalarValue::F16(v) => write!(f, "{:?}f16", v.to_f32()),
+            ScalarValue::Bf16(v) => write!(f, "{:?}bf16", v.to_f32()),
             ScalarValue::F32(v) => write!(f, "{v:?}f32"),
             ScalarValue::F64(v) => write!(f, "{v:?}f64"),
         }
@@ -839,4 +905,27 @@ pub struct PendingLit {
     pub f64: f64,
     /// Value parsed as `f32`.
     pub f32: f32,
+    /// Value parsed as `f16`.
+    pub f16: half::f16,
+    /// Value parsed as `bf16`.
+    pub bf16: half::bf16,
+}
+
+impl PendingLit {
+    /// The float value of type `s` (negated if written with `-`), each precision rounded once
+    /// from the literal's text; `None` if `s` is not a float type.
+    pub fn float_value(&self, s: Scalar) -> Option<ScalarValue> {
+        Some(match (s, self.neg) {
+            (Scalar::F64, n) => ScalarValue::F64(if n { -self.f64 } else { self.f64 }),
+            (Scalar::F32, n) => ScalarValue::F32(if n { -self.f32 } else { self.f32 }),
+            (Scalar::F16, n) => ScalarValue::F16(if n { -self.f16 } else { self.f16 }),
+            (Scalar::Bf16, n) => ScalarValue::Bf16(if n { -self.bf16 } else { self.bf16 }),
+            _ => return None,
+        })
+    }
+
+    /// A finite literal that rounds to infinity as type `s`.
+    pub fn overflows(&self, s: Scalar) -> bool {
+        self.f64.is_finite() && self.float_value(s).is_some_and(|v| v.as_f64().is_infinite())
+    }
 }

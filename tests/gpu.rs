@@ -13,7 +13,7 @@ use kache::{Config, Device, Grid, Jit, Layout, Origin, Specialization};
 mod capture_scenarios;
 #[path = "shared/foreign.rs"]
 mod foreign;
-#[path = "shared/scenarios.rs"]
+#[path = "shared/scenarios/mod.rs"]
 mod scenarios;
 
 fn gpu() -> Option<Device> {

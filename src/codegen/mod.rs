@@ -2,26 +2,24 @@
 //! optimised LLVM bitcode for the host backend, which JIT-compiles it.
 //!
 //! Each function of a program (the kernel, each device function, each closure) is lowered into
-//! its own LLVM module, the unit that [`CodeLibrary`](crate::library::CodeLibrary) holds; the
-//! kernel's module is then linked with every module it reaches, internalised and optimised.
-//! Only intrinsics that every supported target lowers are emitted (see `lower.rs`); LLVM must
-//! never abort the process.
+//! its own LLVM module (`lower/`), the unit that [`CodeLibrary`](crate::library::CodeLibrary)
+//! holds; the kernel's module is then linked with every module it reaches, internalised and
+//! optimised (`pipeline.rs`), and [`compile`] and [`emit_llvm_ir`] emit from that one module.
+//! Only intrinsics that every supported target lowers are emitted (see `lower/intrinsics.rs`);
+//! LLVM must never abort the process. `host_jit.rs` loads host code for the CPU backend.
 
-mod jit;
+mod host_jit;
 mod lower;
+mod pipeline;
 
 use std::fmt;
 
-use inkwell::OptimizationLevel;
 use inkwell::context::Context;
-use inkwell::memory_buffer::MemoryBuffer;
-use inkwell::module::{Linkage, Module};
-use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{CodeModel, FileType, InitializationConfig, RelocMode, Target as LlvmTarget, TargetMachine, TargetTriple};
+use inkwell::targets::{FileType, TargetMachine};
 
-pub use jit::HostModule;
+pub use host_jit::HostModule;
 
-use crate::abi::{CaptureData, entry_symbol};
+use crate::abi::CaptureData;
 use crate::ir::Program;
 use crate::target::{Options, Specialization, Target, UnsupportedArch};
 
@@ -144,103 +142,30 @@ pub struct CompileInput<'a> {
     /// libdevice bitcode, when the program needs it on NVPTX.
     pub libdevice: Option<&'a [u8]>,
 }
-
-fn init_targets() {
-    static INIT: std::sync::Once = std::sync::Once::new();
-    INIT.call_once(|| {
-        let config = InitializationConfig::default();
-        LlvmTarget::initialize_nvptx(&config);
-        LlvmTarget::initialize_x86(&config);
-    });
-}
-
-pub(crate) fn target_machine(target: Target, opt_level: u8) -> Result<TargetMachine, CodegenError> {
-    init_targets();
-    let level = match opt_level {
-        0 => OptimizationLevel::None,
-        1 => OptimizationLevel::Less,
-        2 => OptimizationLevel::Default,
-        _ => OptimizationLevel::Aggressive,
-    };
-    let (triple, cpu, features) = match target {
-        Target::Nvptx(a) => {
-            let (maj, min) = a.ptx_isa();
-            (TargetTriple::create("nvptx64-nvidia-cuda"), a.to_string(), format!("+ptx{maj}{min}"))
-        }
-        Target::Host => (
-            TargetMachine::get_default_triple(),
-            TargetMachine::get_host_cpu_name().to_string(),
-            TargetMachine::get_host_cpu_features().to_string(),
-        ),
-    };
-    let t = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    let reloc = if target == Target::Host { RelocMode::Static } else { RelocMode::Default };
-    t.create_target_machine(&triple, &cpu, &features, level, reloc, CodeModel::Default)
-        .ok_or_else(|| CodegenError::Llvm(format!("no target machine for {target}")))
-}
-
 /// Compiles a checked program: lowers each function into its own module, links the kernel's
 /// module with everything it reaches, optimises, and emits PTX or host bitcode.
 pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
-    let program = input.program;
-    let kernel = program.kernel();
-    if let Target::Nvptx(_) = input.options.target {
-        if program.uses_libdevice() && input.libdevice.is_none() {
-            let function = first_libdevice_use(program).unwrap_or_else(|| "a transcendental function".into());
-            return Err(CodegenError::NoLibdevice { kernel: kernel.name.clone(), function });
-        }
-    }
-    let tm = target_machine(input.options.target, input.options.opt_level)?;
+    let tm = pipeline::target_machine(input.options.target, input.options.opt_level)?;
     let context = Context::create();
-    let modules = lower::lower_program(&context, input, &tm)?;
-    let function_modules: Vec<Vec<u8>> = modules.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect();
-
-    // Link the kernel's module with the modules it reaches (each once).
-    let linked = modules[program.kernel].clone();
-    let mut order = Vec::new();
-    reach(program, program.kernel, &mut order);
-    for id in order.into_iter().filter(|i| *i != program.kernel) {
-        linked.link_in_module(modules[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
-    }
-    let entry = entry_symbol(program, input.options.target);
-    if let (Target::Nvptx(_), Some(bc)) = (input.options.target, input.libdevice) {
-        if program.uses_libdevice() {
-            let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
-            let libdevice = Module::parse_bitcode_from_buffer(&buf, &context)
-                .map_err(|e| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: e.to_string() })?;
-            libdevice.set_triple(&tm.get_triple());
-            libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
-            linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
-        }
-    }
-    internalize(&linked, &entry);
-    linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;
-    optimize(&linked, &tm, input.options.opt_level)?;
+    let built = pipeline::build(&context, input, &tm)?;
+    let function_modules: Vec<Vec<u8>> = built.functions.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect();
     let artifact = match input.options.target {
         Target::Nvptx(_) => {
-            let buf = tm.write_to_memory_buffer(&linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+            let buf = tm.write_to_memory_buffer(&built.linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
             Artifact::Ptx(String::from_utf8_lossy(buf.as_slice()).into_owned())
         }
-        Target::Host => Artifact::HostBitcode(linked.write_bitcode_to_memory().as_slice().to_vec()),
+        Target::Host => Artifact::HostBitcode(built.linked.write_bitcode_to_memory().as_slice().to_vec()),
     };
-    Ok(Compiled { function_modules, artifact, entry })
+    Ok(Compiled { function_modules, artifact, entry: built.entry })
 }
 
-/// The program's kernel module, linked but not optimised, as LLVM IR text (`--emit llvm-ir`).
+/// The module [`compile`] emits code from (linked, libdevice included where the kernel needs
+/// it, internalised and optimised), as LLVM IR text (`--emit llvm-ir`).
 pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
-    let tm = target_machine(input.options.target, input.options.opt_level)?;
+    let tm = pipeline::target_machine(input.options.target, input.options.opt_level)?;
     let context = Context::create();
-    let modules = lower::lower_program(&context, input, &tm)?;
-    let linked = modules[input.program.kernel].clone();
-    let mut order = Vec::new();
-    reach(input.program, input.program.kernel, &mut order);
-    for id in order.into_iter().filter(|i| *i != input.program.kernel) {
-        linked.link_in_module(modules[id].clone()).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
-    }
-    let entry = entry_symbol(input.program, input.options.target);
-    internalize(&linked, &entry);
-    optimize(&linked, &tm, input.options.opt_level)?;
-    Ok(linked.print_to_string().to_string())
+    let built = pipeline::build(&context, input, &tm)?;
+    Ok(built.linked.print_to_string().to_string())
 }
 
 /// The first method call of the program that needs libdevice, for messages.
@@ -269,42 +194,4 @@ pub fn first_libdevice_use(p: &Program) -> Option<String> {
         });
     }
     out
-}
-
-/// Every function reachable from `id`, in a fixed order, `id` first.
-pub(crate) fn reach(p: &Program, id: usize, out: &mut Vec<usize>) {
-    let mut stack = vec![id];
-    while let Some(f) = stack.pop() {
-        if out.contains(&f) {
-            continue;
-        }
-        out.push(f);
-        for c in p.funcs[f].callees.iter().rev() {
-            stack.push(*c);
-        }
-    }
-}
-
-fn internalize(m: &Module<'_>, entry: &str) {
-    let mut f = m.get_first_function();
-    while let Some(func) = f {
-        f = func.get_next_function();
-        let name = func.get_name().to_str().unwrap_or("");
-        if func.count_basic_blocks() > 0 && name != entry {
-            func.set_linkage(Linkage::Internal);
-        }
-    }
-    let mut g = m.get_first_global();
-    while let Some(global) = g {
-        g = global.get_next_global();
-        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private {
-            global.set_linkage(Linkage::Internal);
-        }
-    }
-}
-
-fn optimize(m: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), CodegenError> {
-    // Drop what the kernel does not reach (most of libdevice) before the expensive passes.
-    let pipeline = format!("globaldce,default<O{}>", opt_level.min(3));
-    m.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))
 }

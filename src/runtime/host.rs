@@ -79,11 +79,11 @@ impl HostBuffer {
 
 impl Drop for HostBuffer {
     fn drop(&mut self) {
-        if self.len > 0 {
-            if let Ok(layout) = std::alloc::Layout::from_size_align(self.len, 64) {
-                // SAFETY: allocated in `zeroed` with this layout.
-                unsafe { std::alloc::dealloc(self.ptr, layout) };
-            }
+        if self.len > 0
+            && let Ok(layout) = std::alloc::Layout::from_size_align(self.len, 64)
+        {
+            // SAFETY: allocated in `zeroed` with this layout.
+            unsafe { std::alloc::dealloc(self.ptr, layout) };
         }
     }
 }

@@ -86,6 +86,32 @@ fn compile_every_kernel_of_a_file_or_one_and_emit_each_format() {
     assert!(ok(&o).contains(".target sm_86"));
 }
 
+/// `--emit llvm-ir` prints the module `compile` emits PTX from, so a kernel calling `exp` has
+/// libdevice's `__nv_expf` linked in (here inlined), not left as a declaration.
+#[test]
+fn emitted_llvm_ir_has_libdevice_linked_in() {
+    if crate::common::libdevice().is_none() {
+        return;
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("exp.rs");
+    std::fs::write(
+        &file,
+        "#[kernel]\npub fn exp_all(x: &[f32], y: &mut [f32]) {\n    let i = global_id_x();\n    if i < y.len() { y[i] = x[i].exp(); }\n}\n",
+    )
+    .unwrap();
+    let o = kache(cache.path()).arg("compile").arg(&file).args(["--arch", "sm_80", "--emit", "llvm-ir", "-o", "-"]).output().unwrap();
+    let ir = ok(&o);
+    assert!(ir.contains("define ptx_kernel void @exp_all("), "{ir}");
+    let undefined: Vec<&str> = ir.lines().filter(|l| l.starts_with("declare") && l.contains("@__nv_")).collect();
+    assert!(undefined.is_empty(), "libdevice functions declared but not linked in: {undefined:#?}");
+    let external_calls: Vec<&str> = ir.lines().filter(|l| l.contains("call ") && !l.contains("@llvm.")).collect();
+    assert!(external_calls.is_empty(), "calls left to functions outside the module: {external_calls:#?}");
+    // kache's lowering never emits ex2; libdevice's expf computes with it.
+    assert!(ir.contains("@llvm.nvvm.ex2.approx"), "libdevice's expf is not in the module:\n{ir}");
+}
+
 #[test]
 fn cubin_is_assembled_with_ptxas_through_the_cache() {
     if crate::common::ptxas().is_none() {

@@ -11,6 +11,7 @@ mod diagnostics;
 mod docs;
 mod invariants;
 mod prebuild;
+mod prebuild_names;
 mod proptests;
 mod remote;
 mod runtime;

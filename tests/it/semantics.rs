@@ -1,9 +1,9 @@
-//! Tests: semantics. Every scenario of `tests/shared/scenarios.rs` on the host backend: corpus
+//! Tests: semantics. Every scenario of `tests/shared/scenarios/` on the host backend: corpus
 //! kernels run and compared with plain Rust references.
 
 #[path = "../shared/foreign.rs"]
 mod foreign;
-#[path = "../shared/scenarios.rs"]
+#[path = "../shared/scenarios/mod.rs"]
 mod scenarios;
 
 /// One `#[test]` per scenario (attributes such as `#[ignore = ".."]` go before the name), and
@@ -72,6 +72,13 @@ host_scenarios! {
     many_params,
     precedence_literals,
     foreign_arrays,
+    image_u8,
+    int8_dot,
+    axpy_f16,
+    bf16_elementwise,
+    histogram_small,
+    small_casts,
+    bf16_gemm_tile,
 }
 
 #[test]

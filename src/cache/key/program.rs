@@ -404,11 +404,13 @@ impl Encoder<'_> {
             ExprKind::Lit(v) => self.value(*v),
             ExprKind::PendingLit(l) => {
                 // Never in a checked program; encoded anyway so the encoding is total.
-                let PendingLit { int, neg, f64, f32 } = *l;
+                let PendingLit { int, neg, f64, f32, f16, bf16 } = *l;
                 self.bool(neg);
                 self.u64(f64.to_bits());
                 self.option(int, |e, i| e.out.extend_from_slice(&i.to_le_bytes()));
                 self.u64(f32.to_bits() as u64);
+                self.u64(f16.to_bits() as u64);
+                self.u64(bf16.to_bits() as u64);
             }
             ExprKind::Unit => {}
             ExprKind::Local(l) => self.u64(*l as u64),

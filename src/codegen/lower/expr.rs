@@ -1,0 +1,395 @@
+//! Expressions, statements and control flow: blocks, locals, operators' operands, `if`, the
+//! loops, `break`/`continue`/`return`, and the divergence they cause.
+
+use inkwell::IntPredicate;
+use inkwell::values::BasicValueEnum;
+
+use super::{FnLower, LErr, LoopBlocks, R, Slot, Val, llvm_err};
+use crate::ir::*;
+
+impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    pub(super) fn block(&mut self, b: &Block) -> R<Val<'ctx>> {
+        let mut diverged = false;
+        for s in &b.stmts {
+            if let Stmt::Expr(e) | Stmt::Let(_, Some(e)) = s {
+                diverged |= e.ty == Ty::Never;
+            }
+            match s {
+                Stmt::Let(l, init) => {
+                    let decl = &self.f.locals[*l];
+                    match decl.ty {
+                        Ty::Array(_) => {
+                            if let Some(e) = init {
+                                let v = self.expr(e)?;
+                                if let Val::Array(a) = v {
+                                    self.locals[*l] = Slot::Array(a);
+                                }
+                            }
+                        }
+                        Ty::Scalar(s) => {
+                            let slot = self.alloca(s)?;
+                            let v = match init {
+                                Some(e) => self.expr(e)?,
+                                None => Val::Scalar(self.cx.scalar_ty(s).const_zero()),
+                            };
+                            if let Val::Scalar(v) = v {
+                                self.b.build_store(slot, v)?;
+                            }
+                            self.locals[*l] = Slot::Scalar(slot, s);
+                        }
+                        _ => {
+                            if let Some(e) = init {
+                                self.expr(e)?;
+                            }
+                        }
+                    }
+                }
+                Stmt::Expr(e) => {
+                    self.expr(e)?;
+                }
+            }
+            if self.terminated() {
+                self.start_dead_block();
+            }
+        }
+        match &b.tail {
+            Some(t) => self.expr(t),
+            None if diverged => Ok(Val::Never),
+            None => Ok(Val::Unit),
+        }
+    }
+
+    pub(super) fn expr(&mut self, e: &Expr) -> R<Val<'ctx>> {
+        match crate::stack::ensure(64 << 10, 4 << 20, || self.expr_inner(e)) {
+            // An operand diverged: this expression is never evaluated either.
+            Err(LErr::Diverged) => Ok(Val::Never),
+            other => other,
+        }
+    }
+
+    /// A scalar operand; if it diverges, the expression being built diverges too.
+    pub(super) fn scalar_of(&mut self, e: &Expr) -> R<BasicValueEnum<'ctx>> {
+        match self.expr(e)? {
+            Val::Scalar(v) => Ok(v),
+            Val::Never => Err(LErr::Diverged),
+            other => Err(llvm_err(format!("expected scalar, found {other:?}"))),
+        }
+    }
+
+    pub(super) fn const_scalar(&self, v: ScalarValue) -> BasicValueEnum<'ctx> {
+        match v {
+            ScalarValue::Bool(b) => self.cx.i1.const_int(b as u64, false).into(),
+            ScalarValue::Int(s, bits) => self.cx.scalar_ty(s).into_int_type().const_int(bits, false).into(),
+            ScalarValue::F16(x) => self.ctx().i16_type().const_int(x.to_bits() as u64, false).into(),
+            ScalarValue::Bf16(x) => self.ctx().i16_type().const_int(x.to_bits() as u64, false).into(),
+            ScalarValue::F32(x) => self.ctx().f32_type().const_float(x as f64).into(),
+            ScalarValue::F64(x) => self.ctx().f64_type().const_float(x).into(),
+        }
+    }
+
+    pub(super) fn expr_inner(&mut self, e: &Expr) -> R<Val<'ctx>> {
+        use ExprKind as K;
+        Ok(match &e.kind {
+            K::Lit(v) => Val::Scalar(self.const_scalar(*v)),
+            K::PendingLit(_) => return Err(llvm_err("unresolved literal")),
+            K::Unit => Val::Unit,
+            K::Local(l) => match &self.locals[*l] {
+                Slot::Scalar(p, s) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(*s), *p, "")?),
+                Slot::Array(a) => Val::Array(a.clone()),
+                Slot::None => return Err(llvm_err(format!("local {l} has no storage"))),
+            },
+            K::Capture(c) => self.capture(*c)?,
+            K::Unary(op, x) => {
+                let v = self.scalar_of(x)?;
+                let s = x.ty.scalar().unwrap_or(Scalar::I32);
+                Val::Scalar(match (op, s.is_float()) {
+                    (UnOp::Neg, true) if s.is_half() => self.half_neg(v.into_int_value())?.into(),
+                    (UnOp::Neg, true) => self.b.build_float_neg(v.into_float_value(), "")?.into(),
+                    (UnOp::Neg, false) => self.b.build_int_neg(v.into_int_value(), "")?.into(),
+                    (UnOp::Not, _) => self.b.build_not(v.into_int_value(), "")?.into(),
+                })
+            }
+            K::Binary(op, a, b) => {
+                let x = self.scalar_of(a)?;
+                let y = self.scalar_of(b)?;
+                let s = a.ty.scalar().unwrap_or(Scalar::I32);
+                let ys = b.ty.scalar().unwrap_or(s);
+                Val::Scalar(self.binary(*op, s, x, y, ys)?)
+            }
+            K::Logic(op, a, b) => self.logic(*op, a, b)?,
+            K::Cast(x) => {
+                let v = self.scalar_of(x)?;
+                let from = x.ty.scalar().unwrap_or(Scalar::I32);
+                let to = e.ty.scalar().unwrap_or(from);
+                Val::Scalar(self.cast(v, from, to)?)
+            }
+            K::Index(a, idx) => {
+                let arr = self.expr(a)?;
+                let Val::Array(arr) = arr else { return Ok(Val::Never) };
+                let p = self.element_ptr(&arr, idx)?;
+                Val::Scalar(self.load_elem(p, arr.elem)?)
+            }
+            K::Assign(place, v) => {
+                let val = self.scalar_of(v)?;
+                self.store_place(place, val)?;
+                Val::Unit
+            }
+            K::CompoundAssign(op, place, v) => {
+                let rhs = self.scalar_of(v)?;
+                let vs = v.ty.scalar().unwrap_or(Scalar::I32);
+                match place {
+                    Place::Local(l) => {
+                        let Slot::Scalar(p, s) = self.locals[*l].clone() else {
+                            return Err(llvm_err("compound assign to non-scalar"));
+                        };
+                        let cur = self.b.build_load(self.cx.scalar_ty(s), p, "")?;
+                        let r = self.binary(*op, s, cur, rhs, vs)?;
+                        self.b.build_store(p, r)?;
+                    }
+                    Place::Index(a, idx) => {
+                        let Val::Array(arr) = self.expr(a)? else { return Ok(Val::Never) };
+                        let ptr = self.element_ptr(&arr, idx)?;
+                        let cur = self.load_elem(ptr, arr.elem)?;
+                        let r = self.binary(*op, arr.elem, cur, rhs, vs)?;
+                        self.store_elem(ptr, arr.elem, r)?;
+                    }
+                }
+                Val::Unit
+            }
+            K::Call(id, args) => self.call(*id, args, e.ty)?,
+            K::Builtin(b, args) => self.builtin(*b, args)?,
+            K::SharedArray { elem, len, site } => Val::Array(self.shared_array(*elem, *len, *site)?),
+            K::DynSharedArray(elem) => Val::Array(self.dyn_shared(*elem)?),
+            K::If(c, t, f) => self.if_expr(c, t, f.as_ref(), e.ty)?,
+            K::Block(b) => self.block(b)?,
+            K::While(id, c, body) => {
+                let head = self.ctx().append_basic_block(self.fv, "");
+                let bodyb = self.ctx().append_basic_block(self.fv, "");
+                let exit = self.ctx().append_basic_block(self.fv, "");
+                self.b.build_unconditional_branch(head)?;
+                self.b.position_at_end(head);
+                let cv = self.scalar_of(c)?;
+                if !self.terminated() {
+                    self.b.build_conditional_branch(cv.into_int_value(), bodyb, exit)?;
+                }
+                self.b.position_at_end(bodyb);
+                self.loops.insert(*id, LoopBlocks { cont: head, exit, value: None });
+                self.block(body)?;
+                if !self.terminated() {
+                    self.b.build_unconditional_branch(head)?;
+                }
+                self.b.position_at_end(exit);
+                Val::Unit
+            }
+            K::Loop(id, body) => {
+                let bodyb = self.ctx().append_basic_block(self.fv, "");
+                let exit = self.ctx().append_basic_block(self.fv, "");
+                let value = match e.ty {
+                    Ty::Scalar(s) => Some((self.alloca(s)?, s)),
+                    _ => None,
+                };
+                self.b.build_unconditional_branch(bodyb)?;
+                self.b.position_at_end(bodyb);
+                self.loops.insert(*id, LoopBlocks { cont: bodyb, exit, value });
+                self.block(body)?;
+                if !self.terminated() {
+                    self.b.build_unconditional_branch(bodyb)?;
+                }
+                self.b.position_at_end(exit);
+                match value {
+                    Some((p, s)) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(s), p, "")?),
+                    None if e.ty == Ty::Never => {
+                        self.b.build_unreachable()?;
+                        self.start_dead_block();
+                        Val::Never
+                    }
+                    None => Val::Unit,
+                }
+            }
+            K::For { id, var, start, end, inclusive, step, body } => {
+                self.for_loop(*id, *var, start, end, *inclusive, step.as_deref(), body)?;
+                Val::Unit
+            }
+            K::Break(id, v) => {
+                let val = match v {
+                    Some(v) => Some(self.scalar_of(v)?),
+                    None => None,
+                };
+                let Some(lb) = self.loops.get(id) else { return Err(llvm_err("break target")) };
+                let (exit, slot) = (lb.exit, lb.value);
+                if let (Some(val), Some((p, _))) = (val, slot) {
+                    self.b.build_store(p, val)?;
+                }
+                if !self.terminated() {
+                    self.b.build_unconditional_branch(exit)?;
+                }
+                self.start_dead_block();
+                Val::Never
+            }
+            K::Continue(id) => {
+                let Some(lb) = self.loops.get(id) else { return Err(llvm_err("continue target")) };
+                let cont = lb.cont;
+                if !self.terminated() {
+                    self.b.build_unconditional_branch(cont)?;
+                }
+                self.start_dead_block();
+                Val::Never
+            }
+            K::Return(v) => {
+                let val = match v {
+                    Some(v) => Some(self.expr(v)?),
+                    None => None,
+                };
+                if !self.terminated() {
+                    match val {
+                        Some(Val::Scalar(x)) if matches!(self.f.ret, Ty::Scalar(_)) => {
+                            self.b.build_return(Some(&x))?;
+                        }
+                        _ if matches!(self.f.ret, Ty::Scalar(_)) => {
+                            self.b.build_unreachable()?;
+                        }
+                        _ => {
+                            self.b.build_return(None)?;
+                        }
+                    }
+                }
+                self.start_dead_block();
+                Val::Never
+            }
+        })
+    }
+
+    pub(super) fn logic(&mut self, op: LogicOp, a: &Expr, b: &Expr) -> R<Val<'ctx>> {
+        let x = self.scalar_of(a)?.into_int_value();
+        let from = self.b.get_insert_block().ok_or_else(|| llvm_err("no block"))?;
+        let rhs_bb = self.ctx().append_basic_block(self.fv, "");
+        let merge = self.ctx().append_basic_block(self.fv, "");
+        match op {
+            LogicOp::And => self.b.build_conditional_branch(x, rhs_bb, merge)?,
+            LogicOp::Or => self.b.build_conditional_branch(x, merge, rhs_bb)?,
+        };
+        self.b.position_at_end(rhs_bb);
+        let y = self.scalar_of(b)?.into_int_value();
+        let rhs_end = self.b.get_insert_block().ok_or_else(|| llvm_err("no block"))?;
+        let rhs_live = !self.terminated();
+        if rhs_live {
+            self.b.build_unconditional_branch(merge)?;
+        }
+        self.b.position_at_end(merge);
+        let phi = self.b.build_phi(self.cx.i1, "")?;
+        let short = self.cx.i1.const_int((op == LogicOp::Or) as u64, false);
+        phi.add_incoming(&[(&short, from)]);
+        if rhs_live {
+            phi.add_incoming(&[(&y, rhs_end)]);
+        }
+        Ok(Val::Scalar(phi.as_basic_value()))
+    }
+
+    pub(super) fn if_expr(&mut self, c: &Expr, t: &Block, f: Option<&Block>, ty: Ty) -> R<Val<'ctx>> {
+        let cv = self.scalar_of(c)?.into_int_value();
+        let then_bb = self.ctx().append_basic_block(self.fv, "");
+        let else_bb = self.ctx().append_basic_block(self.fv, "");
+        let merge = self.ctx().append_basic_block(self.fv, "");
+        if !self.terminated() {
+            self.b.build_conditional_branch(cv, then_bb, else_bb)?;
+        }
+        let slot = match ty {
+            Ty::Scalar(s) => Some((self.alloca(s)?, s)),
+            _ => None,
+        };
+        for (bb, blk) in [(then_bb, Some(t)), (else_bb, f)] {
+            self.b.position_at_end(bb);
+            let v = match blk {
+                Some(b) => self.block(b)?,
+                None => Val::Unit,
+            };
+            if !self.terminated() {
+                if let (Some((p, _)), Val::Scalar(v)) = (slot, v) {
+                    self.b.build_store(p, v)?;
+                }
+                self.b.build_unconditional_branch(merge)?;
+            }
+        }
+        self.b.position_at_end(merge);
+        Ok(match (ty, slot) {
+            (Ty::Never, _) => {
+                self.b.build_unreachable()?;
+                self.start_dead_block();
+                Val::Never
+            }
+            (_, Some((p, s))) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(s), p, "")?),
+            _ => Val::Unit,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn for_loop(
+        &mut self,
+        id: LoopId,
+        var: LocalId,
+        start: &Expr,
+        end: &Expr,
+        inclusive: bool,
+        step: Option<&Expr>,
+        body: &Block,
+    ) -> R<()> {
+        let s = start.ty.scalar().unwrap_or(Scalar::I32);
+        let it = self.cx.scalar_ty(s).into_int_type();
+        let lo = self.scalar_of(start)?.into_int_value();
+        let hi = self.scalar_of(end)?.into_int_value();
+        let step_v = match step {
+            Some(st) => {
+                let v = self.scalar_of(st)?.into_int_value();
+                // step_by(0) would loop forever; it steps by one instead.
+                let zero = self.cx.i64.const_zero();
+                let is0 = self.b.build_int_compare(IntPredicate::EQ, v, zero, "")?;
+                let v = self.b.build_select(is0, self.cx.i64.const_int(1, false), v, "")?.into_int_value();
+                Some(self.b.build_int_cast_sign_flag(v, it, false, "")?)
+            }
+            None => None,
+        };
+        let slot = self.alloca(s)?;
+        self.b.build_store(slot, lo)?;
+        self.locals[var] = Slot::Scalar(slot, s);
+        let head = self.ctx().append_basic_block(self.fv, "");
+        let bodyb = self.ctx().append_basic_block(self.fv, "");
+        let latch = self.ctx().append_basic_block(self.fv, "");
+        let exit = self.ctx().append_basic_block(self.fv, "");
+        let (lt, le) = if s.is_signed() { (IntPredicate::SLT, IntPredicate::SLE) } else { (IntPredicate::ULT, IntPredicate::ULE) };
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let i = self.b.build_load(it, slot, "")?.into_int_value();
+        let go = self.b.build_int_compare(if inclusive { le } else { lt }, i, hi, "")?;
+        self.b.build_conditional_branch(go, bodyb, exit)?;
+        self.b.position_at_end(bodyb);
+        self.loops.insert(id, LoopBlocks { cont: latch, exit, value: None });
+        self.block(body)?;
+        if !self.terminated() {
+            self.b.build_unconditional_branch(latch)?;
+        }
+        self.b.position_at_end(latch);
+        let i = self.b.build_load(it, slot, "")?.into_int_value();
+        // Never step past the bound: `i + step` may overflow the type near its maximum.
+        let remaining = self.b.build_int_sub(hi, i, "")?;
+        let stop = match step_v {
+            Some(st) => {
+                let pred = if inclusive { IntPredicate::ULT } else { IntPredicate::ULE };
+                self.b.build_int_compare(pred, remaining, st, "")?
+            }
+            None if inclusive => self.b.build_int_compare(IntPredicate::EQ, remaining, it.const_zero(), "")?,
+            None => self.cx.i1.const_zero(),
+        };
+        let next = self.b.build_int_add(i, step_v.unwrap_or(it.const_int(1, false)), "")?;
+        self.b.build_store(slot, next)?;
+        let cont = self.ctx().append_basic_block(self.fv, "");
+        self.b.build_conditional_branch(stop, exit, cont)?;
+        self.b.position_at_end(cont);
+        if inclusive || step_v.is_some() {
+            self.b.build_unconditional_branch(bodyb)?;
+        } else {
+            self.b.build_unconditional_branch(head)?;
+        }
+        self.b.position_at_end(exit);
+        Ok(())
+    }
+}

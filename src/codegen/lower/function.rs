@@ -1,0 +1,238 @@
+//! Functions and entry points: symbols and signatures, a function's body with its parameters,
+//! calls between functions, and the host backend's `(ctx, params)` entry wrapper.
+
+use std::collections::HashMap;
+
+use inkwell::IntPredicate;
+use inkwell::attributes::AttributeLoc;
+use inkwell::module::Module;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType};
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
+
+use super::{ArrayVal, Cx, FnLower, R, Slot, Val, llvm_err};
+use crate::abi::{entry_symbol, symbol_name};
+use crate::ir::*;
+use crate::target::Target;
+
+/// The symbol of a function of the program.
+pub(super) fn func_symbol(p: &Program, id: FuncId, target: Target) -> String {
+    let f = &p.funcs[id];
+    match f.kind {
+        FuncKind::Kernel | FuncKind::KernelClosure { .. } if id == p.kernel => match target {
+            Target::Nvptx(_) => symbol_name(&f.name),
+            Target::Host => format!("__kache_kernel_{}_k", symbol_name(&f.name)),
+        },
+        // Every internal symbol ends in a letter: NVPTX's linking merges a declaration of `f2`
+        // into a definition of `f` (names that differ by a digit suffix), so no name may be
+        // another one plus digits.
+        FuncKind::Closure { .. } => format!("__kache_cl_{}_k", symbol_name(&f.name)),
+        _ => format!("__kache_dev_{}_k", symbol_name(&f.name)),
+    }
+}
+
+impl<'a, 'ctx> Cx<'a, 'ctx> {
+    pub(super) fn param_types(&self, ty: Ty, out: &mut Vec<BasicMetadataTypeEnum<'ctx>>) {
+        match ty {
+            Ty::Scalar(s) => out.push(self.scalar_ty(s).into()),
+            Ty::Array(a) => {
+                out.push(self.ptr.into());
+                for _ in 0..2 * a.ndim {
+                    out.push(self.i64.into());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn fn_type(&self, f: &Func) -> inkwell::types::FunctionType<'ctx> {
+        let mut params = Vec::new();
+        if self.host {
+            params.push(self.ptr.into());
+        }
+        for p in f.param_decls() {
+            self.param_types(p.ty, &mut params);
+        }
+        match f.ret {
+            Ty::Scalar(s) => self.scalar_ty(s).fn_type(&params, false),
+            _ => self.ctx.void_type().fn_type(&params, false),
+        }
+    }
+
+    pub(super) fn declare(&self, m: &Module<'ctx>, id: FuncId) -> FunctionValue<'ctx> {
+        let p = self.input.program;
+        let name = func_symbol(p, id, self.target);
+        m.get_function(&name).unwrap_or_else(|| m.add_function(&name, self.fn_type(&p.funcs[id]), None))
+    }
+
+    pub(super) fn lower_function(&self, m: &Module<'ctx>, id: FuncId) -> R<()> {
+        let p = self.input.program;
+        let f = &p.funcs[id];
+        let fv = self.declare(m, id);
+        let is_kernel = id == p.kernel;
+        if is_kernel {
+            if let Target::Nvptx(_) = self.target {
+                fv.set_call_conventions(71); // ptx_kernel
+            }
+        } else {
+            let inline = self.ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline"), 0);
+            fv.add_attribute(AttributeLoc::Function, inline);
+        }
+        let entry = self.ctx.append_basic_block(fv, "");
+        let builder = self.ctx.create_builder();
+        builder.position_at_end(entry);
+        let mut fl = FnLower {
+            cx: self,
+            m,
+            f,
+            fid: id,
+            fv,
+            b: builder,
+            alloca_b: self.ctx.create_builder(),
+            entry,
+            locals: vec![Slot::None; f.locals.len()],
+            loops: HashMap::new(),
+            host_ctx: None,
+        };
+        fl.alloca_b.position_at_end(entry);
+        let mut idx = 0u32;
+        if self.host {
+            fl.host_ctx = Some(fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing ctx"))?);
+            idx = 1;
+        }
+        let spec = self.input.spec;
+        for (li, decl) in f.param_decls().iter().enumerate() {
+            match decl.ty {
+                Ty::Scalar(s) => {
+                    let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
+                    idx += 1;
+                    let slot = fl.alloca(s)?;
+                    fl.b.build_store(slot, v)?;
+                    fl.locals[li] = Slot::Scalar(slot, s);
+                }
+                Ty::Array(a) => {
+                    let n = a.ndim as u32;
+                    let ptr = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?.into_pointer_value();
+                    let shape: Vec<IntValue> = (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + d)).map(|v| v.into_int_value()).collect();
+                    let mut strides: Vec<IntValue> =
+                        (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + n + d)).map(|v| v.into_int_value()).collect();
+                    idx += 1 + 2 * n;
+                    if is_kernel {
+                        // The launch's specialisation: contiguous layouts compute their strides.
+                        match spec.layouts.get(li).copied().flatten() {
+                            Some(Layout::C) => strides = fl.contiguous_strides(&shape, false)?,
+                            Some(Layout::F) => strides = fl.contiguous_strides(&shape, true)?,
+                            _ => {}
+                        }
+                    }
+                    fl.locals[li] = Slot::Array(ArrayVal { ptr, shape, strides, elem: a.elem });
+                }
+                _ => {}
+            }
+        }
+        let v = fl.block(&f.body)?;
+        if !fl.terminated() {
+            match (f.ret, v) {
+                (Ty::Scalar(_), Val::Scalar(v)) => {
+                    fl.b.build_return(Some(&v))?;
+                }
+                (Ty::Scalar(_), _) => {
+                    fl.b.build_unreachable()?;
+                }
+                _ => {
+                    fl.b.build_return(None)?;
+                }
+            }
+        }
+        fl.seal_dead_blocks()?;
+        if is_kernel && let Target::Nvptx(_) = self.target {
+            let md = self.ctx.metadata_node(&[
+                fv.as_global_value().as_pointer_value().into(),
+                self.ctx.metadata_string("kernel").into(),
+                self.i32.const_int(1, false).into(),
+            ]);
+            m.add_global_metadata("nvvm.annotations", &md).map_err(|e| llvm_err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// `void entry(HostCtx*, void** params)`: loads each flattened parameter through its pointer
+    /// and calls the kernel.
+    pub(super) fn host_entry(&self, m: &Module<'ctx>, id: FuncId) -> R<()> {
+        let p = self.input.program;
+        let kernel = self.declare(m, id);
+        let ty = self.ctx.void_type().fn_type(&[self.ptr.into(), self.ptr.into()], false);
+        let w = m.add_function(&entry_symbol(p, self.target), ty, None);
+        let bb = self.ctx.append_basic_block(w, "");
+        let b = self.ctx.create_builder();
+        b.position_at_end(bb);
+        let ctx = w.get_nth_param(0).ok_or_else(|| llvm_err("ctx"))?.into_pointer_value();
+        let params = w.get_nth_param(1).ok_or_else(|| llvm_err("params"))?.into_pointer_value();
+        let mut args: Vec<BasicMetadataValueEnum> = vec![ctx.into()];
+        let mut flat = Vec::new();
+        for decl in p.funcs[id].param_decls() {
+            match decl.ty {
+                Ty::Scalar(s) => flat.push(Some(s)),
+                Ty::Array(a) => {
+                    flat.push(None);
+                    for _ in 0..2 * a.ndim {
+                        flat.push(Some(Scalar::I64));
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (i, s) in flat.into_iter().enumerate() {
+            // SAFETY: `params` holds one pointer per flattened parameter, so slot `i` is inside it.
+            let slot = unsafe { b.build_gep(self.ptr, params, &[self.i64.const_int(i as u64, false)], "")? };
+            let arg_ptr = b.build_load(self.ptr, slot, "")?.into_pointer_value();
+            let v = match s {
+                None => b.build_load(self.ptr, arg_ptr, "")?,
+                Some(Scalar::Bool) => {
+                    let byte = b.build_load(self.i8, arg_ptr, "")?.into_int_value();
+                    b.build_int_compare(IntPredicate::NE, byte, self.i8.const_zero(), "")?.into()
+                }
+                Some(s) => b.build_load(self.scalar_ty(s), arg_ptr, "")?,
+            };
+            args.push(v.into());
+        }
+        b.build_call(kernel, &args, "")?;
+        b.build_return(None)?;
+        Ok(())
+    }
+}
+
+impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    pub(super) fn push_args(&mut self, e: &Expr, out: &mut Vec<BasicMetadataValueEnum<'ctx>>) -> R<()> {
+        match e.ty {
+            Ty::Array(_) => {
+                let a = self.expr(e)?.array()?;
+                out.push(a.ptr.into());
+                out.extend(a.shape.iter().map(|v| BasicMetadataValueEnum::from(*v)));
+                out.extend(a.strides.iter().map(|v| BasicMetadataValueEnum::from(*v)));
+            }
+            _ => out.push(self.scalar_of(e)?.into()),
+        }
+        Ok(())
+    }
+
+    pub(super) fn call(&mut self, id: FuncId, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
+        let callee = self.cx.declare(self.m, id);
+        let mut a: Vec<BasicMetadataValueEnum> = Vec::new();
+        if let Some(ctx) = self.host_ctx {
+            a.push(ctx.into());
+        }
+        for e in args {
+            self.push_args(e, &mut a)?;
+        }
+        let c = self.b.build_call(callee, &a, "")?;
+        Ok(match ty {
+            Ty::Scalar(_) => Val::Scalar(c.try_as_basic_value().basic().ok_or_else(|| llvm_err("call value"))?),
+            Ty::Never => {
+                self.b.build_unreachable()?;
+                self.start_dead_block();
+                Val::Never
+            }
+            _ => Val::Unit,
+        })
+    }
+}

@@ -1,0 +1,168 @@
+//! Memory: captured values as constants, element addressing, loads and stores (`bool` as a byte),
+//! shared memory, and the fields of the host backend's per-thread context.
+
+use inkwell::module::Linkage;
+use inkwell::types::BasicType;
+use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
+use inkwell::{AddressSpace, IntPredicate};
+
+use super::{ArrayVal, FnLower, R, Slot, Val, llvm_err};
+use crate::abi::{CaptureData, host_ctx_layout};
+use crate::ir::*;
+
+impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    pub(super) fn capture(&mut self, c: CaptureId) -> R<Val<'ctx>> {
+        let data = self.cx.input.captures.get(c).ok_or_else(|| llvm_err(format!("capture {c} has no value")))?;
+        let cap = &self.cx.input.program.captures[c];
+        Ok(match data {
+            CaptureData::Scalar(v) => Val::Scalar(self.const_scalar(*v)),
+            CaptureData::HostArray { shape, strides, bytes } => {
+                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
+                let init = self.ctx().const_string(bytes, false);
+                let space = if self.cx.host { AddressSpace::default() } else { AddressSpace::from(1u16) };
+                let g = self.m.add_global(init.get_type(), Some(space), &format!("__kache_const_{c}_k"));
+                g.set_initializer(&init);
+                g.set_constant(true);
+                g.set_linkage(Linkage::Private);
+                g.set_alignment(16);
+                let ptr = if self.cx.host {
+                    g.as_pointer_value()
+                } else {
+                    self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?
+                };
+                Val::Array(ArrayVal {
+                    ptr,
+                    shape: shape.iter().map(|d| self.i64c(*d as u64)).collect(),
+                    strides: strides.iter().map(|d| self.i64c(*d as i64 as u64)).collect(),
+                    elem: ty.elem,
+                })
+            }
+            CaptureData::DeviceArray { ptr, shape, strides } => {
+                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
+                let p = self.b.build_int_to_ptr(self.i64c(*ptr), self.cx.ptr, "")?;
+                Val::Array(ArrayVal {
+                    ptr: p,
+                    shape: shape.iter().map(|d| self.i64c(*d as u64)).collect(),
+                    strides: strides.iter().map(|d| self.i64c(*d as i64 as u64)).collect(),
+                    elem: ty.elem,
+                })
+            }
+        })
+    }
+
+    pub(super) fn element_ptr(&mut self, arr: &ArrayVal<'ctx>, idx: &[Expr]) -> R<PointerValue<'ctx>> {
+        let mut off: Option<IntValue<'ctx>> = None;
+        for (d, ie) in idx.iter().enumerate() {
+            let i = self.scalar_of(ie)?.into_int_value();
+            let stride = arr.strides.get(d).copied().unwrap_or(self.i64c(1));
+            let term = self.b.build_int_mul(i, stride, "")?;
+            off = Some(match off {
+                Some(o) => self.b.build_int_add(o, term, "")?,
+                None => term,
+            });
+        }
+        let off = off.unwrap_or(self.i64c(0));
+        // SAFETY: indexing is unchecked by design (like CUDA C++); the offset stays in
+        // the array for in-bounds indices.
+        let p = unsafe { self.b.build_gep(self.cx.mem_ty(arr.elem), arr.ptr, &[off], "")? };
+        Ok(p)
+    }
+
+    pub(super) fn load_elem(&self, p: PointerValue<'ctx>, s: Scalar) -> R<BasicValueEnum<'ctx>> {
+        let v = self.b.build_load(self.cx.mem_ty(s), p, "")?;
+        if s == Scalar::Bool {
+            return Ok(self.b.build_int_compare(IntPredicate::NE, v.into_int_value(), self.cx.i8.const_zero(), "")?.into());
+        }
+        Ok(v)
+    }
+
+    pub(super) fn store_elem(&self, p: PointerValue<'ctx>, s: Scalar, v: BasicValueEnum<'ctx>) -> R<()> {
+        if s == Scalar::Bool {
+            let byte = self.b.build_int_z_extend(v.into_int_value(), self.cx.i8, "")?;
+            self.b.build_store(p, byte)?;
+        } else {
+            self.b.build_store(p, v)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn store_place(&mut self, place: &Place, v: BasicValueEnum<'ctx>) -> R<()> {
+        match place {
+            Place::Local(l) => {
+                if let Slot::Scalar(p, _) = self.locals[*l] {
+                    self.b.build_store(p, v)?;
+                }
+            }
+            Place::Index(a, idx) => {
+                let Val::Array(arr) = self.expr(a)? else { return Ok(()) };
+                let p = self.element_ptr(&arr, idx)?;
+                self.store_elem(p, arr.elem, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn shared_array(&mut self, elem: Scalar, len: u64, site: usize) -> R<ArrayVal<'ctx>> {
+        let ptr = if self.cx.host {
+            let off = self.cx.shared.get(&(self.fid, site)).copied().unwrap_or(0);
+            let base = self.ctx_field_ptr(host_ctx_layout::SHARED)?;
+            // SAFETY: the runtime allocates the program's static shared size, which holds every site.
+            unsafe { self.b.build_gep(self.cx.i8, base, &[self.i64c(off)], "")? }
+        } else {
+            let ty = self.cx.mem_ty(elem).array_type(len as u32);
+            let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &format!("__kache_shared_{}_{}_k", self.fid, site));
+            g.set_initializer(&ty.get_undef());
+            g.set_linkage(Linkage::Internal);
+            g.set_alignment(16);
+            self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?
+        };
+        Ok(ArrayVal { ptr, shape: vec![self.i64c(len)], strides: vec![self.i64c(1)], elem })
+    }
+
+    pub(super) fn dyn_shared(&mut self, elem: Scalar) -> R<ArrayVal<'ctx>> {
+        let (ptr, bytes) = if self.cx.host {
+            let p = self.ctx_field_ptr(host_ctx_layout::DYN_SHARED)?;
+            let n = self.ctx_field_i64(host_ctx_layout::DYN_SHARED_LEN)?;
+            (p, n)
+        } else {
+            let name = "__kache_dynamic_shared";
+            let ty = self.cx.i8.array_type(0);
+            let g = self.m.get_global(name).unwrap_or_else(|| {
+                let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), name);
+                g.set_linkage(Linkage::External);
+                g.set_alignment(16);
+                g
+            });
+            let p = self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?;
+            let asm_ty = self.cx.i32.fn_type(&[], false);
+            let asm =
+                self.ctx().create_inline_asm(asm_ty, "mov.u32 $0, %dynamic_smem_size;".into(), "=r".into(), false, false, None, false);
+            let call = self.b.build_indirect_call(asm_ty, asm, &[], "")?;
+            let v = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("asm"))?.into_int_value();
+            (p, self.b.build_int_z_extend(v, self.cx.i64, "")?)
+        };
+        let len = self.b.build_int_unsigned_div(bytes, self.i64c(elem.size() as u64), "")?;
+        Ok(ArrayVal { ptr, shape: vec![len], strides: vec![self.i64c(1)], elem })
+    }
+
+    pub(super) fn ctx_field_addr(&self, off: u64) -> R<PointerValue<'ctx>> {
+        let ctx = self.host_ctx.ok_or_else(|| llvm_err("no host ctx"))?;
+        // SAFETY: `off` is a field offset inside HostCtx (`abi::host_ctx_layout`).
+        Ok(unsafe { self.b.build_gep(self.cx.i8, ctx, &[self.i64c(off)], "")? })
+    }
+
+    pub(super) fn ctx_field_ptr(&self, off: u64) -> R<PointerValue<'ctx>> {
+        let a = self.ctx_field_addr(off)?;
+        Ok(self.b.build_load(self.cx.ptr, a, "")?.into_pointer_value())
+    }
+
+    pub(super) fn ctx_field_i64(&self, off: u64) -> R<IntValue<'ctx>> {
+        let a = self.ctx_field_addr(off)?;
+        Ok(self.b.build_load(self.cx.i64, a, "")?.into_int_value())
+    }
+
+    pub(super) fn ctx_field_u32(&self, off: u64) -> R<IntValue<'ctx>> {
+        let a = self.ctx_field_addr(off)?;
+        Ok(self.b.build_load(self.cx.i32, a, "")?.into_int_value())
+    }
+}

@@ -1,0 +1,253 @@
+//! Lowering of checked IR into LLVM IR, one module per function: the driver, the types values
+//! are lowered to, and the per-function state the other files of this folder build with.
+//!
+//! Value representation: scalars are LLVM scalars (`bool` is `i1` in registers, one byte in
+//! memory); an array is a pointer (generic address space), one `i64` extent per dimension and
+//! one `i64` stride per dimension, counted in elements. Array parameters are passed flattened in
+//! that order. On the host backend every function takes a hidden first parameter: a pointer to
+//! the thread's `HostCtx` (indices, shared memory, barrier).
+//!
+//! Defined behaviour where Rust would panic: integer division by zero gives 0 (and `%` gives 0),
+//! `MIN / -1` wraps, shift amounts are masked to the operand's width, float-to-int casts
+//! saturate (Rust's `as`), arithmetic wraps.
+
+mod arith;
+mod builtins;
+mod expr;
+mod function;
+mod half;
+mod intrinsics;
+mod memory;
+
+use std::collections::HashMap;
+
+use inkwell::AddressSpace;
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::targets::TargetMachine;
+use inkwell::types::{BasicTypeEnum, IntType};
+use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
+
+use super::{CodegenError, CompileInput};
+use crate::abi::shared_offsets;
+use crate::ir::*;
+use crate::target::Target;
+use function::func_symbol;
+
+/// Lowering errors: a real error, or the signal that an operand diverged (`return`, `break`,
+/// ..) so the expression around it is never evaluated and is not built.
+#[derive(Debug)]
+enum LErr {
+    Diverged,
+    Codegen(CodegenError),
+}
+
+impl From<CodegenError> for LErr {
+    fn from(e: CodegenError) -> LErr {
+        LErr::Codegen(e)
+    }
+}
+
+impl From<inkwell::builder::BuilderError> for LErr {
+    fn from(e: inkwell::builder::BuilderError) -> LErr {
+        LErr::Codegen(e.into())
+    }
+}
+
+fn llvm_err(m: impl Into<String>) -> LErr {
+    LErr::Codegen(CodegenError::Llvm(m.into()))
+}
+
+type R<T> = Result<T, LErr>;
+
+struct Cx<'a, 'ctx> {
+    ctx: &'ctx Context,
+    input: &'a CompileInput<'a>,
+    target: Target,
+    host: bool,
+    shared: HashMap<(FuncId, usize), u64>,
+    i1: IntType<'ctx>,
+    i8: IntType<'ctx>,
+    i32: IntType<'ctx>,
+    i64: IntType<'ctx>,
+    ptr: inkwell::types::PointerType<'ctx>,
+    triple: inkwell::targets::TargetTriple,
+}
+
+/// Lowers every function of the program into its own module; index = `FuncId`. Each module is
+/// verified, so an invalid one is an error here rather than an abort later.
+pub fn lower_program<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> Result<Vec<Module<'ctx>>, CodegenError> {
+    let modules = lower_all(ctx, input, tm).map_err(|e| match e {
+        LErr::Codegen(c) => c,
+        LErr::Diverged => CodegenError::Llvm("a function body diverged outside any expression".into()),
+    })?;
+    for m in &modules {
+        m.verify().map_err(|e| CodegenError::Llvm(format!("verify {}: {}", m.get_name().to_string_lossy(), e.to_string())))?;
+    }
+    Ok(modules)
+}
+
+fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> R<Vec<Module<'ctx>>> {
+    let target = input.options.target;
+    let (shared, _) = shared_offsets(input.program);
+    let cx = Cx {
+        ctx,
+        input,
+        target,
+        host: target == Target::Host,
+        shared,
+        i1: ctx.bool_type(),
+        i8: ctx.i8_type(),
+        i32: ctx.i32_type(),
+        i64: ctx.i64_type(),
+        ptr: ctx.ptr_type(AddressSpace::default()),
+        triple: tm.get_triple(),
+    };
+    let data_layout = tm.get_target_data().get_data_layout();
+    let mut out = Vec::new();
+    for (id, _) in input.program.funcs.iter().enumerate() {
+        let m = ctx.create_module(&func_symbol(input.program, id, target));
+        m.set_triple(&cx.triple);
+        m.set_data_layout(&data_layout);
+        if let Target::Nvptx(_) = target {
+            let flag = ctx.i32_type().const_int(0, false);
+            m.add_basic_value_flag("nvvm-reflect-ftz", inkwell::module::FlagBehavior::Override, flag);
+        }
+        cx.lower_function(&m, id)?;
+        if id == input.program.kernel && cx.host {
+            cx.host_entry(&m, id)?;
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+#[derive(Clone, Debug)]
+struct ArrayVal<'ctx> {
+    ptr: PointerValue<'ctx>,
+    shape: Vec<IntValue<'ctx>>,
+    strides: Vec<IntValue<'ctx>>,
+    elem: Scalar,
+}
+
+#[derive(Clone, Debug)]
+enum Val<'ctx> {
+    Unit,
+    Never,
+    Scalar(BasicValueEnum<'ctx>),
+    Array(ArrayVal<'ctx>),
+}
+
+impl<'ctx> Val<'ctx> {
+    fn array(&self) -> R<ArrayVal<'ctx>> {
+        match self {
+            Val::Array(a) => Ok(a.clone()),
+            Val::Never => Err(LErr::Diverged),
+            other => Err(llvm_err(format!("expected an array value, found {other:?}"))),
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Slot<'ctx> {
+    Scalar(PointerValue<'ctx>, Scalar),
+    Array(ArrayVal<'ctx>),
+    None,
+}
+
+struct LoopBlocks<'ctx> {
+    cont: BasicBlock<'ctx>,
+    exit: BasicBlock<'ctx>,
+    value: Option<(PointerValue<'ctx>, Scalar)>,
+}
+
+impl<'a, 'ctx> Cx<'a, 'ctx> {
+    fn scalar_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
+        match s {
+            Scalar::Bool => self.i1.into(),
+            Scalar::I8 | Scalar::U8 => self.i8.into(),
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => self.ctx.i16_type().into(),
+            Scalar::I32 | Scalar::U32 => self.i32.into(),
+            Scalar::I64 | Scalar::U64 | Scalar::Usize => self.i64.into(),
+            Scalar::F32 => self.ctx.f32_type().into(),
+            Scalar::F64 => self.ctx.f64_type().into(),
+        }
+    }
+
+    fn mem_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
+        if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
+    }
+}
+
+struct FnLower<'c, 'a, 'ctx> {
+    cx: &'c Cx<'a, 'ctx>,
+    m: &'c Module<'ctx>,
+    f: &'a Func,
+    fid: FuncId,
+    fv: FunctionValue<'ctx>,
+    b: Builder<'ctx>,
+    alloca_b: Builder<'ctx>,
+    entry: BasicBlock<'ctx>,
+    locals: Vec<Slot<'ctx>>,
+    loops: HashMap<LoopId, LoopBlocks<'ctx>>,
+    host_ctx: Option<PointerValue<'ctx>>,
+}
+
+impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    fn ctx(&self) -> &'ctx Context {
+        self.cx.ctx
+    }
+
+    fn terminated(&self) -> bool {
+        self.b.get_insert_block().and_then(|bb| bb.get_terminator()).is_some()
+    }
+
+    /// After a terminator, code that follows is unreachable: give it a block of its own.
+    fn start_dead_block(&self) {
+        let bb = self.ctx().append_basic_block(self.fv, "");
+        self.b.position_at_end(bb);
+    }
+
+    fn seal_dead_blocks(&self) -> R<()> {
+        let mut bb = self.fv.get_first_basic_block();
+        let tmp = self.ctx().create_builder();
+        while let Some(block) = bb {
+            if block.get_terminator().is_none() {
+                tmp.position_at_end(block);
+                tmp.build_unreachable()?;
+            }
+            bb = block.get_next_basic_block();
+        }
+        Ok(())
+    }
+
+    fn alloca(&self, s: Scalar) -> R<PointerValue<'ctx>> {
+        match self.entry.get_first_instruction() {
+            Some(i) => self.alloca_b.position_before(&i),
+            None => self.alloca_b.position_at_end(self.entry),
+        }
+        let p = self.alloca_b.build_alloca(self.cx.scalar_ty(s), "")?;
+        Ok(p)
+    }
+
+    fn i64c(&self, v: u64) -> IntValue<'ctx> {
+        self.cx.i64.const_int(v, false)
+    }
+
+    fn contiguous_strides(&self, shape: &[IntValue<'ctx>], fortran: bool) -> R<Vec<IntValue<'ctx>>> {
+        let n = shape.len();
+        let mut strides = vec![self.i64c(1); n];
+        if fortran {
+            for d in 1..n {
+                strides[d] = self.b.build_int_mul(strides[d - 1], shape[d - 1], "")?;
+            }
+        } else {
+            for d in (0..n.saturating_sub(1)).rev() {
+                strides[d] = self.b.build_int_mul(strides[d + 1], shape[d + 1], "")?;
+            }
+        }
+        Ok(strides)
+    }
+}

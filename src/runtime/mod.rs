@@ -610,7 +610,7 @@ macro_rules! scalar_arg {
         }
     )*};
 }
-scalar_arg!(bool, i32, i64, u32, u64, usize, f32, f64);
+scalar_arg!(bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, half::f16, half::bf16, f32, f64);
 
 impl<T: Element> KernelArg for &DeviceArray<T> {
     fn arg(&self) -> Result<ArgValue> {

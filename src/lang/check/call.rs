@@ -269,7 +269,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         };
         self.need(r.ty, class, method.span, format!("method `{name}`")).map_err(|d| {
             let on = match def.receiver {
-                Receiver::Float => "`f32` and `f64`",
+                Receiver::Float => "floats (`f16`, `bf16`, `f32`, `f64`)",
                 Receiver::Int => "integers",
                 Receiver::SignedOrFloat => "signed integers and floats",
                 Receiver::Numeric => "numbers",

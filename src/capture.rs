@@ -22,6 +22,43 @@ use crate::ir::{ArrayTy, CaptureTy, Layout, MAX_NDIM, Scalar, ScalarValue};
 /// implement for plain-data structs after checking their layout, so the trait is not sealed:
 /// any type that bytemuck vouches for and whose size is its kernel type's can be an element. A
 /// type whose size differs from `SCALAR`'s is refused when kache is compiled against it.
+///
+/// ```
+/// use kache::bytemuck::{Pod, Zeroable};
+/// // A newtype that bytemuck vouches for is an element of its kernel type.
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// #[repr(transparent)]
+/// struct Meters(f32);
+/// // SAFETY: a transparent wrapper of an f32, which is Pod.
+/// unsafe impl Zeroable for Meters {}
+/// // SAFETY: as above.
+/// unsafe impl Pod for Meters {}
+/// impl kache::Element for Meters {
+///     const SCALAR: kache::Scalar = kache::Scalar::F32;
+///     fn to_value(self) -> kache::ir::ScalarValue { kache::ir::ScalarValue::F32(self.0) }
+/// }
+/// let a = kache::Device::host().upload(&[Meters(1.5), Meters(2.0)])?;
+/// assert_eq!(a.download()?, vec![Meters(1.5), Meters(2.0)]);
+/// # Ok::<(), kache::Error>(())
+/// ```
+///
+/// A size that is not its kernel type's does not compile (`u32` bytes read as `u64` elements):
+///
+/// ```compile_fail,E0080
+/// use kache::bytemuck::{Pod, Zeroable};
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// #[repr(transparent)]
+/// struct Short(u32);
+/// // SAFETY: a transparent wrapper of a u32, which is Pod.
+/// unsafe impl Zeroable for Short {}
+/// // SAFETY: as above.
+/// unsafe impl Pod for Short {}
+/// impl kache::Element for Short {
+///     const SCALAR: kache::Scalar = kache::Scalar::U64;
+///     fn to_value(self) -> kache::ir::ScalarValue { kache::ir::ScalarValue::Int(kache::Scalar::U64, self.0 as u64) }
+/// }
+/// let _ = kache::Device::host().upload(&[Short(1)]);
+/// ```
 pub trait Element: bytemuck::NoUninit + bytemuck::CheckedBitPattern + Send + Sync + PartialEq + fmt::Debug + Default {
     /// The kernel type.
     const SCALAR: Scalar;

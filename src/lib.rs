@@ -52,6 +52,8 @@ mod stack;
 pub mod target;
 pub mod toolchain;
 
+/// bytemuck, whose traits bound [`Element`]: a plain-data type becomes an element through them.
+pub use bytemuck;
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
 pub use config::Config;
 pub use error::{Error, Result};

@@ -18,3 +18,4 @@ mod runtime;
 mod safety;
 mod semantics;
 mod serialize;
+mod ui;

@@ -4,7 +4,9 @@
 //! between host and device ([`DeviceArray::download`], [`DeviceArray::copy_from`],
 //! [`Device::upload`]) waits for the launches before it, so a download always sees the results
 //! of earlier launches. On the host backend a launch returns when the grid has finished.
-//! [`Device::synchronize`] waits explicitly.
+//! [`Device::synchronize`] waits explicitly. A bounds check that failed in a CUDA kernel is
+//! reported by the first of these operations that waits for it (`docs/runtime.md`, "Bounds
+//! checks"); the host device reports it from the launch.
 
 pub(crate) mod cuda;
 pub(crate) mod fault;
@@ -131,7 +133,8 @@ impl Device {
         }
     }
 
-    /// Waits for every launch on this device to finish.
+    /// Waits for every launch on this device to finish. On CUDA, a bounds check that failed in
+    /// a kernel since the last such report is [`Error::Launch`] (reported once).
     pub fn synchronize(&self) -> Result<()> {
         match &*self.inner {
             DeviceImpl::Host => {
@@ -395,7 +398,8 @@ impl<T: Element> DeviceArray<T> {
 
     /// The elements in logical C order (waits for earlier launches on CUDA). Each element's bytes
     /// are validated as a `T` ([`Element`]): a `bool` stored as anything but 0 or 1 (by a foreign
-    /// producer) is [`Error::BadArray`], never an invalid value.
+    /// producer) is [`Error::BadArray`], never an invalid value. On CUDA, a bounds check that
+    /// failed in an earlier kernel on the device is [`Error::Launch`] instead of the data.
     pub fn download(&self) -> Result<Vec<T>> {
         let size = elem_size::<T>();
         let (lo, hi) = self.span();

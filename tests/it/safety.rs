@@ -395,7 +395,7 @@ fn a_strided_copy_never_undoes_another_threads_launch() {
     // whose copy reads and writes back the whole span. Were another launch to come between
     // that read and that write, its increments would be lost.
     let dev = Device::host();
-    let n = 1 << 12;
+    let n = 1 << 16;
     let whole = dev.alloc::<u32>(&[2 * n]).unwrap();
     let k = kernel("#[kernel] pub fn k(a: &mut [u32]) { let i = global_id_x(); if i < a.len() { a[i] += 1; } }");
     let (launchers, launches) = (2, 50);

@@ -190,15 +190,46 @@ pub enum Ty {
     Scalar(Scalar),
     /// An array reference.
     Array(ArrayTy),
+    /// A C-like enum of the source ([`Program::enums`]), represented as its discriminant.
+    Enum(EnumTy),
 }
 
 impl Ty {
-    /// The scalar inside, if this is one.
+    /// The scalar a value of this type is: itself, or an enum's discriminant type.
     pub fn scalar(self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(s),
+            Ty::Enum(e) => Some(e.repr),
             _ => None,
         }
+    }
+}
+
+/// A C-like enum type: which one (its index in [`Program::enums`], or in the checker's table
+/// while checking) and the integer type of its discriminants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EnumTy {
+    /// Index of its definition.
+    pub id: u32,
+    /// `#[repr(..)]`, or `i32` (C's `int`) without one.
+    pub repr: Scalar,
+}
+
+/// A C-like enum: its variants' names and discriminants, for launch checks and messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnumDef {
+    /// Its name, qualified by its module outside the root.
+    pub name: String,
+    /// The integer type of its discriminants.
+    pub repr: Scalar,
+    /// Variant names and discriminants, in declaration order.
+    pub variants: Vec<(String, i128)>,
+}
+
+impl EnumDef {
+    /// The variant whose discriminant is `v`.
+    pub fn variant_of(&self, v: i128) -> Option<&str> {
+        self.variants.iter().find(|(_, d)| *d == v).map(|(n, _)| n.as_str())
     }
 }
 
@@ -209,6 +240,7 @@ impl fmt::Display for Ty {
             Ty::Never => f.write_str("!"),
             Ty::Scalar(s) => write!(f, "{s}"),
             Ty::Array(a) => write!(f, "{a}"),
+            Ty::Enum(e) => write!(f, "enum #{} ({})", e.id, e.repr),
         }
     }
 }
@@ -402,6 +434,12 @@ pub struct Program {
     pub funcs: Vec<Func>,
     /// Values captured by any function of the program.
     pub captures: Vec<Capture>,
+    /// The C-like enums of its types, by [`EnumTy::id`]. Not part of the code: enum values are
+    /// their discriminants; the definitions name them and check kernel arguments at launch.
+    pub enums: Vec<EnumDef>,
+    /// What the checker warns about (an unreachable `match` arm): where, and the message.
+    /// Diagnostics only, never keyed.
+    pub warnings: Vec<(Span, String)>,
 }
 
 impl Program {
@@ -822,6 +860,24 @@ pub enum ExprKind<T = Ty> {
     Continue(LoopId),
     /// `return`
     Return(Option<Box<Expr<T>>>),
+    /// `match scrutinee { arms }`: the first arm whose pattern holds the value and whose guard
+    /// is true runs. The arms cover every value (the checker proved it); the last arm without
+    /// a guard that every value left reaches is taken without a test.
+    Match(Box<Expr<T>>, Vec<MatchArm<T>>),
+}
+
+/// An arm of a `match`.
+#[derive(Clone, Debug)]
+pub struct MatchArm<T = Ty> {
+    /// The values it takes, as inclusive ranges of constants of the scrutinee's type (`None`:
+    /// every value: `_` or a plain binding).
+    pub ranges: Option<Vec<(Expr<T>, Expr<T>)>>,
+    /// `name` or `name @ pattern`: the local bound to the value for the guard and the body.
+    pub binding: Option<LocalId>,
+    /// `if guard`
+    pub guard: Option<Expr<T>>,
+    /// The arm's value.
+    pub body: Expr<T>,
 }
 
 /// Calls `f` on every expression of a block, outer expressions before inner ones.
@@ -888,6 +944,19 @@ pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
         ExprKind::Break(_, v) | ExprKind::Return(v) => {
             if let Some(v) = v {
                 visit_expr(v, f);
+            }
+        }
+        ExprKind::Match(s, arms) => {
+            visit_expr(s, f);
+            for a in arms {
+                for (lo, hi) in a.ranges.iter().flatten() {
+                    visit_expr(lo, f);
+                    visit_expr(hi, f);
+                }
+                if let Some(g) = &a.guard {
+                    visit_expr(g, f);
+                }
+                visit_expr(&a.body, f);
             }
         }
     }
@@ -977,6 +1046,13 @@ impl Encoder<'_> {
             Ty::Array(a) => {
                 self.tag(3);
                 self.array_ty(a)
+            }
+            // The enum's definition is not code: its values are discriminants (literals,
+            // keyed where they appear). Its id tells two enums apart within the program.
+            Ty::Enum(e) => {
+                self.tag(4);
+                self.u64(e.id as u64);
+                self.scalar(e.repr)
             }
         }
     }
@@ -1249,6 +1325,39 @@ impl Encoder<'_> {
             ExprKind::Return(v) => {
                 self.tag(23);
                 self.opt(v)
+            }
+            ExprKind::Match(s, arms) => {
+                self.tag(25);
+                self.expr(s);
+                self.u64(arms.len() as u64);
+                for MatchArm { ranges, binding, guard, body } in arms {
+                    match ranges {
+                        Some(r) => {
+                            self.tag(1);
+                            self.u64(r.len() as u64);
+                            for (lo, hi) in r {
+                                self.expr(lo);
+                                self.expr(hi);
+                            }
+                        }
+                        None => self.tag(0),
+                    }
+                    match binding {
+                        Some(l) => {
+                            self.tag(1);
+                            self.u64(*l as u64)
+                        }
+                        None => self.tag(0),
+                    }
+                    match guard {
+                        Some(g) => {
+                            self.tag(1);
+                            self.expr(g)
+                        }
+                        None => self.tag(0),
+                    }
+                    self.expr(body);
+                }
             }
         }
     }

@@ -79,7 +79,13 @@ impl Module {
         self.source.file.name()
     }
 
-    /// Names of the `#[kernel]` functions.
+    /// Every source file of the module: the root, then each file its `mod` items named, in
+    /// the order they were read (their names are paths, as loaded; their texts as parsed).
+    pub fn files(&self) -> &[std::sync::Arc<crate::lang::SourceFile>] {
+        &self.source.ast.files
+    }
+
+    /// Names of the `#[kernel]` functions (`name` in the root file, `module::name` in a module).
     pub fn kernel_names(&self) -> Vec<String> {
         self.source.ast.kernel_names()
     }

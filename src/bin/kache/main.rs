@@ -200,8 +200,10 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let bytes = std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
-    let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
+    // Read once here for a plain message when the file is missing; the JIT reads it and its
+    // module files.
+    std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
+    let mut m = jit.load_file(file)?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;

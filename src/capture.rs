@@ -375,47 +375,6 @@ impl CaptureValue {
             CaptureValue::Device(d) => CaptureTy::Array { ty: d.array_ty(), device: true, layout: d.layout },
         }
     }
-
-    /// Writes the value's identity into a key: host values by content, device arrays by their
-    /// pointer, extents and strides (they are never persisted).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            CaptureValue::Scalar(v) => {
-                out.push(0);
-                out.push(v.ty().tag());
-                out.extend_from_slice(&v.bits().to_le_bytes());
-            }
-            CaptureValue::Host(h) => {
-                out.push(1);
-                out.push(h.elem.tag());
-                out.push(h.layout as u8);
-                out.extend_from_slice(&(h.shape.len() as u64).to_le_bytes());
-                for (d, s) in h.shape.iter().zip(&h.strides) {
-                    out.extend_from_slice(&(*d as u64).to_le_bytes());
-                    out.extend_from_slice(&(*s as i64).to_le_bytes());
-                }
-                out.extend_from_slice(&h.hash);
-            }
-            CaptureValue::Device(d) => {
-                out.push(2);
-                out.push(d.elem.tag());
-                out.push(d.read_only as u8);
-                out.extend_from_slice(&d.ptr.to_le_bytes());
-                let loc = match d.location {
-                    Location::Host => (0u8, 0u64),
-                    Location::HostDevice(id) => (1, id),
-                    Location::Cuda(o) => (2, o as u64),
-                };
-                out.push(loc.0);
-                out.extend_from_slice(&loc.1.to_le_bytes());
-                out.extend_from_slice(&(d.shape.len() as u64).to_le_bytes());
-                for (n, s) in d.shape.iter().zip(&d.strides) {
-                    out.extend_from_slice(&(*n as u64).to_le_bytes());
-                    out.extend_from_slice(&(*s as i64).to_le_bytes());
-                }
-            }
-        }
-    }
 }
 
 /// Values that can be captured by a kernel: scalars, host slices and vectors (copied in as

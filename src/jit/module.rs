@@ -104,6 +104,14 @@ impl Module {
         Env { globals: self.globals.iter().map(|(n, v)| (n.clone(), v.ty())).collect() }
     }
 
+    /// Logs what the checker warned about (once per checked kernel).
+    fn warn(&self, p: &crate::ir::Program) {
+        for (span, msg) in &p.warnings {
+            let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
+            crate::warn(&format!("{}: {msg}", file.location(*span)));
+        }
+    }
+
     /// Type-checks every item with the bound globals.
     pub fn check(&self) -> Result<ModuleSummary> {
         Ok(lang::check_module(&self.source.ast, &self.env())?)
@@ -160,6 +168,7 @@ impl Module {
         let id = self.request_id("kernel", name, &[]);
         self.memo(id, || {
             let program = lang::check_kernel(&self.source.ast, &self.env(), name)?;
+            self.warn(&program);
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             KernelInner::new(self, name, program, &bindings)
         })
@@ -173,6 +182,7 @@ impl Module {
         self.memo(id, || {
             let types: Vec<CaptureTy> = args.iter().map(|a| a.ty()).collect();
             let program = lang::check_factory(&self.source.ast, &self.env(), factory, &types)?;
+            self.warn(&program);
             let mut bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             bindings.extend(args.iter().cloned());
             KernelInner::new(self, factory, program, &bindings)

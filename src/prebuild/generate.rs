@@ -184,6 +184,8 @@ fn rust_scalar(s: Scalar) -> TokenStream {
 fn rust_type(t: &Ty) -> Result<TokenStream> {
     match t {
         Ty::Scalar(s) => Ok(rust_scalar(*s)),
+        // An enum argument is its discriminant, checked at launch.
+        Ty::Enum(e) => Ok(rust_scalar(e.repr)),
         Ty::Array(a) => {
             let elem = rust_scalar(a.elem);
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })

@@ -159,7 +159,7 @@ impl Prebuilt {
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let st = self.state()?;
         let args = args.args()?;
-        let spec = crate::jit::check_args(self.name, st.kernel.signature(), &args, device)?;
+        let spec = crate::jit::check_args(self.name, st.kernel.signature(), st.kernel.enums(), &args, device)?;
         let all_c = spec.layouts.iter().all(|l| matches!(l, None | Some(Layout::C)));
         if let (Some(arch), true) = (device.arch(), all_c)
             && let Some(ptx) = self.ptx_for(arch)

@@ -371,12 +371,15 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
         if s.device_functions.len() == 1 { "" } else { "s" }
     );
     for k in &s.kernels {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.kernel_factories {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+    }
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(())
 }

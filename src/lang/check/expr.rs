@@ -81,7 +81,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         && let Ok(Ty::Enum(_)) = self.ty_of(t)
                     {
                         let from = self.u.describe(x.ty);
-                        let name = self.mcx.m.files[0].snippet(t.span()).to_string();
+                        let name = match t {
+                            TypeExpr::Named(p, _) => p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"),
+                            _ => String::new(),
+                        };
                         return Err(Diagnostic::error(span, format!("non-primitive cast: `{from}` as `{name}`"))
                             .label("an integer cannot become an enum")
                             .help(format!("name the variant (`{name}::Variant`), or `match` on the integer"))
@@ -302,7 +305,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 _ => false,
             };
             if !derived {
-                return Err(self.mcx.enum_op_error(e, op, span).secondary(a.span, "this is an enum").into());
+                return Err(self.mcx.enum_op_error(e, op, span).into());
             }
             let ty = self.u.known(Ty::Scalar(Scalar::Bool));
             return Ok(Expr { kind: ExprKind::Binary(op, Box::new(a), Box::new(b)), ty, span });

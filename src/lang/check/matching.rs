@@ -121,7 +121,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 };
                 let l = bound(self, lo)?;
                 let mut h = bound(self, hi)?;
-                if !*inclusive {
+                if !*inclusive && hi.is_some() {
                     // `a..b` is `a..=b - 1`, folded with the other bounds.
                     let one = Expr {
                         kind: ExprKind::PendingLit(PendingLit {

@@ -58,6 +58,18 @@ pub struct KernelSig {
     pub name: String,
     /// Parameter names and types.
     pub params: Vec<(String, Ty)>,
+    /// The enums of the parameters' types, by [`EnumTy::id`].
+    pub enums: Vec<EnumDef>,
+}
+
+impl KernelSig {
+    /// A parameter type as the source writes it (an enum by its name).
+    pub fn type_name(&self, t: Ty) -> String {
+        match t {
+            Ty::Enum(e) => self.enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        }
+    }
 }
 
 /// What `check_module` found.
@@ -214,7 +226,8 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                                 .iter()
                                 .filter_map(|p| Some((p.name.name.clone(), cx.ty_of(p.ty.as_ref()?, f.module).ok()?)))
                                 .collect();
-                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params });
+                            let enums = cx.enums.clone();
+                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params, enums });
                         }
                     })
                 }
@@ -230,6 +243,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                         summary.kernels.push(KernelSig {
                             name: m.qualified(f.module, &f.name.name),
                             params: p.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect(),
+                            enums: p.enums.clone(),
                         });
                         Ok(())
                     }
@@ -243,6 +257,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                             params: func
                                 .map(|func| func.param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect())
                                 .unwrap_or_default(),
+                            enums: cx.enums.clone(),
                         });
                     } else {
                         summary.device_functions.push(m.qualified(f.module, &f.name.name));

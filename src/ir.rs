@@ -872,6 +872,8 @@ pub struct MatchArm<T = Ty> {
     pub guard: Option<Expr<T>>,
     /// The arm's value.
     pub body: Expr<T>,
+    /// Where its pattern is (diagnostics only).
+    pub pat_span: Span,
 }
 
 /// Calls `f` on every expression of a block, outer expressions before inner ones.

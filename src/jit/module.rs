@@ -85,6 +85,12 @@ impl Module {
         &self.source.ast.files
     }
 
+    /// The module files read for it (after the root), by path relative to the root file's
+    /// folder (`common.rs`, `geo/mod.rs`), with their texts.
+    pub fn module_files(&self) -> Vec<(String, String)> {
+        self.source.modules.iter().filter_map(|(p, t)| Some((p.clone(), t.clone()?))).collect()
+    }
+
     /// Names of the `#[kernel]` functions (`name` in the root file, `module::name` in a module).
     pub fn kernel_names(&self) -> Vec<String> {
         self.source.ast.kernel_names()

@@ -10,6 +10,7 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod invariants;
+mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

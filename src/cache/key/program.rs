@@ -500,7 +500,7 @@ impl Encoder<'_> {
             ExprKind::Match(s, arms) => {
                 self.expr(s);
                 self.u64(arms.len() as u64);
-                for MatchArm { ranges, binding, guard, body } in arms {
+                for MatchArm { ranges, binding, guard, body, pat_span: _ } in arms {
                     self.option(ranges.as_deref(), |e, r| {
                         e.u64(r.len() as u64);
                         for (lo, hi) in r {

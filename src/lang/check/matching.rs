@@ -70,7 +70,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             None => None,
         };
         let body = self.expr(&arm.body)?;
-        Ok(MatchArm { ranges, binding, guard, body })
+        Ok(MatchArm { ranges, binding, guard, body, pat_span: arm.pat.span() })
     }
 
     /// A pattern as ranges of the scrutinee's type (`None`: every value) and the local it binds.
@@ -267,11 +267,8 @@ pub(super) fn check_match(scrutinee: &Expr, arms: &mut [MatchArm], enums: &[Enum
     let mut covered: Vec<(i128, i128)> = Vec::new();
     for arm in arms.iter_mut() {
         let mut values: Vec<(i128, i128)> = Vec::new();
-        let mut first_span = arm.body.span;
+        let first_span = arm.pat_span;
         if let Some(ranges) = &mut arm.ranges {
-            if let Some((lo, _)) = ranges.first() {
-                first_span = lo.span;
-            }
             for (lo, hi) in ranges.iter_mut() {
                 let bad = |at: Span| -> Box<Diagnostic> {
                     Diagnostic::error(at, "expected a constant in this pattern").label("not a constant").into()

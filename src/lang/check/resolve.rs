@@ -115,7 +115,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         None => None,
                     };
                     let guard = a.guard.map(|g| self.resolve(g)).transpose()?;
-                    out.push(MatchArm { ranges, binding: a.binding, guard, body: self.resolve(a.body)? });
+                    out.push(MatchArm { ranges, binding: a.binding, guard, body: self.resolve(a.body)?, pat_span: a.pat_span });
                 }
                 super::matching::check_match(&s, &mut out, &self.mcx.enums, &mut self.mcx.warnings)?;
                 K::Match(s, out)

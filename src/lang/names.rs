@@ -134,8 +134,8 @@ impl Scopes {
             let mut changed = false;
             for (is_type, name, res) in adds {
                 let ns = if is_type { &mut self.types[into] } else { &mut self.values[into] };
-                if !ns.contains_key(&name) {
-                    ns.insert(name, Binding { res, public: u.public, glob: true });
+                if let std::collections::hash_map::Entry::Vacant(v) = ns.entry(name) {
+                    v.insert(Binding { res, public: u.public, glob: true });
                     changed = true;
                 }
             }

@@ -79,7 +79,7 @@ pub(super) struct PendingMod {
 pub fn parse_crate(name: &str, bytes: &[u8], loader: Option<&mut dyn SourceLoader>) -> Result<SourceModule, Diagnostics> {
     let root = match decode(name, bytes, 0) {
         Ok(f) => f,
-        Err((file, d)) => return Err(Diagnostics::single(file, d)),
+        Err((file, d)) => return Err(Diagnostics::single(file, *d)),
     };
     parse_root(root, loader)
 }
@@ -156,7 +156,7 @@ fn build(root: &Arc<SourceFile>, mut loader: Option<&mut dyn SourceLoader>, file
             Ok(f) => f,
             Err((f, d)) => {
                 files.push(f);
-                return Err(d.into());
+                return Err(d);
             }
         };
         files.push(file.clone());

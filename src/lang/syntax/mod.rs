@@ -53,7 +53,7 @@ pub fn parse(file: Arc<SourceFile>) -> Result<SourceModule, Diagnostics> {
 
 /// The source file of `bytes` whose spans start at `base`: non-UTF-8 input is a diagnostic,
 /// and a byte-order mark is dropped (editors do not count it; neither do our columns).
-fn decode(name: &str, bytes: &[u8], base: usize) -> Result<Arc<SourceFile>, (Arc<SourceFile>, Diagnostic)> {
+fn decode(name: &str, bytes: &[u8], base: usize) -> Result<Arc<SourceFile>, (Arc<SourceFile>, Box<Diagnostic>)> {
     match std::str::from_utf8(bytes) {
         Ok(text) => Ok(SourceFile::with_base(name, text.strip_prefix('\u{feff}').unwrap_or(text), base)),
         Err(e) => {
@@ -63,7 +63,7 @@ fn decode(name: &str, bytes: &[u8], base: usize) -> Result<Arc<SourceFile>, (Arc
             let d = Diagnostic::error(Span::new(lossy_offset, lossy_offset + 1), "kernel source is not valid UTF-8")
                 .label(format!("invalid byte 0x{:02x} at byte offset {valid}", bytes[valid]))
                 .help("save the file as UTF-8");
-            Err((file, d))
+            Err((file, Box::new(d)))
         }
     }
 }

@@ -422,13 +422,13 @@ mod tests {
             built_for,
             params: vec![
                 Param { name: "a".into(), ty: ParamTy::Scalar(Scalar::F32), enum_def: None },
-                Param { name: "x".into(), ty: array(false, Layout::C), enum_def: None },
-                Param { name: "y".into(), ty: array(true, Layout::F), enum_def: None },
                 Param {
                     name: "mode".into(),
                     ty: ParamTy::Scalar(Scalar::U8),
                     enum_def: Some(EnumDef { name: "Mode".into(), repr: Scalar::U8, variants: vec![("Add".into(), 0), ("Mul".into(), 7)] }),
                 },
+                Param { name: "x".into(), ty: array(false, Layout::C), enum_def: None },
+                Param { name: "y".into(), ty: array(true, Layout::F), enum_def: None },
             ],
             cooperative: true,
             static_shared: 4096,
@@ -527,6 +527,7 @@ mod tests {
         assert_eq!(rewrite(2, 2).unwrap_err(), EnvelopeError::Malformed("array mutability"));
         assert_eq!(rewrite(3, 5).unwrap_err(), EnvelopeError::Malformed("array dimensions"));
         assert_eq!(rewrite(4, 200).unwrap_err(), EnvelopeError::Malformed("scalar type"));
-        assert_eq!(rewrite(5, 3).unwrap_err(), EnvelopeError::Malformed("parameter type"));
+        // (3 is an enum parameter's tag.)
+        assert_eq!(rewrite(5, 4).unwrap_err(), EnvelopeError::Malformed("parameter type"));
     }
 }

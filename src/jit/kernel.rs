@@ -14,7 +14,7 @@ use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, ExprKind, FuncKind, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, ExprKind, FuncKind, Layout, Program, Ty};
 use crate::lang::SourceFile;
 use crate::library::CodeLibrary;
 use crate::runtime::fault::{FaultSites, SiteInfo};
@@ -30,6 +30,8 @@ pub(super) struct KernelInner {
     pub(super) program: Program,
     pub(super) captures: Vec<CaptureValue>,
     pub(super) signature: Vec<(String, Ty)>,
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub(super) enums: Vec<EnumDef>,
     /// Compiled so far, by target, specialisation and whether bounds-checked.
     compiled: Mutex<HashMap<(Target, Specialization, bool), Arc<CompiledKernel>>>,
     faults: OnceLock<Arc<FaultSites>>,
@@ -74,8 +76,9 @@ fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
 }
 
 /// Each bounds-checked access of `p`, numbered as `abi::bounds_sites` numbers them, described
-/// for fault reports: the array (and whose it is) and where the access is in `file`.
-fn describe_sites(p: &Program, file: &SourceFile, kernel: &str) -> FaultSites {
+/// for fault reports: the array (and whose it is) and where the access is in `files` (the
+/// root file and its modules, which share one space of offsets).
+fn describe_sites(p: &Program, files: &[Arc<SourceFile>], kernel: &str) -> FaultSites {
     let sites = abi::bounds_sites(p)
         .iter()
         .map(|s| {
@@ -99,7 +102,8 @@ fn describe_sites(p: &Program, file: &SourceFile, kernel: &str) -> FaultSites {
                 },
                 other => format!("{}{whose}", what(other).unwrap_or_else(|| "an array".into())),
             };
-            SiteInfo { array, ndim: s.indices.len(), location: Some(file.location(s.array.span)) }
+            let file = files.iter().rev().find(|f| f.contains(s.array.span));
+            SiteInfo { array, ndim: s.indices.len(), location: file.map(|f| f.location(s.array.span)) }
         })
         .collect();
     FaultSites { kernel: kernel.to_string(), sites }
@@ -119,9 +123,13 @@ fn local_init(body: &crate::ir::Block, l: usize) -> Option<&ExprKind> {
     })
 }
 
-/// A signature as text: `(a: f32, x: &[f32])`.
-pub(super) fn signature_text(sig: &[(String, Ty)]) -> String {
-    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "))
+/// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
+    let ty = |t: &Ty| match t {
+        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+        t => t.to_string(),
+    };
+    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
 
 impl KernelInner {
@@ -130,6 +138,7 @@ impl KernelInner {
         let signature = program.kernel().param_decls().iter().map(|p| (p.name.clone(), p.ty)).collect();
         Ok(KernelInner {
             jit: module.jit.clone(),
+            enums: program.enums.clone(),
             name: name.to_string(),
             program,
             captures,
@@ -150,7 +159,7 @@ pub struct Kernel {
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature))
+        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums))
     }
 }
 
@@ -163,6 +172,13 @@ impl Kernel {
     /// Parameter names and types.
     pub fn signature(&self) -> &[(String, Ty)] {
         &self.inner.signature
+    }
+
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy): an enum
+    /// parameter takes the enum's discriminant as its integer type (`2u8`), checked to be a
+    /// variant's at launch.
+    pub fn enums(&self) -> &[EnumDef] {
+        &self.inner.enums
     }
 
     /// The checked program: the kernel and everything it reaches.
@@ -182,7 +198,10 @@ impl Kernel {
 
     /// How its fault records are reported (computed once per kernel).
     pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
-        self.inner.faults.get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.file, &self.inner.name))).clone()
+        self.inner
+            .faults
+            .get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name)))
+            .clone()
     }
 
     /// The key this kernel's bounds-checked code is cached under for `target` and `spec`, with
@@ -253,7 +272,7 @@ impl Kernel {
         let cache = jit.cache();
         let (d, libdevice) = self.derive(target, spec, checked)?;
         let key = d.key;
-        let sig = signature_text(&inner.signature);
+        let sig = signature_text(&inner.signature, &inner.enums);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
         let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
             Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
@@ -348,7 +367,7 @@ impl Kernel {
 
     fn launch_variant(&self, device: &Device, grid: Grid, args: impl KernelArgs, checked: bool) -> Result<()> {
         let args = args.args()?;
-        let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let c = self.compile_on(device.target(), &spec, Some(device), checked)?;

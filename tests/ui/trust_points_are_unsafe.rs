@@ -8,7 +8,7 @@ fn runs(k: &Kernel, c: &CompiledKernel, dev: &Device, bytes: &[u8]) {
     let _ = CompiledKernel::deserialize(bytes);
     let _ = k.with_cubin(kache::Arch::parse("sm_90").unwrap(), bytes.to_vec());
     let _ = k.with_ptx(Target::Host, c.spec(), String::new());
-    let _ = kache::prebuild::Prebuilt::new("k", "k.rs", "", &[], &[]);
+    let _ = kache::prebuild::Prebuilt::new("k", "k.rs", "", &[], &[], &[]);
 }
 
 fn main() {}

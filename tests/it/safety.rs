@@ -91,6 +91,25 @@ fn captured_arrays_are_checked_and_named_by_their_origin() {
 }
 
 #[test]
+fn a_fault_in_a_module_file_names_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "mod util;\n#[kernel] pub fn k(x: &[f32], i: usize, o: &mut [f32]) { o[0] = util::get(x, i); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("util.rs"), "// helpers\npub fn get(a: &[f32], i: usize) -> f32 {\n    a[i]\n}\n").unwrap();
+    let k = memory_jit().load_file(dir.path().join("main.rs")).unwrap().kernel("k").unwrap();
+    let dev = Device::host();
+    let x = dev.upload(&[1.0f32; 2]).unwrap();
+    let mut o = dev.alloc::<f32>(&[1]).unwrap();
+    let (_, array, index, _, location) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&x, 5usize, &mut o)).unwrap_err());
+    assert_eq!((array.as_str(), index), ("parameter `a` of device function `get`", 5));
+    let location = location.unwrap();
+    assert!(location.ends_with("util.rs:3:5"), "{location}");
+}
+
+#[test]
 fn shared_arrays_are_checked_against_their_length_and_the_dynamic_one_against_the_launch() {
     let dev = Device::host();
     let mut out = dev.alloc::<f32>(&[8]).unwrap();

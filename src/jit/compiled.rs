@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
 use crate::abi::{self, ParamAbi};
-use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
+use crate::cache::{Assembler, ArtifactKind, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
@@ -214,11 +214,12 @@ impl CompiledKernel {
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
         let proof = self.library.persistable().ok();
-        let cache = self.jit.as_ref().filter(|j| j.config().cubin_tier).map(|j| j.cache());
-        let ckey = crate::cache::cubin_key(&self.key.0, &dev.arch.to_string(), dev.driver_version);
+        let jit = self.jit.as_ref().filter(|j| j.config().cubin_tier);
+        let cache = jit.map(|j| j.cache());
+        let ckey = jit.map(|j| j.cubin_derivation(&self.key, dev.arch, Assembler::Driver(dev.driver_version)).key).unwrap_or(self.key);
         let mut loaded = None;
         if let (Some(cache), Some(_)) = (cache, &proof)
-            && let Lookup::Hit(e, tier) = cache.lookup(&ckey)
+            && let Lookup::Hit(e, tier) = cache.lookup_cubin(&ckey)
             && e.meta.kind == ArtifactKind::Cubin
         {
             match dev.load_image(&e.payload, &self.entry) {
@@ -248,6 +249,30 @@ impl CompiledKernel {
         let f = Arc::new(f);
         self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
         Ok(f)
+    }
+}
+
+impl CompiledKernel {
+    /// The cubin `ptxas` assembles from this kernel's PTX for `arch` (what `kache compile
+    /// --emit cubin` writes), through the cache: keyed by the kernel's key, `arch`, ptxas's
+    /// content and version, the toolchain and the salt, counted in the cubin tier's figures.
+    pub fn assemble_cubin(&self, ptxas: &crate::toolchain::Ptxas, arch: crate::Arch) -> Result<Vec<u8>> {
+        let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was not compiled to PTX", self.name)))?;
+        let jit = self.jit.as_ref().ok_or_else(|| Error::Device(format!("kernel '{}' has no JIT to cache its cubin in", self.name)))?;
+        let key = jit.cubin_derivation(&self.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key;
+        if let Lookup::Hit(e, _) = jit.cache().lookup_cubin(&key)
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            return Ok(e.payload.to_vec());
+        }
+        let t0 = Instant::now();
+        let cubin = ptxas.assemble(ptx, &arch.to_string()).map_err(|e| Error::Ptxas(format!("kernel '{}': {e}", self.name)))?;
+        if let Ok(proof) = self.library.persistable() {
+            let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+            let meta = Meta::new(key, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+            jit.cache().store(proof, Entry { meta, payload: cubin.clone().into() });
+        }
+        Ok(cubin)
     }
 }
 

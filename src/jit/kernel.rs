@@ -10,7 +10,7 @@ use super::launch::{check_args, check_capture_locations};
 use super::module::Module;
 use super::{Jit, Source};
 use crate::abi::{self, CaptureData};
-use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
+use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
@@ -136,7 +136,6 @@ impl Kernel {
     }
 
     fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
-        let options = self.inner.jit.config().options(target);
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -145,15 +144,28 @@ impl Kernel {
             let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
             return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
         }
-        let d = crate::cache::derive(&KeyInputs {
+        Ok((self.derive_with(target, spec, libdevice.as_ref().map(|l| l.hash)), libdevice))
+    }
+
+    fn derive_with(&self, target: Target, spec: &Specialization, libdevice: Option<[u8; 32]>) -> Derivation {
+        let config = self.inner.jit.config();
+        crate::cache::derive(&KeyInputs {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &options,
-            libdevice: libdevice.as_ref().map(|l| l.hash),
-            salt: &self.inner.jit.config().salt,
-        });
-        Ok((d, libdevice))
+            options: &config.options(target),
+            libdevice,
+            toolchain: &config.toolchain,
+            salt: &config.salt,
+        })
+    }
+
+    /// The key of the cubin that `assembler` builds for `arch` from this kernel's PTX for
+    /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
+    /// `kache explain` shows of the cubin tier.
+    pub fn explain_cubin(&self, arch: Arch, spec: &Specialization, assembler: Assembler<'_>) -> Result<Derivation> {
+        let (d, _) = self.derive(Target::Nvptx(arch), spec)?;
+        Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
     /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
@@ -181,11 +193,13 @@ impl Kernel {
         let jit = &inner.jit;
         let cache = jit.cache();
         let (d, libdevice) = self.derive(target, spec)?;
-        let key = d.key;
+        let mut key = d.key;
         let sig = signature_text(&inner.signature);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
-        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
-            Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
+        let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
+            (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
+                vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
+            }
             _ => Vec::new(),
         };
         match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
@@ -203,7 +217,21 @@ impl Kernel {
         }
         let options = jit.config().options(target);
         let t0 = Instant::now();
-        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
+        // the file held when the lookup's key was derived.
+        let libdevice_bytes = match &libdevice {
+            Some(l) => {
+                let Some((bytes, hash)) = l.load() else {
+                    let function = codegen::first_libdevice_use(&inner.program).unwrap_or_else(|| "a transcendental function".into());
+                    return Err(codegen::CodegenError::NoLibdevice { kernel: inner.name.clone(), function }.into());
+                };
+                if hash != l.hash {
+                    key = self.derive_with(target, spec, Some(hash)).key;
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
         let data = capture_data(&inner.captures);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,

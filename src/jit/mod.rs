@@ -17,7 +17,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::cache::{Cache, CacheConfig};
+use crate::cache::{Assembler, Cache, CacheConfig, CubinInputs, Derivation, Key};
+use crate::target::Arch;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::lang::ast::SourceModule;
@@ -96,10 +97,32 @@ impl Jit {
         &self.inner.cache
     }
 
-    /// Reads and parses a kernel source file.
+    /// The key of a cubin that `assembler` builds for `arch` from the PTX identified by `ptx` (a
+    /// kernel's key, or the PTX's hash), under this JIT's toolchain and salt.
+    pub(crate) fn cubin_derivation(&self, ptx: &Key, arch: Arch, assembler: Assembler<'_>) -> Derivation {
+        let config = self.config();
+        crate::cache::derive_cubin(&CubinInputs {
+            ptx: &ptx.0,
+            arch: &arch.to_string(),
+            assembler,
+            toolchain: &config.toolchain,
+            salt: &config.salt,
+        })
+    }
+
+    /// Reads and parses a kernel source file. Only a regular file of at most
+    /// [`MAX_SOURCE_BYTES`](crate::lang::MAX_SOURCE_BYTES) is read: anything else
+    /// ([`Error::Input`]) is refused at once.
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = crate::files::read_regular(path, crate::lang::MAX_SOURCE_BYTES as u64, true).map_err(|e| match e {
+            crate::files::ReadError::Io(e) => Error::io(path, e),
+            crate::files::ReadError::TooLarge { .. } => Error::Input {
+                path: path.to_path_buf(),
+                problem: format!("larger than {} MiB, the limit of a kernel source", crate::lang::MAX_SOURCE_BYTES >> 20),
+            },
+            e => Error::Input { path: path.to_path_buf(), problem: e.to_string() },
+        })?;
         self.load_bytes(&path.display().to_string(), &bytes)
     }
 

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
 use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
+use kache::cache::{LocalStore, archive, atomic, envelope, ops};
 use kache::codegen;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
@@ -122,10 +122,35 @@ enum Command {
     },
 }
 
+/// Prints a line on stdout; when the reader has gone (`kache ls | head -1`), the command ends
+/// quietly ([`Failure::closed`]) instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())?
+    };
+}
+
+/// Writes `bytes` on stdout (see [`say`]).
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::closed()),
+        Err(e) => Err(internal(format!("cannot write to standard output: {e}"))),
+    }
+}
+
 /// An error with its exit status.
 struct Failure {
     user: bool,
     message: String,
+}
+
+impl Failure {
+    /// Standard output was closed by its reader: nothing more to say, and nothing wrong.
+    fn closed() -> Failure {
+        Failure { user: false, message: String::new() }
+    }
 }
 
 impl From<Error> for Failure {
@@ -155,9 +180,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.message.is_empty() => ExitCode::SUCCESS,
         Err(f) => {
-            let msg = f.message.trim_end();
-            eprintln!("{msg}");
+            // Not eprintln!: it panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "{}", f.message.trim_end());
             ExitCode::from(if f.user { 1 } else { 2 })
         }
     }
@@ -179,8 +205,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Dir => {
             let c = Config::from_env()?;
             match c.cache_dir {
-                Some(d) => println!("{}", d.display()),
-                None => println!("(no disk cache: KACHE_DISABLE is set)"),
+                Some(d) => say!("{}", d.display()),
+                None => say!("(no disk cache: KACHE_DISABLE is set)"),
             }
             Ok(())
         }
@@ -201,13 +227,26 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let bytes = std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
+    let bytes = read_source(file)?;
     let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
     }
     Ok(m)
+}
+
+/// A kernel source file's bytes: a regular file of at most the source limit, refused at once
+/// otherwise (a FIFO is not waited on, `/dev/zero` not read past the limit).
+fn read_source(file: &Path) -> Result<Vec<u8>, Failure> {
+    kache::files::read_regular(file, kache::lang::MAX_SOURCE_BYTES as u64, true).map_err(|e| match e {
+        kache::files::ReadError::TooLarge { .. } => user(format!(
+            "cannot read {}: larger than {} MiB, the limit of a kernel source",
+            file.display(),
+            kache::lang::MAX_SOURCE_BYTES >> 20
+        )),
+        e => user(format!("cannot read {}: {e}", file.display())),
+    })
 }
 
 fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
@@ -289,7 +328,7 @@ fn compile(
                         CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
                     })
                     .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
+                let lib = kache::toolchain::libdevice().and_then(|l| l.load()).map(|(bytes, _)| bytes);
                 let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
                     program: k.program(),
                     spec: &spec,
@@ -307,13 +346,13 @@ fn compile(
             Emit::Cubin => {
                 let c = k.compile(target, &spec)?;
                 let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&jit, &c, a)?
+                cubin_through_cache(&c, a)?
             }
         };
         let path = match &output {
             Some(p) if to_stdout => {
                 let _ = p;
-                std::io::stdout().write_all(&bytes).map_err(|e| internal(format!("stdout: {e}")))?;
+                write_stdout(&bytes)?;
                 continue;
             }
             Some(p) if several || p.is_dir() || p.to_string_lossy().ends_with('/') => {
@@ -327,38 +366,25 @@ fn compile(
             std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
         }
         atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
-        println!("{}: {} -> {}", file.display(), k.name(), path.display());
+        say!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
 }
 
-/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
-fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
-    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
+/// Assembles a cubin with ptxas, through the cache (see `CompiledKernel::assemble_cubin`).
+fn cubin_through_cache(c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
+    let ptxas = kache::toolchain::Ptxas::find().ok_or_else(|| {
         user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
     })?;
-    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
-    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
-        return Ok(e.payload.to_vec());
-    }
-    let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-    if let Ok(proof) = c.library().persistable() {
-        let meta =
-            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
-    }
-    Ok(cubin)
+    let ptxas = ptxas.map_err(|e| user(format!("--emit cubin: {e}")))?;
+    Ok(c.assemble_cubin(&ptxas, arch)?)
 }
 
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     let jit = Jit::new(Config { cache_dir: None, ..Config::from_env()? })?;
     let m = load(&jit, file, defines)?;
     let s = m.check()?;
-    println!(
+    say!(
         "{}: ok ({} kernel{}, {} kernel factor{}, {} device function{})",
         file.display(),
         s.kernels.len(),
@@ -370,11 +396,11 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     );
     for k in &s.kernels {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-        println!("  kernel {}({})", k.name, params.join(", "));
+        say!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.kernel_factories {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
-        println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+        say!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
     }
     Ok(())
 }
@@ -388,11 +414,45 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
         let k = m.kernel(&n)?;
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let d = k.explain(target, &spec)?;
-        println!("kernel {n} ({target}, layouts {})", spec.describe());
+        say!("kernel {n} ({target}, layouts {})", spec.describe());
         for (name, h) in &d.components {
-            println!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
+            say!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
-        println!("  {:<15} {}", "key", d.key);
+        say!("  {:<15} {}", "key", d.key);
+        if let Target::Nvptx(a) = target {
+            explain_cubins(&k, a, &spec)?;
+        }
+    }
+    Ok(())
+}
+
+/// The components of the keys of the cubins built from a kernel's PTX: by ptxas (`compile
+/// --emit cubin`) where there is one, by the driver of the first CUDA device where there is one.
+fn explain_cubins(k: &kache::Kernel, arch: Arch, spec: &Specialization) -> Result<(), Failure> {
+    let show = |title: String, d: &kache::cache::Derivation| -> Result<(), Failure> {
+        say!("  {title}");
+        for (name, h) in &d.components {
+            say!("    {name:<13} {}", blake3::Hash::from_bytes(*h).to_hex());
+        }
+        say!("    {:<13} {}", "key", d.key);
+        Ok(())
+    };
+    let mut shown = false;
+    if let Some(Ok(ptxas)) = kache::toolchain::Ptxas::find() {
+        let d = k.explain_cubin(arch, spec, kache::cache::Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version })?;
+        let version = ptxas.version.lines().last().unwrap_or("").trim().to_string();
+        show(format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), &d)?;
+        shown = true;
+    }
+    if let Ok(dev) = kache::Device::cuda(0)
+        && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+    {
+        let d = k.explain_cubin(dev_arch, spec, kache::cache::Assembler::Driver(v))?;
+        show(format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), &d)?;
+        shown = true;
+    }
+    if !shown {
+        say!("  cubin: no ptxas and no CUDA device here, so no cubin key to show");
     }
     Ok(())
 }
@@ -411,43 +471,65 @@ fn stats(json: bool, reset: bool) -> Result<(), Failure> {
     let jit = Jit::new(Config::from_env()?)?;
     if reset {
         jit.cache().reset_stats().map_err(store_err)?;
-        println!("statistics reset");
+        say!("statistics reset");
         return Ok(());
     }
     let s = jit.cache().stats();
     if json {
-        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| internal(e.to_string()))?);
-        return Ok(());
-    }
-    let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
-    println!("cache folder       {dir}");
-    println!("entries            {}", s.entries);
-    println!("size               {} of {}", HumanBytes(s.bytes), HumanBytes(jit.config().max_size));
-    println!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
-    println!("misses             {}", s.misses);
-    println!("not persisted      {}", s.not_persisted);
-    println!("bad entries        {}", s.bad_entries);
-    println!("busy               {}", s.busy);
-    println!("compile time saved {} ms", s.compile_ms_saved);
-    if jit.config().remote.is_some() {
-        println!(
-            "remote             errors {}, rejected {}, read {}, written {}",
-            s.remote_errors,
-            s.remote_rejected,
-            HumanBytes(s.remote_bytes_read),
-            HumanBytes(s.remote_bytes_written)
+        let mut v = serde_json::to_value(&s).map_err(|e| internal(e.to_string()))?;
+        if s.unavailable.is_some() {
+            // Counts that could not be read are null, never 0; what was parked is shown apart.
+            let mut parked = serde_json::Map::new();
+            for c in kache::cache::Counter::ALL {
+                parked.insert(c.name().to_string(), v[c.name()].take());
+            }
+            v["parked"] = serde_json::Value::Object(parked);
+        }
+        say!("{}", serde_json::to_string_pretty(&v).map_err(|e| internal(e.to_string()))?);
+    } else {
+        let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
+        say!("cache folder       {dir}");
+        say!("entries            {}", s.entries);
+        say!(
+            "size               {} of {} (entries {}, catalogue {})",
+            HumanBytes(s.bytes + s.catalogue_bytes),
+            HumanBytes(jit.config().max_size),
+            HumanBytes(s.bytes),
+            HumanBytes(s.catalogue_bytes)
         );
+        if s.unavailable.is_some() {
+            say!("counters           unavailable (the catalogue is held by another process); parked in files:");
+        }
+        say!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
+        say!("misses             {}", s.misses);
+        say!("cubins             {} hits, {} misses", s.cubin_hits, s.cubin_misses);
+        say!("not persisted      {}", s.not_persisted);
+        say!("bad entries        {}", s.bad_entries);
+        say!("busy               {}", s.busy);
+        say!("compile time saved {} ms", s.compile_ms_saved);
+        if jit.config().remote.is_some() {
+            say!(
+                "remote             errors {}, rejected {}, read {}, written {}",
+                s.remote_errors,
+                s.remote_rejected,
+                HumanBytes(s.remote_bytes_read),
+                HumanBytes(s.remote_bytes_written)
+            );
+        }
     }
-    Ok(())
+    match s.unavailable {
+        Some(why) => Err(internal(format!("the statistics are incomplete: {why}"))),
+        None => Ok(()),
+    }
 }
 
 fn ls(json: bool) -> Result<(), Failure> {
     let listed = ops::list(&open_store()?);
     if json {
-        println!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
+        say!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
     } else {
         for l in &listed {
-            println!(
+            say!(
                 "{}  {:<6}  {:>9}  {}{}",
                 &l.key.hex()[..16],
                 format!("{:?}", l.kind).to_lowercase(),
@@ -456,7 +538,7 @@ fn ls(json: bool) -> Result<(), Failure> {
                 l.signature
             );
         }
-        println!("{} entries", listed.len());
+        say!("{} entries", listed.len());
     }
     Ok(())
 }
@@ -466,17 +548,17 @@ fn show(key: &str) -> Result<(), Failure> {
         return Err(user(e.to_string()));
     }
     let (m, payload) = ops::find(&open_store()?, key).map_err(|e| user(e.to_string()))?;
-    println!("key        {}", m.key);
-    println!("kernel     {}{}", m.kernel, m.signature);
-    println!("kind       {:?}", m.kind);
-    println!("entry      {}", m.entry);
-    println!("producer   {} (LLVM {})", m.producer, m.llvm);
-    println!("created    {} (unix)", m.created);
-    println!("compile    {} ms", m.compile_ms);
-    println!("payload    {} bytes", payload.len());
+    say!("key        {}", m.key);
+    say!("kernel     {}{}", m.kernel, m.signature);
+    say!("kind       {:?}", m.kind);
+    say!("entry      {}", m.entry);
+    say!("producer   {} (LLVM {})", m.producer, m.llvm);
+    say!("created    {} (unix)", m.created);
+    say!("compile    {} ms", m.compile_ms);
+    say!("payload    {} bytes", payload.len());
     if m.kind == envelope::ArtifactKind::Ptx {
-        println!();
-        print!("{}", String::from_utf8_lossy(&payload));
+        say!("");
+        write_stdout(String::from_utf8_lossy(&payload).as_bytes())?;
     }
     Ok(())
 }
@@ -504,29 +586,43 @@ fn verify() -> Result<(), Failure> {
     let v = ops::verify(&store, &mut tick);
     pb.finish_and_clear();
     for k in &v.dropped {
-        println!("dropped {k}: does not verify");
+        say!("dropped {k}: does not verify");
+    }
+    for st in &v.strays {
+        say!("removed {}: a {} where an entry belongs", st.path.display(), st.kind);
     }
     if v.swept > 0 {
-        println!("removed {} temporary files left by interrupted writers", v.swept);
+        say!("removed {} files left by interrupted writers", v.swept);
     }
-    println!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
+    say!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
+    if !v.strays_left.is_empty() {
+        let left: Vec<String> = v.strays_left.iter().map(|st| format!("{} (a {})", st.path.display(), st.kind)).collect();
+        return Err(internal(format!("could not remove what is no entry: {}", left.join(", "))));
+    }
     Ok(())
 }
 
 fn gc(max_size: Option<&str>) -> Result<(), Failure> {
     let store = open_store()?;
     let target = match max_size {
-        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
+        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G, at most 16 EiB)")))?,
         None => store.max_size(),
     };
     let (n, bytes) = store.gc(target).map_err(store_err)?;
-    println!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
+    say!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
     Ok(())
 }
 
 fn clear() -> Result<(), Failure> {
-    let n = open_store()?.clear().map_err(store_err)?;
-    println!("removed {n} entries");
+    let c = open_store()?.clear().map_err(store_err)?;
+    if c.strays > 0 {
+        say!("removed {} entries and {} other things where entries belong", c.entries, c.strays);
+    } else {
+        say!("removed {} entries", c.entries);
+    }
+    if c.failed > 0 {
+        return Err(internal(format!("{} could not be removed", c.failed)));
+    }
     Ok(())
 }
 
@@ -539,7 +635,7 @@ fn export(file: &Path) -> Result<(), Failure> {
     let (pb, mut tick) = progress("exporting");
     let n = archive::export(&store, file, &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    println!("exported {n} entries to {}", file.display());
+    say!("exported {n} entries to {}", file.display());
     Ok(())
 }
 
@@ -548,7 +644,7 @@ fn import(file: &Path) -> Result<(), Failure> {
     let (pb, mut tick) = progress("importing");
     let done = archive::import(&store, file, &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    println!(
+    say!(
         "imported {} entries from {}{}",
         done.stored,
         file.display(),

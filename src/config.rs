@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cache::{CacheConfig, Toolchain};
 use crate::cache::remote::RemoteConfig;
+use crate::cache::{CacheConfig, Toolchain};
 use crate::error::{Error, Result};
 use crate::target::{Arch, Options, Target};
 

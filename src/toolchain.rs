@@ -49,7 +49,13 @@ impl Stamp {
         {
             use std::os::unix::fs::MetadataExt;
             let ns = |s: i64, n: i64| s as i128 * 1_000_000_000 + n as i128;
-            Stamp { dev: m.dev(), ino: m.ino(), size: m.size(), mtime_ns: ns(m.mtime(), m.mtime_nsec()), ctime_ns: ns(m.ctime(), m.ctime_nsec()) }
+            Stamp {
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mtime_ns: ns(m.mtime(), m.mtime_nsec()),
+                ctime_ns: ns(m.ctime(), m.ctime_nsec()),
+            }
         }
         #[cfg(not(unix))]
         {
@@ -138,7 +144,10 @@ fn read_hashed(what: &str, path: &Path) -> Option<(Arc<[u8]>, [u8; 32])> {
     let hash = *blake3::hash(&bytes).as_bytes();
     let after = std::fs::metadata(path).ok().map(|m| Stamp::of(&m));
     if after == Some(before) {
-        known().lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), Known { stamp: before, hash, bytes: Some(bytes.clone()) });
+        known()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), Known { stamp: before, hash, bytes: Some(bytes.clone()) });
         if let Some(m) = memo_path(&format!("{what}-hash")) {
             write_memo(&m, &format!("{}\n{}\n{}", path.display(), before.text(), blake3::Hash::from_bytes(hash).to_hex()));
         }

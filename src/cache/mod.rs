@@ -11,6 +11,7 @@ pub mod atomic;
 mod counters;
 pub mod envelope;
 pub mod key;
+pub mod mac;
 pub mod ops;
 pub mod remote;
 pub mod store;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
 use crate::abi::{self, ParamAbi};
-use crate::cache::{Assembler, ArtifactKind, Entry, Key, Lookup, Meta, Tier};
+use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};

@@ -18,11 +18,11 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
 use crate::cache::{Assembler, Cache, CacheConfig, CubinInputs, Derivation, Key};
-use crate::target::Arch;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::lang::ast::SourceModule;
 use crate::lang::{self, SourceFile};
+use crate::target::Arch;
 use kernel::KernelInner;
 
 /// A parsed source file, shared by every module loaded from the same name and bytes.

@@ -114,11 +114,18 @@ enum Command {
     Export {
         /// Archive to write.
         file: PathBuf,
+        /// Sign every entry with the secret in $KACHE_ARCHIVE_KEY (else $KACHE_REMOTE_KEY).
+        #[arg(long)]
+        key: bool,
     },
     /// Read entries from an archive written by `export`.
     Import {
         /// Archive to read.
         file: PathBuf,
+        /// Accept only a signed archive, and only entries whose signature verifies with the
+        /// secret in $KACHE_ARCHIVE_KEY (else $KACHE_REMOTE_KEY).
+        #[arg(long)]
+        key: bool,
     },
 }
 
@@ -210,8 +217,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::Export { file } => export(&file),
-        Command::Import { file } => import(&file),
+        Command::Export { file, key } => export(&file, key),
+        Command::Import { file, key } => import(&file, key),
     }
 }
 
@@ -464,7 +471,11 @@ fn open_store() -> Result<LocalStore, Failure> {
 }
 
 fn store_err(e: kache::cache::StoreError) -> Failure {
-    internal(e.to_string())
+    match e {
+        // The user's folder, the user's to fix (or trust).
+        kache::cache::StoreError::Untrusted(_) => user(e.to_string()),
+        e => internal(e.to_string()),
+    }
 }
 
 fn stats(json: bool, reset: bool) -> Result<(), Failure> {
@@ -630,19 +641,30 @@ fn archive_err(e: archive::ArchiveError) -> Failure {
     if e.is_user_error() { user(e.to_string()) } else { internal(e.to_string()) }
 }
 
-fn export(file: &Path) -> Result<(), Failure> {
+/// The archive signing secret: `KACHE_ARCHIVE_KEY`, else `KACHE_REMOTE_KEY` (never printed).
+fn archive_mac() -> Result<kache::cache::mac::EntryMac, Failure> {
+    let (name, secret) = ["KACHE_ARCHIVE_KEY", "KACHE_REMOTE_KEY"]
+        .into_iter()
+        .find_map(|v| std::env::var_os(v).filter(|s| !s.is_empty()).map(|s| (v, s)))
+        .ok_or_else(|| user("--key needs a shared secret of at least 16 bytes in KACHE_ARCHIVE_KEY (or KACHE_REMOTE_KEY)"))?;
+    kache::cache::mac::EntryMac::new(secret.as_encoded_bytes()).map_err(|e| user(format!("{name}: {e}")))
+}
+
+fn export(file: &Path, key: bool) -> Result<(), Failure> {
+    let signer = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
     let (pb, mut tick) = progress("exporting");
-    let n = archive::export(&store, file, &mut tick).map_err(archive_err)?;
+    let n = archive::export_with(&store, file, signer.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    say!("exported {n} entries to {}", file.display());
+    say!("exported {n} entries to {}{}", file.display(), if key { " (signed)" } else { "" });
     Ok(())
 }
 
-fn import(file: &Path) -> Result<(), Failure> {
+fn import(file: &Path, key: bool) -> Result<(), Failure> {
+    let verifier = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
     let (pb, mut tick) = progress("importing");
-    let done = archive::import(&store, file, &mut tick).map_err(archive_err)?;
+    let done = archive::import_with(&store, file, verifier.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
     say!(
         "imported {} entries from {}{}",
@@ -650,5 +672,12 @@ fn import(file: &Path) -> Result<(), Failure> {
         file.display(),
         if done.skipped > 0 { format!(" ({} did not verify and were skipped)", done.skipped) } else { String::new() }
     );
+    if done.rejected > 0 {
+        return Err(user(format!(
+            "{} entries of {} failed authentication and were refused (another secret, or tampering)",
+            done.rejected,
+            file.display()
+        )));
+    }
     Ok(())
 }

@@ -75,8 +75,21 @@ fn environmental(e: &std::io::Error) -> bool {
     use std::io::ErrorKind::*;
     matches!(
         e.kind(),
-        StorageFull | QuotaExceeded | PermissionDenied | ReadOnlyFilesystem | FileTooLarge | OutOfMemory | Interrupted | TimedOut | ResourceBusy
-    ) || matches!(e.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EACCES | libc::EPERM | libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EIO))
+        StorageFull
+            | QuotaExceeded
+            | PermissionDenied
+            | ReadOnlyFilesystem
+            | FileTooLarge
+            | OutOfMemory
+            | Interrupted
+            | TimedOut
+            | ResourceBusy
+    ) || matches!(
+        e.raw_os_error(),
+        Some(
+            libc::ENOSPC | libc::EDQUOT | libc::EROFS | libc::EACCES | libc::EPERM | libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EIO
+        )
+    )
 }
 
 fn classify(e: &sled::Error) -> OpenError {
@@ -92,7 +105,16 @@ fn classify(e: &sled::Error) -> OpenError {
 /// Takes sled's own lock (an exclusive `flock` on `db/db`) for as long as the returned file
 /// lives; `Ok(None)` when another process (or another handle of this one) has it.
 fn lock_catalogue(db_path: &Path, create: bool) -> std::io::Result<Option<File>> {
-    let f = std::fs::OpenOptions::new().read(true).write(true).create(create).open(db_path.join("db"))?;
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true).write(true).create(create);
+    #[cfg(unix)]
+    {
+        // Created here rather than by sled, so it is writable by its owner only whatever the
+        // umask (see `cache::trust`).
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o644);
+    }
+    let f = o.open(db_path.join("db"))?;
     match f.try_lock() {
         Ok(()) => Ok(Some(f)),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
@@ -107,9 +129,13 @@ impl LocalStore {
     /// corruption). Nothing else can be writing them: sled writes both only under the lock.
     fn prepare(&self) -> Result<(), OpenError> {
         let env_or_broken = |e: std::io::Error| {
-            if environmental(&e) { OpenError::Environment(format!("{}: {e}", self.db_path.display())) } else { OpenError::Broken(e.to_string()) }
+            if environmental(&e) {
+                OpenError::Environment(format!("{}: {e}", self.db_path.display()))
+            } else {
+                OpenError::Broken(e.to_string())
+            }
         };
-        super::create_private_dir(&self.db_path).map_err(env_or_broken)?;
+        super::create_private_dir(&self.db_path.join("blobs")).map_err(env_or_broken)?;
         let Some(_lock) = lock_catalogue(&self.db_path, true).map_err(env_or_broken)? else { return Err(OpenError::Locked) };
         let conf = self.db_path.join("conf");
         let write = match std::fs::read(&conf) {
@@ -136,9 +162,27 @@ impl LocalStore {
         let path = self.db_path.clone();
         let r = std::panic::catch_unwind(move || sled::Config::new().path(path).flush_every_ms(None).cache_capacity(4 << 20).open());
         match r {
-            Ok(Ok(db)) => Ok(db),
+            Ok(Ok(db)) => {
+                self.make_files_private();
+                Ok(db)
+            }
             Ok(Err(e)) => Err(classify(&e)),
             Err(_) => Err(OpenError::Broken("the store library panicked while opening it".into())),
+        }
+    }
+
+    /// Takes write permission away from the group and others on the catalogue's files (sled
+    /// creates its snapshots with the umask's permissions).
+    fn make_files_private(&self) {
+        #[cfg(unix)]
+        for e in std::fs::read_dir(&self.db_path).into_iter().flatten().flatten() {
+            use std::os::unix::fs::PermissionsExt;
+            if let Ok(m) = e.metadata()
+                && m.is_file()
+                && m.permissions().mode() & 0o022 != 0
+            {
+                let _ = std::fs::set_permissions(e.path(), std::fs::Permissions::from_mode(m.permissions().mode() & !0o022));
+            }
         }
     }
 
@@ -155,10 +199,7 @@ impl LocalStore {
         };
         let aside = self.db_path.with_file_name(format!("db.broken-{}-{}", now_secs(), std::process::id()));
         std::fs::rename(&self.db_path, &aside).map_err(|e| {
-            StoreError::Failed(format!(
-                "the cache store at {} could not be opened ({why}), nor moved aside: {e}",
-                self.db_path.display()
-            ))
+            StoreError::Failed(format!("the cache store at {} could not be opened ({why}), nor moved aside: {e}", self.db_path.display()))
         })?;
         crate::warn(&format!(
             "the cache store at {} could not be opened ({why}); moved it to {} and started a new one",

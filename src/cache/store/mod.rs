@@ -347,8 +347,8 @@ impl LocalStore {
         let mut sweep_dir = |dir: &Path| {
             let Ok(rd) = std::fs::read_dir(dir) else { return };
             for f in rd.flatten() {
-                let stale = f.file_name().to_string_lossy().starts_with(TEMP_PREFIX)
-                    && f.metadata().is_ok_and(|m| older_than(&m, STALE_TEMPORARY));
+                let stale =
+                    f.file_name().to_string_lossy().starts_with(TEMP_PREFIX) && f.metadata().is_ok_and(|m| older_than(&m, STALE_TEMPORARY));
                 if stale && remove_any(&f.path()).is_ok() {
                     n += 1;
                 }
@@ -367,8 +367,8 @@ impl LocalStore {
         }
         if let Ok(rd) = std::fs::read_dir(&versioned) {
             for f in rd.flatten() {
-                let old = f.file_name().to_string_lossy().starts_with("db.broken-")
-                    && f.metadata().is_ok_and(|m| older_than(&m, KEEP_BROKEN));
+                let old =
+                    f.file_name().to_string_lossy().starts_with("db.broken-") && f.metadata().is_ok_and(|m| older_than(&m, KEEP_BROKEN));
                 if old && remove_any(&f.path()).is_ok() {
                     n += 1;
                 }

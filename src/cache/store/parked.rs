@@ -55,7 +55,10 @@ impl LocalStore {
         }
         let dir = self.parked_dir();
         if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-            crate::warn(&format!("{} was not a folder (the statistics of other processes parked there are lost); replaced it", dir.display()));
+            crate::warn(&format!(
+                "{} was not a folder (the statistics of other processes parked there are lost); replaced it",
+                dir.display()
+            ));
         }
         super::create_private_dir(&dir)?;
         let n = PARKED.fetch_add(1, Ordering::Relaxed);
@@ -95,7 +98,8 @@ impl LocalStore {
             let p = e.path();
             // Files still being written (see `atomic`), unless a killed writer left them.
             if e.file_name().to_string_lossy().starts_with('.') {
-                if e.metadata().is_ok_and(|m| m.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|a| a > super::STALE_TEMPORARY)) {
+                if e.metadata().is_ok_and(|m| m.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|a| a > super::STALE_TEMPORARY))
+                {
                     let _ = std::fs::remove_file(&p);
                 }
                 continue;
@@ -138,7 +142,9 @@ fn parse(text: &str) -> (Counts, Vec<Key>, Vec<(Key, i64, u64)>) {
             touched.extend(Key::from_hex(v));
         } else if n == "put" {
             let mut f = v.split(' ');
-            if let (Some(k), Some(Ok(delta)), Some(Ok(when))) = (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse)) {
+            if let (Some(k), Some(Ok(delta)), Some(Ok(when))) =
+                (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse))
+            {
                 puts.push((k, delta, when));
             }
         } else if let (Some(c), Ok(v)) = (Counter::from_name(n), v.trim().parse()) {

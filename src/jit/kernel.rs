@@ -213,6 +213,7 @@ impl Kernel {
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();

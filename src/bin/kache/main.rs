@@ -14,6 +14,7 @@ use indicatif::HumanBytes;
 use kache::abi::CaptureData;
 use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
 use kache::codegen;
+use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
@@ -21,6 +22,11 @@ use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say what the cache and the compiler do, on stderr: -v debug records (hits, misses,
+    /// stores, compile times), -vv trace. Adds to $KACHE_LOG (a filter: `debug`,
+    /// `kache::cache=debug`); without either, only warnings (none under $KACHE_QUIET).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -153,6 +159,9 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        verbose(cli.verbose);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -160,6 +169,22 @@ fn main() -> ExitCode {
             eprintln!("{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
+    }
+}
+
+/// Installs kache's stderr logger taking kache's debug (or trace) records on top of
+/// `KACHE_LOG`. Without `-v` nothing is installed: the library prints its warnings itself,
+/// filtered by `KACHE_LOG` and `KACHE_QUIET`.
+fn verbose(count: u8) {
+    let level = if count > 1 { "trace" } else { "debug" };
+    let spec = std::env::var("KACHE_LOG").unwrap_or_default();
+    let logger = StderrLogger::try_new(&format!("{spec},kache={level}")).unwrap_or_else(|e| {
+        eprintln!("kache: warning: KACHE_LOG=`{spec}` is not a filter ({e}); ignored");
+        StderrLogger::new(&format!("kache={level}"))
+    });
+    let max = logger.max_level();
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        log::set_max_level(max);
     }
 }
 

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
-pub use key::{Derivation, Key, KeyInputs, cubin_key, derive};
+pub use key::{Derivation, Key, KeyInputs, cubin_key, derive, ptxas_cubin_key};
 pub use store::{Batch, LocalStore, Record, StoreError};
 
 use crate::library::Persistable;

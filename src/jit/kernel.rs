@@ -296,6 +296,22 @@ impl Kernel {
         Ok(self.prebuilt(Target::Nvptx(arch), &Specialization::uniform(&self.inner.program, Layout::C), Artifact::Cubin(cubin)))
     }
 
+    /// The LLVM IR that [`compile`](Self::compile) generates code from for `target` and
+    /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
+    /// inspection (`kache compile --emit llvm-ir`); not cached.
+    pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
+        let (_, libdevice) = self.derive(target, spec)?;
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let data = capture_data(&self.inner.captures);
+        Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
+            program: &self.inner.program,
+            spec,
+            captures: &data,
+            options: self.inner.jit.config().options(target),
+            libdevice: libdevice_bytes.as_deref(),
+        })?)
+    }
+
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
     /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
     /// device array fails with [`Error::NotSerializable`].

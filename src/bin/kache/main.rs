@@ -11,9 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
-use kache::codegen;
+use kache::cache::{LocalStore, archive, atomic, envelope, ops};
 use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
@@ -304,36 +302,9 @@ fn compile(
     for k in kernels {
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => {
-                let data: Vec<CaptureData> = k
-                    .captures()
-                    .iter()
-                    .map(|v| match v {
-                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
-                    })
-                    .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
-                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-                    program: k.program(),
-                    spec: &spec,
-                    captures: &data,
-                    options: config.options(target),
-                    libdevice: lib.as_deref(),
-                })
-                .map_err(|e| Failure::from(Error::from(e)))?;
-                ir.into_bytes()
-            }
-            Emit::Ptx => {
-                let c = k.compile(target, &spec)?;
-                c.artifact().bytes().to_vec()
-            }
-            Emit::Cubin => {
-                let c = k.compile(target, &spec)?;
-                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&jit, &c, a)?
-            }
+            Emit::LlvmIr => k.emit_llvm_ir(target, &spec)?.into_bytes(),
+            Emit::Ptx => k.compile(target, &spec)?.artifact().bytes().to_vec(),
+            Emit::Cubin => k.compile(target, &spec)?.assemble_cubin()?,
         };
         let path = match &output {
             Some(p) if to_stdout => {
@@ -355,28 +326,6 @@ fn compile(
         println!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
-}
-
-/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
-fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
-    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
-        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
-    })?;
-    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
-    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
-        return Ok(e.payload.to_vec());
-    }
-    let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-    if let Ok(proof) = c.library().persistable() {
-        let meta =
-            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
-    }
-    Ok(cubin)
 }
 
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {

@@ -18,6 +18,7 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod invariants;
+mod logging;
 mod modules;
 mod prebuild;
 mod prebuild_names;

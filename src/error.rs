@@ -145,7 +145,7 @@ pub enum Error {
     /// A device does not support what was asked (e.g. a kernel compiled for another device).
     #[error("{0}")]
     Device(String),
-    /// ptxas rejected PTX or could not be run.
+    /// ptxas rejected kache's PTX or could not be run (not the user's mistake).
     #[error("ptxas: {0}")]
     Ptxas(String),
 }

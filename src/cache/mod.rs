@@ -118,7 +118,7 @@ impl Cache {
             Some(d) => match LocalStore::new(d, config.lock_timeout, config.max_size) {
                 Ok(s) => Some(s),
                 Err(e) => {
-                    crate::warn(&format!("{e}; continuing without the local cache"));
+                    crate::logging::warning!("{e}; continuing without the local cache");
                     None
                 }
             },
@@ -177,7 +177,7 @@ impl Cache {
     pub fn warn_once(&self, id: &str, msg: &str) {
         let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
         if w.insert(id.to_string()) {
-            crate::warn(msg);
+            crate::logging::warning!("{msg}");
         }
     }
 
@@ -205,7 +205,8 @@ impl Cache {
     fn verify(&self, key: &Key, bytes: &[u8]) -> Option<Arc<Entry>> {
         match envelope::decode(bytes, Some(key)) {
             Ok((meta, payload)) => Some(Arc::new(Entry { meta, payload: payload.into() })),
-            Err(_) => {
+            Err(e) => {
+                crate::logging::debug!("entry {key} does not verify ({e}): a miss");
                 self.count(Counter::BadEntries, 1);
                 None
             }
@@ -279,9 +280,11 @@ impl Cache {
             }
         }
         out.into_iter()
-            .map(|o| {
+            .zip(keys)
+            .map(|(o, key)| {
                 match (&o, counting) {
                     (Some(Lookup::Hit(e, tier)), Counting::Kernel) => {
+                        crate::logging::debug!("hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
                         self.count(Counter::Hits, 1);
                         self.count(
                             match tier {
@@ -293,17 +296,25 @@ impl Cache {
                         );
                         self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
                     }
-                    (Some(Lookup::Hit(e, _)), Counting::Cubin) => {
+                    (Some(Lookup::Hit(e, tier)), Counting::Cubin) => {
+                        crate::logging::debug!("cubin hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
                         self.count(Counter::CubinHits, 1);
                         self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
                     }
                     (Some(_), Counting::Kernel) => {
+                        crate::logging::debug!("hit {key} (Memory): a kernel kept in this process only");
                         self.count(Counter::Hits, 1);
                         self.count(Counter::HitsMemory, 1);
                     }
                     (Some(_), Counting::Cubin) => self.count(Counter::CubinHits, 1),
-                    (None, Counting::Kernel) => self.count(Counter::Misses, 1),
-                    (None, Counting::Cubin) => self.count(Counter::CubinMisses, 1),
+                    (None, Counting::Kernel) => {
+                        crate::logging::debug!("miss {key}");
+                        self.count(Counter::Misses, 1);
+                    }
+                    (None, Counting::Cubin) => {
+                        crate::logging::debug!("cubin miss {key}");
+                        self.count(Counter::CubinMisses, 1);
+                    }
                 }
                 o.unwrap_or(Lookup::Miss)
             })
@@ -322,6 +333,10 @@ impl Cache {
                 }
             }
             Err(StoreError::Busy) => {
+                crate::logging::debug!(
+                    "the store's catalogue is busy: {} entries written as files, their bookkeeping parked",
+                    encoded.len()
+                );
                 // Nothing is lost: files now, bookkeeping parked.
                 let mut stored = Vec::new();
                 for (k, b) in encoded {
@@ -367,6 +382,9 @@ impl Cache {
     /// [`store`](Self::store) for several entries with one opening of the store.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
         let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|(_, e)| (e.meta.key, e.encode())).collect();
+        for (_, e) in &items {
+            crate::logging::debug!("store {} ({:?}): {}, {} bytes", e.meta.key, e.meta.kind, e.meta.kernel, e.payload.len());
+        }
         for (_, e) in items {
             self.remember(e.meta.key, Arc::new(e));
         }

@@ -12,7 +12,7 @@ use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
-use crate::ir::Ty;
+use crate::ir::{EnumDef, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
 use crate::target::{Specialization, Target};
@@ -41,6 +41,7 @@ pub struct CompiledKernel {
     pub(super) target: Target,
     pub(super) spec: Specialization,
     pub(super) signature: Vec<(String, Ty)>,
+    pub(super) enums: Vec<EnumDef>,
     pub(super) abi: Vec<ParamAbi>,
     pub(super) artifact: Artifact,
     pub(super) entry: String,
@@ -86,6 +87,7 @@ impl CompiledKernel {
             target,
             spec: spec.clone(),
             signature: k.inner.signature.clone(),
+            enums: k.inner.enums.clone(),
             abi: ParamAbi::of(p),
             artifact,
             entry,
@@ -183,6 +185,65 @@ impl CompiledKernel {
         &self.signature
     }
 
+    /// A cubin of this kernel for its architecture, assembled from its PTX by ptxas (found by
+    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by this kernel's
+    /// key (which determines its PTX), the architecture, ptxas by its content and its
+    /// `--version` output, the toolchain and the salt ([`derive_cubin`]), counted in the cubin
+    /// tier's figures, and stored unless the kernel captured a device array. A kernel that
+    /// holds a cubin already returns it. Errors: compiled for the host ([`Error::Device`]), no
+    /// ptxas ([`Error::Config`]), a ptxas that cannot be read or run, or rejects the PTX
+    /// ([`Error::Ptxas`]).
+    ///
+    /// [`derive_cubin`]: crate::cache::derive_cubin
+    pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
+        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+            Error::Config(
+                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+                 or `pip install nvidia-cuda-nvcc-cu12`"
+                    .into(),
+            )
+        })?;
+        let ptxas = crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)?;
+        self.assemble_cubin_with(&ptxas)
+    }
+
+    /// [`assemble_cubin`](Self::assemble_cubin) with the given ptxas.
+    pub fn assemble_cubin_with(&self, ptxas: &crate::toolchain::Ptxas) -> Result<Vec<u8>> {
+        let arch = match (&self.artifact, self.target) {
+            (Artifact::Cubin(image), _) => return Ok(image.clone()),
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
+            _ => {
+                return Err(Error::Device(format!(
+                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                    self.name, self.target
+                )));
+            }
+        };
+        let ptx = self.ptx().unwrap_or_default();
+        let key = self
+            .jit
+            .as_ref()
+            .map(|j| j.cubin_derivation(&self.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
+        let cache = self.jit.as_ref().map(|j| j.cache());
+        if let (Some(cache), Some(key)) = (cache, &key)
+            && let Lookup::Hit(e, _) = cache.lookup_cubin(key)
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            return Ok(e.payload.to_vec());
+        }
+        let t0 = Instant::now();
+        let cubin = ptxas
+            .assemble(ptx, &arch.to_string())
+            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), self.name)))?;
+        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        if let (Some(cache), Some(key), Ok(proof)) = (cache, key, self.library.persistable()) {
+            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
+            let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
+            cache.store(proof, Entry { meta, payload: cubin.clone().into() });
+        }
+        Ok(cubin)
+    }
+
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),
@@ -240,7 +301,8 @@ impl CompiledKernel {
                 let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
                 if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
                     let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-                    let meta = Meta::new(ckey, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+                    let meta =
+                        Meta::new(ckey, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
                     cache.store(proof, Entry { meta, payload: cubin.into() });
                 }
                 f
@@ -249,30 +311,6 @@ impl CompiledKernel {
         let f = Arc::new(f);
         self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
         Ok(f)
-    }
-}
-
-impl CompiledKernel {
-    /// The cubin `ptxas` assembles from this kernel's PTX for `arch` (what `kache compile
-    /// --emit cubin` writes), through the cache: keyed by the kernel's key, `arch`, ptxas's
-    /// content and version, the toolchain and the salt, counted in the cubin tier's figures.
-    pub fn assemble_cubin(&self, ptxas: &crate::toolchain::Ptxas, arch: crate::Arch) -> Result<Vec<u8>> {
-        let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was not compiled to PTX", self.name)))?;
-        let jit = self.jit.as_ref().ok_or_else(|| Error::Device(format!("kernel '{}' has no JIT to cache its cubin in", self.name)))?;
-        let key = jit.cubin_derivation(&self.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key;
-        if let Lookup::Hit(e, _) = jit.cache().lookup_cubin(&key)
-            && e.meta.kind == ArtifactKind::Cubin
-        {
-            return Ok(e.payload.to_vec());
-        }
-        let t0 = Instant::now();
-        let cubin = ptxas.assemble(ptx, &arch.to_string()).map_err(|e| Error::Ptxas(format!("kernel '{}': {e}", self.name)))?;
-        if let Ok(proof) = self.library.persistable() {
-            let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-            let meta = Meta::new(key, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
-            jit.cache().store(proof, Entry { meta, payload: cubin.clone().into() });
-        }
-        Ok(cubin)
     }
 }
 

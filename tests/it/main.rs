@@ -19,6 +19,8 @@ mod diagnostics;
 mod docs;
 mod faults;
 mod invariants;
+mod logging;
+mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

@@ -78,6 +78,9 @@ host_scenarios! {
     histogram_small,
     small_casts,
     bf16_gemm_tile,
+    state_machine,
+    match_ints,
+    split_kernels,
 }
 
 #[test]

@@ -11,9 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::abi::CaptureData;
 use kache::cache::{LocalStore, archive, atomic, envelope, ops};
-use kache::codegen;
+use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
@@ -21,6 +20,11 @@ use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say what the cache and the compiler do, on stderr: -v debug records (hits, misses,
+    /// stores, compile times), -vv trace. Adds to $KACHE_LOG (a filter: `debug`,
+    /// `kache::cache=debug`); without either, only warnings (none under $KACHE_QUIET).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -185,6 +189,9 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        verbose(cli.verbose);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) if f.message.is_empty() => ExitCode::SUCCESS,
@@ -193,6 +200,22 @@ fn main() -> ExitCode {
             let _ = writeln!(std::io::stderr(), "{}", f.message.trim_end());
             ExitCode::from(if f.user { 1 } else { 2 })
         }
+    }
+}
+
+/// Installs kache's stderr logger taking kache's debug (or trace) records on top of
+/// `KACHE_LOG`. Without `-v` nothing is installed: the library prints its warnings itself,
+/// filtered by `KACHE_LOG` and `KACHE_QUIET`.
+fn verbose(count: u8) {
+    let level = if count > 1 { "trace" } else { "debug" };
+    let spec = std::env::var("KACHE_LOG").unwrap_or_default();
+    let logger = StderrLogger::try_new(&format!("{spec},kache={level}")).unwrap_or_else(|e| {
+        eprintln!("kache: warning: KACHE_LOG=`{spec}` is not a filter ({e}); ignored");
+        StderrLogger::new(&format!("kache={level}"))
+    });
+    let max = logger.max_level();
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        log::set_max_level(max);
     }
 }
 
@@ -234,26 +257,16 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let bytes = read_source(file)?;
-    let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
+    let mut m = jit.load_file(file).map_err(|e| match e {
+        // A missing or unreadable file is the user's to fix.
+        Error::Io { path, source } => user(format!("cannot read {}: {source}", path.display())),
+        e => Failure::from(e),
+    })?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
     }
     Ok(m)
-}
-
-/// A kernel source file's bytes: a regular file of at most the source limit, refused at once
-/// otherwise (a FIFO is not waited on, `/dev/zero` not read past the limit).
-fn read_source(file: &Path) -> Result<Vec<u8>, Failure> {
-    kache::files::read_regular(file, kache::lang::MAX_SOURCE_BYTES as u64, true).map_err(|e| match e {
-        kache::files::ReadError::TooLarge { .. } => user(format!(
-            "cannot read {}: larger than {} MiB, the limit of a kernel source",
-            file.display(),
-            kache::lang::MAX_SOURCE_BYTES >> 20
-        )),
-        e => user(format!("cannot read {}: {e}", file.display())),
-    })
 }
 
 fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
@@ -325,36 +338,9 @@ fn compile(
     for k in kernels {
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => {
-                let data: Vec<CaptureData> = k
-                    .captures()
-                    .iter()
-                    .map(|v| match v {
-                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
-                    })
-                    .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.load()).map(|(bytes, _)| bytes);
-                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-                    program: k.program(),
-                    spec: &spec,
-                    captures: &data,
-                    options: config.options(target),
-                    libdevice: lib.as_deref(),
-                })
-                .map_err(|e| Failure::from(Error::from(e)))?;
-                ir.into_bytes()
-            }
-            Emit::Ptx => {
-                let c = k.compile(target, &spec)?;
-                c.artifact().bytes().to_vec()
-            }
-            Emit::Cubin => {
-                let c = k.compile(target, &spec)?;
-                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&c, a)?
-            }
+            Emit::LlvmIr => k.emit_llvm_ir(target, &spec)?.into_bytes(),
+            Emit::Ptx => k.compile(target, &spec)?.artifact().bytes().to_vec(),
+            Emit::Cubin => k.compile(target, &spec)?.assemble_cubin()?,
         };
         let path = match &output {
             Some(p) if to_stdout => {
@@ -378,15 +364,6 @@ fn compile(
     Ok(())
 }
 
-/// Assembles a cubin with ptxas, through the cache (see `CompiledKernel::assemble_cubin`).
-fn cubin_through_cache(c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptxas = kache::toolchain::Ptxas::find().ok_or_else(|| {
-        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
-    })?;
-    let ptxas = ptxas.map_err(|e| user(format!("--emit cubin: {e}")))?;
-    Ok(c.assemble_cubin(&ptxas, arch)?)
-}
-
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     let jit = Jit::new(Config { cache_dir: None, ..Config::from_env()? })?;
     let m = load(&jit, file, defines)?;
@@ -402,12 +379,15 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
         if s.device_functions.len() == 1 { "" } else { "s" }
     );
     for k in &s.kernels {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         say!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.kernel_factories {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         say!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+    }
+    for w in &s.warnings {
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
     }
     Ok(())
 }

@@ -213,3 +213,34 @@ pub fn derive_cubin(c: &CubinInputs<'_>) -> Derivation {
         component("salt", c.salt.as_bytes()),
     ])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cubin is keyed by everything that makes its bytes: the PTX, the architecture, the
+    /// assembler (ptxas by content and version, or the driver by version), the toolchain, and
+    /// the salt; ptxas's and the driver's never share a key.
+    #[test]
+    fn cubins_are_keyed_by_every_input() {
+        let ptxas = *blake3::hash(b"ptxas 12.8").as_bytes();
+        let toolchain = Toolchain { kache: "k".into(), llvm: "19".into() };
+        let inputs = |ptx: &'static [u8; 32], arch, assembler, toolchain, salt| CubinInputs { ptx, arch, assembler, toolchain, salt };
+        let key = |c: CubinInputs<'_>| derive_cubin(&c).key;
+        let base = key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, ""));
+        let other_toolchain = Toolchain { llvm: "20".into(), ..toolchain.clone() };
+        let other_ptxas = *blake3::hash(b"ptxas 12.9").as_bytes();
+        for other in [
+            key(inputs(&[2; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_80", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &other_ptxas, version: "V12.8" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.9" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Driver(12080), &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &other_toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "salt")),
+        ] {
+            assert_ne!(base, other);
+        }
+        assert_eq!(base, key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "")));
+    }
+}

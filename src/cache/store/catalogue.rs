@@ -201,11 +201,11 @@ impl LocalStore {
         std::fs::rename(&self.db_path, &aside).map_err(|e| {
             StoreError::Failed(format!("the cache store at {} could not be opened ({why}), nor moved aside: {e}", self.db_path.display()))
         })?;
-        crate::warn(&format!(
+        crate::logging::warning!(
             "the cache store at {} could not be opened ({why}); moved it to {} and started a new one",
             self.db_path.display(),
             aside.display()
-        ));
+        );
         Ok(())
     }
 

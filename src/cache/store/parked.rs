@@ -55,10 +55,10 @@ impl LocalStore {
         }
         let dir = self.parked_dir();
         if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-            crate::warn(&format!(
+            crate::logging::warning!(
                 "{} was not a folder (the statistics of other processes parked there are lost); replaced it",
                 dir.display()
-            ));
+            );
         }
         super::create_private_dir(&dir)?;
         let n = PARKED.fetch_add(1, Ordering::Relaxed);

@@ -174,6 +174,26 @@ impl Kernel {
         })
     }
 
+    /// The keys of the cubins of this kernel's PTX for `arch`, each with a title: the one
+    /// `CompiledKernel::assemble_cubin` uses, where ptxas is found (or why it cannot be used),
+    /// and the one launches on CUDA device 0 use, where there is one. What `kache explain`
+    /// shows of the cubin tier.
+    pub fn explain_cubins(&self, arch: Arch, spec: &Specialization) -> Result<Vec<(String, Derivation)>> {
+        let mut out = Vec::new();
+        if let Some(Ok(ptxas)) = crate::toolchain::Ptxas::find() {
+            let d = self.explain_cubin(arch, spec, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version })?;
+            let version = ptxas.version.lines().last().unwrap_or("").trim().to_string();
+            out.push((format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), d));
+        }
+        if let Ok(dev) = Device::cuda(0)
+            && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+        {
+            let d = self.explain_cubin(dev_arch, spec, Assembler::Driver(v))?;
+            out.push((format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), d));
+        }
+        Ok(out)
+    }
+
     /// The key of the cubin that `assembler` builds for `arch` from this kernel's PTX for
     /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
     /// `kache explain` shows of the cubin tier.

@@ -1,6 +1,7 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
-//! layer over the library: argument parsing, rendering and exit statuses; the cache operations
-//! are `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! layer over the library: argument parsing, rendering and exit statuses; compiles are
+//! `Kernel`'s and `CompiledKernel`'s (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
+//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
@@ -413,33 +414,19 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
     Ok(())
 }
 
-/// The components of the keys of the cubins built from a kernel's PTX: by ptxas (`compile
-/// --emit cubin`) where there is one, by the driver of the first CUDA device where there is one.
+/// The components of the keys of the cubins built from a kernel's PTX (see
+/// `Kernel::explain_cubins`).
 fn explain_cubins(k: &kache::Kernel, arch: Arch, spec: &Specialization) -> Result<(), Failure> {
-    let show = |title: String, d: &kache::cache::Derivation| -> Result<(), Failure> {
+    let cubins = k.explain_cubins(arch, spec)?;
+    if cubins.is_empty() {
+        say!("  cubin: no ptxas and no CUDA device here, so no cubin key to show");
+    }
+    for (title, d) in &cubins {
         say!("  {title}");
         for (name, h) in &d.components {
             say!("    {name:<13} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
         say!("    {:<13} {}", "key", d.key);
-        Ok(())
-    };
-    let mut shown = false;
-    if let Some(Ok(ptxas)) = kache::toolchain::Ptxas::find() {
-        let d = k.explain_cubin(arch, spec, kache::cache::Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version })?;
-        let version = ptxas.version.lines().last().unwrap_or("").trim().to_string();
-        show(format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), &d)?;
-        shown = true;
-    }
-    if let Ok(dev) = kache::Device::cuda(0)
-        && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
-    {
-        let d = k.explain_cubin(dev_arch, spec, kache::cache::Assembler::Driver(v))?;
-        show(format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), &d)?;
-        shown = true;
-    }
-    if !shown {
-        say!("  cubin: no ptxas and no CUDA device here, so no cubin key to show");
     }
     Ok(())
 }

@@ -336,6 +336,9 @@ pub struct Program {
     pub funcs: Vec<Func>,
     /// Values captured by any function of the program.
     pub captures: Vec<Capture>,
+    /// `#[kernel(fmad = ..)]`: the kernel's own choice of floating-point contraction, which
+    /// overrides the compile's [`Options`](crate::target::Options).
+    pub fmad: Option<bool>,
 }
 
 impl Program {
@@ -641,6 +644,14 @@ pub enum Builtin {
     Math(MathFn),
 }
 
+impl Builtin {
+    /// A barrier or warp-level operation: every thread of the block (or of the warp) must
+    /// reach it together, so code may not be duplicated into divergent paths around it.
+    pub fn is_convergent(self) -> bool {
+        matches!(self, Builtin::SyncThreads)
+    }
+}
+
 /// Math methods on scalars. Names, arities and which types take them live in one table,
 /// `lang::builtins::METHODS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -854,6 +865,11 @@ pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
     for c in &p.captures {
         e.capture_decl(c);
     }
+    e.tag(match p.fmad {
+        None => 0,
+        Some(false) => 1,
+        Some(true) => 2,
+    });
 }
 
 struct Encoder<'a> {

@@ -9,6 +9,7 @@ mod cli;
 mod corpus;
 mod diagnostics;
 mod docs;
+mod fast_code;
 mod invariants;
 mod prebuild;
 mod proptests;

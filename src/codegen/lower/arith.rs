@@ -9,11 +9,19 @@ use super::{FnLower, R};
 use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    /// Fast-math flags on a float operation: every flag under fast-math, else `contract` where
+    /// the kernel contracts (`fmad`), so a multiply feeding an add becomes one `fma`.
     pub(super) fn set_fast(&self, v: BasicValueEnum<'ctx>) {
-        if self.cx.input.options.fast_math
-            && let Some(i) = v.as_instruction_value()
-        {
-            let _ = i.set_fast_math_flags(inkwell::values::FastMathFlags::all());
+        use inkwell::values::FastMathFlags;
+        let flags = if self.cx.input.options.fast_math {
+            FastMathFlags::all()
+        } else if self.cx.fmad {
+            FastMathFlags::AllowContract
+        } else {
+            return;
+        };
+        if let Some(i) = v.as_instruction_value() {
+            let _ = i.set_fast_math_flags(flags);
         }
     }
 

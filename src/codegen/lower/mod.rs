@@ -16,6 +16,7 @@ mod builtins;
 mod expr;
 mod function;
 mod intrinsics;
+mod loops;
 mod memory;
 
 use std::collections::HashMap;
@@ -66,6 +67,8 @@ struct Cx<'a, 'ctx> {
     input: &'a CompileInput<'a>,
     target: Target,
     host: bool,
+    /// Float multiplies and adds may be contracted (the kernel's `fmad`, else the options').
+    fmad: bool,
     shared: HashMap<(FuncId, usize), u64>,
     i1: IntType<'ctx>,
     i8: IntType<'ctx>,
@@ -96,6 +99,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         input,
         target,
         host: target == Target::Host,
+        fmad: input.program.fmad.unwrap_or(input.options.fmad),
         shared,
         i1: ctx.bool_type(),
         i8: ctx.i8_type(),

@@ -60,7 +60,7 @@ impl<'m> ModuleCx<'m> {
                 .label("while checking this file")
                 .into());
         };
-        Ok(Program { kernel, funcs, captures: self.captures })
+        Ok(Program { kernel, funcs, captures: self.captures, fmad: None })
     }
 
     pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {

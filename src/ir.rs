@@ -402,7 +402,8 @@ pub struct Func {
     pub captures: Vec<CaptureId>,
     /// Uses a builtin that is implemented by libdevice on NVPTX.
     pub uses_libdevice: bool,
-    /// Uses `sync_threads` or shared memory (the host backend runs such blocks cooperatively).
+    /// Uses `sync_threads`, shared memory or a warp-level collective (the host backend runs such
+    /// blocks cooperatively).
     pub uses_block_sync: bool,
     /// Span of the function's name.
     pub span: Span,
@@ -634,6 +635,39 @@ pub enum Builtin {
     AtomicMin,
     /// `atomic_cas(&mut a[i], expected, new)`
     AtomicCas,
+    /// `atomic_sub` (integers)
+    AtomicSub,
+    /// `atomic_and` (integers)
+    AtomicAnd,
+    /// `atomic_or` (integers)
+    AtomicOr,
+    /// `atomic_xor` (integers)
+    AtomicXor,
+    /// `atomic_exch`: stores the value, returns the old one (integers, `f32`, `f64`)
+    AtomicExch,
+    /// `atomic_inc(&mut a[i], limit)` on `u32`: `old >= limit ? 0 : old + 1`, as CUDA's
+    AtomicInc,
+    /// `atomic_dec(&mut a[i], limit)` on `u32`: `old == 0 || old > limit ? limit : old - 1`
+    AtomicDec,
+    /// `lane_id()`: the thread's lane in its warp, `u32`
+    LaneId,
+    /// `warp_size()`: 32, `u32`
+    WarpSize,
+    /// `shfl_sync(mask, v, lane)` and the `up`, `down` and `xor` forms, with an optional
+    /// fourth argument `width`
+    Shfl(ShflMode),
+    /// `ballot_sync(mask, pred) -> u32`
+    Ballot,
+    /// `all_sync(mask, pred) -> bool`
+    AllSync,
+    /// `any_sync(mask, pred) -> bool`
+    AnySync,
+    /// `activemask() -> u32`
+    ActiveMask,
+    /// `sync_warp(mask)`
+    SyncWarp,
+    /// `threadfence_block()`, `threadfence()`, `threadfence_system()`
+    Fence(FenceScope),
     /// `a.len()`: number of elements.
     Len,
     /// `a.shape(d)`
@@ -648,8 +682,59 @@ impl Builtin {
     /// A barrier or warp-level operation: every thread of the block (or of the warp) must
     /// reach it together, so code may not be duplicated into divergent paths around it.
     pub fn is_convergent(self) -> bool {
-        matches!(self, Builtin::SyncThreads)
+        matches!(
+            self,
+            Builtin::SyncThreads
+                | Builtin::Shfl(_)
+                | Builtin::Ballot
+                | Builtin::AllSync
+                | Builtin::AnySync
+                | Builtin::ActiveMask
+                | Builtin::SyncWarp
+        )
     }
+
+    /// An atomic read-modify-write of an array element (its first argument names the element).
+    pub fn is_atomic(self) -> bool {
+        matches!(
+            self,
+            Builtin::AtomicAdd
+                | Builtin::AtomicMax
+                | Builtin::AtomicMin
+                | Builtin::AtomicCas
+                | Builtin::AtomicSub
+                | Builtin::AtomicAnd
+                | Builtin::AtomicOr
+                | Builtin::AtomicXor
+                | Builtin::AtomicExch
+                | Builtin::AtomicInc
+                | Builtin::AtomicDec
+        )
+    }
+}
+
+/// Which lane a warp shuffle reads, as PTX's `shfl.sync` modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShflMode {
+    /// `shfl_sync`: a given lane.
+    Idx,
+    /// `shfl_up_sync`: the lane `delta` below.
+    Up,
+    /// `shfl_down_sync`: the lane `delta` above.
+    Down,
+    /// `shfl_xor_sync`: the lane whose number differs by the bits of a mask.
+    Xor,
+}
+
+/// How far a memory fence orders: the block, the device, or the device and the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FenceScope {
+    /// `threadfence_block()`
+    Block,
+    /// `threadfence()`
+    Device,
+    /// `threadfence_system()`
+    System,
 }
 
 /// Math methods on scalars. Names, arities and which types take them live in one table,
@@ -691,6 +776,32 @@ pub enum MathFn {
     CountOnes,
     LeadingZeros,
     TrailingZeros,
+    Erf,
+    Erfc,
+    ExpM1,
+    Ln1p,
+    Exp10,
+    Rsqrt,
+    Copysign,
+    IsNan,
+    IsFinite,
+    IsInfinite,
+    Signum,
+    Clamp,
+    RemEuclid,
+    ReverseBits,
+    Pow,
+    AbsDiff,
+    SaturatingAdd,
+    SaturatingSub,
+    SaturatingMul,
+    WrappingDiv,
+    WrappingRem,
+    WrappingNeg,
+    WrappingShl,
+    WrappingShr,
+    WrappingPow,
+    WrappingAbs,
 }
 
 /// Expression kinds.
@@ -1195,6 +1306,22 @@ impl Encoder<'_> {
             Builtin::Shape => (11, 0),
             Builtin::Stride => (12, 0),
             Builtin::Math(m) => (13, m as u8),
+            Builtin::AtomicSub => (14, 0),
+            Builtin::AtomicAnd => (15, 0),
+            Builtin::AtomicOr => (16, 0),
+            Builtin::AtomicXor => (17, 0),
+            Builtin::AtomicExch => (18, 0),
+            Builtin::AtomicInc => (19, 0),
+            Builtin::AtomicDec => (20, 0),
+            Builtin::LaneId => (21, 0),
+            Builtin::WarpSize => (22, 0),
+            Builtin::Shfl(m) => (23, m as u8),
+            Builtin::Ballot => (24, 0),
+            Builtin::AllSync => (25, 0),
+            Builtin::AnySync => (26, 0),
+            Builtin::ActiveMask => (27, 0),
+            Builtin::SyncWarp => (28, 0),
+            Builtin::Fence(s) => (29, s as u8),
         };
         self.tag(t);
         self.tag(sub);

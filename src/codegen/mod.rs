@@ -184,9 +184,10 @@ pub fn first_libdevice_use(p: &Program) -> Option<String> {
                 return;
             }
             match &e.kind {
-                crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), _) => {
+                crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), args) => {
                     let d = crate::lang::builtins::method_def(*m);
-                    if d.libdevice.is_some() {
+                    let s = args.first().and_then(|a| a.ty.scalar());
+                    if s.is_some_and(|s| crate::lang::builtins::needs_libdevice(*m, s)) {
                         out = Some(format!("{}()", d.name));
                     }
                 }

@@ -1,4 +1,5 @@
 //! Tests: code as fast as NVRTC's. Floating-point contraction (`fmad`: on by default, off by
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 //! `Config::fmad(false)`, `--fmad false` and `#[kernel(fmad = false)]`, and keyed), read-only
 //! array parameters loaded through `ld.global.nc`, strided loops unrolled by 4 on NVPTX (the
 //! speed suite's reduction and softmax, pinned by their PTX), and `for` loops keeping Rust's

@@ -5,6 +5,8 @@
 mod foreign;
 #[path = "../shared/scenarios.rs"]
 mod scenarios;
+#[path = "../shared/warp_scenarios.rs"]
+mod warp_scenarios;
 
 /// One `#[test]` per scenario (attributes such as `#[ignore = ".."]` go before the name), and
 /// the list of names, to check that none of `scenarios::ALL` is left without a test.
@@ -80,4 +82,17 @@ fn every_scenario_has_a_host_test() {
     let missing: Vec<&&str> = all.iter().filter(|n| !TESTED.contains(n)).collect();
     let unknown: Vec<&&str> = TESTED.iter().filter(|n| !all.contains(n)).collect();
     assert!(missing.is_empty() && unknown.is_empty(), "scenarios without a host test: {missing:?}; tests not in ALL: {unknown:?}");
+}
+
+/// The warp-level, atomics and math scenarios (`tests/shared/warp_scenarios.rs`), each on the
+/// host backend.
+#[test]
+fn warp_atomics_and_math_scenarios() {
+    let mut failures = Vec::new();
+    for (name, f) in warp_scenarios::ALL {
+        if let Err(e) = f(&kache::Device::host()) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -43,13 +43,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 BinOp::Div => b.build_float_div(x, y, "")?.into(),
                 // NVPTX lowers `frem` as x - trunc(x / y) * y, which is wrong for large quotients
                 // and loses the sign of zero; libdevice's fmod is exact, like Rust's `%`.
-                BinOp::Rem if !self.cx.host => {
-                    let name = if s == Scalar::F32 { "__nv_fmodf" } else { "__nv_fmod" };
-                    let t = self.cx.scalar_ty(s);
-                    let f = self.intrinsic(name, t, &[t, t]);
-                    self.call_basic(f, &[x.into(), y.into()])?
-                }
-                BinOp::Rem => b.build_float_rem(x, y, "")?.into(),
+                BinOp::Rem => self.float_rem(x, y, s)?.into(),
                 cmp => {
                     let p = match cmp {
                         BinOp::Eq => FloatPredicate::OEQ,

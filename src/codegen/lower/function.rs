@@ -99,6 +99,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             locals: vec![Slot::None; f.locals.len()],
             loops: HashMap::new(),
             host_ctx: None,
+            activemask_sites: 0,
         };
         fl.alloca_b.position_at_end(entry);
         let mut idx = 0u32;

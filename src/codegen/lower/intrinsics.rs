@@ -50,7 +50,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 MathFn::Min => "minnum",
                 MathFn::Max => "maxnum",
                 MathFn::MulAdd => "fma",
-                _ => return Err(llvm_err(format!("no float lowering for {m:?}"))),
+                MathFn::Copysign => "copysign",
+                _ => return self.float_method(m, s, &vals).map(Val::Scalar),
             };
             let f = self.intrinsic(&format!("llvm.{name}.f{bits}"), t, &vec![t; vals.len()]);
             let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
@@ -96,7 +97,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let u32t = self.cx.i32;
                 if bits > 32 { self.b.build_int_truncate(r, u32t, "")?.into() } else { r.into() }
             }
-            _ => return Err(llvm_err(format!("no integer lowering for {m:?}"))),
+            _ => return self.int_method(m, s, &vals).map(Val::Scalar),
         };
         Ok(Val::Scalar(r))
     }

@@ -17,7 +17,9 @@ mod expr;
 mod function;
 mod intrinsics;
 mod loops;
+mod math;
 mod memory;
+mod warp;
 
 use std::collections::HashMap;
 
@@ -177,6 +179,16 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         }
     }
 
+    /// The integer type of `bits` bits (8, 16, 32 or 64): a value's bits as an integer.
+    fn int_bits(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            8 => self.i8,
+            16 => self.ctx.i16_type(),
+            32 => self.i32,
+            _ => self.i64,
+        }
+    }
+
     fn mem_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
     }
@@ -194,6 +206,8 @@ struct FnLower<'c, 'a, 'ctx> {
     locals: Vec<Slot<'ctx>>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
     host_ctx: Option<PointerValue<'ctx>>,
+    /// `activemask()` call sites lowered so far (the host numbers each site).
+    activemask_sites: u32,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

@@ -138,6 +138,7 @@ pub(super) enum Class {
     Int,
     Float,
     SignedOrFloat,
+    SignedInt,
     IntOrBool,
     Scalar,
 }
@@ -149,6 +150,7 @@ impl Class {
             Class::Int => s.is_int(),
             Class::Float => s.is_float(),
             Class::SignedOrFloat => s.is_signed() || s.is_float(),
+            Class::SignedInt => s.is_signed(),
             Class::IntOrBool => s.is_int() || s == Scalar::Bool,
             Class::Scalar => true,
         }
@@ -156,7 +158,7 @@ impl Class {
     fn kind_ok(self, k: Kind) -> bool {
         match (self, k) {
             (_, Kind::Any) => true,
-            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool, Kind::Float) => false,
+            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool | Class::SignedInt, Kind::Float) => false,
             _ => true,
         }
     }
@@ -166,6 +168,7 @@ impl Class {
             Class::Int => "an integer",
             Class::Float => "a float (`f32` or `f64`)",
             Class::SignedOrFloat => "a signed integer or a float",
+            Class::SignedInt => "a signed integer",
             Class::IntOrBool => "an integer or `bool`",
             Class::Scalar => "a scalar",
         }

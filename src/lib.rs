@@ -34,11 +34,13 @@
 #![warn(missing_docs)]
 
 pub mod abi;
+mod build_script;
 pub mod cache;
 pub mod capture;
 pub mod codegen;
 pub mod config;
 mod error;
+pub mod float16;
 pub mod ir;
 mod jit;
 pub mod lang;
@@ -53,6 +55,9 @@ pub mod toolchain;
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
 pub use config::Config;
 pub use error::{Error, Result};
+/// The `half` crate, whose `f16` and `bf16` are the host types of the kernel types `f16` and
+/// `bf16` (re-exported so callers name the same version).
+pub use half;
 pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
 pub use library::CodeLibrary;
@@ -73,9 +78,15 @@ pub struct RuntimeGuide;
 #[doc = include_str!("../docs/cache.md")]
 pub struct CacheGuide;
 
-/// Prints a warning on stderr (`KACHE_QUIET=1` silences warnings).
+/// Prints a warning (`KACHE_QUIET=1` silences warnings): on stderr, or inside a build script
+/// as `cargo::warning=` lines, which cargo shows (it hides a build script's stderr).
 pub(crate) fn warn(msg: &str) {
-    if std::env::var_os("KACHE_QUIET").is_none() {
+    if std::env::var_os("KACHE_QUIET").is_some() {
+        return;
+    }
+    if build_script::running() {
+        build_script::instruction("warning", &format!("kache: {msg}"));
+    } else {
         eprintln!("kache: warning: {msg}");
     }
 }

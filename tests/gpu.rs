@@ -4,6 +4,9 @@
 //! under `KACHE_REQUIRE_GPU=1`. Run on a GPU machine with `../shared/tools/stage-gpu`, then
 //! `bash .gpu/run.sh`.
 
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use kache::cache::Tier;
@@ -15,10 +18,8 @@ mod capture_scenarios;
 mod foreign;
 #[path = "shared/math_check.rs"]
 mod math_check;
-#[path = "shared/scenarios.rs"]
+#[path = "shared/scenarios/mod.rs"]
 mod scenarios;
-#[path = "shared/warp_scenarios.rs"]
-mod warp_scenarios;
 
 fn gpu() -> Option<Device> {
     match Device::cuda(0) {
@@ -56,27 +57,9 @@ fn corpus_scenarios_on_cuda() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-#[test]
-fn warp_atomics_and_math_scenarios_on_cuda() {
-    let Some(d) = gpu() else { return };
-    let mut failures = Vec::new();
-    for (name, f) in warp_scenarios::ALL {
-        match std::panic::catch_unwind(|| f(&d)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => failures.push(format!("{name}: {e}")),
-            Err(_) => failures.push(format!("{name}: panicked")),
-        }
-    }
-    eprintln!(
-        "warp, atomics and math scenarios on CUDA: {} of {} passed",
-        warp_scenarios::ALL.len() - failures.len(),
-        warp_scenarios::ALL.len()
-    );
-    assert!(failures.is_empty(), "{failures:#?}");
-}
-
 /// Every float method on the GPU (libdevice) within the bound `docs/language.md` documents,
-/// plus one ulp for Rust's own rounding; the worst error per method is printed.
+/// plus one ulp for Rust's own rounding; the worst error per method is printed. Integer
+/// methods and float tests exactly.
 #[test]
 fn math_methods_on_cuda_within_the_documented_ulps() {
     let Some(d) = gpu() else { return };

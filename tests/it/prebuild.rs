@@ -1,6 +1,11 @@
 //! The prebuild step with real `cargo build`s: a workspace of two crates (copies of
-//! examples/prebuild-crate) whose build scripts compile their kernels through one cache.
+//! examples/prebuild-crate) whose build scripts compile their kernels through one cache; and
+//! the environment variables the step must tell cargo about, derived from the source.
 
+// A failed unwrap in a helper is a failed test, with its location.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -76,21 +81,40 @@ impl Workspace {
     }
 
     fn cargo(&self, args: &[&str]) -> Output {
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(args)
+        self.cargo_with(args, &[])
+    }
+
+    /// Cargo in the workspace, with the test's environment changed by `env` (a `None` value
+    /// removes the variable). Cargo's own output is never quiet, so that `Compiling` lines and
+    /// warnings can be asserted on.
+    fn cargo_with(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.args(args)
             .current_dir(self.dir.path())
             .env("CARGO_TARGET_DIR", &self.target)
             .env("KACHE_DIR", self.cache.path())
             .env("KACHE_QUIET", "1")
+            .env("CARGO_TERM_COLOR", "never")
+            .env_remove("CARGO_TERM_QUIET")
             .env_remove("KACHE_REMOTE")
             .env_remove("KACHE_ARCH")
-            .env_remove("RUSTFLAGS")
-            .output()
-            .unwrap()
+            .env_remove("CUDA_PATH")
+            .env_remove("RUSTFLAGS");
+        for (k, v) in env {
+            match v {
+                Some(v) => c.env(k, v),
+                None => c.env_remove(k),
+            };
+        }
+        c.output().unwrap()
     }
 
     fn build(&self) -> String {
-        let o = self.cargo(&["build"]);
+        self.build_with(&[])
+    }
+
+    fn build_with(&self, env: &[(&str, Option<&str>)]) -> String {
+        let o = self.cargo_with(&["build"], env);
         let err = String::from_utf8_lossy(&o.stderr).into_owned();
         assert!(o.status.success(), "cargo build failed:\n{err}");
         err
@@ -132,16 +156,86 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     std::fs::write(&f, std::fs::read_to_string(&f).unwrap().replace("a * x[i] + y[i]", "a * x[i] + y[i] + 0.0")).unwrap();
     ws.build();
     assert_eq!(ws.stats(), (14, 16));
-    // A bad kernel fails the build with a located diagnostic.
+    // A variable the step reads through the toolchain lookups re-runs the build scripts.
+    let err = ws.build_with(&[("CUDA_PATH", Some("/nonexistent/cuda"))]);
+    assert!(err.contains("Compiling demo-a") && err.contains("Compiling demo-b"), "{err}");
+    assert_eq!(ws.stats(), (14, 28));
+    // A kache warning inside a build script reaches cargo's output without -vv: here, a cache
+    // folder that cannot be created (it would be inside a file).
+    let not_a_dir = ws.dir.path().join("a/Cargo.toml").join("cache");
+    let err = ws.build_with(&[("KACHE_DIR", Some(not_a_dir.to_str().unwrap())), ("KACHE_QUIET", None)]);
+    assert!(err.contains("warning: demo-a@0.1.0: kache: ") && err.contains("continuing without the local cache"), "{err}");
+    // A bad kernel fails the build with a located diagnostic, printed before cargo's dump of
+    // the build script's output.
     std::fs::write(ws.dir.path().join("b/kernels/bad.rs"), "#[kernel]\npub fn bad(x: &mut [f32]) {\n    x[0] = 1.0f64;\n}\n").unwrap();
     let o = ws.cargo(&["build"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.rs:3:12") && err.contains("mismatched types"), "{err}");
+    let first = |needle: &str| err.find(needle).unwrap_or_else(|| panic!("no `{needle}` in:\n{err}"));
+    assert!(first("error: demo-b@0.1.0: ") < first("failed to run custom build command"), "{err}");
+    assert!(first("bad.rs:3:12") < first("failed to run custom build command"), "{err}");
     // An unbound global is a build error that says to use the JIT.
     std::fs::write(ws.dir.path().join("b/kernels/bad.rs"), "#[kernel]\npub fn bad(x: &mut [f32]) {\n    x[0] = PRICES[0];\n}\n").unwrap();
     let o = ws.cargo(&["build"]);
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.rs:3:12") && err.contains("kache::Jit"), "{err}");
+}
+
+/// Environment variable names that kache's library reads: the string literal of every direct
+/// read (`var`, `var_os`, `env_flag`) and every `KACHE_*` or `CUDA_*` literal (read through a
+/// loop or a helper), in the code of `src/` outside the CLI. Compile-time `env!` is left out.
+fn variables_read() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    let mut files = vec![root().join("src")];
+    while let Some(p) = files.pop() {
+        if p.is_dir() {
+            if p.file_name().is_some_and(|n| n == "bin") {
+                continue;
+            }
+            files.extend(std::fs::read_dir(&p).unwrap().flatten().map(|e| e.path()));
+            continue;
+        }
+        if p.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&p).unwrap();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+            for (i, _) in line.match_indices('"') {
+                let rest = &line[i + 1..];
+                let Some(end) = rest.find('"') else { continue };
+                let literal = &rest[..end];
+                let before = &line[..i];
+                let direct = ["var(", "var_os(", "env_flag("].iter().any(|f| before.ends_with(f));
+                let named = (literal.starts_with("KACHE_") || literal.starts_with("CUDA_"))
+                    && literal.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+                if (direct || named) && !before.ends_with("env!(") {
+                    names.insert(literal.to_string());
+                }
+            }
+        }
+    }
+    names
+}
+
+#[test]
+fn prebuild_tracks_every_environment_variable_kache_reads() {
+    let read = variables_read();
+    // Cargo sets these for the build script itself; PATH only finds ptxas (which the step does
+    // not run) and the Python whose answer is remembered in the cache folder.
+    let untracked = ["OUT_DIR", "CARGO_MANIFEST_DIR", "HOST", "CARGO_CFG_TARGET_ARCH", "PATH"];
+    // Read by a dependency (`dirs`, for the default cache folder), not by kache's own code.
+    let through_dependencies = ["XDG_CACHE_HOME", "HOME"];
+    for known in ["KACHE_ARCH", "KACHE_DIR", "CUDA_HOME", "CUDA_PATH", "KACHE_REMOTE", "OUT_DIR"] {
+        assert!(read.contains(known), "the scan misses {known}: {read:?}");
+    }
+    let tracked: BTreeSet<String> = kache::prebuild::TRACKED_ENV.iter().map(|s| s.to_string()).collect();
+    let missing: Vec<_> = read.iter().filter(|v| !tracked.contains(*v) && !untracked.contains(&v.as_str())).collect();
+    assert!(missing.is_empty(), "read by kache but not in prebuild::TRACKED_ENV: {missing:?}");
+    let stale: Vec<_> = tracked.iter().filter(|v| !read.contains(*v) && !through_dependencies.contains(&v.as_str())).collect();
+    assert!(stale.is_empty(), "in prebuild::TRACKED_ENV but read nowhere: {stale:?}");
+    let docs = std::fs::read_to_string(root().join("docs/prebuild.md")).unwrap();
+    let undocumented: Vec<_> = tracked.iter().filter(|v| !docs.contains(&format!("`{v}`"))).collect();
+    assert!(undocumented.is_empty(), "tracked but not in docs/prebuild.md: {undocumented:?}");
 }

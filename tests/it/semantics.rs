@@ -1,12 +1,9 @@
-//! Tests: semantics. Every scenario of `tests/shared/scenarios.rs` on the host backend: corpus
+//! Tests: semantics. Every scenario of `tests/shared/scenarios/` on the host backend: corpus
 //! kernels run and compared with plain Rust references.
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
-#[path = "../shared/scenarios.rs"]
+use crate::foreign;
+#[path = "../shared/scenarios/mod.rs"]
 mod scenarios;
-#[path = "../shared/warp_scenarios.rs"]
-mod warp_scenarios;
 
 /// One `#[test]` per scenario (attributes such as `#[ignore = ".."]` go before the name), and
 /// the list of names, to check that none of `scenarios::ALL` is left without a test.
@@ -74,6 +71,21 @@ host_scenarios! {
     many_params,
     precedence_literals,
     foreign_arrays,
+    image_u8,
+    int8_dot,
+    axpy_f16,
+    bf16_elementwise,
+    histogram_small,
+    small_casts,
+    warp_reduce,
+    warp_aggregated_atomics,
+    atomics_every_op,
+    softmax_warp,
+    block_scan_warp,
+    stream_compaction,
+    radix_sort_pass,
+    math_methods_more,
+    bf16_gemm_tile,
 }
 
 #[test]
@@ -82,17 +94,4 @@ fn every_scenario_has_a_host_test() {
     let missing: Vec<&&str> = all.iter().filter(|n| !TESTED.contains(n)).collect();
     let unknown: Vec<&&str> = TESTED.iter().filter(|n| !all.contains(n)).collect();
     assert!(missing.is_empty() && unknown.is_empty(), "scenarios without a host test: {missing:?}; tests not in ALL: {unknown:?}");
-}
-
-/// The warp-level, atomics and math scenarios (`tests/shared/warp_scenarios.rs`), each on the
-/// host backend.
-#[test]
-fn warp_atomics_and_math_scenarios() {
-    let mut failures = Vec::new();
-    for (name, f) in warp_scenarios::ALL {
-        if let Err(e) = f(&kache::Device::host()) {
-            failures.push(format!("{name}: {e}"));
-        }
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
 }

@@ -1,6 +1,6 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let device = kache::Device::best();
     prebuild_demo::run_all(&device)?;
-    println!("prebuilt kernels ran on {}: ok (PTX for {:?})", device.describe(), prebuild_demo::saxpy::saxpy_kernel().archs());
+    println!("prebuilt kernels ran on {}: ok (PTX for {:?})", device.describe(), prebuild_demo::saxpy::prebuilt::saxpy().archs());
     Ok(())
 }

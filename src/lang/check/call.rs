@@ -416,7 +416,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         };
         self.need(r.ty, class, method.span, format!("method `{name}`")).map_err(|d| {
             let on = match def.receiver {
-                Receiver::Float => "`f32` and `f64`",
+                Receiver::Float => "floats (`f16`, `bf16`, `f32`, `f64`)",
                 Receiver::Int => "integers",
                 Receiver::SignedOrFloat => "signed integers and floats",
                 Receiver::Numeric => "numbers",
@@ -472,6 +472,8 @@ fn const_u128(e: &CExpr) -> Option<u128> {
 /// The unsigned integer type of `s`'s width (`s` itself when unsigned).
 fn unsigned_of(s: Scalar) -> Scalar {
     match s {
+        Scalar::I8 => Scalar::U8,
+        Scalar::I16 => Scalar::U16,
         Scalar::I32 => Scalar::U32,
         Scalar::I64 => Scalar::U64,
         other => other,

@@ -166,7 +166,7 @@ impl Class {
         match self {
             Class::Numeric => "a number",
             Class::Int => "an integer",
-            Class::Float => "a float (`f32` or `f64`)",
+            Class::Float => "a float (`f16`, `bf16`, `f32` or `f64`)",
             Class::SignedOrFloat => "a signed integer or a float",
             Class::SignedInt => "a signed integer",
             Class::IntOrBool => "an integer or `bool`",

@@ -1,26 +1,9 @@
-//! Device-generic scenarios over the warp-level, atomics and math kernels of the corpus
-//! (`cache-fixtures/kernels/`): each runs corpus kernels and compares with a plain Rust
-//! reference. Included by `tests/it/semantics.rs` (host backend) and `tests/gpu.rs` (CUDA).
-#![allow(dead_code, clippy::unwrap_used)]
+//! Scenarios: warp-level primitives (shuffles, votes, `activemask`, `sync_warp`), every
+//! atomic on global and shared memory, and the math methods of the second language version.
 
 use kache::{Device, DeviceArray, Element, Grid, Module, Order};
 
-use super::scenarios::kernels_dir;
-
-/// A scenario: `Err` says what differed.
-pub type Scenario = fn(&Device) -> Result<(), String>;
-
-/// Every scenario, by name.
-pub const ALL: &[(&str, Scenario)] = &[
-    ("warp_reduce", warp_reduce),
-    ("warp_aggregated_atomics", warp_aggregated_atomics),
-    ("atomics_every_op", atomics_every_op),
-    ("softmax_warp", softmax_warp),
-    ("block_scan_warp", block_scan_warp),
-    ("stream_compaction", stream_compaction),
-    ("radix_sort_pass", radix_sort_pass),
-    ("math_methods_more", math_methods_more),
-];
+use super::helpers::kernels_dir;
 
 fn module(file: &str) -> Result<Module, String> {
     let jit = kache::Jit::new(kache::Config::in_memory()).map_err(|e| e.to_string())?;
@@ -45,7 +28,8 @@ fn check<T: PartialEq + std::fmt::Debug>(what: &str, got: &[T], want: &[T]) -> R
     }
 }
 
-fn warp_reduce(dev: &Device) -> Result<(), String> {
+/// warp_reduce: see the corpus file.
+pub fn warp_reduce(dev: &Device) -> Result<(), String> {
     let m = module("warp_reduce.rs")?;
     let n = 1000usize;
     let x: Vec<f32> = (0..n).map(|i| ((i * 29) % 97) as f32 * 0.25 - 5.0).collect();
@@ -76,7 +60,8 @@ fn warp_reduce(dev: &Device) -> Result<(), String> {
     check("ballot_sync", &which.download().unwrap(), &want)
 }
 
-fn warp_aggregated_atomics(dev: &Device) -> Result<(), String> {
+/// warp_aggregated_atomics: see the corpus file.
+pub fn warp_aggregated_atomics(dev: &Device) -> Result<(), String> {
     let m = module("warp_aggregated_atomics.rs")?;
     let n = 5000usize;
     let x: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 201 - 100).collect();
@@ -104,7 +89,8 @@ fn warp_aggregated_atomics(dev: &Device) -> Result<(), String> {
     Ok(())
 }
 
-fn atomics_every_op(dev: &Device) -> Result<(), String> {
+/// atomics_every_op: see the corpus file.
+pub fn atomics_every_op(dev: &Device) -> Result<(), String> {
     let m = module("warp_aggregated_atomics.rs")?;
     let n = 640usize;
     let v: Vec<u32> = (0..n as u32).map(|i| (i * 37 + 11) % 97).collect();
@@ -183,7 +169,8 @@ fn atomics_every_op(dev: &Device) -> Result<(), String> {
     check("float atomics (shared)", &s_out.download().unwrap(), &[sum, 1.0])
 }
 
-fn softmax_warp(dev: &Device) -> Result<(), String> {
+/// softmax_warp: see the corpus file.
+pub fn softmax_warp(dev: &Device) -> Result<(), String> {
     let m = module("softmax_warp.rs")?;
     let (rows, cols) = (37usize, 300usize);
     let x: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 100.0 - 5.0).collect();
@@ -206,7 +193,8 @@ fn softmax_warp(dev: &Device) -> Result<(), String> {
     Ok(())
 }
 
-fn block_scan_warp(dev: &Device) -> Result<(), String> {
+/// block_scan_warp: see the corpus file.
+pub fn block_scan_warp(dev: &Device) -> Result<(), String> {
     let m = module("block_scan_warp.rs")?;
     let n = 1000usize;
     let x: Vec<i64> = (0..n as i64).map(|i| (i * 31) % 17 - 8 + (i << 35)).collect();
@@ -236,7 +224,8 @@ fn block_scan_warp(dev: &Device) -> Result<(), String> {
     check("block_exclusive_scan_f64", &yf.download().unwrap(), &want)
 }
 
-fn stream_compaction(dev: &Device) -> Result<(), String> {
+/// stream_compaction: see the corpus file.
+pub fn stream_compaction(dev: &Device) -> Result<(), String> {
     let m = module("stream_compaction.rs")?;
     let n = 3000usize;
     let x: Vec<f32> = (0..n)
@@ -261,7 +250,8 @@ fn stream_compaction(dev: &Device) -> Result<(), String> {
     check("stream_compaction", &out.download().unwrap()[..want.len()], &want)
 }
 
-fn radix_sort_pass(dev: &Device) -> Result<(), String> {
+/// radix_sort_pass: see the corpus file.
+pub fn radix_sort_pass(dev: &Device) -> Result<(), String> {
     let m = module("radix_sort_pass.rs")?;
     let n = 2000usize;
     let mut keys: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2_654_435_761) ^ (i >> 3)).collect();
@@ -289,7 +279,8 @@ fn radix_sort_pass(dev: &Device) -> Result<(), String> {
     check("radix sort, eight passes", &keys, &sorted)
 }
 
-fn math_methods_more(dev: &Device) -> Result<(), String> {
+/// math_methods_more: see the corpus file.
+pub fn math_methods_more(dev: &Device) -> Result<(), String> {
     let m = module("math_methods_more.rs")?;
     let n = 200usize;
     let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.05 - 5.0).collect();

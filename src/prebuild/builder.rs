@@ -1,0 +1,350 @@
+//! The build-script side of the prebuild step: [`Builder`] finds a crate's kernel files,
+//! compiles every kernel for every architecture through the cache, writes the PTX and the
+//! generated file under `OUT_DIR`, and tells cargo what to watch, what went wrong and where.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use super::generate::{GenGlobal, GenKernel, GenModule, generate};
+use super::names::{first_collision, rust_name};
+use crate::build_script;
+use crate::capture::{CaptureValue, IntoCapture};
+use crate::error::{Error, Result};
+use crate::ir::{CaptureTy, Layout};
+use crate::{Arch, Config, Jit, Specialization, Target};
+
+/// Every environment variable the prebuild step reads, directly or through [`Config`], the
+/// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
+/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read only
+/// to find `ptxas`, which the step does not run, and to start the Python that finds the
+/// libdevice wheel, whose answer is remembered in the cache folder.) `tests/it/prebuild.rs`
+/// derives the list from the source, so a new variable cannot be forgotten.
+pub const TRACKED_ENV: &[&str] = &[
+    // What the compiled code depends on.
+    "KACHE_ARCH",
+    "KACHE_OPT_LEVEL",
+    "KACHE_FAST_MATH",
+    "KACHE_SALT",
+    "KACHE_LIBDEVICE",
+    "CUDA_HOME",
+    "CUDA_PATH",
+    // The cache: where it is and how it behaves.
+    "KACHE_DIR",
+    "KACHE_DISABLE",
+    "KACHE_MAX_SIZE",
+    "KACHE_LOCK_TIMEOUT_MS",
+    "KACHE_STRICT",
+    "KACHE_CUBIN_TIER",
+    "KACHE_REMOTE",
+    "KACHE_REMOTE_KEY",
+    "KACHE_REMOTE_READONLY",
+    "KACHE_REMOTE_TIMEOUT_MS",
+    // What is printed, and the toolchain.
+    "KACHE_QUIET",
+    "KACHE_PTXAS",
+    // Where the default cache folder is (read by the `dirs` crate).
+    "XDG_CACHE_HOME",
+    "HOME",
+];
+
+/// Configures and runs the prebuild step from a build script.
+#[derive(Debug, Default)]
+pub struct Builder {
+    kernels_dir: Option<PathBuf>,
+    archs: Vec<String>,
+    globals: Vec<(String, CaptureValue)>,
+    errors: Vec<String>,
+    out_file: Option<String>,
+    out_dir: Option<PathBuf>,
+    config: Option<Config>,
+}
+
+/// A kernel file and the module it becomes.
+struct KernelFile {
+    /// Its place among the crate's kernel files (sorted by path).
+    index: usize,
+    path: PathBuf,
+    /// The path the documentation shows (relative to the crate where it can be).
+    shown: String,
+    module: String,
+}
+
+/// The files the step writes under `OUT_DIR/kache/`, and the removal of what earlier runs
+/// wrote there and this one did not (kernels and files since removed or renamed).
+struct DataFiles {
+    dir: PathBuf,
+    written: HashSet<PathBuf>,
+}
+
+impl DataFiles {
+    fn new(dir: PathBuf) -> Result<DataFiles> {
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        Ok(DataFiles { dir, written: HashSet::new() })
+    }
+
+    /// Writes `bytes` to the file `name` (unless it holds them already); returns its path, as
+    /// generated code names it.
+    fn write(&mut self, name: &str, bytes: &[u8]) -> Result<String> {
+        let path = self.dir.join(name);
+        write_if_changed(&path, bytes)?;
+        let text = utf8(&path)?;
+        self.written.insert(path);
+        Ok(text)
+    }
+
+    fn remove_stale(&self) {
+        for e in std::fs::read_dir(&self.dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_file() && !self.written.contains(&p) {
+                // A file left behind is unused, not wrong.
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
+}
+
+impl Builder {
+    /// A builder with the defaults: kernels in `kernels/`, architecture `$KACHE_ARCH` or
+    /// `sm_70`, output `$OUT_DIR/kache_kernels.rs`.
+    pub fn new() -> Builder {
+        Builder::default()
+    }
+
+    /// The folder of kernel sources, relative to the crate's manifest (default `kernels`).
+    pub fn kernels_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.kernels_dir = Some(dir.into());
+        self
+    }
+
+    /// Adds a GPU architecture to generate PTX for (repeatable).
+    pub fn arch(mut self, arch: &str) -> Builder {
+        self.archs.push(arch.to_string());
+        self
+    }
+
+    /// Binds a host scalar or host array global for every kernel file. Device arrays exist only
+    /// at run time: kernels that need one are compiled with the JIT instead.
+    pub fn global(mut self, name: &str, value: impl IntoCapture) -> Builder {
+        match value.into_capture() {
+            Ok(v) => self.globals.push((name.to_string(), v)),
+            Err(e) => self.errors.push(format!("global '{name}': {e}")),
+        }
+        self
+    }
+
+    /// The generated file's name in the output folder (default `kache_kernels.rs`).
+    pub fn out_file(mut self, name: &str) -> Builder {
+        self.out_file = Some(name.to_string());
+        self
+    }
+
+    /// The output folder (default `$OUT_DIR`, the one cargo gives the build script).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Builder {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The compiler and cache settings (default [`Config::from_env`]).
+    pub fn config(mut self, config: Config) -> Builder {
+        self.config = Some(config);
+        self
+    }
+
+    /// Compiles every kernel of every `.rs` file in the kernels folder for every architecture,
+    /// through the cache, and writes the generated launch functions. Errors are printed first,
+    /// kernel errors rendered like rustc's (in a build script as `cargo::error=` lines, which
+    /// cargo shows before its dump of the script's output), and fail the build; the error
+    /// returned is the first (every kernel file is compiled, and every error printed).
+    pub fn build(self) -> Result<PathBuf> {
+        let mut reported = false;
+        let result = self.run(&mut reported);
+        if let (Err(e), false) = (&result, reported) {
+            report(e, None);
+        }
+        result
+    }
+
+    /// [`Builder::build`]; when kernel files fail, it prints every error, sets `reported` and
+    /// returns the first.
+    fn run(&self, reported: &mut bool) -> Result<PathBuf> {
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => PathBuf::from(
+                std::env::var_os("OUT_DIR")
+                    .ok_or_else(|| Error::Config("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
+            ),
+        };
+        let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
+        let dir = manifest.join(self.kernels_dir.clone().unwrap_or_else(|| "kernels".into()));
+        println!("cargo::rerun-if-changed={}", dir.display());
+        for v in TRACKED_ENV {
+            println!("cargo::rerun-if-env-changed={v}");
+        }
+        if let Some(e) = self.errors.first() {
+            return Err(Error::Config(e.clone()));
+        }
+        for (name, v) in &self.globals {
+            if let CaptureValue::Device(_) = v {
+                return Err(Error::Binding {
+                    name: name.clone(),
+                    problem: "device arrays exist only at run time; capture them with kache::Jit (Module::with_global) instead".into(),
+                });
+            }
+        }
+        let archs: Vec<Arch> = if self.archs.is_empty() {
+            vec![Arch::default_from_env()?]
+        } else {
+            self.archs.iter().map(|a| Arch::parse(a).map_err(Error::from)).collect::<Result<_>>()?
+        };
+        let files = kernel_files(&dir, &manifest)?;
+        let config = match &self.config {
+            Some(c) => c.clone(),
+            None => Config::from_env()?,
+        };
+        let jit = Jit::new(config)?;
+        let mut data = DataFiles::new(out_dir.join("kache"))?;
+        let mut modules = Vec::new();
+        let mut first_error = None;
+        for file in &files {
+            println!("cargo::rerun-if-changed={}", file.path.display());
+            match self.build_file(&jit, file, &archs, &mut data) {
+                Ok(m) => modules.push(m),
+                Err(e) => {
+                    report(&e, Some(&file.path));
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = first_error {
+            *reported = true;
+            return Err(e);
+        }
+        let mut globals = Vec::new();
+        for (i, (name, value)) in self.globals.iter().enumerate() {
+            let bytes_file = match value {
+                CaptureValue::Host(h) => Some(data.write(&format!("global-{i}.bin"), &h.bytes)?),
+                _ => None,
+            };
+            globals.push(GenGlobal { name, value, bytes_file });
+        }
+        let code = generate(&modules, &globals)?;
+        let out = out_dir.join(self.out_file.as_deref().unwrap_or("kache_kernels.rs"));
+        write_if_changed(&out, code.as_bytes())?;
+        // Kept even where `out_file` puts it among the data files.
+        data.written.insert(out.clone());
+        data.remove_stale();
+        Ok(out)
+    }
+
+    fn build_file(&self, jit: &Jit, file: &KernelFile, archs: &[Arch], data: &mut DataFiles) -> Result<GenModule> {
+        let mut m = jit.load_file(&file.path)?;
+        for (n, v) in &self.globals {
+            m = m.with_global(n, v.clone())?;
+        }
+        let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let names = m.kernel_names();
+        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), rust_name(n)))) {
+            return Err(Error::Config(format!(
+                "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
+            )));
+        }
+        let mut kernels = Vec::new();
+        for (k_index, name) in names.into_iter().enumerate() {
+            let k = m.kernel(&name)?;
+            if let Some(c) = k.program().captures.iter().find(|c| matches!(c.ty, CaptureTy::Array { device: true, .. })) {
+                return Err(Error::Config(format!(
+                    "kernel '{name}' captures {}, a device array, which exists only at run time; compile it with kache::Jit (Module::with_global) instead",
+                    c.origin
+                )));
+            }
+            let rust = rust_name(&name);
+            let mut ptx = Vec::new();
+            for a in archs {
+                let c = k.compile(Target::Nvptx(*a), &Specialization::uniform(k.program(), Layout::C))?;
+                // Numbered, so that names differing only in case stay apart on any file system.
+                let name = format!("f{}-k{k_index}-{}-{rust}.{a}.ptx", file.index, file.module);
+                ptx.push((a.to_string(), data.write(&name, c.ptx().unwrap_or("").as_bytes())?));
+            }
+            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
+        }
+        for f in m.factory_names() {
+            crate::warn(&format!(
+                "{}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
+                file.path.display()
+            ));
+        }
+        Ok(GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown: file.shown.clone(), file: file_name, kernels })
+    }
+}
+
+/// The `.rs` files of the kernels folder, sorted, each with its module name; two files that
+/// would become one module are an error.
+fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::io(dir, e))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "rs") && p.is_file())
+        .collect();
+    paths.sort();
+    let mut files = Vec::new();
+    for (index, path) in paths.into_iter().enumerate() {
+        let stem = path.file_stem().and_then(|s| s.to_str()).ok_or_else(|| not_utf8(&path))?;
+        let shown = path.strip_prefix(manifest).unwrap_or(&path).display().to_string();
+        files.push(KernelFile { index, module: rust_name(stem), shown, path });
+    }
+    if let Some((a, b, module)) = first_collision(files.iter().map(|f| (f.shown.as_str(), f.module.clone()))) {
+        return Err(Error::Config(format!(
+            "kernel files {a} and {b} both become the module `{module}` (docs/prebuild.md, \"Names\"): rename one"
+        )));
+    }
+    Ok(files)
+}
+
+fn not_utf8(path: &Path) -> Error {
+    Error::Config(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
+}
+
+fn utf8(path: &Path) -> Result<String> {
+    path.to_str().map(str::to_owned).ok_or_else(|| not_utf8(path))
+}
+
+/// Prints an error of the build step: a kernel's diagnostics rendered like rustc's, anything
+/// else on one line; in a build script as `cargo::error=` lines.
+fn report(e: &Error, file: Option<&Path>) {
+    let text = match e {
+        Error::Source(d) => {
+            let mut text = d.render(false);
+            if d.items().iter().any(|i| i.message.starts_with("cannot find value")) {
+                text.push_str(
+                    "note: kernels built by kache::prebuild capture only host values bound with Builder::global; \
+                     a kernel that needs a device array, or a value known only at run time, must be compiled at run time \
+                     with kache::Jit and Module::with_global\n",
+                );
+            }
+            text
+        }
+        other => match file {
+            Some(f) => format!("error: {}: {other}\n", f.display()),
+            None => format!("error: kache: {other}\n"),
+        },
+    };
+    if build_script::running() {
+        build_script::instruction("error", &text);
+    } else {
+        eprint!("{text}");
+    }
+}
+
+/// Writes `bytes` to `path` unless it holds them already (cargo then sees no change), through a
+/// temporary file renamed into place, so no reader sees a partial file.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(|e| Error::io(tmp.path(), e))?;
+    tmp.persist(path).map_err(|e| Error::io(path, e.error))?;
+    Ok(())
+}

@@ -1,0 +1,31 @@
+//! The cargo prebuild step: compile a crate's kernels at `cargo build` time, through the
+//! persistent cache, and generate typed launch functions.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     kache::prebuild::Builder::new()
+//!         .kernels_dir("kernels") // default "kernels"
+//!         .arch("sm_80")          // repeatable; default KACHE_ARCH, else sm_70
+//!         .build()?;              // writes $OUT_DIR/kache_kernels.rs
+//!     Ok(())
+//! }
+//! ```
+//!
+//! and in the crate, `include!(concat!(env!("OUT_DIR"), "/kache_kernels.rs"));`. Each kernel
+//! file becomes a module with one launch function per kernel, and a module `prebuilt` with the
+//! underlying [`Prebuilt`] of each; the PTX for each architecture is embedded and loaded once
+//! per device. On the host backend, or for array layouts other than C, the same functions
+//! compile the embedded source at run time, through the cache. `docs/prebuild.md` states how
+//! file and kernel names become Rust names.
+//!
+//! Three parts: [`Builder`] (the build script's side), the code generator, and [`Prebuilt`]
+//! (the run-time side of generated code).
+
+mod builder;
+mod generate;
+mod names;
+mod runtime;
+
+pub use builder::{Builder, TRACKED_ENV};
+pub use runtime::{Global, Globals, Prebuilt};

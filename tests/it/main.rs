@@ -27,4 +27,5 @@ mod remote;
 mod runtime;
 mod semantics;
 mod serialize;
+mod speed_suite;
 mod warp;

@@ -20,6 +20,7 @@ mod docs;
 mod fast_code;
 mod invariants;
 mod math;
+mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

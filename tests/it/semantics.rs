@@ -86,6 +86,9 @@ host_scenarios! {
     radix_sort_pass,
     math_methods_more,
     bf16_gemm_tile,
+    state_machine,
+    match_ints,
+    split_kernels,
 }
 
 #[test]

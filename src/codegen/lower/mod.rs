@@ -18,6 +18,7 @@ mod function;
 mod half;
 mod intrinsics;
 mod loops;
+mod matching;
 mod math;
 mod memory;
 mod warp;
@@ -167,6 +168,14 @@ struct LoopBlocks<'ctx> {
     cont: BasicBlock<'ctx>,
     exit: BasicBlock<'ctx>,
     value: Option<(PointerValue<'ctx>, Scalar)>,
+}
+
+/// The type a value is lowered as: an enum is its discriminant.
+fn value_ty(t: Ty) -> Ty {
+    match t {
+        Ty::Enum(e) => Ty::Scalar(e.repr),
+        t => t,
+    }
 }
 
 impl<'a, 'ctx> Cx<'a, 'ctx> {

@@ -18,6 +18,7 @@ mod arrays;
 mod atomics;
 mod control;
 mod helpers;
+mod matching;
 mod math;
 mod programs;
 mod small_types;
@@ -27,6 +28,7 @@ pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
+pub use matching::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
@@ -104,4 +106,8 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("stream_compaction", stream_compaction),
     ("radix_sort_pass", radix_sort_pass),
     ("math_methods_more", math_methods_more),
+    // `match`, enums and kernels across files.
+    ("state_machine", state_machine),
+    ("match_ints", match_ints),
+    ("split_kernels", split_kernels),
 ];

@@ -348,13 +348,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// The element type an atomic updates must suit the operation: numbers for add, max, min
-    /// and exch, integers for the bitwise ops and sub, `u32` for inc and dec, and 32 or 64 bits.
+    /// and exch, integers for the bitwise ops and sub, `u32` for inc and dec.
     fn atomic_element(&mut self, bi: Builtin, name: &str, pty: super::unify::H, span: Span) -> CResult<()> {
         let (class, on) = match bi {
-            Builtin::AtomicCas => (Class::Scalar, "32- and 64-bit integers and floats"),
-            Builtin::AtomicSub | Builtin::AtomicAnd | Builtin::AtomicOr | Builtin::AtomicXor => (Class::Int, "32- and 64-bit integers"),
+            Builtin::AtomicCas => (Class::Scalar, "integers and floats"),
+            Builtin::AtomicSub | Builtin::AtomicAnd | Builtin::AtomicOr | Builtin::AtomicXor => (Class::Int, "integers"),
             Builtin::AtomicInc | Builtin::AtomicDec => (Class::Int, "`u32`"),
-            _ => (Class::Numeric, "32- and 64-bit integers and floats"),
+            _ => (Class::Numeric, "integers and floats"),
         };
         let help = |d: Diagnostic| d.help(format!("`{name}` takes {on}"));
         self.need(pty, class, span, format!("`{name}`")).map_err(|d| help(*d))?;
@@ -368,9 +368,6 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .note("CUDA's atomicInc and atomicDec wrap at a limit and exist for 32-bit unsigned integers only"),
             )
             .into()),
-            Some(Ty::Scalar(s)) if s.size() != 4 && s.size() != 8 => {
-                Err(help(Diagnostic::error(span, format!("`{name}` does not take `{s}` elements")).label("not 32 or 64 bits")).into())
-            }
             _ => Ok(()),
         }
     }

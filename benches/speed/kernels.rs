@@ -1,5 +1,5 @@
-// The kache side of the execution-speed suite (benches/speed/): each kernel is the same
-// algorithm as its CUDA C twin in benches/speed/cuda.cu, launched with the same grid.
+//! The kache side of the execution-speed suite (benches/speed/): each kernel is the same
+//! algorithm as its CUDA C twin in benches/speed/cuda.cu, launched with the same grid.
 
 const BLOCK: usize = 256;
 const TILE: usize = 32;

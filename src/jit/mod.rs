@@ -3,6 +3,7 @@
 //! share (parsed sources and live kernels, each deduplicated).
 
 mod compiled;
+mod generic;
 mod kernel;
 mod launch;
 mod module;

@@ -150,13 +150,54 @@ impl Module {
 
     /// The `#[kernel]` function `name`, type-checked with the bound globals (compiled on first
     /// launch, through the cache).
+    ///
+    /// `name` may name an instance of a generic kernel, `axpy::<f64>` or `conv1d::<f32, 3>`
+    /// (spaces do not matter; constants may be expressions and `const` items). A generic kernel
+    /// named without arguments is checked against its bounds and returned as a generic
+    /// [`Kernel`]: each launch runs the instance its argument types need.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let env = self.env();
+        let resolved = lang::resolve_kernel_name(&self.source.ast, &env, name.trim())?;
+        let name = resolved.canonical.as_str();
         let id = self.request_id("kernel", name, &[]);
         self.memo(id, || {
-            let program = lang::check_kernel(&self.source.ast, &self.env(), name)?;
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
+            if resolved.args.is_empty() && self.source.ast.func(name).is_some_and(|f| f.is_kernel && f.is_generic()) {
+                let g = lang::check_generic_kernel(&self.source.ast, &env, name)?;
+                return KernelInner::new_generic(self, g, &bindings);
+            }
+            let program = lang::check_kernel(&self.source.ast, &env, name)?;
             KernelInner::new(self, name, program, &bindings)
         })
+    }
+
+    /// The generic kernels of the module with their generic parameters and parameters, each
+    /// checked against its bounds.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let m = jit.load_source("g.rs", r#"
+    ///     #[kernel]
+    ///     pub fn scale<T: Float, const N: usize>(x: &mut [T], by: T) {
+    ///         let i = global_id_x();
+    ///         if i < x.len() { x[i] *= by; }
+    ///     }
+    /// "#)?;
+    /// let g = m.generic_kernels()?;
+    /// assert_eq!(g[0].signature, "scale<T: Float, const N: usize>(x: &mut [T], by: T)");
+    /// assert_eq!(g[0].generics[1].to_string(), "const N: usize");
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn generic_kernels(&self) -> Result<Vec<lang::GenericKernelSig>> {
+        let env = self.env();
+        let mut out = Vec::new();
+        for f in self.source.ast.items.iter().filter_map(|i| match i {
+            lang::ast::Item::Fn(f) if f.is_kernel && f.is_generic() => Some(f),
+            _ => None,
+        }) {
+            out.push(lang::check_generic_kernel(&self.source.ast, &env, &f.name.name)?.sig);
+        }
+        Ok(out)
     }
 
     /// Instantiates the factory `factory` with `args` (its parameters become the closure's

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::source::SourceFile;
-use crate::ir::{BinOp, LogicOp, Scalar, UnOp};
+use crate::ir::{BinOp, Bound, LogicOp, Scalar, UnOp};
 use crate::span::Span;
 
 /// A parsed kernel module.
@@ -25,7 +25,7 @@ impl SourceModule {
         })
     }
 
-    /// Names of the `#[kernel]` functions, in source order.
+    /// Names of the `#[kernel]` functions (generic ones included), in source order.
     pub fn kernel_names(&self) -> Vec<String> {
         self.items
             .iter()
@@ -96,6 +96,36 @@ pub struct FnItem {
     pub body: Block,
     /// The signature, for messages.
     pub sig_span: Span,
+    /// Generic parameters (`<T: Float, const N: usize>`, with the `where` clause's bounds
+    /// merged in), in order; empty for a function that is not generic.
+    pub generics: Vec<GenericParamDef>,
+}
+
+impl FnItem {
+    /// Whether the function has generic parameters.
+    pub fn is_generic(&self) -> bool {
+        !self.generics.is_empty()
+    }
+}
+
+/// A generic parameter of a function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenericParamDef {
+    /// Its name.
+    pub name: Ident,
+    /// A type or a constant.
+    pub kind: GenericParamKind,
+    /// The whole parameter (with its bounds).
+    pub span: Span,
+}
+
+/// What a generic parameter stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenericParamKind {
+    /// A type parameter with its bound (`T: Float`).
+    Type(Bound),
+    /// A const parameter of a scalar type (`const N: usize`).
+    Const(Scalar),
 }
 
 /// A parameter.
@@ -138,10 +168,12 @@ pub enum TypeExpr {
     Unit(Span),
     /// A scalar.
     Scalar(Scalar, Span),
+    /// A type parameter of the enclosing generic function (`T`).
+    Param(Ident),
     /// `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`.
     ArrayRef {
-        /// Element type.
-        elem: Scalar,
+        /// Element type: a scalar or a type parameter.
+        elem: Box<TypeExpr>,
         /// Dimensions.
         ndim: u8,
         /// `&mut`
@@ -165,6 +197,7 @@ impl TypeExpr {
     pub fn span(&self) -> Span {
         match self {
             TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) => *s,
+            TypeExpr::Param(i) => i.span,
             TypeExpr::ArrayRef { span, .. } | TypeExpr::Fixed { span, .. } => *span,
         }
     }
@@ -226,6 +259,19 @@ pub enum GenericArg {
     Type(TypeExpr),
     /// A constant expression.
     Const(Expr),
+    /// `_`: inferred.
+    Infer(Span),
+}
+
+impl GenericArg {
+    /// Where.
+    pub fn span(&self) -> Span {
+        match self {
+            GenericArg::Type(t) => t.span(),
+            GenericArg::Const(e) => e.span,
+            GenericArg::Infer(s) => *s,
+        }
+    }
 }
 
 /// An expression.
@@ -244,6 +290,13 @@ pub enum ExprKind {
     Lit(Lit),
     /// A name.
     Path(Ident),
+    /// An associated constant of a type parameter: `T::ZERO`, `T::MAX`.
+    ParamConst {
+        /// The type parameter.
+        param: Ident,
+        /// The constant's name.
+        name: Ident,
+    },
     /// `()`
     Unit,
     /// `-x`, `!x`

@@ -9,6 +9,7 @@ mod cli;
 mod corpus;
 mod diagnostics;
 mod docs;
+mod generics;
 mod invariants;
 mod prebuild;
 mod prebuild_names;

@@ -67,7 +67,7 @@ impl<'m> ModuleCx<'m> {
                 self.eval_const_array(&c.value, &shape, *elem, &mut bytes)?;
                 Ok(ConstVal::Array(ConstArray { elem: *elem, shape, bytes: bytes.into() }))
             }
-            TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } => {
+            TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } | TypeExpr::Param(ast::Ident { span: s, .. }) => {
                 Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
                     .label("unsupported type")
                     .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
@@ -141,6 +141,12 @@ impl<'m> ModuleCx<'m> {
                 check_ty(v)
             }
             A::Path(n) => {
+                if let Some((_, _, v)) = self.const_scope.iter().find(|(p, _, _)| *p == n.name) {
+                    return match v {
+                        Some(v) => check_ty(*v),
+                        None => Err(not_const().label(format!("`{}` has no value in the definition", n.name)).into()),
+                    };
+                }
                 if self.const_item(&n.name).is_none() {
                     return Err(not_const().label(format!("`{}` is not a constant", n.name)).into());
                 }

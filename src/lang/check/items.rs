@@ -1,7 +1,7 @@
 //! The module context: the program being built, one function at a time. Checks each `fn` item once
 //! (its signature, then its body), rejects recursion, and owns the capture and function tables.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::ir::*;
 use crate::lang::ast::{self, RetTy, TypeExpr};
@@ -10,6 +10,7 @@ use crate::span::Span;
 
 use super::body::FnCx;
 use super::consts::ConstVal;
+use super::generics::GenericEnv;
 use super::{CResult, Env, close_matches, type_of_decl};
 
 /// The signature of a function of the program, known before its body is checked.
@@ -26,9 +27,16 @@ pub(super) struct ModuleCx<'m> {
     pub(super) funcs: Vec<Option<Func>>,
     pub(super) sigs: Vec<Sig>,
     fn_ids: HashMap<String, FuncId>,
-    in_progress: Vec<(String, Span)>,
+    /// Functions whose bodies are being checked, outermost first, by source name (an instance
+    /// counts as its generic function: a generic function that reaches itself recurses).
+    pub(super) in_progress: Vec<(String, Span)>,
+    /// Generic functions checked at their definition in this context.
+    pub(super) definitions_checked: HashSet<String>,
     pub(super) captures: Vec<Capture>,
     pub(super) consts: HashMap<String, ConstVal>,
+    /// The const parameters a constant expression being evaluated may name, with their types
+    /// and values (set while a body of a generic function evaluates one).
+    pub(super) const_scope: Vec<(String, Scalar, Option<ScalarValue>)>,
     pub(super) consts_in_progress: Vec<String>,
     pub(super) factories_in_progress: Vec<String>,
     pub(super) closure_names: HashMap<String, usize>,
@@ -43,8 +51,10 @@ impl<'m> ModuleCx<'m> {
             sigs: Vec::new(),
             fn_ids: HashMap::new(),
             in_progress: Vec::new(),
+            definitions_checked: HashSet::new(),
             captures: Vec::new(),
             consts: HashMap::new(),
+            const_scope: Vec::new(),
             consts_in_progress: Vec::new(),
             factories_in_progress: Vec::new(),
             closure_names: HashMap::new(),
@@ -101,8 +111,23 @@ impl<'m> ModuleCx<'m> {
         })
     }
 
-    /// Checks a `fn` item (kernel or device function) once; detects recursion.
+    /// Checks a `fn` item (kernel or device function) that is not generic once; detects
+    /// recursion.
     pub(super) fn ensure_fn(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<FuncId> {
+        if f.is_generic() {
+            return Err(Diagnostic::error(
+                call.unwrap_or(f.name.span),
+                "internal error: a generic function was checked without its arguments",
+            )
+            .label("here")
+            .into());
+        }
+        self.ensure_checked(f, GenericEnv::none(), f.name.name.clone(), call)
+    }
+
+    /// Checks `f` with its generic parameters standing for what `generics` says, once per
+    /// `key` (the function's name, or an instance's name); detects recursion.
+    pub(super) fn ensure_checked(&mut self, f: &'m ast::FnItem, generics: GenericEnv, key: String, call: Option<Span>) -> CResult<FuncId> {
         let name = &f.name.name;
         if let Some(pos) = self.in_progress.iter().position(|(n, _)| n == name) {
             let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(n, _)| n.as_str()).collect();
@@ -123,7 +148,7 @@ impl<'m> ModuleCx<'m> {
                 .help("rewrite the recursion as a loop")
                 .into());
         }
-        if let Some(&id) = self.fn_ids.get(name) {
+        if let Some(&id) = self.fn_ids.get(&key) {
             return Ok(id);
         }
         let (kind, ret) = match &f.ret {
@@ -135,8 +160,8 @@ impl<'m> ModuleCx<'m> {
                         .help("write results into a `&mut` array parameter")
                         .into());
                 }
-                let ty = type_of_decl(t)?;
-                if let Ty::Array(_) = ty {
+                let ty = generics.resolve(t)?;
+                if let Ty::Array(_) | Ty::ParamArray(_) = ty {
                     return Err(Diagnostic::error(t.span(), "device functions cannot return arrays")
                         .label("returns an array")
                         .help("return a scalar, or write into a `&mut` array parameter")
@@ -162,18 +187,19 @@ impl<'m> ModuleCx<'m> {
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
-            let ty = type_of_decl(t)?;
+            let ty = generics.resolve(t)?;
             if ty == Ty::Unit {
                 return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
             }
             params.push(ty);
         }
         let id = self.reserve(Sig { params, ret });
-        self.fn_ids.insert(name.clone(), id);
+        self.fn_ids.insert(key.clone(), id);
         self.in_progress.push((name.clone(), f.name.span));
         let r = crate::stack::ensure(256 << 10, 8 << 20, || {
             let mut cx = FnCx::new(self, None);
-            cx.check_fn_body(f, id, kind, ret)
+            cx.set_generics(generics);
+            cx.check_fn_body(f, key, kind, ret)
         });
         self.in_progress.pop();
         let func = r?;

@@ -19,6 +19,9 @@ mod consts;
 mod expr;
 mod factory;
 mod fold;
+mod generic_call;
+mod generics;
+mod instances;
 mod items;
 mod path;
 mod place;
@@ -32,6 +35,11 @@ use crate::lang::builtins;
 use crate::lang::diag::{Diagnostic, Diagnostics};
 
 use items::ModuleCx;
+
+pub use generics::{GenericParam, GenericValue, instance_name};
+pub use instances::{
+    GenericKernel, GenericKernelSig, KernelName, LaunchArg, check_generic_kernel, infer_instance, resolve_kernel_name, show_ty,
+};
 
 type CResult<T> = Result<T, Box<Diagnostic>>;
 
@@ -65,12 +73,20 @@ pub struct ModuleSummary {
     pub kernels: Vec<KernelSig>,
     /// Factories returning `impl Kernel`: their names and parameters.
     pub kernel_factories: Vec<KernelSig>,
-    /// Device functions.
+    /// Device functions (generic ones included).
     pub device_functions: Vec<String>,
+    /// Generic `#[kernel]` functions, checked at their definitions.
+    pub generic_kernels: Vec<GenericKernelSig>,
 }
 
-/// Checks the `#[kernel]` function `name` and everything it reaches.
+/// Checks the `#[kernel]` function `name` and everything it reaches. `name` may name an
+/// instance of a generic kernel (`axpy::<f32>`); a generic kernel without its arguments is an
+/// error that says to name one.
 pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Program, Diagnostics> {
+    if name.contains('<') {
+        let k = resolve_kernel_name(m, env, name)?;
+        return instances::check_instance(m, env, &k);
+    }
     let diag = |d| Diagnostics::single(m.file.clone(), d);
     let mut cx = ModuleCx::new(m, env);
     let f = match m.func(name) {
@@ -91,6 +107,9 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         }
         None => return Err(diag(cx.no_such_kernel(name))),
     };
+    if f.is_generic() {
+        return Err(diag(instances::needs_instance(f)));
+    }
     let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
     let p = cx.finish(id).map_err(|d| diag(*d))?;
     check_shared_total(&p).map_err(|d| diag(*d))?;
@@ -214,6 +233,14 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                         }
                     })
                 }
+                _ if f.is_kernel && f.is_generic() => match check_generic_kernel(m, env, &f.name.name) {
+                    Ok(g) => {
+                        summary.generic_kernels.push(g.sig);
+                        Ok(())
+                    }
+                    Err(d) => Err(Box::new(d.items()[0].clone())),
+                },
+                _ if f.is_generic() => cx.ensure_definition(f, None).map(|_| summary.device_functions.push(f.name.name.clone())),
                 _ if f.is_kernel => match check_kernel(m, env, &f.name.name) {
                     Ok(p) => {
                         summary.kernels.push(KernelSig {
@@ -252,17 +279,9 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// The type a declared parameter or annotation stands for.
+/// The type a declared parameter or annotation stands for, outside generic functions.
 fn type_of_decl(t: &TypeExpr) -> CResult<Ty> {
-    match t {
-        TypeExpr::Unit(_) => Ok(Ty::Unit),
-        TypeExpr::Scalar(s, _) => Ok(Ty::Scalar(*s)),
-        TypeExpr::ArrayRef { elem, ndim, mutable, .. } => Ok(Ty::Array(ArrayTy { elem: *elem, ndim: *ndim, writable: *mutable })),
-        TypeExpr::Fixed { span, .. } => Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
-            .label("not supported here")
-            .help("take a slice: `&[T]` or `&mut [T]`")
-            .into()),
-    }
+    generics::GenericEnv::none().resolve(t)
 }
 
 fn close_matches<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {

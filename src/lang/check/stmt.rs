@@ -6,9 +6,9 @@ use crate::lang::ast::{self, ExprKind as A, Stmt as AStmt};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
+use super::CResult;
 use super::body::{CBlock, CExpr, FnCx};
 use super::unify::{H, Kind, Oblig};
-use super::{CResult, type_of_decl};
 
 impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn block(&mut self, b: &ast::Block) -> CResult<CBlock> {
@@ -25,7 +25,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 AStmt::Let { name, mutable, ty, init, span } => {
                     let ann = match ty {
                         Some(t) => {
-                            let ty = type_of_decl(t)?;
+                            let ty = self.generics.resolve(t)?;
                             if ty == Ty::Unit {
                                 return Err(Diagnostic::error(t.span(), "variables of type `()` are not supported").label("here").into());
                             }
@@ -113,7 +113,29 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 Ok(())
             }
-            _ => self.unify_or(got.span, want, got.ty, ""),
+            (Some(Ty::ParamArray(w)), Some(Ty::ParamArray(g))) if w.elem == g.elem && w.ndim == g.ndim => {
+                if w.writable && !g.writable {
+                    let (ws, gs) = (self.u.show(Ty::ParamArray(w)), self.u.show(Ty::ParamArray(g)));
+                    return Err(Diagnostic::error(got.span, "this array is read-only")
+                        .label(format!("expected `{ws}`, found `{gs}`"))
+                        .secondary(span, "requires a writable array")
+                        .into());
+                }
+                Ok(())
+            }
+            _ => {
+                if self.u.unify(want, got.ty) {
+                    return Ok(());
+                }
+                let mut d = self.mismatch(got.span, want, got.ty, "");
+                if let ExprKind::PendingLit(l) = &got.kind
+                    && let Some(help) = self.literal_as_param(want, got.ty, Some(l))
+                {
+                    d.help.clear();
+                    d = d.help(help);
+                }
+                Err(d.into())
+            }
         }
     }
 

@@ -31,6 +31,8 @@ pub(super) enum Node {
 #[derive(Default)]
 pub(super) struct Unifier {
     nodes: Vec<Node>,
+    /// The names of the type parameters of the generic body being checked, by index.
+    pub(super) param_names: Vec<String>,
 }
 
 impl Unifier {
@@ -64,9 +66,21 @@ impl Unifier {
             _ => None,
         }
     }
+    /// A type as the source spells it (type parameters by their names).
+    pub(super) fn show(&self, t: Ty) -> String {
+        let name = |p: TypeParam| self.param_names.get(p.index as usize).cloned().unwrap_or_else(|| format!("T{}", p.index));
+        match t {
+            Ty::Param(p) => name(p),
+            Ty::ParamArray(a) => {
+                let m = if a.writable { "&mut " } else { "&" };
+                if a.ndim == 1 { format!("{m}[{}]", name(a.elem)) } else { format!("{m}Array<{}, {}>", name(a.elem), a.ndim) }
+            }
+            t => t.to_string(),
+        }
+    }
     pub(super) fn describe(&mut self, h: H) -> String {
         match self.get(h) {
-            Node::Known(t) => t.to_string(),
+            Node::Known(t) => self.show(t),
             Node::Var(Kind::Int) => "{integer}".into(),
             Node::Var(Kind::Float) => "{float}".into(),
             Node::Var(Kind::Any) => "_".into(),
@@ -82,6 +96,7 @@ impl Unifier {
             (Node::Known(Ty::Never), _) | (_, Node::Known(Ty::Never)) => true,
             (Node::Known(x), Node::Known(y)) => match (x, y) {
                 (Ty::Array(p), Ty::Array(q)) => p.elem == q.elem && p.ndim == q.ndim,
+                (Ty::ParamArray(p), Ty::ParamArray(q)) => p.elem == q.elem && p.ndim == q.ndim,
                 _ => x == y,
             },
             (Node::Var(k), Node::Known(t)) if kind_accepts(k, t) => {
@@ -143,6 +158,22 @@ pub(super) enum Class {
 }
 
 impl Class {
+    /// Whether every type a type parameter with bound `b` stands for is accepted.
+    pub(super) fn accepts_bound(self, b: Bound) -> bool {
+        match self {
+            Class::Numeric | Class::Scalar => b.implies(Bound::Num),
+            Class::Int | Class::IntOrBool => b == Bound::Int,
+            Class::Float | Class::SignedOrFloat => b == Bound::Float,
+        }
+    }
+    /// The bound a type parameter needs for the class to accept it.
+    pub(super) fn needed_bound(self) -> Bound {
+        match self {
+            Class::Numeric | Class::Scalar => Bound::Num,
+            Class::Int | Class::IntOrBool => Bound::Int,
+            Class::Float | Class::SignedOrFloat => Bound::Float,
+        }
+    }
     pub(super) fn accepts(self, s: Scalar) -> bool {
         match self {
             Class::Numeric => s.is_numeric(),
@@ -175,9 +206,30 @@ impl Class {
 /// A check that waits until the function is walked and its types are settled.
 #[derive(Debug)]
 pub(super) enum Oblig {
-    Class { h: H, class: Class, span: Span, what: String },
-    Cast { h: H, to: Scalar, span: Span },
-    Settled { h: H, span: Span },
+    Class {
+        h: H,
+        class: Class,
+        span: Span,
+        what: String,
+    },
+    Cast {
+        h: H,
+        to: Ty,
+        span: Span,
+    },
+    Settled {
+        h: H,
+        span: Span,
+    },
+    /// A type argument inferred for the type parameter `param` of the generic function `func`
+    /// must satisfy its bound.
+    Bound {
+        h: H,
+        bound: Bound,
+        param: String,
+        func: String,
+        span: Span,
+    },
 }
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -185,8 +237,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let what = what.into();
         match self.u.get(h) {
             Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
-            Node::Known(Ty::Never) => Ok(()),
-            Node::Known(t @ (Ty::Unit | Ty::Array(_))) => Err(self.class_error(&t.to_string(), class, span, &what).into()),
+            Node::Known(Ty::Param(p)) if !class.accepts_bound(p.bound) => Err(self.bound_error(p, class, span, &what).into()),
+            Node::Known(Ty::Never | Ty::Param(_)) => Ok(()),
+            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::ParamArray(_))) => {
+                let shown = self.u.show(t);
+                Err(self.class_error(&shown, class, span, &what).into())
+            }
             Node::Var(k) if !class.kind_ok(k) => {
                 let d = self.u.describe(h);
                 Err(self.class_error(&d, class, span, &what).into())
@@ -203,15 +259,57 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .label(format!("expected {}, found `{found}`", class.describe()))
     }
 
+    /// The error for an operation the bound of type parameter `p` does not allow.
+    pub(super) fn bound_error(&self, p: TypeParam, class: Class, span: Span, what: &str) -> Diagnostic {
+        let name = self.u.show(Ty::Param(p));
+        let has = match p.bound.name() {
+            Some(b) => format!("`{name}` is only bounded by `{b}`"),
+            None => format!("`{name}` has no bound"),
+        };
+        let need = class.needed_bound();
+        Diagnostic::error(span, format!("{what} cannot be applied to type `{name}`"))
+            .label(format!("expected {}, found `{name}`", class.describe()))
+            .note(has)
+            .help(format!("restrict the type parameter: `{name}: {}`", need.name().unwrap_or("Num")))
+    }
+
     pub(super) fn mismatch(&mut self, span: Span, expected: H, found: H, context: &str) -> Diagnostic {
         let (e, f) = (self.u.describe(expected), self.u.describe(found));
         let mut d = Diagnostic::error(span, format!("mismatched types: expected `{e}`, found `{f}`"))
             .label(format!("expected `{e}`{context}"))
             .note("kache follows Rust: numbers are never converted implicitly");
+        if let Some(help) = self.literal_as_param(expected, found, None) {
+            return d.note("an unsuffixed literal does not take the type of a type parameter").help(help);
+        }
         if is_num(&e) && is_num(&f) {
             d = d.help(format!("convert with `as`: `(..) as {}`", if e.starts_with('{') { "T" } else { &e }));
         }
         d
+    }
+
+    /// When one side is a type parameter and the other an unsuffixed literal: how to write the
+    /// literal as the parameter's type (`T::ONE`, `2.0 as T`).
+    pub(super) fn literal_as_param(&mut self, a: H, b: H, lit: Option<&PendingLit>) -> Option<String> {
+        let (p, other) = match (self.u.ty(a), self.u.ty(b)) {
+            (Some(Ty::Param(p)), _) => (p, b),
+            (_, Some(Ty::Param(p))) => (p, a),
+            _ => return None,
+        };
+        let kind = match self.u.get(other) {
+            Node::Var(k @ (Kind::Int | Kind::Float)) => k,
+            _ => return None,
+        };
+        let name = self.u.show(Ty::Param(p));
+        let shown = |l: &PendingLit| match (l.int, kind) {
+            (Some(v), Kind::Int) => format!("{}{v}", if l.neg { "-" } else { "" }),
+            _ => format!("{:?}", if l.neg { -l.f64 } else { l.f64 }),
+        };
+        Some(match lit {
+            Some(l) if l.f64 == 0.0 => format!("write `{name}::ZERO`, or convert: `{} as {name}`", shown(l)),
+            Some(l) if l.f64 == 1.0 && !l.neg => format!("write `{name}::ONE`, or convert: `{} as {name}`", shown(l)),
+            Some(l) => format!("convert the literal: `{} as {name}`", shown(l)),
+            None => format!("write `{name}::ZERO` or `{name}::ONE`, or convert the literal: `1.0 as {name}`"),
+        })
     }
 
     pub(super) fn unify_or(&mut self, span: Span, expected: H, found: H, context: &str) -> CResult<()> {

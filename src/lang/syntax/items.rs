@@ -101,12 +101,15 @@ impl Lower {
         if let Some(a) = &sig.abi {
             return Err(unsupported(spn(a), "`extern` functions", "remove the ABI").into());
         }
-        if !sig.generics.params.is_empty() {
-            return Err(unsupported(spn(&sig.generics), "generic functions", "write one function per type").into());
-        }
-        if let Some(w) = &sig.generics.where_clause {
-            return Err(unsupported(spn(w), "`where` clauses", "remove it").into());
-        }
+        let generics = self.generics(&sig.generics)?;
+        self.type_params = generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()).collect();
+        let r = self.fn_rest(f, is_kernel, generics);
+        self.type_params.clear();
+        r
+    }
+
+    fn fn_rest(&mut self, f: &syn::ItemFn, is_kernel: bool, generics: Vec<GenericParamDef>) -> PResult<FnItem> {
+        let sig = &f.sig;
         if let Some(v) = &sig.variadic {
             return Err(unsupported(spn(v), "variadic functions", "list the parameters").into());
         }
@@ -125,7 +128,7 @@ impl Lower {
             syn::ReturnType::Type(_, t) => self.ret_ty(t)?,
         };
         let sig_span = Span::new(spn(&sig.fn_token).lo as usize, spn(&sig.output).hi.max(spn(&sig.paren_token.span.join()).hi) as usize);
-        Ok(FnItem { name: ident(&sig.ident), is_kernel, params, ret, body: self.block(&f.block)?, sig_span })
+        Ok(FnItem { name: ident(&sig.ident), is_kernel, params, ret, body: self.block(&f.block)?, sig_span, generics })
     }
 
     fn ret_ty(&mut self, t: &syn::Type) -> PResult<RetTy> {

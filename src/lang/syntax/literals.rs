@@ -63,7 +63,7 @@ fn float_lit(digits: &str, suffix: Option<Scalar>, span: Span) -> PResult<Lit> {
 }
 
 /// `f32::MAX`, `i32::MIN`, `f64::consts::PI` and friends.
-pub(super) fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
+pub(crate) fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
     let e = |kind| Some(Expr { kind, span });
     let float = |v: f64, s: Scalar| e(ExprKind::Lit(Lit::Float { f64: v, f32: v as f32, suffix: Some(s) }));
     match segs {

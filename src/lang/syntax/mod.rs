@@ -11,14 +11,18 @@
 //! `spans` (byte ranges of syntax nodes).
 
 mod expr;
+mod generics;
 mod items;
 mod limits;
 mod literals;
 mod spans;
 mod types;
 
+pub use generics::parse_instance_name;
 pub use limits::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES};
+pub(crate) use literals::assoc_const;
 pub use literals::parse_scalar_literal;
+pub(crate) use types::SCALAR_LIST;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -93,7 +97,7 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
         let parsed: syn::File =
             syn::parse2(tokens).map_err(|e| Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here"))?;
         let mut items = Vec::new();
-        let mut lower = Lower { depth: 0 };
+        let mut lower = Lower { depth: 0, type_params: Vec::new() };
         for attr in &parsed.attrs {
             // Inner attributes (`#![allow(..)]`) change nothing in kernels.
             check_attr(attr, false)?;
@@ -142,4 +146,7 @@ fn unsupported(span: Span, what: &str, instead: &str) -> Diagnostic {
 struct Lower {
     /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
     depth: usize,
+    /// The type parameters of the function being lowered: a type or path that names one is
+    /// the parameter.
+    type_params: Vec<String>,
 }

@@ -40,6 +40,7 @@ pub mod capture;
 pub mod codegen;
 pub mod config;
 mod error;
+pub mod float16;
 pub mod ir;
 mod jit;
 pub mod lang;
@@ -54,6 +55,9 @@ pub mod toolchain;
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
 pub use config::Config;
 pub use error::{Error, Result};
+/// The `half` crate, whose `f16` and `bf16` are the host types of the kernel types `f16` and
+/// `bf16` (re-exported so callers name the same version).
+pub use half;
 pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
 pub use library::CodeLibrary;

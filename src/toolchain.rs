@@ -132,7 +132,7 @@ pub fn libdevice() -> Option<Libdevice> {
         let bytes: Arc<[u8]> = std::fs::read(&path).ok()?.into();
         let hash = *blake3::hash(&bytes).as_bytes();
         if let Some(m) = memo {
-            let _ = std::fs::write(m, format!("{stamp}\n{}", crate::cache::key::hex(&hash)));
+            let _ = std::fs::write(m, format!("{stamp}\n{}", blake3::Hash::from_bytes(hash).to_hex()));
         }
         let cell = OnceLock::new();
         let _ = cell.set(Some(bytes));

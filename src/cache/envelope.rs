@@ -344,10 +344,8 @@ pub fn decode<'a>(bytes: &'a [u8], expected: Option<&Key>) -> Result<(Meta, &'a 
     let mut key = [0u8; 32];
     key.copy_from_slice(r.take(32)?);
     let key = Key(key);
-    if let Some(e) = expected {
-        if *e != key {
-            return Err(EnvelopeError::KeyMismatch);
-        }
+    if expected.is_some_and(|e| *e != key) {
+        return Err(EnvelopeError::KeyMismatch);
     }
     let producer = r.str("producer")?;
     let llvm = r.str("llvm")?;

@@ -71,7 +71,7 @@ impl HostModule {
             if name.starts_with("llvm.") {
                 continue;
             }
-            let Some(addr) = host_math_address(&name) else {
+            let Some(addr) = host_math_address(&name).or_else(|| host_half_address(&name)) else {
                 return Err(bad(format!("unresolved symbol `{name}`")));
             };
             if let Some(f) = module.get_function(&name) {
@@ -88,6 +88,59 @@ impl HostModule {
     pub fn entry(&self) -> HostEntry {
         self.entry
     }
+}
+
+/// The symbol of a host helper that converts to or from `f16`/`bf16` (`s`): `op` is `to_f32`,
+/// `from_f32`, `from_f64`, `from_i64` or `from_u64`. Half values travel as their bits in 32.
+pub fn host_half_symbol(s: Scalar, op: &str) -> String {
+    format!("__kache_host_{}_{op}", s.name())
+}
+
+fn host_half_address(name: &str) -> Option<usize> {
+    use crate::float16::{bf16, f16, f64_to_bf16, f64_to_f16, int_to_bf16, int_to_f16};
+    extern "C" fn f16_to_f32(x: u32) -> f32 {
+        f16::from_bits(x as u16).to_f32()
+    }
+    extern "C" fn bf16_to_f32(x: u32) -> f32 {
+        bf16::from_bits(x as u16).to_f32()
+    }
+    extern "C" fn f16_from_f32(x: f32) -> u32 {
+        f16::from_f32(x).to_bits() as u32
+    }
+    extern "C" fn bf16_from_f32(x: f32) -> u32 {
+        bf16::from_f32(x).to_bits() as u32
+    }
+    extern "C" fn f16_from_f64(x: f64) -> u32 {
+        f64_to_f16(x).to_bits() as u32
+    }
+    extern "C" fn bf16_from_f64(x: f64) -> u32 {
+        f64_to_bf16(x).to_bits() as u32
+    }
+    extern "C" fn f16_from_i64(x: i64) -> u32 {
+        int_to_f16(x as i128).to_bits() as u32
+    }
+    extern "C" fn bf16_from_i64(x: i64) -> u32 {
+        int_to_bf16(x as i128).to_bits() as u32
+    }
+    extern "C" fn f16_from_u64(x: u64) -> u32 {
+        int_to_f16(x as i128).to_bits() as u32
+    }
+    extern "C" fn bf16_from_u64(x: u64) -> u32 {
+        int_to_bf16(x as i128).to_bits() as u32
+    }
+    Some(match name {
+        "__kache_host_f16_to_f32" => f16_to_f32 as extern "C" fn(u32) -> f32 as usize,
+        "__kache_host_bf16_to_f32" => bf16_to_f32 as extern "C" fn(u32) -> f32 as usize,
+        "__kache_host_f16_from_f32" => f16_from_f32 as extern "C" fn(f32) -> u32 as usize,
+        "__kache_host_bf16_from_f32" => bf16_from_f32 as extern "C" fn(f32) -> u32 as usize,
+        "__kache_host_f16_from_f64" => f16_from_f64 as extern "C" fn(f64) -> u32 as usize,
+        "__kache_host_bf16_from_f64" => bf16_from_f64 as extern "C" fn(f64) -> u32 as usize,
+        "__kache_host_f16_from_i64" => f16_from_i64 as extern "C" fn(i64) -> u32 as usize,
+        "__kache_host_bf16_from_i64" => bf16_from_i64 as extern "C" fn(i64) -> u32 as usize,
+        "__kache_host_f16_from_u64" => f16_from_u64 as extern "C" fn(u64) -> u32 as usize,
+        "__kache_host_bf16_from_u64" => bf16_from_u64 as extern "C" fn(u64) -> u32 as usize,
+        _ => return None,
+    })
 }
 
 /// The symbol a host module calls for a transcendental math function.
@@ -141,6 +194,11 @@ mod tests {
             for s in [Scalar::F32, Scalar::F64] {
                 let sym = host_math_symbol(d.func, s);
                 assert!(host_math_address(&sym).is_some(), "{sym} has no host implementation");
+            }
+        }
+        for s in [Scalar::F16, Scalar::Bf16] {
+            for op in ["to_f32", "from_f32", "from_f64", "from_i64", "from_u64"] {
+                assert!(host_half_address(&host_half_symbol(s, op)).is_some(), "{s} {op} has no host helper");
             }
         }
     }

@@ -152,6 +152,8 @@ fn scalar_slot(v: ScalarValue) -> u64 {
     match v {
         ScalarValue::Bool(b) => b as u64,
         ScalarValue::Int(_, bits) => bits,
+        ScalarValue::F16(x) => x.to_bits() as u64,
+        ScalarValue::Bf16(x) => x.to_bits() as u64,
         ScalarValue::F32(x) => x.to_bits() as u64,
         ScalarValue::F64(x) => x.to_bits(),
     }

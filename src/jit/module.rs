@@ -128,10 +128,10 @@ impl Module {
         for (n, v) in sorted {
             buf.extend_from_slice(&(n.len() as u64).to_le_bytes());
             buf.extend_from_slice(n.as_bytes());
-            v.encode(&mut buf);
+            crate::cache::key::encode_capture(v, &mut buf);
         }
         for v in extra {
-            v.encode(&mut buf);
+            crate::cache::key::encode_capture(v, &mut buf);
         }
         h.update(&buf);
         *h.finalize().as_bytes()

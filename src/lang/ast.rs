@@ -185,8 +185,9 @@ pub enum TypeExpr {
     Fixed {
         /// Element type (may itself be fixed-size).
         elem: Box<TypeExpr>,
-        /// Length.
-        len: u64,
+        /// Length: a constant expression (a literal, a `const` item, `{ N * 2 }`), evaluated
+        /// as a `usize` by the checker.
+        len: Box<Expr>,
         /// Where.
         span: Span,
     },
@@ -239,12 +240,16 @@ pub enum Stmt {
 pub enum Lit {
     /// An integer with an optional suffix type.
     Int(u128, Option<Scalar>),
-    /// A float with an optional suffix type, parsed at both precisions.
+    /// A float with an optional suffix type, parsed at every precision (each rounded once).
     Float {
         /// The value as `f64`.
         f64: f64,
         /// The value as `f32`.
         f32: f32,
+        /// The value as `f16`.
+        f16: half::f16,
+        /// The value as `bf16`.
+        bf16: half::bf16,
         /// Suffix type.
         suffix: Option<Scalar>,
     },

@@ -83,6 +83,11 @@ fn global(g: &GenGlobal<'_>) -> Result<TokenStream> {
             let bits = x.to_bits();
             quote!(::kache::prebuild::Global::f64_from_bits(#bits))
         }
+        (CaptureValue::Scalar(v @ (ScalarValue::F16(_) | ScalarValue::Bf16(_))), _) => {
+            let t = scalar_variant(v.ty());
+            let bits = v.bits() as u16;
+            quote!(::kache::prebuild::Global::Float16(::kache::Scalar::#t, #bits))
+        }
         (CaptureValue::Host(h), Some(path)) => {
             let elem = scalar_variant(h.elem);
             let shape = &h.shape;
@@ -163,14 +168,24 @@ fn scalar_variant(s: Scalar) -> Ident {
     Ident::new(&format!("{s:?}"), Span::call_site())
 }
 
+/// The Rust type of a kernel scalar: itself, or `half`'s type for `f16` and `bf16` (which
+/// stable Rust does not have).
+fn rust_scalar(s: Scalar) -> TokenStream {
+    match s {
+        Scalar::F16 => quote!(::kache::half::f16),
+        Scalar::Bf16 => quote!(::kache::half::bf16),
+        _ => {
+            let s = ident(s.name());
+            quote!(#s)
+        }
+    }
+}
+
 fn rust_type(t: &Ty) -> Result<TokenStream> {
     match t {
-        Ty::Scalar(s) => {
-            let s = ident(s.name());
-            Ok(quote!(#s))
-        }
+        Ty::Scalar(s) => Ok(rust_scalar(*s)),
         Ty::Array(a) => {
-            let elem = ident(a.elem.name());
+            let elem = rust_scalar(a.elem);
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })
         }
         other => Err(Error::Config(format!("internal error: a kernel parameter of type {other}"))),

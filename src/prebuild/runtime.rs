@@ -22,6 +22,8 @@ pub enum Global {
     F32(f32),
     /// `f64`
     F64(f64),
+    /// `f16` or `bf16` (the first field), by its bits.
+    Float16(Scalar, u16),
     /// A host array.
     Array {
         /// Element type.
@@ -57,6 +59,11 @@ impl Global {
             Global::Int(s, bits) => CaptureValue::Scalar(V::Int(s, bits)),
             Global::F32(x) => CaptureValue::Scalar(V::F32(x)),
             Global::F64(x) => CaptureValue::Scalar(V::F64(x)),
+            Global::Float16(s, bits) => CaptureValue::Scalar(
+                V::from_le_bytes(s, &bits.to_le_bytes())
+                    .filter(|v| v.ty().is_half())
+                    .ok_or_else(|| Error::BadArray(format!("`{s}` is not a 16-bit float type")))?,
+            ),
             Global::Array { elem, shape, fortran, bytes } => {
                 let order = if fortran { crate::capture::Order::F } else { crate::capture::Order::C };
                 CaptureValue::Host(Arc::new(crate::capture::HostData::from_bytes(elem, shape, order, bytes)?))

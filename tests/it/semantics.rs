@@ -72,6 +72,13 @@ host_scenarios! {
     many_params,
     precedence_literals,
     foreign_arrays,
+    image_u8,
+    int8_dot,
+    axpy_f16,
+    bf16_elementwise,
+    histogram_small,
+    small_casts,
+    bf16_gemm_tile,
 }
 
 #[test]

@@ -80,6 +80,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         match v {
             ScalarValue::Bool(b) => self.cx.i1.const_int(b as u64, false).into(),
             ScalarValue::Int(s, bits) => self.cx.scalar_ty(s).into_int_type().const_int(bits, false).into(),
+            ScalarValue::F16(x) => self.ctx().i16_type().const_int(x.to_bits() as u64, false).into(),
+            ScalarValue::Bf16(x) => self.ctx().i16_type().const_int(x.to_bits() as u64, false).into(),
             ScalarValue::F32(x) => self.ctx().f32_type().const_float(x as f64).into(),
             ScalarValue::F64(x) => self.ctx().f64_type().const_float(x).into(),
         }
@@ -101,6 +103,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let v = self.scalar_of(x)?;
                 let s = x.ty.scalar().unwrap_or(Scalar::I32);
                 Val::Scalar(match (op, s.is_float()) {
+                    (UnOp::Neg, true) if s.is_half() => self.half_neg(v.into_int_value())?.into(),
                     (UnOp::Neg, true) => self.b.build_float_neg(v.into_float_value(), "")?.into(),
                     (UnOp::Neg, false) => self.b.build_int_neg(v.into_int_value(), "")?.into(),
                     (UnOp::Not, _) => self.b.build_not(v.into_int_value(), "")?.into(),

@@ -15,6 +15,7 @@ mod arith;
 mod builtins;
 mod expr;
 mod function;
+mod half;
 mod intrinsics;
 mod memory;
 
@@ -166,6 +167,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
     fn scalar_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         match s {
             Scalar::Bool => self.i1.into(),
+            Scalar::I8 | Scalar::U8 => self.i8.into(),
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => self.ctx.i16_type().into(),
             Scalar::I32 | Scalar::U32 => self.i32.into(),
             Scalar::I64 | Scalar::U64 | Scalar::Usize => self.i64.into(),
             Scalar::F32 => self.ctx.f32_type().into(),

@@ -291,7 +291,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 return *d;
             }
             let on = match def.receiver {
-                Receiver::Float => "`f32` and `f64`",
+                Receiver::Float => "floats (`f16`, `bf16`, `f32`, `f64`)",
                 Receiver::Int => "integers",
                 Receiver::SignedOrFloat => "signed integers and floats",
                 Receiver::Numeric => "numbers",

@@ -7,7 +7,7 @@ use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
 use super::CResult;
-use super::fold::{fold_binary, fold_cast, fold_unary, int_range, int_value, lit_range_error, signed_literal};
+use super::fold::{float_literal, fold_binary, fold_cast, fold_unary, int_range, int_value, lit_range_error, signed_literal};
 use super::items::ModuleCx;
 
 /// The value of a `const` or `static` item.
@@ -53,7 +53,9 @@ impl<'m> ModuleCx<'m> {
                 let mut shape = Vec::new();
                 let mut t = &c.ty;
                 while let TypeExpr::Fixed { elem, len, .. } = t {
-                    shape.push(*len as usize);
+                    let n = self.eval_const(len, Some(Scalar::Usize))?;
+                    let n = n.as_i128().and_then(|n| usize::try_from(n).ok()).unwrap_or(usize::MAX);
+                    shape.push(n);
                     t = elem;
                 }
                 let TypeExpr::Scalar(elem, _) = t else {
@@ -210,16 +212,9 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
                 _ => Err(lit_range_error(s, span, neg, v).into()),
             }
         }
-        Lit::Float { f64: v64, f32: v32, suffix } => {
+        Lit::Float { f64, f32, f16, bf16, suffix } => {
             let s = suffix.or(expected.filter(|e| e.is_float())).unwrap_or(Scalar::F64);
-            if s == Scalar::F32 && v32.is_infinite() && v64.is_finite() {
-                return Err(Diagnostic::error(span, "literal out of range for `f32`")
-                    .label("rounds to infinity as an `f32`")
-                    .help("use `f64`")
-                    .into());
-            }
-            let sign = if neg { -1.0 } else { 1.0 };
-            Ok(if s == Scalar::F32 { ScalarValue::F32(sign as f32 * v32) } else { ScalarValue::F64(sign * v64) })
+            float_literal(PendingLit { int: None, neg, f64, f32, f16, bf16 }, s, span)
         }
     }
 }

@@ -241,14 +241,25 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     Some(s) => self.u.known(Ty::Scalar(s)),
                     None => self.u.var(Kind::Int),
                 };
-                Expr { kind: ExprKind::PendingLit(PendingLit { int: Some(v), neg, f64: v as f64, f32: v as f32 }), ty, span }
+                Expr {
+                    kind: ExprKind::PendingLit(PendingLit {
+                        int: Some(v),
+                        neg,
+                        f64: v as f64,
+                        f32: v as f32,
+                        f16: crate::float16::int_to_f16(v as i128),
+                        bf16: crate::float16::int_to_bf16(v as i128),
+                    }),
+                    ty,
+                    span,
+                }
             }
-            Lit::Float { f64, f32, suffix } => {
+            Lit::Float { f64, f32, f16, bf16, suffix } => {
                 let ty = match suffix {
                     Some(s) => self.u.known(Ty::Scalar(s)),
                     None => self.u.var(Kind::Float),
                 };
-                Expr { kind: ExprKind::PendingLit(PendingLit { int: None, neg, f64, f32 }), ty, span }
+                Expr { kind: ExprKind::PendingLit(PendingLit { int: None, neg, f64, f32, f16, bf16 }), ty, span }
             }
         })
     }

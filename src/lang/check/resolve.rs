@@ -8,7 +8,7 @@ use crate::span::Span;
 
 use super::CResult;
 use super::body::{CBlock, CExpr, FnCx};
-use super::fold::{int_range, int_value, lit_range_error, signed_literal};
+use super::fold::{float_literal, int_range, int_value, lit_range_error, signed_literal};
 use super::unify::H;
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -69,15 +69,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             _ => return Err(lit_range_error(s, span, l.neg, v).into()),
                         }
                     }
-                    _ if s == Scalar::F32 && l.f32.is_infinite() && l.f64.is_finite() => {
-                        return Err(Diagnostic::error(span, "literal out of range for `f32`")
-                            .label("rounds to infinity as an `f32`")
-                            .note(format!("the largest `f32` is {:e}", f32::MAX))
-                            .help("use `f64`, or `f32::INFINITY` if infinity is meant")
-                            .into());
-                    }
-                    _ if s == Scalar::F32 => ScalarValue::F32(if l.neg { -l.f32 } else { l.f32 }),
-                    _ if s == Scalar::F64 => ScalarValue::F64(if l.neg { -l.f64 } else { l.f64 }),
+                    _ if s.is_float() => float_literal(l, s, span)?,
                     _ => return Err(Diagnostic::error(span, format!("a literal cannot have type `{s}`")).label("here").into()),
                 })
             }

@@ -195,7 +195,7 @@ impl Class {
         match self {
             Class::Numeric => "a number",
             Class::Int => "an integer",
-            Class::Float => "a float (`f32` or `f64`)",
+            Class::Float => "a float (`f16`, `bf16`, `f32` or `f64`)",
             Class::SignedOrFloat => "a signed integer or a float",
             Class::IntOrBool => "an integer or `bool`",
             Class::Scalar => "a scalar",

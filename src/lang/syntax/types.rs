@@ -9,7 +9,7 @@ use super::expr::{ident, quote_path};
 use super::spans::spn;
 use super::{Lower, PResult, unsupported};
 
-pub(crate) const SCALAR_LIST: &str = "bool, i32, i64, u32, u64, usize, f32, f64";
+pub(crate) const SCALAR_LIST: &str = "bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, f16, bf16, f32, f64";
 
 impl Lower {
     pub(super) fn scalar_name(&self, path: &syn::Path) -> PResult<Option<Scalar>> {
@@ -24,7 +24,7 @@ impl Lower {
             }
             return Ok(Some(s));
         }
-        if matches!(name.as_str(), "i8" | "i16" | "i128" | "u8" | "u16" | "u128" | "isize" | "f16" | "f128" | "char" | "str" | "String") {
+        if matches!(name.as_str(), "i128" | "u128" | "isize" | "f128" | "char" | "str" | "String") {
             return Err(Diagnostic::error(spn(seg), format!("type `{name}` is not supported"))
                 .label("unsupported type")
                 .help(format!("supported scalar types: {SCALAR_LIST}"))
@@ -127,13 +127,8 @@ impl Lower {
                 if !matches!(elem, TypeExpr::Scalar(..) | TypeExpr::Fixed { .. }) {
                     return Err(Diagnostic::error(elem.span(), "expected a scalar element type").label("here").into());
                 }
-                let len = match &a.len {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-                    _ => None,
-                };
-                let Some(len) = len else {
-                    return Err(Diagnostic::error(spn(&a.len), "array length must be an integer literal").label("here").into());
-                };
+                // A constant expression, evaluated by the checker (`const` items may name it).
+                let len = Box::new(self.expr(&a.len)?);
                 Ok(TypeExpr::Fixed { elem: Box::new(elem), len, span })
             }
             syn::Type::Array(_) => Err(Diagnostic::error(span, "fixed-size arrays are only supported in `static` and `const` items")

@@ -1,16 +1,24 @@
 //! The cache key: blake3 over an explicit, versioned, length-prefixed encoding of every input
 //! that can change the compiled code, and nothing else (see docs/cache.md). One place for the
-//! key schema.
+//! key schema: the components and how they are combined here, the encoding of the program in
+//! `program.rs` and of captured values in `captures.rs`.
+
+mod captures;
+mod program;
 
 use std::fmt;
 
 use crate::capture::CaptureValue;
-use crate::ir::{Layout, Program, encode_program};
+use crate::ir::Program;
 use crate::target::{Options, Specialization};
+pub use captures::encode_capture;
+pub use program::encode_program;
 
 /// Bumped whenever the encoding below changes; also names the store's subfolder, so entries
-/// written under an older schema are simply never seen.
-pub const KEY_SCHEMA: u32 = 1;
+/// written under an older schema are simply never seen. Version 2: captured arrays' layouts are
+/// encoded by [`Layout::tag`](crate::ir::Layout::tag), the one numbering (version 1 wrote the
+/// enum's position, 0 to 2, there, and the tag, 1 to 3, in the specialisation).
+pub const KEY_SCHEMA: u32 = 2;
 
 /// A 32-byte content key.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -19,20 +27,12 @@ pub struct Key(pub [u8; 32]);
 impl Key {
     /// Lower-case hex.
     pub fn hex(&self) -> String {
-        hex(&self.0)
+        blake3::Hash::from_bytes(self.0).to_hex().to_string()
     }
 
-    /// Parses 64 hex digits.
+    /// Parses 64 hex digits (surrounding whitespace ignored).
     pub fn from_hex(s: &str) -> Option<Key> {
-        let s = s.trim();
-        if s.len() != 64 {
-            return None;
-        }
-        let mut k = [0u8; 32];
-        for (i, b) in k.iter_mut().enumerate() {
-            *b = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-        }
-        Some(Key(k))
+        blake3::Hash::from_hex(s.trim()).ok().map(|h| Key(*h.as_bytes()))
     }
 }
 
@@ -46,11 +46,6 @@ impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Key({})", &self.hex()[..16])
     }
-}
-
-/// Lower-case hex of bytes.
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 /// The identity of this kache build: version plus a hash of the compiler's own source, so a
@@ -104,23 +99,14 @@ pub fn derive(k: &KeyInputs<'_>) -> Derivation {
     let mut code = Vec::with_capacity(4096);
     encode_program(k.program, &mut code);
     comps.push(component("code", &code));
-    let spec: Vec<u8> = k
-        .spec
-        .layouts
-        .iter()
-        .map(|l| match l {
-            None => 0u8,
-            Some(Layout::C) => 1,
-            Some(Layout::F) => 2,
-            Some(Layout::A) => 3,
-        })
-        .collect();
+    // 0 for a scalar parameter, else the layout's tag (which leaves 0 free for this).
+    let spec: Vec<u8> = k.spec.layouts.iter().map(|l| l.map_or(0, |l| l.tag())).collect();
     comps.push(component("specialization", &spec));
     let mut caps = Vec::new();
     caps.extend_from_slice(&(k.captures.len() as u64).to_le_bytes());
     for c in k.captures {
         let mut one = Vec::new();
-        c.encode(&mut one);
+        encode_capture(c, &mut one);
         caps.extend_from_slice(&(one.len() as u64).to_le_bytes());
         caps.extend_from_slice(&one);
     }

@@ -15,7 +15,7 @@ mod syntax;
 pub use crate::span::Span;
 pub use check::{
     Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary, check_factory,
-    check_generic_kernel, check_kernel, check_module, infer_instance, instance_name, resolve_kernel_name, show_ty,
+    check_generic_kernel, check_kernel, check_module, file_stem, infer_instance, instance_name, resolve_kernel_name, show_ty,
 };
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::SourceFile;

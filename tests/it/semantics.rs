@@ -79,6 +79,14 @@ host_scenarios! {
     histogram_small,
     small_casts,
     bf16_gemm_tile,
+    generic_axpy,
+    generic_reduce,
+    generic_map,
+    generic_matmul_tiled,
+    generic_conv1d,
+    generic_bits,
+    generic_dot,
+    generic_device_calls,
 }
 
 #[test]

@@ -40,6 +40,47 @@ pub struct GenericKernelSig {
     pub signature: String,
 }
 
+impl GenericKernelSig {
+    /// The most instances [`every_instance`](Self::every_instance) lists.
+    pub const MAX_INSTANCES: usize = 64;
+
+    /// Every instance of the kernel, when its generic parameters are all type parameters: each
+    /// combination of the types their bounds admit, in a fixed order (`axpy::<f16>` ..
+    /// `axpy::<f64>`). Otherwise (a const parameter, or more than
+    /// [`MAX_INSTANCES`](Self::MAX_INSTANCES) combinations) why not.
+    pub fn every_instance(&self) -> Result<Vec<String>, String> {
+        let mut lists: Vec<Vec<Scalar>> = Vec::new();
+        for g in &self.generics {
+            match g.kind {
+                GenericParamKind::Type(b) => lists.push(Scalar::ALL.iter().copied().filter(|s| b.admits(*s)).collect()),
+                GenericParamKind::Const(_) => {
+                    return Err(format!("its const parameter `{}` can take any value: name the instances to compile", g.name));
+                }
+            }
+        }
+        let count = lists.iter().try_fold(1usize, |n, l| n.checked_mul(l.len())).unwrap_or(usize::MAX);
+        if count > Self::MAX_INSTANCES {
+            return Err(format!("it has {count} instances (more than {}): name the instances to compile", Self::MAX_INSTANCES));
+        }
+        let mut combos: Vec<Vec<GenericValue>> = vec![Vec::new()];
+        for l in &lists {
+            combos =
+                combos.iter().flat_map(|c| l.iter().map(move |s| [c.clone(), vec![GenericValue::Type(Ty::Scalar(*s))]].concat())).collect();
+        }
+        Ok(combos.iter().map(|c| instance_name(&self.name, c)).collect())
+    }
+}
+
+/// A file name for a kernel or an instance: `axpy` stays, `axpy::<f32>` becomes `axpy-f32`,
+/// `conv1d::<f32, 3>` `conv1d-f32-3` and `k::<-1>` `k-m1` (no two instances of a kernel share
+/// one, and no kernel's name has a `-`).
+pub fn file_stem(name: &str) -> String {
+    let Some((base, args)) = name.split_once("::<") else { return name.to_string() };
+    let args = args.trim_end_matches('>');
+    let parts: Vec<String> = args.split(',').map(|a| a.trim().replace('-', "m")).collect();
+    format!("{base}-{}", parts.join("-"))
+}
+
 /// A generic kernel: its signature, and its definition checked against its bounds. Its
 /// instances are what is compiled.
 #[derive(Clone, Debug)]

@@ -38,7 +38,7 @@ use items::ModuleCx;
 
 pub use generics::{GenericParam, GenericValue, instance_name};
 pub use instances::{
-    GenericKernel, GenericKernelSig, KernelName, LaunchArg, check_generic_kernel, infer_instance, resolve_kernel_name, show_ty,
+    GenericKernel, GenericKernelSig, KernelName, LaunchArg, check_generic_kernel, file_stem, infer_instance, resolve_kernel_name, show_ty,
 };
 
 type CResult<T> = Result<T, Box<Diagnostic>>;

@@ -17,6 +17,7 @@ mod arithmetic;
 mod arrays;
 mod atomics;
 mod control;
+mod generics;
 mod helpers;
 mod math;
 mod programs;
@@ -26,6 +27,7 @@ pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
+pub use generics::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
@@ -93,4 +95,13 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("histogram_small", histogram_small),
     ("small_casts", small_casts),
     ("bf16_gemm_tile", bf16_gemm_tile),
+    // Generic kernels, each launched with several element types or named instances.
+    ("generic_axpy", generic_axpy),
+    ("generic_reduce", generic_reduce),
+    ("generic_map", generic_map),
+    ("generic_matmul_tiled", generic_matmul_tiled),
+    ("generic_conv1d", generic_conv1d),
+    ("generic_bits", generic_bits),
+    ("generic_dot", generic_dot),
+    ("generic_device_calls", generic_device_calls),
 ];

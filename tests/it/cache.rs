@@ -14,10 +14,7 @@ use proptest::prelude::*;
 
 use crate::common::{disk_jit, fixture, kache_bin, memory_jit};
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
-#[path = "../shared/capture_scenarios.rs"]
-mod scenarios;
+use crate::capture_scenarios as scenarios;
 
 const SM90: Target = Target::Nvptx(Arch { sm: 90, accelerated: false });
 

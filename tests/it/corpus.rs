@@ -136,10 +136,10 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
                         text.contains(&format!(".entry {}", kache::abi::symbol_name(&k))),
                         "{name}::{k}: no entry for the kernel in its PTX"
                     );
-                    if let Some(p) = &ptxas {
-                        if let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90") {
-                            failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
-                        }
+                    if let Some(p) = &ptxas
+                        && let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90")
+                    {
+                        failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
                     }
                 }
             }

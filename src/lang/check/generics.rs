@@ -269,7 +269,12 @@ impl<'m> ModuleCx<'m> {
     pub(super) fn ensure_instance(&mut self, f: &'m ast::FnItem, args: &[GenericValue], call: Option<Span>) -> CResult<FuncId> {
         self.ensure_definition(f, call)?;
         let name = instance_name(&f.name.name, args);
-        self.ensure_checked(f, GenericEnv::instance(f, args), name, call)
+        // The definition checked, what fails now depends on the arguments: say which.
+        let note = format!("in the instance `{name}`");
+        self.ensure_checked(f, GenericEnv::instance(f, args), name, call).map_err(|d| {
+            let d = *d;
+            if d.notes.contains(&note) { d.into() } else { d.note(note).into() }
+        })
     }
 
     /// Checks generic arguments against `f`'s parameters: their count, their kinds, each type

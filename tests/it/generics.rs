@@ -481,3 +481,45 @@ fn kache_compile_names_instances_and_compiles_every_instance_it_can_without_name
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("(4 kernels,") && stdout.contains("kernel fill<T: Num>(x: &mut [T])"), "{stdout}");
 }
+
+/// The prebuild step builds the listed instances of a generic kernel (and every instance of
+/// one with only type parameters when none are listed), each a typed launch function named
+/// after its arguments; the generated code type-checks.
+#[test]
+fn prebuild_makes_a_typed_launch_function_per_instance() {
+    let work = tempfile::tempdir().unwrap();
+    let kernels = work.path().join("kernels");
+    std::fs::create_dir_all(&kernels).unwrap();
+    std::fs::write(kernels.join("gen.rs"), AXPY).unwrap();
+    let out = work.path().join("out");
+    let builder = || kache::prebuild::Builder::new().kernels_dir(&kernels).out_dir(&out).arch("sm_80").config(kache::Config::in_memory());
+    let generated = builder().instances("conv1d", ["f32, 3", "f64,5"]).instances("fill", ["u8"]).build().unwrap();
+    let text = std::fs::read_to_string(&generated).unwrap();
+    for f in ["axpy_f16", "axpy_bf16", "axpy_f32", "axpy_f64", "conv1d_f32_3", "conv1d_f64_5", "fill_u8", "plain"] {
+        assert!(text.contains(&format!("pub fn {f}(")), "no `{f}` in:\n{text}");
+    }
+    assert!(!text.contains("fill_u16") && !text.contains("fn conv1d("), "{text}");
+    assert!(text.contains("Launches kernel `conv1d::<f64, 5>(x: &[f64], w: &[f64], y: &mut [f64])`"), "{text}");
+    assert!(text.contains("x: &::kache::DeviceArray<f64>") && text.contains("a: ::kache::half::bf16"), "{text}");
+    let lib = work.path().join("lib.rs");
+    std::fs::write(
+        &lib,
+        format!(
+            "#![deny(warnings)]\nextern crate kache;\n#[allow(missing_docs)]\npub mod generated {{ include!({:?}); }}\n\
+             pub fn uses() {{\n    let _: fn(&::kache::Device, ::kache::Grid, &::kache::DeviceArray<f32>, &::kache::DeviceArray<f32>, &mut ::kache::DeviceArray<f32>) -> ::kache::Result<()> = generated::gen::conv1d_f32_3;\n    let _: fn(&::kache::Device, ::kache::Grid, ::kache::half::f16, &::kache::DeviceArray<::kache::half::f16>, &mut ::kache::DeviceArray<::kache::half::f16>) -> ::kache::Result<()> = generated::gen::axpy_f16;\n    let _ = generated::gen::prebuilt::fill_u8().archs();\n}}\n",
+            generated.display().to_string()
+        ),
+    )
+    .unwrap();
+    crate::prebuild_names::rustc_check(&lib, "2021").unwrap_or_else(|e| panic!("the generated code does not compile:\n{e}"));
+
+    // A list for a kernel that no file has as a generic kernel is an error; so is an instance
+    // that breaks a bound; an instance named like another kernel is a collision.
+    let e = builder().instances("saxpy", ["f32"]).build().unwrap_err().to_string();
+    assert!(e.contains("no kernel file has a generic kernel of that name"), "{e}");
+    let e = builder().instances("axpy", ["i32"]).build().unwrap_err();
+    assert!(rendered(e).contains("does not satisfy the bound `T: Float`"));
+    std::fs::write(kernels.join("gen.rs"), format!("{AXPY}\n#[kernel]\npub fn axpy_f32(x: &mut [f32]) {{ x[0] = 2.0; }}\n")).unwrap();
+    let e = builder().build().unwrap_err().to_string();
+    assert!(e.contains("`axpy::<f32>` and `axpy_f32` both become the Rust function `axpy_f32`"), "{e}");
+}

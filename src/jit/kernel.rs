@@ -15,7 +15,7 @@ use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
 use crate::lang::GenericKernelSig;
 use crate::library::CodeLibrary;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
@@ -30,6 +30,8 @@ pub(super) struct KernelInner {
     pub(super) program: Program,
     pub(super) captures: Vec<CaptureValue>,
     pub(super) signature: Vec<(String, Ty)>,
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub(super) enums: Vec<EnumDef>,
     compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
@@ -74,9 +76,13 @@ fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
         .collect()
 }
 
-/// A signature as text: `(a: f32, x: &[f32])`.
-pub(super) fn signature_text(sig: &[(String, Ty)]) -> String {
-    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "))
+/// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
+    let ty = |t: &Ty| match t {
+        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+        t => t.to_string(),
+    };
+    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
 
 impl KernelInner {
@@ -85,6 +91,7 @@ impl KernelInner {
         let signature = program.kernel().param_decls().iter().map(|p| (p.name.clone(), p.ty)).collect();
         Ok(KernelInner {
             jit: module.jit.clone(),
+            enums: program.enums.clone(),
             name: name.to_string(),
             program,
             captures,
@@ -114,7 +121,7 @@ impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner.generic {
             Some(g) => write!(f, "Kernel({})", g.sig.signature),
-            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature)),
+            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums)),
         }
     }
 }
@@ -128,6 +135,13 @@ impl Kernel {
     /// Parameter names and types (for a generic kernel, with [`Ty::Param`] types).
     pub fn signature(&self) -> &[(String, Ty)] {
         &self.inner.signature
+    }
+
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy): an enum
+    /// parameter takes the enum's discriminant as its integer type (`2u8`), checked to be a
+    /// variant's at launch.
+    pub fn enums(&self) -> &[EnumDef] {
+        &self.inner.enums
     }
 
     /// Whether this is a generic kernel (not one of its instances): launching it runs the
@@ -249,7 +263,7 @@ impl Kernel {
         let cache = jit.cache();
         let (d, libdevice) = self.derive(target, spec)?;
         let key = d.key;
-        let sig = signature_text(&inner.signature);
+        let sig = signature_text(&inner.signature, &inner.enums);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
         let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
             Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
@@ -331,7 +345,7 @@ impl Kernel {
         if let Some(g) = &self.inner.generic {
             return g.instance_for(&args)?.launch_values(device, grid, args);
         }
-        let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let c = self.compile_on(device.target(), &spec, Some(device))?;

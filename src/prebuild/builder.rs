@@ -230,9 +230,26 @@ impl Builder {
         let mut modules = Vec::new();
         let mut first_error = None;
         let mut listed_used: HashSet<&str> = HashSet::new();
-        for file in &files {
+        // A file another kernel file includes with `mod` is part of that one, not a kernel
+        // file of its own.
+        let loaded: Vec<Result<crate::jit::Module>> = files.iter().map(|f| jit.load_file(&f.path)).collect();
+        let mut included = std::collections::HashSet::new();
+        for (file, m) in files.iter().zip(&loaded) {
+            if let Ok(m) = m {
+                let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+                for (rel, _) in m.module_files() {
+                    let p = dir.join(&rel);
+                    println!("cargo::rerun-if-changed={}", p.display());
+                    included.insert(p);
+                }
+            }
+        }
+        for (file, m) in files.iter().zip(loaded) {
             println!("cargo::rerun-if-changed={}", file.path.display());
-            match self.build_file(&jit, file, &archs, &mut data) {
+            if included.contains(&file.path) {
+                continue;
+            }
+            match m.and_then(|m| self.build_file(m, file, &archs, &mut data)) {
                 Ok((m, used)) => {
                     modules.push(m);
                     listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
@@ -302,8 +319,22 @@ impl Builder {
         Ok((names, used))
     }
 
-    fn build_file(&self, jit: &Jit, file: &KernelFile, archs: &[Arch], data: &mut DataFiles) -> Result<(GenModule, Vec<String>)> {
-        let mut m = jit.load_file(&file.path)?;
+    fn build_file(
+        &self,
+        mut m: crate::jit::Module,
+        file: &KernelFile,
+        archs: &[Arch],
+        data: &mut DataFiles,
+    ) -> Result<(GenModule, Vec<String>)> {
+        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let module_files = m
+            .module_files()
+            .into_iter()
+            .map(|(rel, _)| {
+                let p = dir.join(&rel);
+                Ok((rel, p.to_str().ok_or_else(|| not_utf8(&p))?.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
         }
@@ -339,7 +370,17 @@ impl Builder {
                 file.path.display()
             ));
         }
-        Ok((GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown: file.shown.clone(), file: file_name, kernels }, used))
+        Ok((
+            GenModule {
+                rust: file.module.clone(),
+                source: utf8(&file.path)?,
+                modules: module_files,
+                shown: file.shown.clone(),
+                file: file_name,
+                kernels,
+            },
+            used,
+        ))
     }
 }
 

@@ -152,8 +152,18 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
 /// modules, constant lengths): every kernel compiles for sm_70, sm_80 and sm_90 and ptxas
 /// accepts each, since what LLVM emits for `f16`/`bf16` differs by architecture (native
 /// instructions from sm_80 and sm_90, `f32` emulation before).
-const V2_FILES: &[&str] =
-    &["image_u8.rs", "int8_dot.rs", "axpy_f16.rs", "bf16_elementwise.rs", "histogram_small.rs", "small_casts.rs", "bf16_gemm_tile.rs"];
+const V2_FILES: &[&str] = &[
+    "image_u8.rs",
+    "int8_dot.rs",
+    "axpy_f16.rs",
+    "bf16_elementwise.rs",
+    "histogram_small.rs",
+    "small_casts.rs",
+    "bf16_gemm_tile.rs",
+    "state_machine.rs",
+    "match_ints.rs",
+    "split_kernels.rs",
+];
 
 #[test]
 fn v2_corpus_kernels_assemble_for_sm_70_80_and_90() {
@@ -348,6 +358,19 @@ fn corpus_covers_the_language() {
         "let h: f16 = ",
         "shared_array::<bf16, { TILE * TILE }>",
         "static WEIGHTS: [f32; TAPS]",
+        "match ",
+        "..=",
+        " | ",
+        " if ",
+        "@ ",
+        "enum ",
+        "#[repr(u8)]",
+        "#[derive(Clone, Copy, PartialEq",
+        "use State::*;",
+        "mod split_geometry;",
+        "use split_geometry::{",
+        " as dot2",
+        "split_geometry::vector::length2(",
         // Generics.
         "<T: Float>",
         "<T: Int>",

@@ -204,8 +204,10 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let bytes = std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
-    let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
+    // Read once here for a plain message when the file is missing; the JIT reads it and its
+    // module files.
+    std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
+    let mut m = jit.load_file(file)?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
@@ -397,15 +399,18 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
         if s.device_functions.len() == 1 { "" } else { "s" }
     );
     for k in &s.kernels {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.generic_kernels {
         println!("  kernel {}", k.signature);
     }
     for k in &s.kernel_factories {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+    }
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(())
 }

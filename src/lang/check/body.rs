@@ -6,12 +6,12 @@ use crate::lang::ast::{self, TypeExpr};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
+use super::CResult;
 use super::factory::FactoryScope;
 use super::generic_call::{PendingCall, cannot_infer};
 use super::generics::{GenericEnv, satisfies};
 use super::items::ModuleCx;
 use super::unify::{H, Kind, Oblig, Unifier};
-use super::{CResult, type_of_decl};
 
 /// A local variable or parameter of the function being checked.
 pub(super) struct LocalInfo {
@@ -56,6 +56,8 @@ pub(super) struct FnCx<'c, 'm> {
     pub(super) pending: Vec<PendingCall<'m>>,
     /// Placeholder and real id of each instance made for a pending call.
     pub(super) instantiated: Vec<(FuncId, FuncId)>,
+    /// The module whose names the body sees.
+    pub(super) module: ast::ModId,
 }
 
 pub(super) type CExpr = Expr<H>;
@@ -63,8 +65,8 @@ pub(super) type CExpr = Expr<H>;
 pub(super) type CBlock = Block<H>;
 
 impl<'c, 'm> FnCx<'c, 'm> {
-    pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>) -> Self {
-        let mut u = Unifier::default();
+    pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>, module: ast::ModId) -> Self {
+        let mut u = Unifier::with_enum_names(mcx.enum_names.clone());
         let ret = u.known(Ty::Unit);
         FnCx {
             mcx,
@@ -84,7 +86,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
             generics: GenericEnv::none(),
             pending: Vec::new(),
             instantiated: Vec::new(),
+            module,
         }
+    }
+
+    /// The type a declared parameter or annotation stands for, in this body's module.
+    pub(super) fn ty_of(&mut self, t: &TypeExpr) -> CResult<Ty> {
+        self.mcx.ty_in(t, self.module, &self.generics)
     }
 
     pub(super) fn declare(&mut self, name: &ast::Ident, ty: H, mutable: bool, deferred_init: bool) -> LocalId {
@@ -113,7 +121,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn check_fn_body(&mut self, f: &ast::FnItem, name: String, kind: FuncKind, ret: Ty) -> CResult<Func> {
         self.ret = self.u.known(ret);
         for p in &f.params {
-            let t = self.generics.resolve(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
+            let t = self.ty_of(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
             let h = self.u.known(t);
             self.declare(&p.name, h, p.mutable, false);
         }
@@ -155,7 +163,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         for (i, p) in params.iter().enumerate() {
             let h = match (&p.ty, &expected) {
                 (Some(t), exp) => {
-                    let ty = type_of_decl(t)?;
+                    let ty = self.ty_of(t)?;
                     if let Some((want, _)) = exp
                         && want.get(i).is_some_and(|w| !same_shape(*w, ty))
                     {
@@ -185,7 +193,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         self.ret = match (ret, &expected) {
             (Some(t), _) => {
-                let t = type_of_decl(t)?;
+                let t = self.ty_of(t)?;
                 self.u.known(t)
             }
             (None, Some((_, r))) => self.u.known(*r),
@@ -219,7 +227,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Oblig::Bound { h, bound, param, func, span } => match self.u.settle(h) {
                     Some(t) if satisfies(t, bound) => {}
                     Some(t) => {
-                        let shown = self.u.show(t);
+                        let shown = self.u.ty_name(t);
                         let what = super::generics::describe_param(&param, bound);
                         let d =
                             Diagnostic::error(span, format!("the type `{shown}` does not satisfy the bound `{what}` of `{func}`")).label(
@@ -246,8 +254,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     Some(Ty::Param(p)) if !class.accepts_bound(p.bound) => return Err(self.bound_error(p, class, span, &what).into()),
                     Some(Ty::Scalar(_)) | Some(Ty::Never) | Some(Ty::Param(_)) => {}
                     Some(t) => {
-                        let shown = self.u.show(t);
-                        return Err(self.class_error(&shown, class, span, &what).into());
+                        let name = self.u.ty_name(t);
+                        return Err(self.class_error(&name, class, span, &what).into());
                     }
                     None => {
                         return Err(Diagnostic::error(span, "type annotations needed")
@@ -259,8 +267,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Oblig::Cast { h, to, span } => match self.u.settle(h) {
                     Some(from @ (Ty::Scalar(_) | Ty::Param(_))) => self.check_cast(from, to, span)?,
                     Some(Ty::Never) => {}
+                    Some(Ty::Enum(_)) if to.scalar().is_some_and(|s| s.is_int()) => {}
+                    Some(t @ Ty::Enum(_)) => {
+                        let (name, to) = (self.u.ty_name(t), self.u.ty_name(to));
+                        return Err(Diagnostic::error(span, format!("casting `{name}` as `{to}` is invalid"))
+                            .label("an enum casts to integer types only")
+                            .help(format!("cast to its discriminant first, then convert: `(x as i64) as {to}`"))
+                            .into());
+                    }
                     Some(t) => {
-                        let (t, to) = (self.u.show(t), self.u.show(to));
+                        let (t, to) = (self.u.ty_name(t), self.u.ty_name(to));
                         return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`"))
                             .label("only scalars can be cast")
                             .into());
@@ -355,7 +371,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if ok {
             return Ok(());
         }
-        let (f, t) = (self.u.show(from), self.u.show(to));
+        let (f, t) = (self.u.ty_name(from), self.u.ty_name(to));
         let mut d = Diagnostic::error(span, format!("invalid cast from `{f}` to `{t}`")).label("not a valid `as` cast");
         if to == Ty::Scalar(Scalar::Bool) {
             d = d.help("compare instead: `x != 0`");
@@ -364,7 +380,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             if let Ty::Param(p) = side
                 && !num(p.bound)
             {
-                let n = self.u.show(side);
+                let n = self.u.ty_name(side);
                 d = d.help(format!("casts with `as` need a number type: restrict the type parameter, `{n}: Num`"));
             }
         }

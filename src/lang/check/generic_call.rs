@@ -78,9 +78,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     Slot::Type(h)
                 }
                 (GenericParamKind::Type(bound), Some(GenericArg::Type(t))) => {
-                    let ty = self.generics.resolve(t)?;
+                    let ty = self.ty_of(t)?;
                     if !matches!(ty, Ty::Scalar(_) | Ty::Param(_)) || !satisfies(ty, bound) {
-                        let shown = self.u.show(ty);
+                        let shown = self.u.ty_name(ty);
                         return Err(Diagnostic::error(
                             t.span(),
                             format!("the type `{shown}` does not satisfy the bound `{}`", describe_param(&g.name.name, bound)),
@@ -153,7 +153,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     self.assign_compatible(h, &x, span)?;
                 }
                 other => {
-                    let want = GenericEnv::none().resolve(other)?;
+                    let want = self.mcx.ty_of(other, f.module)?;
                     let want = self.u.known(want);
                     self.assign_compatible(want, &x, span)?;
                 }
@@ -163,7 +163,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let ret = match &f.ret {
             RetTy::Ty(TypeExpr::Param(id)) => self.slot_type(f, &slots, id)?,
             RetTy::Ty(t) => {
-                let t = GenericEnv::none().resolve(t)?;
+                let t = self.mcx.ty_of(t, f.module)?;
                 self.u.known(t)
             }
             _ => self.u.known(Ty::Unit),
@@ -316,11 +316,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn eval_const_here(&mut self, e: &ast::Expr, expected: Option<Scalar>) -> CResult<Option<ScalarValue>> {
         let scope = self.generics.const_scope();
         if scope.iter().any(|(_, _, v)| v.is_none()) && mentions(e, &scope) {
-            self.mcx.const_type(e, expected, &scope)?;
+            self.mcx.const_type(e, expected, &scope, self.module)?;
             return Ok(None);
         }
         let saved = std::mem::replace(&mut self.mcx.const_scope, scope);
-        let r = self.mcx.eval_const(e, expected);
+        let r = self.mcx.eval_const(e, expected, self.module);
         self.mcx.const_scope = saved;
         r.map(Some)
     }
@@ -366,8 +366,9 @@ impl<'m> ModuleCx<'m> {
         e: &ast::Expr,
         expected: Option<Scalar>,
         scope: &[(String, Scalar, Option<ScalarValue>)],
+        module: ast::ModId,
     ) -> CResult<Scalar> {
-        crate::stack::ensure(64 << 10, 4 << 20, || self.const_type_inner(e, expected, scope))
+        crate::stack::ensure(64 << 10, 4 << 20, || self.const_type_inner(e, expected, scope, module))
     }
 
     fn const_type_inner(
@@ -375,6 +376,7 @@ impl<'m> ModuleCx<'m> {
         e: &ast::Expr,
         expected: Option<Scalar>,
         scope: &[(String, Scalar, Option<ScalarValue>)],
+        module: ast::ModId,
     ) -> CResult<Scalar> {
         let check = |t: Scalar| -> CResult<Scalar> {
             match expected {
@@ -389,40 +391,40 @@ impl<'m> ModuleCx<'m> {
                 let t = scope.iter().find(|(s, _, _)| *s == n.name).map(|(_, t, _)| *t).unwrap_or(Scalar::Usize);
                 check(t)
             }
-            A::Unary(_, x) => self.const_type(x, expected, scope),
+            A::Unary(_, x) => self.const_type(x, expected, scope, module),
             A::Binary(op, a, b) => {
                 if op.is_comparison() {
-                    let ta = self.const_type(a, None, scope)?;
-                    self.const_type(b, Some(ta), scope)?;
+                    let ta = self.const_type(a, None, scope, module)?;
+                    self.const_type(b, Some(ta), scope, module)?;
                     check(Scalar::Bool)
                 } else if op.is_shift() {
-                    let ta = self.const_type(a, expected, scope)?;
-                    self.const_type(b, None, scope)?;
+                    let ta = self.const_type(a, expected, scope, module)?;
+                    self.const_type(b, None, scope, module)?;
                     Ok(ta)
                 } else {
-                    let ta = self.const_type(a, expected, scope)?;
-                    self.const_type(b, Some(ta), scope)
+                    let ta = self.const_type(a, expected, scope, module)?;
+                    self.const_type(b, Some(ta), scope, module)
                 }
             }
             A::Logic(_, a, b) => {
-                self.const_type(a, Some(Scalar::Bool), scope)?;
-                self.const_type(b, Some(Scalar::Bool), scope)?;
+                self.const_type(a, Some(Scalar::Bool), scope, module)?;
+                self.const_type(b, Some(Scalar::Bool), scope, module)?;
                 check(Scalar::Bool)
             }
             A::Cast(x, t) => {
-                self.const_type(x, None, scope)?;
+                self.const_type(x, None, scope, module)?;
                 match t {
                     TypeExpr::Scalar(s, _) => check(*s),
                     _ => Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here").into()),
                 }
             }
             A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => match &b.tail {
-                Some(t) => self.const_type(t, expected, scope),
+                Some(t) => self.const_type(t, expected, scope, module),
                 None => Err(Diagnostic::error(e.span, "expected a constant expression").label("not constant").into()),
             },
             // Everything else does not depend on the parameters: its value gives its type.
             _ => {
-                let v = self.eval_const(e, expected)?;
+                let v = self.eval_const(e, expected, module)?;
                 Ok(v.ty())
             }
         }

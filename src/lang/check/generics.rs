@@ -168,31 +168,6 @@ impl GenericEnv {
             })
             .collect()
     }
-
-    /// The type a declared type stands for here.
-    pub(super) fn resolve(&self, t: &TypeExpr) -> CResult<Ty> {
-        match t {
-            TypeExpr::Unit(_) => Ok(Ty::Unit),
-            TypeExpr::Scalar(s, _) => Ok(Ty::Scalar(*s)),
-            TypeExpr::Param(id) => self.type_param(&id.name).ok_or_else(|| {
-                Diagnostic::error(id.span, format!("cannot find type `{}` in this scope", id.name))
-                    .label("not a type here")
-                    .help("type parameters are declared on the function that uses them: `fn f<T: Float>(..)`")
-                    .into()
-            }),
-            TypeExpr::ArrayRef { elem, ndim, mutable, span } => {
-                let e = self.resolve(elem)?;
-                array_of(e, *ndim, *mutable)
-                    .ok_or_else(|| Diagnostic::error(*span, "array elements must be scalars").label("not a scalar element type").into())
-            }
-            TypeExpr::Fixed { span, .. } => {
-                Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
-                    .label("not supported here")
-                    .help("take a slice: `&[T]` or `&mut [T]`")
-                    .into())
-            }
-        }
-    }
 }
 
 /// The array type with elements of type `elem` (a scalar or a type parameter).
@@ -254,13 +229,14 @@ impl<'m> ModuleCx<'m> {
     /// is not part of any program (a separate context is used, so nothing it reserves or
     /// captures leaks into the instance being built).
     pub(super) fn ensure_definition(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<()> {
-        if self.definitions_checked.contains(&f.name.name) {
+        let item = f as *const ast::FnItem as usize;
+        if self.definitions_checked.contains(&item) {
             return Ok(());
         }
         let mut sub = ModuleCx::new(self.m, self.env);
         sub.in_progress.clone_from(&self.in_progress);
         sub.ensure_checked(f, GenericEnv::definition(f), f.name.name.clone(), call)?;
-        self.definitions_checked.insert(f.name.name.clone());
+        self.definitions_checked.insert(item);
         Ok(())
     }
 
@@ -348,14 +324,14 @@ impl<'m> ModuleCx<'m> {
         for (i, a) in args.iter().enumerate() {
             let want = f.generics.get(i).map(|g| g.kind);
             out.push(match (a, want) {
-                (GenericArg::Type(t), Some(GenericParamKind::Type(_)) | None) => GenericValue::Type(GenericEnv::none().resolve(t)?),
+                (GenericArg::Type(t), Some(GenericParamKind::Type(_)) | None) => GenericValue::Type(self.ty_of(t, f.module)?),
                 (GenericArg::Type(TypeExpr::Scalar(s, span)), Some(GenericParamKind::Const(_))) => {
                     return Err(Diagnostic::error(*span, format!("expected a constant, found the type `{s}`")).label("a type").into());
                 }
                 (GenericArg::Type(t), Some(GenericParamKind::Const(_))) => {
                     return Err(Diagnostic::error(t.span(), "expected a constant").label("a type").into());
                 }
-                (GenericArg::Const(e), Some(GenericParamKind::Const(s))) => GenericValue::Const(self.eval_const(e, Some(s))?),
+                (GenericArg::Const(e), Some(GenericParamKind::Const(s))) => GenericValue::Const(self.eval_const(e, Some(s), f.module)?),
                 (GenericArg::Const(e), Some(GenericParamKind::Type(_))) => match &e.kind {
                     ast::ExprKind::Path(n) => {
                         return Err(Diagnostic::error(e.span, format!("cannot find type `{}`", n.name))
@@ -369,7 +345,7 @@ impl<'m> ModuleCx<'m> {
                             .into());
                     }
                 },
-                (GenericArg::Const(e), None) => GenericValue::Const(self.eval_const(e, None)?),
+                (GenericArg::Const(e), None) => GenericValue::Const(self.eval_const(e, None, f.module)?),
                 (GenericArg::Infer(s), _) => {
                     return Err(Diagnostic::error(*s, "an instance names every generic argument").label("`_` is not allowed here").into());
                 }

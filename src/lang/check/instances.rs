@@ -143,19 +143,21 @@ pub fn resolve_kernel_name(m: &ast::SourceModule, env: &Env, text: &str) -> Resu
     let (base, args) = parse_instance_name(text).map_err(in_name)?;
     let cx = ModuleCx::new(m, env);
     let Some(f) = m.func(&base.name).filter(|f| f.is_kernel) else {
-        return Err(Diagnostics::single(m.file.clone(), cx.no_such_kernel(&base.name)));
+        return Err(Diagnostics::in_files(m.files.clone(), vec![cx.no_such_kernel(&base.name)]));
     };
     if !f.is_generic() {
-        return Err(Diagnostics::single(
-            m.file.clone(),
-            Diagnostic::error(f.name.span, format!("kernel `{}` is not generic", f.name.name))
-                .label("takes no generic arguments")
-                .help(format!("name it without them: `{}`", f.name.name)),
+        return Err(Diagnostics::in_files(
+            m.files.clone(),
+            vec![
+                Diagnostic::error(f.name.span, format!("kernel `{}` is not generic", base.name))
+                    .label("takes no generic arguments")
+                    .help(format!("name it without them: `{}`", base.name)),
+            ],
         ));
     }
     let mut cx = cx;
     let values = cx.host_generic_args(f, &args).map_err(in_name)?;
-    cx.check_generic_args(f, &values, generics_span(f), text.trim()).map_err(|d| Diagnostics::single(m.file.clone(), *d))?;
+    cx.check_generic_args(f, &values, generics_span(f), text.trim()).map_err(|d| Diagnostics::in_files(m.files.clone(), vec![*d]))?;
     let canonical = instance_name(&f.name.name, &values);
     Ok(KernelName { base: f.name.name.clone(), args: values, canonical })
 }
@@ -163,7 +165,7 @@ pub fn resolve_kernel_name(m: &ast::SourceModule, env: &Env, text: &str) -> Resu
 /// Checks a kernel instance (the generic kernel at its definition first, then the instance with
 /// its arguments substituted) and everything it reaches.
 pub(super) fn check_instance(m: &ast::SourceModule, env: &Env, name: &KernelName) -> Result<Program, Diagnostics> {
-    let diag = |d: Box<Diagnostic>| Diagnostics::single(m.file.clone(), *d);
+    let diag = |d: Box<Diagnostic>| Diagnostics::in_files(m.files.clone(), vec![*d]);
     let mut cx = ModuleCx::new(m, env);
     let Some(f) = m.func(&name.base).filter(|f| f.is_kernel) else {
         return Err(diag(cx.no_such_kernel(&name.base).into()));
@@ -202,7 +204,7 @@ fn example_args(f: &ast::FnItem) -> String {
 
 /// Checks the generic kernel `name` at its definition.
 pub fn check_generic_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<GenericKernel, Diagnostics> {
-    let diag = |d: Box<Diagnostic>| Diagnostics::single(m.file.clone(), *d);
+    let diag = |d: Box<Diagnostic>| Diagnostics::in_files(m.files.clone(), vec![*d]);
     let mut cx = ModuleCx::new(m, env);
     let Some(f) = m.func(name).filter(|f| f.is_kernel && f.is_generic()) else {
         return Err(diag(cx.no_such_kernel(name).into()));
@@ -214,11 +216,11 @@ pub fn check_generic_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Res
     let params: Vec<(String, Ty)> = program.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect();
     let signature = format!(
         "{}<{}>({})",
-        f.name.name,
+        name,
         generics.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(", "),
         params.iter().map(|(n, t)| format!("{n}: {}", show_ty(*t, &names))).collect::<Vec<_>>().join(", ")
     );
-    Ok(GenericKernel { sig: GenericKernelSig { name: f.name.name.clone(), generics, params, signature }, program })
+    Ok(GenericKernel { sig: GenericKernelSig { name: name.to_string(), generics, params, signature }, program })
 }
 
 /// The instance of generic kernel `name` that a launch with arguments of these types needs:
@@ -226,7 +228,7 @@ pub fn check_generic_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Res
 /// it. A parameter no argument determines (a const parameter, a type used only inside the
 /// body), and arguments that disagree on one, are errors located at the kernel.
 pub fn infer_instance(m: &ast::SourceModule, name: &str, args: &[LaunchArg]) -> Result<KernelName, Diagnostics> {
-    let diag = |d: Diagnostic| Diagnostics::single(m.file.clone(), d);
+    let diag = |d: Diagnostic| Diagnostics::in_files(m.files.clone(), vec![d]);
     let Some(f) = m.func(name).filter(|f| f.is_kernel && f.is_generic()) else {
         return Err(diag(
             Diagnostic::error(Span::new(0, 0), format!("no generic kernel named `{name}` in this file")).label("searched this file"),

@@ -25,7 +25,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 AStmt::Let { name, mutable, ty, init, span } => {
                     let ann = match ty {
                         Some(t) => {
-                            let ty = self.generics.resolve(t)?;
+                            let ty = self.ty_of(t)?;
                             if ty == Ty::Unit {
                                 return Err(Diagnostic::error(t.span(), "variables of type `()` are not supported").label("here").into());
                             }
@@ -115,7 +115,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             (Some(Ty::ParamArray(w)), Some(Ty::ParamArray(g))) if w.elem == g.elem && w.ndim == g.ndim => {
                 if w.writable && !g.writable {
-                    let (ws, gs) = (self.u.show(Ty::ParamArray(w)), self.u.show(Ty::ParamArray(g)));
+                    let (ws, gs) = (self.u.ty_name(Ty::ParamArray(w)), self.u.ty_name(Ty::ParamArray(g)));
                     return Err(Diagnostic::error(got.span, "this array is read-only")
                         .label(format!("expected `{ws}`, found `{gs}`"))
                         .secondary(span, "requires a writable array")

@@ -33,9 +33,29 @@ pub(super) struct Unifier {
     nodes: Vec<Node>,
     /// The names of the type parameters of the generic body being checked, by index.
     pub(super) param_names: Vec<String>,
+    /// The names of the module's enums, by id, for messages.
+    enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
 }
 
 impl Unifier {
+    pub(super) fn with_enum_names(enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>) -> Unifier {
+        Unifier { nodes: Vec::new(), enum_names, param_names: Vec::new() }
+    }
+
+    /// A type as the source writes it (an enum and a type parameter by its name).
+    pub(super) fn ty_name(&self, t: Ty) -> String {
+        let param = |p: TypeParam| self.param_names.get(p.index as usize).cloned().unwrap_or_else(|| format!("T{}", p.index));
+        match t {
+            Ty::Enum(e) => self.enum_names.borrow().get(e.id as usize).cloned().unwrap_or_else(|| t.to_string()),
+            Ty::Param(p) => param(p),
+            Ty::ParamArray(a) => {
+                let m = if a.writable { "&mut " } else { "&" };
+                if a.ndim == 1 { format!("{m}[{}]", param(a.elem)) } else { format!("{m}Array<{}, {}>", param(a.elem), a.ndim) }
+            }
+            t => t.to_string(),
+        }
+    }
+
     pub(super) fn var(&mut self, k: Kind) -> H {
         self.nodes.push(Node::Var(k));
         (self.nodes.len() - 1) as H
@@ -66,21 +86,9 @@ impl Unifier {
             _ => None,
         }
     }
-    /// A type as the source spells it (type parameters by their names).
-    pub(super) fn show(&self, t: Ty) -> String {
-        let name = |p: TypeParam| self.param_names.get(p.index as usize).cloned().unwrap_or_else(|| format!("T{}", p.index));
-        match t {
-            Ty::Param(p) => name(p),
-            Ty::ParamArray(a) => {
-                let m = if a.writable { "&mut " } else { "&" };
-                if a.ndim == 1 { format!("{m}[{}]", name(a.elem)) } else { format!("{m}Array<{}, {}>", name(a.elem), a.ndim) }
-            }
-            t => t.to_string(),
-        }
-    }
     pub(super) fn describe(&mut self, h: H) -> String {
         match self.get(h) {
-            Node::Known(t) => self.show(t),
+            Node::Known(t) => self.ty_name(t),
             Node::Var(Kind::Int) => "{integer}".into(),
             Node::Var(Kind::Float) => "{float}".into(),
             Node::Var(Kind::Any) => "_".into(),
@@ -239,9 +247,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
             Node::Known(Ty::Param(p)) if !class.accepts_bound(p.bound) => Err(self.bound_error(p, class, span, &what).into()),
             Node::Known(Ty::Never | Ty::Param(_)) => Ok(()),
-            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::ParamArray(_))) => {
-                let shown = self.u.show(t);
-                Err(self.class_error(&shown, class, span, &what).into())
+            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::ParamArray(_) | Ty::Enum(_))) => {
+                let name = self.u.ty_name(t);
+                Err(self.class_error(&name, class, span, &what).into())
             }
             Node::Var(k) if !class.kind_ok(k) => {
                 let d = self.u.describe(h);
@@ -261,7 +269,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// The error for an operation the bound of type parameter `p` does not allow.
     pub(super) fn bound_error(&self, p: TypeParam, class: Class, span: Span, what: &str) -> Diagnostic {
-        let name = self.u.show(Ty::Param(p));
+        let name = self.u.ty_name(Ty::Param(p));
         let has = match p.bound.name() {
             Some(b) => format!("`{name}` is only bounded by `{b}`"),
             None => format!("`{name}` has no bound"),
@@ -299,7 +307,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Node::Var(k @ (Kind::Int | Kind::Float)) => k,
             _ => return None,
         };
-        let name = self.u.show(Ty::Param(p));
+        let name = self.u.ty_name(Ty::Param(p));
         let shown = |l: &PendingLit| match (l.int, kind) {
             (Some(v), Kind::Int) => format!("{}{v}", if l.neg { "-" } else { "" }),
             _ => format!("{:?}", if l.neg { -l.f64 } else { l.f64 }),

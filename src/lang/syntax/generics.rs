@@ -182,15 +182,25 @@ fn parse_instance_inner(file: &Arc<SourceFile>) -> PResult<(Ident, Vec<GenericAr
     }
     let run = || -> PResult<(Ident, Vec<GenericArg>)> {
         let path: syn::ExprPath = syn::parse_str(file.text()).map_err(|_| bad())?;
-        if path.qself.is_some() || path.path.leading_colon.is_some() || path.path.segments.len() != 1 || !path.attrs.is_empty() {
+        if path.qself.is_some() || path.path.leading_colon.is_some() || !path.attrs.is_empty() {
             return Err(bad().into());
         }
-        let seg = &path.path.segments[0];
-        let name = ident(&seg.ident);
+        // A kernel of a module is named by its path: `common::axpy::<f32>`.
+        let segs: Vec<&syn::PathSegment> = path.path.segments.iter().collect();
+        let Some((seg, before)) = segs.split_last() else { return Err(bad().into()) };
+        if before.iter().any(|s| !s.arguments.is_none()) {
+            return Err(bad().into());
+        }
+        let mut name = ident(&seg.ident);
+        if let Some(first) = before.first() {
+            let mut parts: Vec<String> = before.iter().map(|s| ident(&s.ident).name).collect();
+            parts.push(name.name);
+            name = Ident { name: parts.join("::"), span: ident(&first.ident).span.to(name.span) };
+        }
         let args = match &seg.arguments {
             syn::PathArguments::None => Vec::new(),
             syn::PathArguments::AngleBracketed(ab) => {
-                let mut lower = Lower { depth: 0, type_params: Vec::new() };
+                let mut lower = Lower::default();
                 ab.args.iter().map(|g| lower.generic_arg(g)).collect::<PResult<_>>()?
             }
             syn::PathArguments::Parenthesized(_) => return Err(bad().into()),

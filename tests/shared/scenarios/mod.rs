@@ -19,6 +19,7 @@ mod atomics;
 mod control;
 mod generics;
 mod helpers;
+mod matching;
 mod math;
 mod programs;
 mod small_types;
@@ -28,6 +29,7 @@ pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
 pub use generics::*;
+pub use matching::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
@@ -95,6 +97,10 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("histogram_small", histogram_small),
     ("small_casts", small_casts),
     ("bf16_gemm_tile", bf16_gemm_tile),
+    // `match`, enums and kernels across files.
+    ("state_machine", state_machine),
+    ("match_ints", match_ints),
+    ("split_kernels", split_kernels),
     // Generic kernels, each launched with several element types or named instances.
     ("generic_axpy", generic_axpy),
     ("generic_reduce", generic_reduce),

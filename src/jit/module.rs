@@ -260,7 +260,7 @@ impl Module {
             lang::ast::Item::Fn(f) if f.is_kernel && f.is_generic() => Some(f),
             _ => None,
         }) {
-            out.push(lang::check_generic_kernel(&self.source.ast, &env, &f.name.name)?.sig);
+            out.push(lang::check_generic_kernel(&self.source.ast, &env, &self.source.ast.qualified(f.module, &f.name.name))?.sig);
         }
         Ok(out)
     }

@@ -523,3 +523,58 @@ fn prebuild_makes_a_typed_launch_function_per_instance() {
     let e = builder().build().unwrap_err().to_string();
     assert!(e.contains("`axpy::<f32>` and `axpy_f32` both become the Rust function `axpy_f32`"), "{e}");
 }
+
+/// Generic functions of another file, used through `mod` and `use`, and a generic kernel of a
+/// module, launched and named by its path.
+#[test]
+fn generic_functions_and_kernels_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("common.rs"),
+        r#"
+        pub fn lerp<T: Float>(a: T, b: T, t: T) -> T { a + (b - a) * t }
+        #[kernel]
+        pub fn scale<T: Num>(x: &mut [T], by: T) {
+            let i = global_id_x();
+            if i < x.len() { x[i] *= by; }
+        }
+        "#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        r#"
+        mod common;
+        use common::lerp;
+        #[kernel]
+        pub fn mix<T: Float>(a: &[T], b: &[T], out: &mut [T]) {
+            let i = global_id_x();
+            if i < out.len() { out[i] = lerp(a[i], b[i], T::ONE / (4.0 as T)); }
+        }
+        #[kernel]
+        pub fn mix64(a: &[f64], out: &mut [f64]) { out[0] = common::lerp::<f64>(a[0], a[1], 0.5); }
+        "#,
+    )
+    .unwrap();
+    let jit = common::memory_jit();
+    let m = jit.load_file(dir.path().join("main.rs")).unwrap();
+    let dev = Device::host();
+    let mut out = dev.alloc::<f32>(&[2]).unwrap();
+    m.kernel("mix")
+        .unwrap()
+        .launch(&dev, Grid::linear(2, 32), (&dev.upload(&[0.0f32, 4.0]).unwrap(), &dev.upload(&[8.0f32, 8.0]).unwrap(), &mut out))
+        .unwrap();
+    assert_eq!(out.download().unwrap(), vec![2.0, 5.0]);
+    let mut o64 = dev.alloc::<f64>(&[1]).unwrap();
+    m.kernel("mix64").unwrap().launch(&dev, Grid::linear(1, 1), (&dev.upload(&[1.0f64, 2.0]).unwrap(), &mut o64)).unwrap();
+    assert_eq!(o64.download().unwrap(), vec![1.5]);
+    let scale = m.kernel("common::scale").unwrap();
+    assert!(scale.is_generic());
+    let mut x = dev.upload(&[3u16, 4]).unwrap();
+    scale.launch(&dev, Grid::linear(2, 32), (&mut x, 3u16)).unwrap();
+    assert_eq!(x.download().unwrap(), vec![9, 12]);
+    assert_eq!(scale.instances(), ["common::scale::<u16>"]);
+    assert_eq!(m.kernel("common::scale::< i8 >").unwrap().name(), "common::scale::<i8>");
+    let names = m.kernels_to_compile().unwrap().names;
+    assert!(names.contains(&"common::scale::<u16>".to_string()) && names.contains(&"mix::<bf16>".to_string()), "{names:?}");
+}

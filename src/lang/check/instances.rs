@@ -158,8 +158,8 @@ pub fn resolve_kernel_name(m: &ast::SourceModule, env: &Env, text: &str) -> Resu
     let mut cx = cx;
     let values = cx.host_generic_args(f, &args).map_err(in_name)?;
     cx.check_generic_args(f, &values, generics_span(f), text.trim()).map_err(|d| Diagnostics::in_files(m.files.clone(), vec![*d]))?;
-    let canonical = instance_name(&f.name.name, &values);
-    Ok(KernelName { base: f.name.name.clone(), args: values, canonical })
+    let canonical = instance_name(&base.name, &values);
+    Ok(KernelName { base: base.name, args: values, canonical })
 }
 
 /// Checks a kernel instance (the generic kernel at its definition first, then the instance with

@@ -185,6 +185,54 @@ impl CompiledKernel {
         &self.signature
     }
 
+    /// A cubin of this kernel for its architecture, assembled from its PTX by ptxas (found by
+    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by the PTX, the
+    /// architecture and the ptxas binary's content ([`ptxas_cubin_key`]), and stored unless
+    /// the kernel captured a device array. A kernel that holds a cubin already returns it.
+    /// Errors: compiled for the host ([`Error::Device`]), no ptxas ([`Error::Config`]), ptxas
+    /// rejecting the PTX ([`Error::Ptxas`]).
+    ///
+    /// [`ptxas_cubin_key`]: crate::cache::ptxas_cubin_key
+    pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
+        let arch = match (&self.artifact, self.target) {
+            (Artifact::Cubin(image), _) => return Ok(image.clone()),
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
+            _ => {
+                return Err(Error::Device(format!(
+                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                    self.name, self.target
+                )));
+            }
+        };
+        let ptx = self.ptx().unwrap_or_default();
+        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+            Error::Config(
+                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+                 or `pip install nvidia-cuda-nvcc-cu12`"
+                    .into(),
+            )
+        })?;
+        let ptxas_hash = blake3::hash(&std::fs::read(&ptxas).map_err(|e| Error::io(&ptxas, e))?);
+        let key = crate::cache::ptxas_cubin_key(ptx, &arch.to_string(), ptxas_hash.as_bytes());
+        let cache = self.jit.as_ref().map(|j| j.cache());
+        if let Some(cache) = cache
+            && let Lookup::Hit(e, _) = cache.lookup(&key)
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            return Ok(e.payload.to_vec());
+        }
+        let t0 = Instant::now();
+        let cubin = crate::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
+            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.display(), self.name)))?;
+        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
+        if let (Some(cache), Ok(proof)) = (cache, self.library.persistable()) {
+            let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
+            cache.store(proof, Entry { meta, payload: cubin.clone().into() });
+        }
+        Ok(cubin)
+    }
+
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),

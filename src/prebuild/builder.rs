@@ -41,6 +41,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_REMOTE_TIMEOUT_MS",
     // What is printed, and the toolchain.
     "KACHE_QUIET",
+    "KACHE_LOG",
     "KACHE_PTXAS",
     // Where the default cache folder is (read by the `dirs` crate).
     "XDG_CACHE_HOME",
@@ -365,10 +366,10 @@ impl Builder {
             kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
         }
         for f in m.factory_names() {
-            crate::warn(&format!(
+            crate::logging::warning!(
                 "{}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
                 file.path.display()
-            ));
+            );
         }
         Ok((
             GenModule {

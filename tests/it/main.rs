@@ -19,6 +19,7 @@ mod diagnostics;
 mod docs;
 mod generics;
 mod invariants;
+mod logging;
 mod modules;
 mod prebuild;
 mod prebuild_names;

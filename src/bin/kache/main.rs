@@ -11,9 +11,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
-use kache::codegen;
+use kache::cache::{LocalStore, archive, atomic, envelope, ops};
+use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
@@ -21,6 +20,11 @@ use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say what the cache and the compiler do, on stderr: -v debug records (hits, misses,
+    /// stores, compile times), -vv trace. Adds to $KACHE_LOG (a filter: `debug`,
+    /// `kache::cache=debug`); without either, only warnings (none under $KACHE_QUIET).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -158,6 +162,9 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        verbose(cli.verbose);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -165,6 +172,22 @@ fn main() -> ExitCode {
             eprintln!("{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
+    }
+}
+
+/// Installs kache's stderr logger taking kache's debug (or trace) records on top of
+/// `KACHE_LOG`. Without `-v` nothing is installed: the library prints its warnings itself,
+/// filtered by `KACHE_LOG` and `KACHE_QUIET`.
+fn verbose(count: u8) {
+    let level = if count > 1 { "trace" } else { "debug" };
+    let spec = std::env::var("KACHE_LOG").unwrap_or_default();
+    let logger = StderrLogger::try_new(&format!("{spec},kache={level}")).unwrap_or_else(|e| {
+        eprintln!("kache: warning: KACHE_LOG=`{spec}` is not a filter ({e}); ignored");
+        StderrLogger::new(&format!("kache={level}"))
+    });
+    let max = logger.max_level();
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        log::set_max_level(max);
     }
 }
 
@@ -309,36 +332,9 @@ fn compile(
     for k in kernels {
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => {
-                let data: Vec<CaptureData> = k
-                    .captures()
-                    .iter()
-                    .map(|v| match v {
-                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
-                    })
-                    .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
-                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-                    program: k.program(),
-                    spec: &spec,
-                    captures: &data,
-                    options: config.options(target),
-                    libdevice: lib.as_deref(),
-                })
-                .map_err(|e| Failure::from(Error::from(e)))?;
-                ir.into_bytes()
-            }
-            Emit::Ptx => {
-                let c = k.compile(target, &spec)?;
-                c.artifact().bytes().to_vec()
-            }
-            Emit::Cubin => {
-                let c = k.compile(target, &spec)?;
-                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&jit, &c, a)?
-            }
+            Emit::LlvmIr => k.emit_llvm_ir(target, &spec)?.into_bytes(),
+            Emit::Ptx => k.compile(target, &spec)?.artifact().bytes().to_vec(),
+            Emit::Cubin => k.compile(target, &spec)?.assemble_cubin()?,
         };
         let path = match &output {
             Some(p) if to_stdout => {
@@ -360,28 +356,6 @@ fn compile(
         println!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
-}
-
-/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
-fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
-    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
-        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
-    })?;
-    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
-    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
-        return Ok(e.payload.to_vec());
-    }
-    let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-    if let Ok(proof) = c.library().persistable() {
-        let meta =
-            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
-    }
-    Ok(cubin)
 }
 
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {

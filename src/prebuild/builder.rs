@@ -310,11 +310,11 @@ impl Builder {
             }
             match g.every_instance() {
                 Ok(all) => names.extend(all),
-                Err(why) => crate::warn(&format!(
+                Err(why) => crate::logging::warning!(
                     "{}: generic kernel `{}` is not prebuilt: {why}, with Builder::instances(\"{name}\", [..])",
                     file.path.display(),
                     g.signature
-                )),
+                ),
             }
         }
         Ok((names, used))

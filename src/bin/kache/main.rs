@@ -1,6 +1,7 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
-//! layer over the library: argument parsing, rendering and exit statuses; the cache operations
-//! are `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! layer over the library: argument parsing, rendering and exit statuses; compiles are
+//! `Kernel`'s and `CompiledKernel`'s (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
+//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
@@ -64,6 +65,10 @@ enum Command {
         /// (`0.08f32`, `3u32`; unsuffixed: i64, f64, bool).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Contract `a * b + c` into fused multiply-adds (default: $KACHE_FMAD, else true, as
+        /// nvcc); a kernel's `#[kernel(fmad = ..)]` overrides it.
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Run the front end only: parse and type-check.
     Check {
@@ -86,6 +91,9 @@ enum Command {
         /// Bind a host scalar global (see `compile`).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Floating-point contraction (see `compile`).
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Cache statistics, counted across processes.
     Stats {
@@ -193,9 +201,11 @@ fn verbose(count: u8) {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Compile { file, kernel, arch, emit, output, defines } => compile(&file, &kernel, arch.as_deref(), emit, output, &defines),
+        Command::Compile { file, kernel, arch, emit, output, defines, fmad } => {
+            compile(&file, &kernel, arch.as_deref(), emit, output, &defines, fmad)
+        }
         Command::Check { file, defines } => check(&file, &defines),
-        Command::Explain { file, kernel, arch, defines } => explain(&file, &kernel, arch.as_deref(), &defines),
+        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, &kernel, arch.as_deref(), &defines, fmad),
         Command::Stats { json, reset } => stats(json, reset),
         Command::Ls { json } => ls(json),
         Command::Show { key } => show(&key),
@@ -295,8 +305,12 @@ fn compile(
     emit: Emit,
     output: Option<PathBuf>,
     defines: &[String],
+    fmad: Option<bool>,
 ) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(config.clone())?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
@@ -389,8 +403,11 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String]) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;

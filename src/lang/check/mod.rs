@@ -127,7 +127,8 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         return Err(diag(instances::needs_instance(f)));
     }
     let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
-    let p = cx.finish(id).map_err(|d| diag(*d))?;
+    let mut p = cx.finish(id).map_err(|d| diag(*d))?;
+    p.fmad = f.options.fmad;
     check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }

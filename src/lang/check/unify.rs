@@ -161,6 +161,7 @@ pub(super) enum Class {
     Int,
     Float,
     SignedOrFloat,
+    SignedInt,
     IntOrBool,
     Scalar,
 }
@@ -172,13 +173,15 @@ impl Class {
             Class::Numeric | Class::Scalar => b.implies(Bound::Num),
             Class::Int | Class::IntOrBool => b == Bound::Int,
             Class::Float | Class::SignedOrFloat => b == Bound::Float,
+            // No bound admits only the signed integers.
+            Class::SignedInt => false,
         }
     }
     /// The bound a type parameter needs for the class to accept it.
     pub(super) fn needed_bound(self) -> Bound {
         match self {
             Class::Numeric | Class::Scalar => Bound::Num,
-            Class::Int | Class::IntOrBool => Bound::Int,
+            Class::Int | Class::IntOrBool | Class::SignedInt => Bound::Int,
             Class::Float | Class::SignedOrFloat => Bound::Float,
         }
     }
@@ -188,6 +191,7 @@ impl Class {
             Class::Int => s.is_int(),
             Class::Float => s.is_float(),
             Class::SignedOrFloat => s.is_signed() || s.is_float(),
+            Class::SignedInt => s.is_signed(),
             Class::IntOrBool => s.is_int() || s == Scalar::Bool,
             Class::Scalar => true,
         }
@@ -195,7 +199,7 @@ impl Class {
     fn kind_ok(self, k: Kind) -> bool {
         match (self, k) {
             (_, Kind::Any) => true,
-            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool, Kind::Float) => false,
+            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool | Class::SignedInt, Kind::Float) => false,
             _ => true,
         }
     }
@@ -205,6 +209,7 @@ impl Class {
             Class::Int => "an integer",
             Class::Float => "a float (`f16`, `bf16`, `f32` or `f64`)",
             Class::SignedOrFloat => "a signed integer or a float",
+            Class::SignedInt => "a signed integer",
             Class::IntOrBool => "an integer or `bool`",
             Class::Scalar => "a scalar",
         }
@@ -275,10 +280,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
             None => format!("`{name}` has no bound"),
         };
         let need = class.needed_bound();
-        Diagnostic::error(span, format!("{what} cannot be applied to type `{name}`"))
+        let d = Diagnostic::error(span, format!("{what} cannot be applied to type `{name}`"))
             .label(format!("expected {}, found `{name}`", class.describe()))
-            .note(has)
-            .help(format!("restrict the type parameter: `{name}: {}`", need.name().unwrap_or("Num")))
+            .note(has);
+        if class == Class::SignedInt {
+            // No bound admits only the signed integers: the value must be converted.
+            return d.help(format!("no bound admits only signed integers: convert first, `x as i64` (with `{name}: Int`)"));
+        }
+        d.help(format!("restrict the type parameter: `{name}: {}`", need.name().unwrap_or("Num")))
     }
 
     pub(super) fn mismatch(&mut self, span: Span, expected: H, found: H, context: &str) -> Diagnostic {

@@ -19,6 +19,7 @@ mod diagnostics;
 mod docs;
 mod fast_code;
 mod faults;
+mod generics;
 mod invariants;
 mod logging;
 mod math;

@@ -40,11 +40,13 @@ pub mod capture;
 pub mod codegen;
 pub mod config;
 mod error;
+pub mod files;
 pub mod float16;
 pub mod ir;
 mod jit;
 pub mod lang;
 pub mod library;
+pub mod logging;
 pub mod prebuild;
 pub mod runtime;
 pub mod span;
@@ -61,7 +63,7 @@ pub use error::{Error, Result};
 /// `bf16` (re-exported so callers name the same version).
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
-pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
+pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 pub use target::{Arch, Specialization, Target};
@@ -79,16 +81,3 @@ pub struct RuntimeGuide;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/cache.md")]
 pub struct CacheGuide;
-
-/// Prints a warning (`KACHE_QUIET=1` silences warnings): on stderr, or inside a build script
-/// as `cargo::warning=` lines, which cargo shows (it hides a build script's stderr).
-pub(crate) fn warn(msg: &str) {
-    if std::env::var_os("KACHE_QUIET").is_some() {
-        return;
-    }
-    if build_script::running() {
-        build_script::instruction("warning", &format!("kache: {msg}"));
-    } else {
-        eprintln!("kache: warning: {msg}");
-    }
-}

@@ -88,6 +88,10 @@ pub struct Options {
     pub opt_level: u8,
     /// Allow float reassociation and approximations (`fast` flags on float operations).
     pub fast_math: bool,
+    /// Contract a float multiply and a dependent add into one fused multiply-add (one rounding
+    /// instead of two), as nvcc and NVRTC do by default (`--fmad=true`). A kernel's
+    /// `#[kernel(fmad = ..)]` overrides it.
+    pub fmad: bool,
     /// Bounds-check every array access: an out-of-bounds thread records the fault and exits
     /// (`docs/runtime.md`, "Bounds checks"). Safe launches run only checked code; unchecked
     /// code is for `unsafe` launches. Keyed, so neither variant ever serves the other.
@@ -95,9 +99,9 @@ pub struct Options {
 }
 
 impl Options {
-    /// O3, IEEE float semantics, bounds-checked, for `target`.
+    /// O3, IEEE float semantics with contraction (as nvcc's default), bounds-checked, for `target`.
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false, checked: true }
+        Options { target, opt_level: 3, fast_math: false, fmad: true, checked: true }
     }
 
     /// Writes the options into a key component; `host_cpu` names the CPU host code is
@@ -120,6 +124,7 @@ impl Options {
         }
         out.push(self.opt_level);
         out.push(self.fast_math as u8);
+        out.push(self.fmad as u8);
         out.push(self.checked as u8);
     }
 }

@@ -1,3 +1,6 @@
+//! The crate's build script: compiles `kernels/` for sm_80 and sm_90 with `kache::prebuild`,
+//! binding the host globals the kernels read.
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     kache::prebuild::Builder::new()
         .kernels_dir("kernels")
@@ -5,6 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .arch("sm_90")
         .global("GAIN", 2.0f32)
         .global("TAPS", vec![0.25f32, 0.5, 0.25])
+        .instances("scale", ["f32", "i64"])
         .build()?;
     Ok(())
 }

@@ -6,19 +6,20 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
+use super::generic::GenericPart;
 use super::launch::{check_args, check_capture_locations};
 use super::module::Module;
 use super::{Jit, Source};
 use crate::abi::{self, CaptureData};
-use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
+use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::{CaptureSource, EnumDef, ExprKind, FuncKind, Layout, Program, Ty};
-use crate::lang::SourceFile;
+use crate::lang::{GenericKernelSig, SourceFile};
 use crate::library::CodeLibrary;
 use crate::runtime::fault::{FaultSites, SiteInfo};
-use crate::runtime::{Device, Grid, KernelArgs};
+use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
 use crate::target::{Arch, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
@@ -35,6 +36,9 @@ pub(super) struct KernelInner {
     /// Compiled so far, by target, specialisation and whether bounds-checked.
     compiled: Mutex<HashMap<(Target, Specialization, bool), Arc<CompiledKernel>>>,
     faults: OnceLock<Arc<FaultSites>>,
+    /// Set for a generic kernel: its `program` is then its definition, and launches run
+    /// instances.
+    pub(super) generic: Option<GenericPart>,
     source: Arc<Source>,
 }
 
@@ -144,9 +148,17 @@ impl KernelInner {
             captures,
             signature,
             compiled: Mutex::new(HashMap::new()),
+            generic: None,
             faults: OnceLock::new(),
             source: module.source.clone(),
         })
+    }
+
+    /// A generic kernel: its definition, from which launches make instances.
+    pub(super) fn new_generic(module: &Module, g: crate::lang::GenericKernel, bindings: &[CaptureValue]) -> Result<KernelInner> {
+        let mut k = KernelInner::new(module, &g.sig.name, g.program, bindings)?;
+        k.generic = Some(GenericPart::new(g.sig, module.clone()));
+        Ok(k)
     }
 }
 
@@ -159,17 +171,20 @@ pub struct Kernel {
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums))
+        match &self.inner.generic {
+            Some(g) => write!(f, "Kernel({})", g.sig.signature),
+            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums)),
+        }
     }
 }
 
 impl Kernel {
-    /// Kernel name.
+    /// Kernel name; an instance's name for an instance (`axpy::<f32>`).
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// Parameter names and types.
+    /// Parameter names and types (for a generic kernel, with [`Ty::Param`] types).
     pub fn signature(&self) -> &[(String, Ty)] {
         &self.inner.signature
     }
@@ -181,7 +196,56 @@ impl Kernel {
         &self.inner.enums
     }
 
-    /// The checked program: the kernel and everything it reaches.
+    /// Whether this is a generic kernel (not one of its instances): launching it runs the
+    /// instance its argument types need; code and keys exist only for instances.
+    pub fn is_generic(&self) -> bool {
+        self.inner.generic.is_some()
+    }
+
+    /// A generic kernel's generic parameters and parameters; `None` for a kernel that is not
+    /// generic (instances included).
+    pub fn generic_signature(&self) -> Option<&GenericKernelSig> {
+        self.inner.generic.as_ref().map(|g| &g.sig)
+    }
+
+    /// The instance of this generic kernel for the generic arguments `args`, written as in a
+    /// turbofish: `k.instance("f64")` is `module.kernel("axpy::<f64>")`. Made once and kept.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let m = jit.load_source("g.rs", "#[kernel] pub fn fill<T: Num>(x: &mut [T], v: T) { let i = global_id_x(); if i < x.len() { x[i] = v; } }")?;
+    /// let fill = m.kernel("fill")?;
+    /// assert!(fill.is_generic());
+    /// assert_eq!(fill.instance("u32")?.name(), "fill::<u32>");
+    /// assert!(fill.instance("bool").is_err()); // `bool` is not `Num`
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn instance(&self, args: &str) -> Result<Kernel> {
+        let Some(g) = &self.inner.generic else {
+            return Err(Error::BadArgument {
+                kernel: self.inner.name.clone(),
+                param: "(generic arguments)".into(),
+                problem: "the kernel is not generic".into(),
+            });
+        };
+        g.instance_named(&format!("{}::<{args}>", self.inner.name))
+    }
+
+    /// The names of the instances this generic kernel has made so far (by launches and by
+    /// [`Kernel::instance`]), sorted; empty for a kernel that is not generic.
+    pub fn instances(&self) -> Vec<String> {
+        self.inner.generic.as_ref().map(|g| g.instance_names()).unwrap_or_default()
+    }
+
+    fn not_generic(&self) -> Result<()> {
+        match &self.inner.generic {
+            Some(g) => Err(g.not_an_instance()),
+            None => Ok(()),
+        }
+    }
+
+    /// The checked program: the kernel and everything it reaches (for a generic kernel, its
+    /// definition as checked against its bounds, which is not compiled).
     pub fn program(&self) -> &Program {
         &self.inner.program
     }
@@ -198,10 +262,7 @@ impl Kernel {
 
     /// How its fault records are reported (computed once per kernel).
     pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
-        self.inner
-            .faults
-            .get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name)))
-            .clone()
+        self.inner.faults.get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name))).clone()
     }
 
     /// The key this kernel's bounds-checked code is cached under for `target` and `spec`, with
@@ -212,7 +273,7 @@ impl Kernel {
     }
 
     fn derive(&self, target: Target, spec: &Specialization, checked: bool) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
-        let options = crate::target::Options { checked, ..self.inner.jit.config().options(target) };
+        self.not_generic()?;
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -221,15 +282,48 @@ impl Kernel {
             let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
             return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
         }
-        let d = crate::cache::derive(&KeyInputs {
+        Ok((self.derive_with(target, spec, libdevice.as_ref().map(|l| l.hash), checked), libdevice))
+    }
+
+    fn derive_with(&self, target: Target, spec: &Specialization, libdevice: Option<[u8; 32]>, checked: bool) -> Derivation {
+        let config = self.inner.jit.config();
+        crate::cache::derive(&KeyInputs {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &options,
-            libdevice: libdevice.as_ref().map(|l| l.hash),
-            salt: &self.inner.jit.config().salt,
-        });
-        Ok((d, libdevice))
+            options: &crate::target::Options { checked, ..config.options(target) },
+            libdevice,
+            toolchain: &config.toolchain,
+            salt: &config.salt,
+        })
+    }
+
+    /// The keys of the cubins of this kernel's PTX for `arch`, each with a title: the one
+    /// `CompiledKernel::assemble_cubin` uses, where ptxas is found (or why it cannot be used),
+    /// and the one launches on CUDA device 0 use, where there is one. What `kache explain`
+    /// shows of the cubin tier.
+    pub fn explain_cubins(&self, arch: Arch, spec: &Specialization) -> Result<Vec<(String, Derivation)>> {
+        let mut out = Vec::new();
+        if let Some(Ok(ptxas)) = crate::toolchain::Ptxas::find() {
+            let d = self.explain_cubin(arch, spec, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version })?;
+            let version = ptxas.version.lines().last().unwrap_or("").trim().to_string();
+            out.push((format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), d));
+        }
+        if let Ok(dev) = Device::cuda(0)
+            && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+        {
+            let d = self.explain_cubin(dev_arch, spec, Assembler::Driver(v))?;
+            out.push((format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), d));
+        }
+        Ok(out)
+    }
+
+    /// The key of the cubin that `assembler` builds for `arch` from this kernel's PTX for
+    /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
+    /// `kache explain` shows of the cubin tier.
+    pub fn explain_cubin(&self, arch: Arch, spec: &Specialization, assembler: Assembler<'_>) -> Result<Derivation> {
+        let (d, _) = self.derive(Target::Nvptx(arch), spec, true)?;
+        Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
     /// Compiles (or fetches from the cache) the bounds-checked specialisation for `target` and
@@ -246,6 +340,7 @@ impl Kernel {
     }
 
     fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>, checked: bool) -> Result<Arc<CompiledKernel>> {
+        self.not_generic()?;
         let memo_key = (target, spec.clone(), checked);
         if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
             return Ok(c.clone());
@@ -260,22 +355,18 @@ impl Kernel {
         self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device), true)
     }
 
-    fn compile_uncached(
-        &self,
-        target: Target,
-        spec: &Specialization,
-        device: Option<&Device>,
-        checked: bool,
-    ) -> Result<Arc<CompiledKernel>> {
+    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>, checked: bool) -> Result<Arc<CompiledKernel>> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
         let (d, libdevice) = self.derive(target, spec, checked)?;
-        let key = d.key;
+        let mut key = d.key;
         let sig = signature_text(&inner.signature, &inner.enums);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
-        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
-            Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
+        let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
+            (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
+                vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
+            }
             _ => Vec::new(),
         };
         match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
@@ -293,7 +384,21 @@ impl Kernel {
         }
         let options = crate::target::Options { checked, ..jit.config().options(target) };
         let t0 = Instant::now();
-        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
+        // the file held when the lookup's key was derived.
+        let libdevice_bytes = match &libdevice {
+            Some(l) => {
+                let Some((bytes, hash)) = l.load() else {
+                    let function = codegen::first_libdevice_use(&inner.program).unwrap_or_else(|| "a transcendental function".into());
+                    return Err(codegen::CodegenError::NoLibdevice { kernel: inner.name.clone(), function }.into());
+                };
+                if hash != l.hash {
+                    key = self.derive_with(target, spec, Some(hash), checked).key;
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
         let data = capture_data(&inner.captures);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
@@ -303,6 +408,7 @@ impl Kernel {
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
@@ -346,8 +452,12 @@ impl Kernel {
     /// does not match or two arrays overlap where one is written. An out-of-bounds index is
     /// [`Error::Launch`]: from this call on the host backend, from the next operation that
     /// waits for the device on CUDA (`docs/runtime.md`, "Bounds checks").
+    ///
+    /// A generic kernel runs the instance the argument types need (each type parameter is the
+    /// type of the scalars and array elements declared with it), checked and compiled on first
+    /// use, then kept.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        self.launch_variant(device, grid, args, true)
+        self.launch_values(device, grid, args.args()?, true)
     }
 
     /// As [`launch`](Self::launch), but runs the kernel compiled without bounds checks (cached
@@ -362,11 +472,15 @@ impl Kernel {
     /// the host backend that is this process's memory, on a GPU another allocation. Everything
     /// else is still checked as for `launch` (arguments, devices, overlapping arrays, the grid).
     pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        self.launch_variant(device, grid, args, false)
+        self.launch_values(device, grid, args.args()?, false)
     }
 
-    fn launch_variant(&self, device: &Device, grid: Grid, args: impl KernelArgs, checked: bool) -> Result<()> {
-        let args = args.args()?;
+    /// Launches checked code, or (`checked` false: only from `launch_unchecked`, whose caller
+    /// vouched for every access) unchecked code.
+    fn launch_values(&self, device: &Device, grid: Grid, args: Vec<ArgValue>, checked: bool) -> Result<()> {
+        if let Some(g) = &self.inner.generic {
+            return g.instance_for(&args)?.launch_values(device, grid, args, checked);
+        }
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
@@ -417,16 +531,34 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub unsafe fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
+        self.not_generic()?;
         if !cubin.starts_with(b"\x7fELF") {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
         }
         Ok(self.prebuilt(Target::Nvptx(arch), &Specialization::uniform(&self.inner.program, Layout::C), Artifact::Cubin(cubin)))
     }
 
+    /// The LLVM IR that [`compile`](Self::compile) generates code from for `target` and
+    /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
+    /// inspection (`kache compile --emit llvm-ir`); not cached.
+    pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
+        let (_, libdevice) = self.derive(target, spec, true)?;
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
+        let data = capture_data(&self.inner.captures);
+        Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
+            program: &self.inner.program,
+            spec,
+            captures: &data,
+            options: self.inner.jit.config().options(target),
+            libdevice: libdevice_bytes.as_deref(),
+        })?)
+    }
+
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
     /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
     /// device array fails with [`Error::NotSerializable`].
     pub fn serialize(&self, target: Target) -> Result<Vec<u8>> {
+        self.not_generic()?;
         let lib = self.library();
         if let Err(refs) = lib.persistable() {
             return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: refs[0].describe() });

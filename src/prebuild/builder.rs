@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::generate::{GenGlobal, GenKernel, GenModule, generate};
-use super::names::{first_collision, rust_name};
+use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::error::{Error, Result};
@@ -24,6 +24,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_ARCH",
     "KACHE_OPT_LEVEL",
     "KACHE_FAST_MATH",
+    "KACHE_FMAD",
     "KACHE_SALT",
     "KACHE_LIBDEVICE",
     "CUDA_HOME",
@@ -35,12 +36,14 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_LOCK_TIMEOUT_MS",
     "KACHE_STRICT",
     "KACHE_CUBIN_TIER",
+    "KACHE_TRUSTED_DIRS",
     "KACHE_REMOTE",
     "KACHE_REMOTE_KEY",
     "KACHE_REMOTE_READONLY",
     "KACHE_REMOTE_TIMEOUT_MS",
     // What is printed, and the toolchain.
     "KACHE_QUIET",
+    "KACHE_LOG",
     "KACHE_PTXAS",
     // Where the default cache folder is (read by the `dirs` crate).
     "XDG_CACHE_HOME",
@@ -53,7 +56,9 @@ pub struct Builder {
     kernels_dir: Option<PathBuf>,
     archs: Vec<String>,
     globals: Vec<(String, CaptureValue)>,
-    errors: Vec<String>,
+    /// Instances to build, by generic kernel name: each the generic arguments of a turbofish.
+    instances: Vec<(String, Vec<String>)>,
+    errors: Vec<(String, String)>,
     out_file: Option<String>,
     out_dir: Option<PathBuf>,
     config: Option<Config>,
@@ -127,7 +132,29 @@ impl Builder {
     pub fn global(mut self, name: &str, value: impl IntoCapture) -> Builder {
         match value.into_capture() {
             Ok(v) => self.globals.push((name.to_string(), v)),
-            Err(e) => self.errors.push(format!("global '{name}': {e}")),
+            Err(e) => self.errors.push((name.to_string(), e.to_string())),
+        }
+        self
+    }
+
+    /// Lists the instances of the generic kernel `kernel` to build, each written as the
+    /// arguments of its turbofish: `.instances("axpy", ["f32", "f64"])` builds `axpy::<f32>`
+    /// and `axpy::<f64>`, `.instances("conv1d", ["f32, 3"])` builds `conv1d::<f32, 3>`.
+    /// Repeatable; the list applies to the generic kernel of that name in every kernel file.
+    /// A generic kernel without a list gets what `kache compile` builds without `--kernel`:
+    /// every instance when its generic parameters are all type parameters
+    /// ([`Module::kernels_to_compile`](crate::Module::kernels_to_compile)), else nothing and a
+    /// warning. Each instance gets its own typed launch function: `axpy::<f32>` becomes
+    /// `axpy_f32` (docs/prebuild.md, "Generic kernels").
+    pub fn instances<I, S>(mut self, kernel: &str, args: I) -> Builder
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let list: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
+        match self.instances.iter_mut().find(|(k, _)| k == kernel) {
+            Some((_, l)) => l.extend(list),
+            None => self.instances.push((kernel.to_string(), list)),
         }
         self
     }
@@ -171,17 +198,17 @@ impl Builder {
             Some(d) => d.clone(),
             None => PathBuf::from(
                 std::env::var_os("OUT_DIR")
-                    .ok_or_else(|| Error::Config("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
+                    .ok_or_else(|| Error::Prebuild("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
             ),
         };
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
         let dir = manifest.join(self.kernels_dir.clone().unwrap_or_else(|| "kernels".into()));
-        println!("cargo::rerun-if-changed={}", dir.display());
+        build_script::instruction("rerun-if-changed", &dir.display().to_string());
         for v in TRACKED_ENV {
-            println!("cargo::rerun-if-env-changed={v}");
+            build_script::instruction("rerun-if-env-changed", v);
         }
-        if let Some(e) = self.errors.first() {
-            return Err(Error::Config(e.clone()));
+        if let Some((name, problem)) = self.errors.first() {
+            return Err(Error::Binding { name: name.clone(), problem: problem.clone() });
         }
         for (name, v) in &self.globals {
             if let CaptureValue::Device(_) = v {
@@ -205,6 +232,7 @@ impl Builder {
         let mut data = DataFiles::new(out_dir.join("kache"))?;
         let mut modules = Vec::new();
         let mut first_error = None;
+        let mut listed_used: HashSet<&str> = HashSet::new();
         // A file another kernel file includes with `mod` is part of that one, not a kernel
         // file of its own.
         let loaded: Vec<Result<crate::jit::Module>> = files.iter().map(|f| jit.load_file(&f.path)).collect();
@@ -214,18 +242,21 @@ impl Builder {
                 let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
                 for (rel, _) in m.module_files() {
                     let p = dir.join(&rel);
-                    println!("cargo::rerun-if-changed={}", p.display());
+                    build_script::instruction("rerun-if-changed", &p.display().to_string());
                     included.insert(p);
                 }
             }
         }
         for (file, m) in files.iter().zip(loaded) {
-            println!("cargo::rerun-if-changed={}", file.path.display());
+            build_script::instruction("rerun-if-changed", &file.path.display().to_string());
             if included.contains(&file.path) {
                 continue;
             }
             match m.and_then(|m| self.build_file(m, file, &archs, &mut data)) {
-                Ok(m) => modules.push(m),
+                Ok((m, used)) => {
+                    modules.push(m);
+                    listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
+                }
                 Err(e) => {
                     report(&e, Some(&file.path));
                     first_error.get_or_insert(e);
@@ -235,6 +266,11 @@ impl Builder {
         if let Some(e) = first_error {
             *reported = true;
             return Err(e);
+        }
+        if let Some((k, _)) = self.instances.iter().find(|(k, _)| !listed_used.contains(k.as_str())) {
+            return Err(Error::Prebuild(format!(
+                "Builder::instances lists instances of `{k}`, but no kernel file has a generic kernel of that name"
+            )));
         }
         let mut globals = Vec::new();
         for (i, (name, value)) in self.globals.iter().enumerate() {
@@ -253,7 +289,46 @@ impl Builder {
         Ok(out)
     }
 
-    fn build_file(&self, mut m: crate::jit::Module, file: &KernelFile, archs: &[Arch], data: &mut DataFiles) -> Result<GenModule> {
+    /// The kernels and instances of a file to build: its kernels that are not generic, the
+    /// listed instances of its generic kernels, and the default instances of the others (with a
+    /// warning for each generic kernel left out). Also the generic kernels whose list was used.
+    fn names_of(&self, m: &crate::Module, file: &KernelFile) -> Result<(Vec<String>, Vec<String>)> {
+        let generic = m.generic_kernels()?;
+        let (mut names, mut used) = (Vec::new(), Vec::new());
+        for name in m.kernel_names() {
+            let Some(g) = generic.iter().find(|g| g.name == name) else {
+                names.push(name);
+                continue;
+            };
+            if let Some((_, list)) = self.instances.iter().find(|(k, _)| *k == name) {
+                used.push(name.clone());
+                for args in list {
+                    let k = m.kernel(&format!("{name}::<{args}>"))?;
+                    if !names.contains(&k.name().to_string()) {
+                        names.push(k.name().to_string());
+                    }
+                }
+                continue;
+            }
+            match g.every_instance() {
+                Ok(all) => names.extend(all),
+                Err(why) => crate::logging::warning!(
+                    "{}: generic kernel `{}` is not prebuilt: {why}, with Builder::instances(\"{name}\", [..])",
+                    file.path.display(),
+                    g.signature
+                ),
+            }
+        }
+        Ok((names, used))
+    }
+
+    fn build_file(
+        &self,
+        mut m: crate::jit::Module,
+        file: &KernelFile,
+        archs: &[Arch],
+        data: &mut DataFiles,
+    ) -> Result<(GenModule, Vec<String>)> {
         let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
         let module_files = m
             .module_files()
@@ -267,9 +342,9 @@ impl Builder {
             m = m.with_global(n, v.clone())?;
         }
         let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let names = m.kernel_names();
-        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), rust_name(n)))) {
-            return Err(Error::Config(format!(
+        let (names, used) = self.names_of(&m, file)?;
+        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
+            return Err(Error::Prebuild(format!(
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
         }
@@ -277,12 +352,12 @@ impl Builder {
         for (k_index, name) in names.into_iter().enumerate() {
             let k = m.kernel(&name)?;
             if let Some(c) = k.program().captures.iter().find(|c| matches!(c.ty, CaptureTy::Array { device: true, .. })) {
-                return Err(Error::Config(format!(
+                return Err(Error::Prebuild(format!(
                     "kernel '{name}' captures {}, a device array, which exists only at run time; compile it with kache::Jit (Module::with_global) instead",
                     c.origin
                 )));
             }
-            let rust = rust_name(&name);
+            let rust = instance_rust_name(&name);
             let mut ptx = Vec::new();
             for a in archs {
                 let c = k.compile(Target::Nvptx(*a), &Specialization::uniform(k.program(), Layout::C))?;
@@ -293,19 +368,22 @@ impl Builder {
             kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
         }
         for f in m.factory_names() {
-            crate::warn(&format!(
+            crate::logging::warning!(
                 "{}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
                 file.path.display()
-            ));
+            );
         }
-        Ok(GenModule {
-            rust: file.module.clone(),
-            source: utf8(&file.path)?,
-            modules: module_files,
-            shown: file.shown.clone(),
-            file: file_name,
-            kernels,
-        })
+        Ok((
+            GenModule {
+                rust: file.module.clone(),
+                source: utf8(&file.path)?,
+                modules: module_files,
+                shown: file.shown.clone(),
+                file: file_name,
+                kernels,
+            },
+            used,
+        ))
     }
 }
 
@@ -326,7 +404,7 @@ fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
         files.push(KernelFile { index, module: rust_name(stem), shown, path });
     }
     if let Some((a, b, module)) = first_collision(files.iter().map(|f| (f.shown.as_str(), f.module.clone()))) {
-        return Err(Error::Config(format!(
+        return Err(Error::Prebuild(format!(
             "kernel files {a} and {b} both become the module `{module}` (docs/prebuild.md, \"Names\"): rename one"
         )));
     }
@@ -334,7 +412,7 @@ fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
 }
 
 fn not_utf8(path: &Path) -> Error {
-    Error::Config(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
+    Error::Prebuild(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
 }
 
 fn utf8(path: &Path) -> Result<String> {

@@ -11,6 +11,7 @@
 pub(crate) mod cuda;
 pub(crate) mod fault;
 pub(crate) mod host;
+mod host_sync;
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -1,6 +1,7 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
-//! layer over the library: argument parsing, rendering and exit statuses; the cache operations
-//! are `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! layer over the library: argument parsing, rendering and exit statuses; compiles are
+//! `Kernel`'s and `CompiledKernel`'s (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
+//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
@@ -11,9 +12,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
-use kache::codegen;
+use kache::cache::{LocalStore, archive, atomic, envelope, ops};
+use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
@@ -21,6 +21,11 @@ use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say what the cache and the compiler do, on stderr: -v debug records (hits, misses,
+    /// stores, compile times), -vv trace. Adds to $KACHE_LOG (a filter: `debug`,
+    /// `kache::cache=debug`); without either, only warnings (none under $KACHE_QUIET).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -35,13 +40,18 @@ enum Emit {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compile every kernel of a file (or one) to PTX through the cache.
+    /// Compile every kernel of a file (or those named) to PTX through the cache.
+    ///
+    /// Without --kernel: every kernel that is not generic, and every instance of each generic
+    /// kernel whose generic parameters are all type parameters (each type its bounds admit);
+    /// generic kernels with a const parameter are left out with a note.
     Compile {
         /// Kernel source file.
         file: PathBuf,
-        /// Compile only this kernel.
+        /// Compile only this kernel (repeatable); an instance of a generic kernel is named with
+        /// its generic arguments: --kernel 'axpy::<f32>'.
         #[arg(long)]
-        kernel: Option<String>,
+        kernel: Vec<String>,
         /// GPU architecture (default: $KACHE_ARCH, else sm_70). `host` compiles for this CPU.
         #[arg(long)]
         arch: Option<String>,
@@ -55,6 +65,10 @@ enum Command {
         /// (`0.08f32`, `3u32`; unsuffixed: i64, f64, bool).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Contract `a * b + c` into fused multiply-adds (default: $KACHE_FMAD, else true, as
+        /// nvcc); a kernel's `#[kernel(fmad = ..)]` overrides it.
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Run the front end only: parse and type-check.
     Check {
@@ -68,15 +82,18 @@ enum Command {
     Explain {
         /// Kernel source file.
         file: PathBuf,
-        /// Only this kernel.
+        /// Only this kernel or instance (repeatable), as for `compile`.
         #[arg(long)]
-        kernel: Option<String>,
+        kernel: Vec<String>,
         /// GPU architecture, or `host`.
         #[arg(long)]
         arch: Option<String>,
         /// Bind a host scalar global (see `compile`).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Floating-point contraction (see `compile`).
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Cache statistics, counted across processes.
     Stats {
@@ -114,18 +131,50 @@ enum Command {
     Export {
         /// Archive to write.
         file: PathBuf,
+        /// Sign every entry with the secret in $KACHE_ARCHIVE_KEY (else $KACHE_REMOTE_KEY).
+        #[arg(long)]
+        key: bool,
     },
     /// Read entries from an archive written by `export`.
     Import {
         /// Archive to read.
         file: PathBuf,
+        /// Accept only a signed archive, and only entries whose signature verifies with the
+        /// secret in $KACHE_ARCHIVE_KEY (else $KACHE_REMOTE_KEY).
+        #[arg(long)]
+        key: bool,
     },
+}
+
+/// Prints a line on stdout; when the reader has gone (`kache ls | head -1`), the command ends
+/// quietly ([`Failure::closed`]) instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())?
+    };
+}
+
+/// Writes `bytes` on stdout (see [`say`]).
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::closed()),
+        Err(e) => Err(internal(format!("cannot write to standard output: {e}"))),
+    }
 }
 
 /// An error with its exit status.
 struct Failure {
     user: bool,
     message: String,
+}
+
+impl Failure {
+    /// Standard output was closed by its reader: nothing more to say, and nothing wrong.
+    fn closed() -> Failure {
+        Failure { user: false, message: String::new() }
+    }
 }
 
 impl From<Error> for Failure {
@@ -153,23 +202,43 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        verbose(cli.verbose);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.message.is_empty() => ExitCode::SUCCESS,
         Err(f) => {
-            let msg = f.message.trim_end();
-            eprintln!("{msg}");
+            // Not eprintln!: it panics when stderr is a closed pipe.
+            let _ = writeln!(std::io::stderr(), "{}", f.message.trim_end());
             ExitCode::from(if f.user { 1 } else { 2 })
         }
     }
 }
 
+/// Installs kache's stderr logger taking kache's debug (or trace) records on top of
+/// `KACHE_LOG`. Without `-v` nothing is installed: the library prints its warnings itself,
+/// filtered by `KACHE_LOG` and `KACHE_QUIET`.
+fn verbose(count: u8) {
+    let level = if count > 1 { "trace" } else { "debug" };
+    let spec = std::env::var("KACHE_LOG").unwrap_or_default();
+    let logger = StderrLogger::try_new(&format!("{spec},kache={level}")).unwrap_or_else(|e| {
+        eprintln!("kache: warning: KACHE_LOG=`{spec}` is not a filter ({e}); ignored");
+        StderrLogger::new(&format!("kache={level}"))
+    });
+    let max = logger.max_level();
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        log::set_max_level(max);
+    }
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Compile { file, kernel, arch, emit, output, defines } => {
-            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines)
+        Command::Compile { file, kernel, arch, emit, output, defines, fmad } => {
+            compile(&file, &kernel, arch.as_deref(), emit, output, &defines, fmad)
         }
         Command::Check { file, defines } => check(&file, &defines),
-        Command::Explain { file, kernel, arch, defines } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines),
+        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, &kernel, arch.as_deref(), &defines, fmad),
         Command::Stats { json, reset } => stats(json, reset),
         Command::Ls { json } => ls(json),
         Command::Show { key } => show(&key),
@@ -179,13 +248,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Dir => {
             let c = Config::from_env()?;
             match c.cache_dir {
-                Some(d) => println!("{}", d.display()),
-                None => println!("(no disk cache: KACHE_DISABLE is set)"),
+                Some(d) => say!("{}", d.display()),
+                None => say!("(no disk cache: KACHE_DISABLE is set)"),
             }
             Ok(())
         }
-        Command::Export { file } => export(&file),
-        Command::Import { file } => import(&file),
+        Command::Export { file, key } => export(&file, key),
+        Command::Import { file, key } => import(&file, key),
     }
 }
 
@@ -201,10 +270,11 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    // Read once here for a plain message when the file is missing; the JIT reads it and its
-    // module files.
-    std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
-    let mut m = jit.load_file(file)?;
+    let mut m = jit.load_file(file).map_err(|e| match e {
+        // A missing or unreadable file is the user's to fix.
+        Error::Io { path, source } => user(format!("cannot read {}: {source}", path.display())),
+        e => Failure::from(e),
+    })?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
@@ -220,11 +290,18 @@ fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
     }
 }
 
-fn kernels_of(m: &kache::Module, only: Option<&str>) -> Result<Vec<String>, Failure> {
-    let all = m.kernel_names();
-    match only {
-        Some(k) => Ok(vec![k.to_string()]),
-        None if all.is_empty() => Err(user(format!(
+/// The kernels and instances to work on: those named, else every one the module lists (with
+/// a note for each generic kernel left out).
+fn kernels_of(m: &kache::Module, only: &[String]) -> Result<Vec<String>, Failure> {
+    if !only.is_empty() {
+        return Ok(only.to_vec());
+    }
+    let all = m.kernels_to_compile()?;
+    for (sig, why) in &all.left_out {
+        eprintln!("note: {}: generic kernel `{sig}` is not compiled: {why}, for example --kernel '{}'", m.name(), example_instance(sig));
+    }
+    match all.names {
+        all if all.is_empty() && m.kernel_names().is_empty() => Err(user(format!(
             "{} defines no `#[kernel]` functions{}",
             m.name(),
             if m.factory_names().is_empty() {
@@ -233,19 +310,41 @@ fn kernels_of(m: &kache::Module, only: Option<&str>) -> Result<Vec<String>, Fail
                 "; kernel factories are instantiated from the host with Module::closure".to_string()
             }
         ))),
-        None => Ok(all),
+        // Only generic kernels that need their arguments named: nothing to do, which the notes
+        // say; not an error.
+        all => Ok(all),
     }
+}
+
+/// `matmul::<16>` for the signature `matmul<const TILE: usize>(..)`: how to name an instance.
+fn example_instance(sig: &str) -> String {
+    let (name, rest) = sig.split_once('<').unwrap_or((sig, ""));
+    let params = rest.split_once(">(").map(|(p, _)| p).unwrap_or("");
+    let args: Vec<&str> = params
+        .split(',')
+        .map(|p| match p.trim() {
+            p if p.starts_with("const") && p.ends_with("bool") => "true",
+            p if p.starts_with("const") => "16",
+            p if p.ends_with("Int") => "i32",
+            _ => "f32",
+        })
+        .collect();
+    format!("{name}::<{}>", args.join(", "))
 }
 
 fn compile(
     file: &Path,
-    only: Option<&str>,
+    only: &[String],
     arch: Option<&str>,
     emit: Emit,
     output: Option<PathBuf>,
     defines: &[String],
+    fmad: Option<bool>,
 ) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(config.clone())?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
@@ -281,90 +380,41 @@ fn compile(
     for k in kernels {
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => {
-                let data: Vec<CaptureData> = k
-                    .captures()
-                    .iter()
-                    .map(|v| match v {
-                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: h.shape(), strides: h.strides(), bytes: h.bytes() },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr(), shape: d.shape(), strides: d.strides() },
-                    })
-                    .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
-                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-                    program: k.program(),
-                    spec: &spec,
-                    captures: &data,
-                    options: config.options(target),
-                    libdevice: lib.as_deref(),
-                })
-                .map_err(|e| Failure::from(Error::from(e)))?;
-                ir.into_bytes()
-            }
-            Emit::Ptx => {
-                let c = k.compile(target, &spec)?;
-                c.artifact().bytes().to_vec()
-            }
-            Emit::Cubin => {
-                let c = k.compile(target, &spec)?;
-                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&jit, &c, a)?
-            }
+            Emit::LlvmIr => k.emit_llvm_ir(target, &spec)?.into_bytes(),
+            Emit::Ptx => k.compile(target, &spec)?.artifact().bytes().to_vec(),
+            Emit::Cubin => k.compile(target, &spec)?.assemble_cubin()?,
         };
         let path = match &output {
             Some(p) if to_stdout => {
                 let _ = p;
-                std::io::stdout().write_all(&bytes).map_err(|e| internal(format!("stdout: {e}")))?;
+                write_stdout(&bytes)?;
                 continue;
             }
             Some(p) if several || p.is_dir() || p.to_string_lossy().ends_with('/') => {
                 std::fs::create_dir_all(p).map_err(|e| user(format!("cannot create {}: {e}", p.display())))?;
-                p.join(format!("{}.{ext}", k.name()))
+                p.join(format!("{}.{ext}", kache::lang::file_stem(k.name())))
             }
             Some(p) => p.clone(),
-            None => PathBuf::from(format!("{stem}-{}.{ext}", k.name())),
+            None => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(k.name()))),
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
         }
         atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
-        println!("{}: {} -> {}", file.display(), k.name(), path.display());
+        say!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
-}
-
-/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
-fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
-    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
-        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
-    })?;
-    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
-    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
-        return Ok(e.payload.to_vec());
-    }
-    let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-    if let Ok(proof) = c.library().persistable() {
-        let meta =
-            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
-    }
-    Ok(cubin)
 }
 
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     let jit = Jit::new(Config { cache_dir: None, ..Config::from_env()? })?;
     let m = load(&jit, file, defines)?;
     let s = m.check()?;
-    println!(
+    say!(
         "{}: ok ({} kernel{}, {} kernel factor{}, {} device function{})",
         file.display(),
-        s.kernels.len(),
-        if s.kernels.len() == 1 { "" } else { "s" },
+        s.kernels.len() + s.generic_kernels.len(),
+        if s.kernels.len() + s.generic_kernels.len() == 1 { "" } else { "s" },
         s.kernel_factories.len(),
         if s.kernel_factories.len() == 1 { "y" } else { "ies" },
         s.device_functions.len(),
@@ -372,20 +422,26 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     );
     for k in &s.kernels {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
-        println!("  kernel {}({})", k.name, params.join(", "));
+        say!("  kernel {}({})", k.name, params.join(", "));
+    }
+    for k in &s.generic_kernels {
+        say!("  kernel {}", k.signature);
     }
     for k in &s.kernel_factories {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
-        println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+        say!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
     }
     for w in &s.warnings {
-        eprintln!("warning: {w}");
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
     }
     Ok(())
 }
 
-fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String]) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
@@ -393,11 +449,31 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
         let k = m.kernel(&n)?;
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let d = k.explain(target, &spec)?;
-        println!("kernel {n} ({target}, layouts {})", spec.describe());
+        say!("kernel {} ({target}, layouts {})", k.name(), spec.describe());
         for (name, h) in &d.components {
-            println!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
+            say!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
-        println!("  {:<15} {}", "key", d.key);
+        say!("  {:<15} {}", "key", d.key);
+        if let Target::Nvptx(a) = target {
+            explain_cubins(&k, a, &spec)?;
+        }
+    }
+    Ok(())
+}
+
+/// The components of the keys of the cubins built from a kernel's PTX (see
+/// `Kernel::explain_cubins`).
+fn explain_cubins(k: &kache::Kernel, arch: Arch, spec: &Specialization) -> Result<(), Failure> {
+    let cubins = k.explain_cubins(arch, spec)?;
+    if cubins.is_empty() {
+        say!("  cubin: no ptxas and no CUDA device here, so no cubin key to show");
+    }
+    for (title, d) in &cubins {
+        say!("  {title}");
+        for (name, h) in &d.components {
+            say!("    {name:<13} {}", blake3::Hash::from_bytes(*h).to_hex());
+        }
+        say!("    {:<13} {}", "key", d.key);
     }
     Ok(())
 }
@@ -409,50 +485,76 @@ fn open_store() -> Result<LocalStore, Failure> {
 }
 
 fn store_err(e: kache::cache::StoreError) -> Failure {
-    internal(e.to_string())
+    match e {
+        // The user's folder, the user's to fix (or trust).
+        kache::cache::StoreError::Untrusted(_) => user(e.to_string()),
+        e => internal(e.to_string()),
+    }
 }
 
 fn stats(json: bool, reset: bool) -> Result<(), Failure> {
     let jit = Jit::new(Config::from_env()?)?;
     if reset {
         jit.cache().reset_stats().map_err(store_err)?;
-        println!("statistics reset");
+        say!("statistics reset");
         return Ok(());
     }
     let s = jit.cache().stats();
     if json {
-        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| internal(e.to_string()))?);
-        return Ok(());
-    }
-    let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
-    println!("cache folder       {dir}");
-    println!("entries            {}", s.entries);
-    println!("size               {} of {}", HumanBytes(s.bytes), HumanBytes(jit.config().max_size));
-    println!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
-    println!("misses             {}", s.misses);
-    println!("not persisted      {}", s.not_persisted);
-    println!("bad entries        {}", s.bad_entries);
-    println!("busy               {}", s.busy);
-    println!("compile time saved {} ms", s.compile_ms_saved);
-    if jit.config().remote.is_some() {
-        println!(
-            "remote             errors {}, rejected {}, read {}, written {}",
-            s.remote_errors,
-            s.remote_rejected,
-            HumanBytes(s.remote_bytes_read),
-            HumanBytes(s.remote_bytes_written)
+        let mut v = serde_json::to_value(&s).map_err(|e| internal(e.to_string()))?;
+        if s.unavailable.is_some() {
+            // Counts that could not be read are null, never 0; what was parked is shown apart.
+            let mut parked = serde_json::Map::new();
+            for c in kache::cache::Counter::ALL {
+                parked.insert(c.name().to_string(), v[c.name()].take());
+            }
+            v["parked"] = serde_json::Value::Object(parked);
+        }
+        say!("{}", serde_json::to_string_pretty(&v).map_err(|e| internal(e.to_string()))?);
+    } else {
+        let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
+        say!("cache folder       {dir}");
+        say!("entries            {}", s.entries);
+        say!(
+            "size               {} of {} (entries {}, catalogue {})",
+            HumanBytes(s.bytes + s.catalogue_bytes),
+            HumanBytes(jit.config().max_size),
+            HumanBytes(s.bytes),
+            HumanBytes(s.catalogue_bytes)
         );
+        if s.unavailable.is_some() {
+            say!("counters           unavailable (the catalogue is held by another process); parked in files:");
+        }
+        say!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
+        say!("misses             {}", s.misses);
+        say!("cubins             {} hits, {} misses", s.cubin_hits, s.cubin_misses);
+        say!("not persisted      {}", s.not_persisted);
+        say!("bad entries        {}", s.bad_entries);
+        say!("busy               {}", s.busy);
+        say!("compile time saved {} ms", s.compile_ms_saved);
+        if jit.config().remote.is_some() {
+            say!(
+                "remote             errors {}, rejected {}, read {}, written {}",
+                s.remote_errors,
+                s.remote_rejected,
+                HumanBytes(s.remote_bytes_read),
+                HumanBytes(s.remote_bytes_written)
+            );
+        }
     }
-    Ok(())
+    match s.unavailable {
+        Some(why) => Err(internal(format!("the statistics are incomplete: {why}"))),
+        None => Ok(()),
+    }
 }
 
 fn ls(json: bool) -> Result<(), Failure> {
     let listed = ops::list(&open_store()?);
     if json {
-        println!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
+        say!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
     } else {
         for l in &listed {
-            println!(
+            say!(
                 "{}  {:<6}  {:>9}  {}{}",
                 &l.key.hex()[..16],
                 format!("{:?}", l.kind).to_lowercase(),
@@ -461,7 +563,7 @@ fn ls(json: bool) -> Result<(), Failure> {
                 l.signature
             );
         }
-        println!("{} entries", listed.len());
+        say!("{} entries", listed.len());
     }
     Ok(())
 }
@@ -471,17 +573,17 @@ fn show(key: &str) -> Result<(), Failure> {
         return Err(user(e.to_string()));
     }
     let (m, payload) = ops::find(&open_store()?, key).map_err(|e| user(e.to_string()))?;
-    println!("key        {}", m.key);
-    println!("kernel     {}{}", m.kernel, m.signature);
-    println!("kind       {:?}", m.kind);
-    println!("entry      {}", m.entry);
-    println!("producer   {} (LLVM {})", m.producer, m.llvm);
-    println!("created    {} (unix)", m.created);
-    println!("compile    {} ms", m.compile_ms);
-    println!("payload    {} bytes", payload.len());
+    say!("key        {}", m.key);
+    say!("kernel     {}{}", m.kernel, m.signature);
+    say!("kind       {:?}", m.kind);
+    say!("entry      {}", m.entry);
+    say!("producer   {} (LLVM {})", m.producer, m.llvm);
+    say!("created    {} (unix)", m.created);
+    say!("compile    {} ms", m.compile_ms);
+    say!("payload    {} bytes", payload.len());
     if m.kind == envelope::ArtifactKind::Ptx {
-        println!();
-        print!("{}", String::from_utf8_lossy(&payload));
+        say!("");
+        write_stdout(String::from_utf8_lossy(&payload).as_bytes())?;
     }
     Ok(())
 }
@@ -509,29 +611,43 @@ fn verify() -> Result<(), Failure> {
     let v = ops::verify(&store, &mut tick);
     pb.finish_and_clear();
     for k in &v.dropped {
-        println!("dropped {k}: does not verify");
+        say!("dropped {k}: does not verify");
+    }
+    for st in &v.strays {
+        say!("removed {}: a {} where an entry belongs", st.path.display(), st.kind);
     }
     if v.swept > 0 {
-        println!("removed {} temporary files left by interrupted writers", v.swept);
+        say!("removed {} files left by interrupted writers", v.swept);
     }
-    println!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
+    say!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
+    if !v.strays_left.is_empty() {
+        let left: Vec<String> = v.strays_left.iter().map(|st| format!("{} (a {})", st.path.display(), st.kind)).collect();
+        return Err(internal(format!("could not remove what is no entry: {}", left.join(", "))));
+    }
     Ok(())
 }
 
 fn gc(max_size: Option<&str>) -> Result<(), Failure> {
     let store = open_store()?;
     let target = match max_size {
-        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
+        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G, at most 16 EiB)")))?,
         None => store.max_size(),
     };
     let (n, bytes) = store.gc(target).map_err(store_err)?;
-    println!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
+    say!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
     Ok(())
 }
 
 fn clear() -> Result<(), Failure> {
-    let n = open_store()?.clear().map_err(store_err)?;
-    println!("removed {n} entries");
+    let c = open_store()?.clear().map_err(store_err)?;
+    if c.strays > 0 {
+        say!("removed {} entries and {} other things where entries belong", c.entries, c.strays);
+    } else {
+        say!("removed {} entries", c.entries);
+    }
+    if c.failed > 0 {
+        return Err(internal(format!("{} could not be removed", c.failed)));
+    }
     Ok(())
 }
 
@@ -539,25 +655,43 @@ fn archive_err(e: archive::ArchiveError) -> Failure {
     if e.is_user_error() { user(e.to_string()) } else { internal(e.to_string()) }
 }
 
-fn export(file: &Path) -> Result<(), Failure> {
+/// The archive signing secret: `KACHE_ARCHIVE_KEY`, else `KACHE_REMOTE_KEY` (never printed).
+fn archive_mac() -> Result<kache::cache::mac::EntryMac, Failure> {
+    let (name, secret) = ["KACHE_ARCHIVE_KEY", "KACHE_REMOTE_KEY"]
+        .into_iter()
+        .find_map(|v| std::env::var_os(v).filter(|s| !s.is_empty()).map(|s| (v, s)))
+        .ok_or_else(|| user("--key needs a shared secret of at least 16 bytes in KACHE_ARCHIVE_KEY (or KACHE_REMOTE_KEY)"))?;
+    kache::cache::mac::EntryMac::new(secret.as_encoded_bytes()).map_err(|e| user(format!("{name}: {e}")))
+}
+
+fn export(file: &Path, key: bool) -> Result<(), Failure> {
+    let signer = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
     let (pb, mut tick) = progress("exporting");
-    let n = archive::export(&store, file, &mut tick).map_err(archive_err)?;
+    let n = archive::export_with(&store, file, signer.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    println!("exported {n} entries to {}", file.display());
+    say!("exported {n} entries to {}{}", file.display(), if key { " (signed)" } else { "" });
     Ok(())
 }
 
-fn import(file: &Path) -> Result<(), Failure> {
+fn import(file: &Path, key: bool) -> Result<(), Failure> {
+    let verifier = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
     let (pb, mut tick) = progress("importing");
-    let done = archive::import(&store, file, &mut tick).map_err(archive_err)?;
+    let done = archive::import_with(&store, file, verifier.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    println!(
+    say!(
         "imported {} entries from {}{}",
         done.stored,
         file.display(),
         if done.skipped > 0 { format!(" ({} did not verify and were skipped)", done.skipped) } else { String::new() }
     );
+    if done.rejected > 0 {
+        return Err(user(format!(
+            "{} entries of {} failed authentication and were refused (another secret, or tampering)",
+            done.rejected,
+            file.display()
+        )));
+    }
     Ok(())
 }

@@ -20,8 +20,11 @@ mod expr;
 mod function;
 mod half;
 mod intrinsics;
+mod loops;
 mod matching;
+mod math;
 mod memory;
+mod warp;
 
 use std::collections::HashMap;
 
@@ -71,6 +74,8 @@ struct Cx<'a, 'ctx> {
     input: &'a CompileInput<'a>,
     target: Target,
     host: bool,
+    /// Float multiplies and adds may be contracted (the kernel's `fmad`, else the options').
+    fmad: bool,
     shared: HashMap<(FuncId, usize), u64>,
     /// The site number of each bounds-checked access, by its array expression.
     sites: HashMap<*const Expr, u32>,
@@ -106,6 +111,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         input,
         target,
         host: target == Target::Host,
+        fmad: input.program.fmad.unwrap_or(input.options.fmad),
         shared,
         sites: bounds_sites(input.program).iter().enumerate().map(|(n, s)| (s.array as *const Expr, n as u32)).collect(),
         may_fault: may_fault(input.program),
@@ -213,6 +219,16 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         }
     }
 
+    /// The integer type of `bits` bits (8, 16, 32 or 64): a value's bits as an integer.
+    fn int_bits(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            8 => self.i8,
+            16 => self.ctx.i16_type(),
+            32 => self.i32,
+            _ => self.i64,
+        }
+    }
+
     fn mem_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
     }
@@ -232,6 +248,8 @@ struct FnLower<'c, 'a, 'ctx> {
     host_ctx: Option<PointerValue<'ctx>>,
     /// On the GPU: the fault record and the kernel's token (hidden parameters).
     gpu_fault: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
+    /// `activemask()` call sites lowered so far (the host numbers each site).
+    activemask_sites: u32,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

@@ -17,20 +17,24 @@ mod arithmetic;
 mod arrays;
 mod atomics;
 mod control;
+mod generics;
 mod helpers;
 mod matching;
 mod math;
 mod programs;
 mod small_types;
+mod warp;
 
 pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
+pub use generics::*;
 pub use matching::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
+pub use warp::*;
 
 /// A scenario: runs on a device, `Err` says what differed.
 pub type Scenario = fn(&Device) -> helpers::Outcome;
@@ -95,8 +99,26 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("histogram_small", histogram_small),
     ("small_casts", small_casts),
     ("bf16_gemm_tile", bf16_gemm_tile),
+    // Warp-level primitives, every atomic, the math methods of the second language version.
+    ("warp_reduce", warp_reduce),
+    ("warp_aggregated_atomics", warp_aggregated_atomics),
+    ("atomics_every_op", atomics_every_op),
+    ("softmax_warp", softmax_warp),
+    ("block_scan_warp", block_scan_warp),
+    ("stream_compaction", stream_compaction),
+    ("radix_sort_pass", radix_sort_pass),
+    ("math_methods_more", math_methods_more),
     // `match`, enums and kernels across files.
     ("state_machine", state_machine),
     ("match_ints", match_ints),
     ("split_kernels", split_kernels),
+    // Generic kernels, each launched with several element types or named instances.
+    ("generic_axpy", generic_axpy),
+    ("generic_reduce", generic_reduce),
+    ("generic_map", generic_map),
+    ("generic_matmul_tiled", generic_matmul_tiled),
+    ("generic_conv1d", generic_conv1d),
+    ("generic_bits", generic_bits),
+    ("generic_dot", generic_dot),
+    ("generic_device_calls", generic_device_calls),
 ];

@@ -117,7 +117,7 @@ impl Config {
 
     /// Code generation options for `target`.
     pub fn options(&self, target: Target) -> Options {
-        Options { target, opt_level: self.opt_level, fast_math: self.fast_math }
+        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, host_cpu: crate::target::HostCpu::Native }
     }
 }
 

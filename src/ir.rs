@@ -12,7 +12,8 @@ use std::sync::Arc;
 use crate::span::Span;
 
 /// A scalar type of the kernel language.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Scalar {
     /// `bool` (one byte in memory).
     Bool,
@@ -166,7 +167,8 @@ impl fmt::Display for Ty {
 }
 
 /// Memory layout of an array argument or captured array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Layout {
     /// Row-major contiguous.
     C,

@@ -12,6 +12,7 @@ use super::CodegenError;
 use crate::abi::HostEntry;
 use crate::ir::{MathFn, Scalar};
 use crate::lang::builtins;
+use crate::runtime::host_calls;
 
 /// Host machine code for one kernel, ready to call. Owns its LLVM context and engine.
 pub struct HostModule {
@@ -71,7 +72,7 @@ impl HostModule {
             if name.starts_with("llvm.") {
                 continue;
             }
-            let Some(addr) = host_math_address(&name) else {
+            let Some(addr) = host_calls::address(&name) else {
                 return Err(bad(format!("unresolved symbol `{name}`")));
             };
             if let Some(f) = module.get_function(&name) {
@@ -90,46 +91,11 @@ impl HostModule {
     }
 }
 
-/// The symbol a host module calls for a transcendental math function.
+/// The symbol a host module calls for a transcendental math function (one of the host calls
+/// of `runtime::host_calls`).
 pub fn host_math_symbol(m: MathFn, s: Scalar) -> String {
     format!("__kache_host_{}_{}", builtins::method_def(m).name, s.name())
 }
-
-macro_rules! host_math {
-    ($($f:ident),*) => {
-        fn host_math_address(name: &str) -> Option<usize> {
-            $(
-                {
-                    extern "C" fn f32_(x: f32) -> f32 { x.$f() }
-                    extern "C" fn f64_(x: f64) -> f64 { x.$f() }
-                    if name == concat!("__kache_host_", stringify!($f), "_f32") { return Some(f32_ as extern "C" fn(f32) -> f32 as usize); }
-                    if name == concat!("__kache_host_", stringify!($f), "_f64") { return Some(f64_ as extern "C" fn(f64) -> f64 as usize); }
-                }
-            )*
-            extern "C" fn atan2_f32(x: f32, y: f32) -> f32 { x.atan2(y) }
-            extern "C" fn atan2_f64(x: f64, y: f64) -> f64 { x.atan2(y) }
-            extern "C" fn powf_f32(x: f32, y: f32) -> f32 { x.powf(y) }
-            extern "C" fn powf_f64(x: f64, y: f64) -> f64 { x.powf(y) }
-            extern "C" fn hypot_f32(x: f32, y: f32) -> f32 { x.hypot(y) }
-            extern "C" fn hypot_f64(x: f64, y: f64) -> f64 { x.hypot(y) }
-            extern "C" fn powi_f32(x: f32, n: i32) -> f32 { x.powi(n) }
-            extern "C" fn powi_f64(x: f64, n: i32) -> f64 { x.powi(n) }
-            Some(match name {
-                "__kache_host_atan2_f32" => atan2_f32 as extern "C" fn(f32, f32) -> f32 as usize,
-                "__kache_host_atan2_f64" => atan2_f64 as extern "C" fn(f64, f64) -> f64 as usize,
-                "__kache_host_powf_f32" => powf_f32 as extern "C" fn(f32, f32) -> f32 as usize,
-                "__kache_host_powf_f64" => powf_f64 as extern "C" fn(f64, f64) -> f64 as usize,
-                "__kache_host_hypot_f32" => hypot_f32 as extern "C" fn(f32, f32) -> f32 as usize,
-                "__kache_host_hypot_f64" => hypot_f64 as extern "C" fn(f64, f64) -> f64 as usize,
-                "__kache_host_powi_f32" => powi_f32 as extern "C" fn(f32, i32) -> f32 as usize,
-                "__kache_host_powi_f64" => powi_f64 as extern "C" fn(f64, i32) -> f64 as usize,
-                _ => return None,
-            })
-        }
-    };
-}
-
-host_math!(exp, exp2, ln, log2, log10, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, cbrt);
 
 #[cfg(test)]
 mod tests {
@@ -140,7 +106,7 @@ mod tests {
         for d in builtins::METHODS.iter().filter(|d| d.libdevice.is_some()) {
             for s in [Scalar::F32, Scalar::F64] {
                 let sym = host_math_symbol(d.func, s);
-                assert!(host_math_address(&sym).is_some(), "{sym} has no host implementation");
+                assert!(host_calls::address(&sym).is_some(), "{sym} has no host implementation");
             }
         }
     }

@@ -183,6 +183,33 @@ impl CompiledKernel {
         &self.signature
     }
 
+    /// GPU machine code for this kernel's PTX, assembled by the `ptxas` at `ptxas` for the
+    /// PTX's architecture, through the cache (keyed by the PTX, the architecture and the ptxas
+    /// build): what the prebuild step embeds and `kache compile --emit cubin` writes.
+    pub fn assemble_cubin(&self, ptxas: &std::path::Path) -> Result<Vec<u8>> {
+        let (Some(ptx), Target::Nvptx(arch)) = (self.ptx(), self.target) else {
+            return Err(Error::Device(format!("kernel '{}' was not compiled to PTX, so there is nothing to assemble", self.name)));
+        };
+        let ptxas_id = std::fs::metadata(ptxas).map(|m| m.len() as i32).unwrap_or(0);
+        let key = crate::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
+        let cache = self.jit.as_ref().map(|j| j.cache());
+        if let Some(cache) = cache
+            && let Lookup::Hit(e, _) = cache.lookup(&key)
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            return Ok(e.payload.to_vec());
+        }
+        let t0 = Instant::now();
+        let cubin = crate::toolchain::ptxas(ptxas, ptx, &arch.to_string())
+            .map_err(|e| Error::Ptxas(format!("rejected the PTX of '{}' for {arch}: {e}", self.name)))?;
+        if let (Some(cache), Ok(proof)) = (cache, self.library.persistable()) {
+            let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+            let meta = Meta::new(key, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+            cache.store(proof, Entry { meta, payload: cubin.clone().into() });
+        }
+        Ok(cubin)
+    }
+
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::ir::{CaptureSource, Layout, Program, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::{Device, Grid, KernelArgs};
-use crate::target::{Arch, Specialization, Target};
+use crate::target::{Arch, Options, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
@@ -28,7 +28,7 @@ pub(super) struct KernelInner {
     pub(super) program: Program,
     pub(super) captures: Vec<CaptureValue>,
     pub(super) signature: Vec<(String, Ty)>,
-    compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
+    compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     _source: Arc<Source>,
 }
 
@@ -131,12 +131,12 @@ impl Kernel {
 
     /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
     pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
-        let (d, _) = self.derive(target, spec)?;
+        let (d, _) = self.derive(&self.inner.jit.config().options(target), spec)?;
         Ok(d)
     }
 
-    fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
-        let options = self.inner.jit.config().options(target);
+    fn derive(&self, options: &Options, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+        let target = options.target;
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -149,7 +149,7 @@ impl Kernel {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &options,
+            options,
             libdevice: libdevice.as_ref().map(|l| l.hash),
             salt: &self.inner.jit.config().salt,
         });
@@ -158,29 +158,40 @@ impl Kernel {
 
     /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(target, spec, None)
+        self.compile_on(self.inner.jit.config().options(target), spec, None)
     }
 
-    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
-        let memo_key = (target, spec.clone());
+    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
+    /// options given in full rather than taken from the JIT's configuration: host code for a
+    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
+    /// crate it builds. Not public: such code is for another program, and launching it here
+    /// would need the named CPU's features.
+    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(options, spec, None)
+    }
+
+    fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+        let memo_key = (options, spec.clone());
         if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
             return Ok(c.clone());
         }
-        let c = self.compile_uncached(target, spec, device)?;
+        let c = self.compile_uncached(&memo_key.0, spec, device)?;
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
         Ok(c)
     }
 
     /// Compiles for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
+        let options = self.inner.jit.config().options(device.target());
+        self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+    fn compile_uncached(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
-        let (d, libdevice) = self.derive(target, spec)?;
+        let target = options.target;
+        let (d, libdevice) = self.derive(options, spec)?;
         let key = d.key;
         let sig = signature_text(&inner.signature);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
@@ -201,7 +212,6 @@ impl Kernel {
             },
             Lookup::Miss => {}
         }
-        let options = jit.config().options(target);
         let t0 = Instant::now();
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
         let data = capture_data(&inner.captures);
@@ -209,7 +219,7 @@ impl Kernel {
             program: &inner.program,
             spec,
             captures: &data,
-            options,
+            options: options.clone(),
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
@@ -257,7 +267,7 @@ impl Kernel {
         let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile_on(device.target(), &spec, Some(device))?;
+        let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;
         c.launch_checked(device, grid, &args)
     }
 

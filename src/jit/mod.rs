@@ -10,7 +10,6 @@ mod serialize;
 
 pub use compiled::{CompiledKernel, Origin};
 pub use kernel::Kernel;
-pub(crate) use launch::check_args;
 pub use module::{FactoryArgs, Module};
 
 use std::collections::HashMap;

@@ -5,20 +5,23 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::generate::{GenGlobal, GenKernel, GenModule, generate};
+use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, generate};
+use super::host_object;
 use super::names::{first_collision, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
+use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
 use crate::ir::{CaptureTy, Layout};
 use crate::{Arch, Config, Jit, Specialization, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
-/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read only
-/// to find `ptxas`, which the step does not run, and to start the Python that finds the
-/// libdevice wheel, whose answer is remembered in the cache folder.) `tests/it/prebuild.rs`
-/// derives the list from the source, so a new variable cannot be forgotten.
+/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read to
+/// find `ptxas` and the Python that finds NVIDIA's wheel (whose answer is remembered in the
+/// cache folder): tracking it would re-run the step whenever a shell's and an editor's `PATH`
+/// differ; `KACHE_PTXAS` pins `ptxas` instead.) `tests/it/prebuild.rs` derives the list from the
+/// source, so a new variable cannot be forgotten.
 pub const TRACKED_ENV: &[&str] = &[
     // What the compiled code depends on.
     "KACHE_ARCH",
@@ -47,11 +50,27 @@ pub const TRACKED_ENV: &[&str] = &[
     "HOME",
 ];
 
+/// Whether the prebuild step also assembles each kernel's PTX into GPU machine code (a cubin
+/// per architecture) with NVIDIA's `ptxas`, so that the first launch on a GPU of that
+/// architecture loads machine code instead of having the driver compile PTX.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cubins {
+    /// When `ptxas` is found (`KACHE_PTXAS`, `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`,
+    /// `PATH`, the `nvidia-cuda-nvcc-cu12` wheel); PTX only otherwise. The default.
+    #[default]
+    IfPtxasFound,
+    /// Always: no `ptxas` is a build error.
+    Always,
+    /// Never: PTX only.
+    Never,
+}
+
 /// Configures and runs the prebuild step from a build script.
 #[derive(Debug, Default)]
 pub struct Builder {
     kernels_dir: Option<PathBuf>,
     archs: Vec<String>,
+    cubins: Cubins,
     globals: Vec<(String, CaptureValue)>,
     errors: Vec<String>,
     out_file: Option<String>,
@@ -119,6 +138,13 @@ impl Builder {
     /// Adds a GPU architecture to generate PTX for (repeatable).
     pub fn arch(mut self, arch: &str) -> Builder {
         self.archs.push(arch.to_string());
+        self
+    }
+
+    /// Whether to embed cubins assembled by `ptxas` beside the PTX (default
+    /// [`Cubins::IfPtxasFound`]).
+    pub fn cubins(mut self, cubins: Cubins) -> Builder {
+        self.cubins = cubins;
         self
     }
 
@@ -201,13 +227,35 @@ impl Builder {
             Some(c) => c.clone(),
             None => Config::from_env()?,
         };
+        let ptxas = match self.cubins {
+            Cubins::Never => None,
+            Cubins::IfPtxasFound => crate::toolchain::find_ptxas(),
+            Cubins::Always => Some(crate::toolchain::find_ptxas().ok_or_else(|| {
+                Error::Ptxas(
+                    "Cubins::Always, and ptxas was not found: set KACHE_PTXAS, CUDA_HOME or CUDA_PATH, put ptxas on PATH, \
+                     or `pip install nvidia-cuda-nvcc-cu12`"
+                        .into(),
+                )
+            })?),
+        };
+        let host = match host_object::object_target() {
+            Ok(t) => Some(t),
+            Err(why) => {
+                crate::warn(&format!(
+                    "kernels are not prebuilt for the host backend ({why}); it compiles them at run time with kache's `compiler` feature"
+                ));
+                None
+            }
+        };
         let jit = Jit::new(config)?;
         let mut data = DataFiles::new(out_dir.join("kache"))?;
+        let code = Code { archs: &archs, ptxas: ptxas.as_deref(), host: host.as_ref(), identity: host_object::crate_identity(&out_dir) };
         let mut modules = Vec::new();
+        let mut objects = Vec::new();
         let mut first_error = None;
         for file in &files {
             println!("cargo::rerun-if-changed={}", file.path.display());
-            match self.build_file(&jit, file, &archs, &mut data) {
+            match self.build_file(&jit, file, &code, &mut data, &mut objects) {
                 Ok(m) => modules.push(m),
                 Err(e) => {
                     report(&e, Some(&file.path));
@@ -227,16 +275,32 @@ impl Builder {
             };
             globals.push(GenGlobal { name, value, bytes_file });
         }
-        let code = generate(&modules, &globals)?;
+        if let (Some(target), false) = (&host, objects.is_empty()) {
+            let mut h = blake3::Hasher::new();
+            h.update(code.identity.as_bytes());
+            let name = format!("kache_kernels_{}", &h.finalize().to_hex()[..16]);
+            host_object::archive(&name, &data.dir, &objects, target)?;
+            data.written.insert(data.dir.join(format!("lib{name}.a")));
+            // The archiver's copy for MSVC-style linkers, where it makes one.
+            data.written.insert(data.dir.join(format!("{name}.lib")));
+        }
+        let text = generate(&modules, &globals)?;
         let out = out_dir.join(self.out_file.as_deref().unwrap_or("kache_kernels.rs"));
-        write_if_changed(&out, code.as_bytes())?;
+        write_if_changed(&out, text.as_bytes())?;
         // Kept even where `out_file` puts it among the data files.
         data.written.insert(out.clone());
         data.remove_stale();
         Ok(out)
     }
 
-    fn build_file(&self, jit: &Jit, file: &KernelFile, archs: &[Arch], data: &mut DataFiles) -> Result<GenModule> {
+    fn build_file(
+        &self,
+        jit: &Jit,
+        file: &KernelFile,
+        code: &Code<'_>,
+        data: &mut DataFiles,
+        objects: &mut Vec<PathBuf>,
+    ) -> Result<GenModule> {
         let mut m = jit.load_file(&file.path)?;
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
@@ -258,14 +322,39 @@ impl Builder {
                 )));
             }
             let rust = rust_name(&name);
-            let mut ptx = Vec::new();
-            for a in archs {
-                let c = k.compile(Target::Nvptx(*a), &Specialization::uniform(k.program(), Layout::C))?;
-                // Numbered, so that names differing only in case stay apart on any file system.
-                let name = format!("f{}-k{k_index}-{}-{rust}.{a}.ptx", file.index, file.module);
-                ptx.push((a.to_string(), data.write(&name, c.ptx().unwrap_or("").as_bytes())?));
+            let spec = Specialization::uniform(k.program(), Layout::C);
+            // Numbered, so that names differing only in case stay apart on any file system.
+            let stem = format!("f{}-k{k_index}-{}-{rust}", file.index, file.module);
+            let (mut ptx, mut cubins) = (Vec::new(), Vec::new());
+            for a in code.archs {
+                let c = k.compile(Target::Nvptx(*a), &spec)?;
+                ptx.push((a.to_string(), data.write(&format!("{stem}.{a}.ptx"), c.ptx().unwrap_or("").as_bytes())?));
+                if let Some(ptxas) = code.ptxas {
+                    let cubin = c.assemble_cubin(ptxas)?;
+                    cubins.push((a.to_string(), data.write(&format!("{stem}.{a}.cubin"), &cubin)?));
+                }
             }
-            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
+            let host = match code.host {
+                Some(target) => {
+                    let options = crate::target::Options { host_cpu: host_object::host_cpu(target), ..jit.config().options(Target::Host) };
+                    let c = k.compile_with(options, &spec)?;
+                    let crate::codegen::Artifact::HostBitcode(bitcode) = c.artifact() else {
+                        return Err(Error::Config(format!("internal error: kernel '{name}' compiled for the host is not host code")));
+                    };
+                    let symbol = host_object::entry_symbol(&code.identity, &c.key(), &file.module, &name);
+                    let object = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, jit.config().opt_level)?;
+                    let path = data.write(&format!("{stem}.o"), &object)?;
+                    objects.push(PathBuf::from(path));
+                    let program = k.program();
+                    Some(GenHost {
+                        symbol,
+                        static_shared: crate::abi::static_shared_bytes(program),
+                        cooperative: program.funcs.iter().any(|f| f.uses_block_sync),
+                    })
+                }
+                None => None,
+            };
+            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx, cubins, host });
         }
         for f in m.factory_names() {
             crate::warn(&format!(
@@ -275,6 +364,15 @@ impl Builder {
         }
         Ok(GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown: file.shown.clone(), file: file_name, kernels })
     }
+}
+
+/// What the step builds for every kernel: PTX for the architectures, cubins with `ptxas` (if
+/// any), host object code for the crate's target (if any), under the crate's identity.
+struct Code<'a> {
+    archs: &'a [Arch],
+    ptxas: Option<&'a Path>,
+    host: Option<&'a ObjectTarget>,
+    identity: String,
 }
 
 /// The `.rs` files of the kernels folder, sorted, each with its module name; two files that

@@ -22,10 +22,16 @@
 //! Three parts: [`Builder`] (the build script's side), the code generator, and [`Prebuilt`]
 //! (the run-time side of generated code).
 
+#[cfg(feature = "compiler")]
 mod builder;
+#[cfg(feature = "compiler")]
 mod generate;
+#[cfg(feature = "compiler")]
+mod host_object;
+#[cfg(feature = "compiler")]
 mod names;
 mod runtime;
 
-pub use builder::{Builder, TRACKED_ENV};
-pub use runtime::{Global, Globals, Prebuilt};
+#[cfg(feature = "compiler")]
+pub use builder::{Builder, Cubins, TRACKED_ENV};
+pub use runtime::{Global, Globals, HostCode, KernelData, Prebuilt};

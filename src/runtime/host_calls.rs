@@ -1,0 +1,77 @@
+//! The functions host kernel code calls by symbol (the transcendental math functions): one
+//! table, which the JIT resolves by name ([`address`]) and which every build of kache exports
+//! for linked object code, under names that carry this build's identity ([`linked_symbol`]),
+//! so prebuilt and JIT-compiled kernels call the very same functions, and two kache builds in
+//! one program never clash.
+//!
+//! Host code declares each as `__kache_host_<method>_<type>` (see `codegen::host_jit`); the
+//! prebuild step renames the declarations in the object code it links to [`linked_symbol`].
+
+/// The identity of this kache build (a hash of its source), which the exported names carry.
+const BUILD_ID: &str = env!("KACHE_BUILD_ID");
+
+/// The exported name of host call `name` (`__kache_host_exp_f32`) in this kache build: what
+/// object code linked against it calls.
+pub fn linked_symbol(name: &str) -> String {
+    format!("{name}_{BUILD_ID}")
+}
+
+macro_rules! host_calls {
+    ($($symbol:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block)*) => {
+        $(
+            // SAFETY: the name is unique to this kache build (it carries BUILD_ID), so no other
+            // symbol of the program has it; the function is plain Rust with a C signature.
+            #[unsafe(export_name = concat!(stringify!($symbol), "_", env!("KACHE_BUILD_ID")))]
+            extern "C" fn $symbol($($arg: $ty),*) -> $ret $body
+        )*
+
+        /// The address of host call `name` (`__kache_host_exp_f32`), for the JIT.
+        pub fn address(name: &str) -> Option<usize> {
+            match name {
+                $(stringify!($symbol) => Some($symbol as extern "C" fn($($ty),*) -> $ret as usize),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+host_calls! {
+    __kache_host_exp_f32(x: f32) -> f32 { x.exp() }
+    __kache_host_exp_f64(x: f64) -> f64 { x.exp() }
+    __kache_host_exp2_f32(x: f32) -> f32 { x.exp2() }
+    __kache_host_exp2_f64(x: f64) -> f64 { x.exp2() }
+    __kache_host_ln_f32(x: f32) -> f32 { x.ln() }
+    __kache_host_ln_f64(x: f64) -> f64 { x.ln() }
+    __kache_host_log2_f32(x: f32) -> f32 { x.log2() }
+    __kache_host_log2_f64(x: f64) -> f64 { x.log2() }
+    __kache_host_log10_f32(x: f32) -> f32 { x.log10() }
+    __kache_host_log10_f64(x: f64) -> f64 { x.log10() }
+    __kache_host_sin_f32(x: f32) -> f32 { x.sin() }
+    __kache_host_sin_f64(x: f64) -> f64 { x.sin() }
+    __kache_host_cos_f32(x: f32) -> f32 { x.cos() }
+    __kache_host_cos_f64(x: f64) -> f64 { x.cos() }
+    __kache_host_tan_f32(x: f32) -> f32 { x.tan() }
+    __kache_host_tan_f64(x: f64) -> f64 { x.tan() }
+    __kache_host_asin_f32(x: f32) -> f32 { x.asin() }
+    __kache_host_asin_f64(x: f64) -> f64 { x.asin() }
+    __kache_host_acos_f32(x: f32) -> f32 { x.acos() }
+    __kache_host_acos_f64(x: f64) -> f64 { x.acos() }
+    __kache_host_atan_f32(x: f32) -> f32 { x.atan() }
+    __kache_host_atan_f64(x: f64) -> f64 { x.atan() }
+    __kache_host_sinh_f32(x: f32) -> f32 { x.sinh() }
+    __kache_host_sinh_f64(x: f64) -> f64 { x.sinh() }
+    __kache_host_cosh_f32(x: f32) -> f32 { x.cosh() }
+    __kache_host_cosh_f64(x: f64) -> f64 { x.cosh() }
+    __kache_host_tanh_f32(x: f32) -> f32 { x.tanh() }
+    __kache_host_tanh_f64(x: f64) -> f64 { x.tanh() }
+    __kache_host_cbrt_f32(x: f32) -> f32 { x.cbrt() }
+    __kache_host_cbrt_f64(x: f64) -> f64 { x.cbrt() }
+    __kache_host_atan2_f32(x: f32, y: f32) -> f32 { x.atan2(y) }
+    __kache_host_atan2_f64(x: f64, y: f64) -> f64 { x.atan2(y) }
+    __kache_host_powf_f32(x: f32, y: f32) -> f32 { x.powf(y) }
+    __kache_host_powf_f64(x: f64, y: f64) -> f64 { x.powf(y) }
+    __kache_host_hypot_f32(x: f32, y: f32) -> f32 { x.hypot(y) }
+    __kache_host_hypot_f64(x: f64, y: f64) -> f64 { x.hypot(y) }
+    __kache_host_powi_f32(x: f32, n: i32) -> f32 { x.powi(n) }
+    __kache_host_powi_f64(x: f64, n: i32) -> f64 { x.powi(n) }
+}

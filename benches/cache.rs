@@ -1,6 +1,8 @@
 //! Cache speed: in-process hit against miss, hit latency as the store grows, and key derivation
 //! over large captured host arrays. Run with `cargo bench --bench cache`; whole-process figures
 //! (a cold process served from the cache) come from `cargo run --release --example cold_hit`.
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
@@ -66,13 +68,14 @@ fn store_size(c: &mut Criterion) {
         let dir = tempfile::tempdir().unwrap();
         let store = LocalStore::new(dir.path(), Duration::from_secs(5), 1 << 40).unwrap();
         store
-            .with(|db| {
+            .batch(|batch| {
                 for i in 0..n {
                     let (k, b) = fake_entry(i);
-                    store.put(db, &k, &b)?;
+                    batch.put(&k, &b)?;
                 }
-                Ok(())
+                Ok::<_, kache::cache::StoreError>(())
             })
+            .unwrap()
             .unwrap();
         let (probe, _) = fake_entry(n / 2);
         // A fresh cache per lookup: memory tier empty, the store opened, read and closed, as

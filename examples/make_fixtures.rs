@@ -11,6 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use kache::cache::key::KEY_SCHEMA;
 use kache::cache::{Key, LocalStore};
 use kache::{Arch, Config, Jit, Layout, Specialization, Target};
 
@@ -31,7 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = std::fs::remove_dir_all(&root);
 
     // A garbage file where the store should be.
-    let d = root.join("garbage-file-as-store/v1");
+    let d = root.join(format!("garbage-file-as-store/v{KEY_SCHEMA}"));
     std::fs::create_dir_all(&d)?;
     std::fs::write(d.join("db"), noise(1, 4096))?;
 
@@ -40,7 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let d = root.join("garbage-files-in-store");
     {
         let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
-        store.with(|db| store.put(db, &Key([1; 32]), b"placeholder"))?;
+        store.put(&Key([1; 32]), b"placeholder")?;
     }
     fn scramble(dir: &Path) -> std::io::Result<()> {
         for e in std::fs::read_dir(dir)? {
@@ -54,16 +55,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok(())
     }
-    scramble(&d.join("v1"))?;
+    scramble(&d.join(format!("v{KEY_SCHEMA}")))?;
 
-    // A valid store written by a future store format.
+    // A valid store written by a future store format: made by hand with sled, as another kache
+    // version would have (kache keeps its catalogue private).
     let d = root.join("future-format");
     {
         let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
-        store.with(|db| {
-            db.open_tree("meta")?.insert("format", &99u32.to_le_bytes())?;
-            Ok(())
-        })?;
+        let db = sled::open(store.db_path())?;
+        db.open_tree("meta")?.insert("format", &99u32.to_le_bytes())?;
+        db.flush()?;
     }
 
     // Good and bad entries.
@@ -84,7 +85,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let old_entry = version_1_entry(old, &entries[5].1)?;
     let mut manifest = String::new();
     let store = LocalStore::new(&d, Duration::from_secs(5), 1 << 30)?;
-    store.with(|db| {
+    store.batch(|batch| {
         for (i, (key, bytes)) in entries.iter().enumerate() {
             let mut b = bytes.clone();
             let (label, what) = match i {
@@ -108,18 +109,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 _ => ("good", "intact"),
             };
-            store.put(db, key, &b)?;
+            batch.put(key, &b)?;
             manifest.push_str(&format!("{label} {} {what}\n", key.hex()));
         }
         // An intact entry stored under another key.
         let wrong = Key([0xab; 32]);
-        store.put(db, &wrong, &entries[0].1)?;
+        batch.put(&wrong, &entries[0].1)?;
         manifest.push_str(&format!("bad {} stored under the wrong key\n", wrong.hex()));
         // An entry exactly as envelope version 1 wrote it: no interface byte, a correct checksum.
-        store.put(db, &old, &old_entry)?;
+        batch.put(&old, &old_entry)?;
         manifest.push_str(&format!("bad {} envelope version 1 (before the interface), checksum intact\n", old.hex()));
-        Ok(())
-    })?;
+        Ok::<_, kache::cache::StoreError>(())
+    })??;
     std::fs::write(d.join("MANIFEST"), manifest)?;
     println!("fixtures written under {}", root.display());
     Ok(())

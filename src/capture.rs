@@ -33,6 +33,12 @@ macro_rules! element {
 }
 
 element!(bool, Bool, ScalarValue::Bool);
+element!(i8, I8, |x: i8| ScalarValue::Int(Scalar::I8, x as u8 as u64));
+element!(i16, I16, |x: i16| ScalarValue::Int(Scalar::I16, x as u16 as u64));
+element!(u8, U8, |x: u8| ScalarValue::Int(Scalar::U8, x as u64));
+element!(u16, U16, |x: u16| ScalarValue::Int(Scalar::U16, x as u64));
+element!(half::f16, F16, ScalarValue::F16);
+element!(half::bf16, Bf16, ScalarValue::Bf16);
 element!(i32, I32, |x: i32| ScalarValue::Int(Scalar::I32, x as u32 as u64));
 element!(i64, I64, |x: i64| ScalarValue::Int(Scalar::I64, x as u64));
 element!(u32, U32, |x: u32| ScalarValue::Int(Scalar::U32, x as u64));
@@ -321,9 +327,10 @@ fn element_bytes<T: Element>(data: &[T]) -> Option<&[u8]> {
     #[cfg(target_endian = "little")]
     {
         if std::mem::size_of::<T>() == T::SCALAR.size() {
-            // SAFETY: every Element is a plain integer, float or bool whose in-memory
-            // representation on a little-endian machine is exactly its little-endian bytes
-            // (bool is one byte, 0 or 1), with no padding; the slice is read-only and the
+            // SAFETY: every Element is a plain integer, float or bool (or `half`'s f16 and bf16,
+            // `repr(transparent)` over their u16 bits) whose in-memory representation on a
+            // little-endian machine is exactly its little-endian bytes (bool is one byte, 0 or
+            // 1), with no padding; the slice is read-only and the
             // returned view borrows it.
             return Some(unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) });
         }
@@ -368,47 +375,6 @@ impl CaptureValue {
             CaptureValue::Device(d) => CaptureTy::Array { ty: d.array_ty(), device: true, layout: d.layout },
         }
     }
-
-    /// Writes the value's identity into a key: host values by content, device arrays by their
-    /// pointer, extents and strides (they are never persisted).
-    pub fn encode(&self, out: &mut Vec<u8>) {
-        match self {
-            CaptureValue::Scalar(v) => {
-                out.push(0);
-                out.push(v.ty() as u8);
-                out.extend_from_slice(&v.bits().to_le_bytes());
-            }
-            CaptureValue::Host(h) => {
-                out.push(1);
-                out.push(h.elem as u8);
-                out.push(h.layout as u8);
-                out.extend_from_slice(&(h.shape.len() as u64).to_le_bytes());
-                for (d, s) in h.shape.iter().zip(&h.strides) {
-                    out.extend_from_slice(&(*d as u64).to_le_bytes());
-                    out.extend_from_slice(&(*s as i64).to_le_bytes());
-                }
-                out.extend_from_slice(&h.hash);
-            }
-            CaptureValue::Device(d) => {
-                out.push(2);
-                out.push(d.elem as u8);
-                out.push(d.read_only as u8);
-                out.extend_from_slice(&d.ptr.to_le_bytes());
-                let loc = match d.location {
-                    Location::Host => (0u8, 0u64),
-                    Location::HostDevice(id) => (1, id),
-                    Location::Cuda(o) => (2, o as u64),
-                };
-                out.push(loc.0);
-                out.extend_from_slice(&loc.1.to_le_bytes());
-                out.extend_from_slice(&(d.shape.len() as u64).to_le_bytes());
-                for (n, s) in d.shape.iter().zip(&d.strides) {
-                    out.extend_from_slice(&(*n as u64).to_le_bytes());
-                    out.extend_from_slice(&(*s as i64).to_le_bytes());
-                }
-            }
-        }
-    }
 }
 
 /// Values that can be captured by a kernel: scalars, host slices and vectors (copied in as
@@ -427,7 +393,7 @@ macro_rules! scalar_capture {
         }
     )*};
 }
-scalar_capture!(bool, i32, i64, u32, u64, usize, f32, f64);
+scalar_capture!(bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, half::f16, half::bf16, f32, f64);
 
 impl<T: Element> IntoCapture for &[T] {
     fn into_capture(self) -> Result<CaptureValue> {

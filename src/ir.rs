@@ -1,5 +1,6 @@
-//! The typed kernel IR that the front end produces and the code generator consumes, and its
-//! canonical byte encoding (the part of the cache key that describes the code).
+//! The typed kernel IR that the front end produces and the code generator consumes (its
+//! canonical byte encoding, the part of the cache key that describes the code, is
+//! `cache::key::program`).
 //!
 //! Everything here is resolved: names are ids, every expression has a concrete type, constants
 //! are folded into literals, and captured values are referred to by index into
@@ -12,41 +13,77 @@ use std::sync::Arc;
 use crate::span::Span;
 
 /// A scalar type of the kernel language.
+///
+/// Each type's byte in every encoding is its [`tag`](Scalar::tag), the discriminant written on
+/// each variant and pinned by a test: adding a type never renumbers the others, so the keys of
+/// existing kernels do not change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Scalar {
     /// `bool` (one byte in memory).
-    Bool,
+    Bool = 0,
+    /// `i8`
+    I8 = 8,
+    /// `i16`
+    I16 = 10,
     /// `i32`
-    I32,
+    I32 = 1,
     /// `i64`
-    I64,
+    I64 = 2,
+    /// `u8`
+    U8 = 9,
+    /// `u16`
+    U16 = 11,
     /// `u32`
-    U32,
+    U32 = 3,
     /// `u64`
-    U64,
+    U64 = 4,
     /// `usize` (64-bit on every target kache supports)
-    Usize,
+    Usize = 5,
+    /// `f16`: IEEE binary16 (`half::f16` on the host).
+    F16 = 12,
+    /// `bf16`: bfloat16, the upper half of an `f32` (`half::bf16` on the host).
+    Bf16 = 13,
     /// `f32`
-    F32,
+    F32 = 6,
     /// `f64`
-    F64,
+    F64 = 7,
 }
 
 impl Scalar {
     /// Every scalar type, in a fixed order.
-    pub const ALL: [Scalar; 8] =
-        [Scalar::Bool, Scalar::I32, Scalar::I64, Scalar::U32, Scalar::U64, Scalar::Usize, Scalar::F32, Scalar::F64];
+    pub const ALL: [Scalar; 14] = [
+        Scalar::Bool,
+        Scalar::I8,
+        Scalar::I16,
+        Scalar::I32,
+        Scalar::I64,
+        Scalar::U8,
+        Scalar::U16,
+        Scalar::U32,
+        Scalar::U64,
+        Scalar::Usize,
+        Scalar::F16,
+        Scalar::Bf16,
+        Scalar::F32,
+        Scalar::F64,
+    ];
 
     /// The Rust spelling of the type.
     pub fn name(self) -> &'static str {
         match self {
             Scalar::Bool => "bool",
+            Scalar::I8 => "i8",
+            Scalar::I16 => "i16",
             Scalar::I32 => "i32",
             Scalar::I64 => "i64",
+            Scalar::U8 => "u8",
+            Scalar::U16 => "u16",
             Scalar::U32 => "u32",
             Scalar::U64 => "u64",
             Scalar::Usize => "usize",
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
         }
@@ -60,7 +97,8 @@ impl Scalar {
     /// Size in bytes of one element in memory.
     pub fn size(self) -> usize {
         match self {
-            Scalar::Bool => 1,
+            Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::Usize | Scalar::F64 => 8,
         }
@@ -76,17 +114,26 @@ impl Scalar {
 
     /// Integer types (not `bool`).
     pub fn is_int(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64 | Scalar::U32 | Scalar::U64 | Scalar::Usize)
+        matches!(
+            self,
+            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::U8 | Scalar::U16 | Scalar::U32 | Scalar::U64 | Scalar::Usize
+        )
     }
 
     /// Signed integer types.
     pub fn is_signed(self) -> bool {
-        matches!(self, Scalar::I32 | Scalar::I64)
+        matches!(self, Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64)
     }
 
     /// Floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F16 | Scalar::Bf16 | Scalar::F32 | Scalar::F64)
+    }
+
+    /// The 16-bit float types, which compute through `f32` where the hardware has no
+    /// instruction for them.
+    pub fn is_half(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::Bf16)
     }
 
     /// Integer or float.
@@ -94,14 +141,16 @@ impl Scalar {
         self.is_int() || self.is_float()
     }
 
-    /// Its byte in every encoding (cache keys, entries, serialised kernels); one numbering.
+    /// Its byte in every encoding (cache keys, entries, serialised kernels); one numbering. It
+    /// is the discriminant written on each variant: the eight types of the first language keep
+    /// the numbers they always had, so `as u8` anywhere agrees with it.
     pub fn tag(self) -> u8 {
         self as u8
     }
 
     /// The scalar whose [`tag`](Self::tag) is `t`.
     pub fn from_tag(t: u8) -> Option<Scalar> {
-        Scalar::ALL.get(t as usize).copied()
+        Scalar::ALL.into_iter().find(|s| s.tag() == t)
     }
 }
 
@@ -143,16 +192,40 @@ pub enum Ty {
     Scalar(Scalar),
     /// An array reference.
     Array(ArrayTy),
+    /// A C-like enum of the source ([`Program::enums`]), represented as its discriminant.
+    Enum(EnumTy),
 }
 
 impl Ty {
-    /// The scalar inside, if this is one.
+    /// The scalar a value of this type is: itself, or an enum's discriminant type.
     pub fn scalar(self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(s),
+            Ty::Enum(e) => Some(e.repr),
             _ => None,
         }
     }
+}
+
+/// A C-like enum type: which one (its index in [`Program::enums`], or in the checker's table
+/// while checking) and the integer type of its discriminants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EnumTy {
+    /// Index of its definition.
+    pub id: u32,
+    /// `#[repr(..)]`, or `i32` (C's `int`) without one.
+    pub repr: Scalar,
+}
+
+/// A C-like enum: its variants' names and discriminants, for launch checks and messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnumDef {
+    /// Its name, qualified by its module outside the root.
+    pub name: String,
+    /// The integer type of its discriminants.
+    pub repr: Scalar,
+    /// Variant names and discriminants, in declaration order.
+    pub variants: Vec<(String, i128)>,
 }
 
 impl fmt::Display for Ty {
@@ -162,6 +235,7 @@ impl fmt::Display for Ty {
             Ty::Never => f.write_str("!"),
             Ty::Scalar(s) => write!(f, "{s}"),
             Ty::Array(a) => write!(f, "{a}"),
+            Ty::Enum(e) => write!(f, "enum #{} ({})", e.id, e.repr),
         }
     }
 }
@@ -217,6 +291,10 @@ pub enum ScalarValue {
     Bool(bool),
     /// An integer of the given type, as its two's complement bits zero-extended to 64.
     Int(Scalar, u64),
+    /// An `f16`.
+    F16(half::f16),
+    /// A `bf16`.
+    Bf16(half::bf16),
     /// An `f32`.
     F32(f32),
     /// An `f64`.
@@ -229,6 +307,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Bool(_) => Scalar::Bool,
             ScalarValue::Int(s, _) => s,
+            ScalarValue::F16(_) => Scalar::F16,
+            ScalarValue::Bf16(_) => Scalar::Bf16,
             ScalarValue::F32(_) => Scalar::F32,
             ScalarValue::F64(_) => Scalar::F64,
         }
@@ -239,6 +319,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Bool(b) => vec![b as u8],
             ScalarValue::Int(s, v) => v.to_le_bytes()[..s.size()].to_vec(),
+            ScalarValue::F16(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::Bf16(v) => v.to_le_bytes().to_vec(),
             ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
             ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
         }
@@ -254,6 +336,8 @@ impl ScalarValue {
         let raw = u64::from_le_bytes(b8);
         Some(match ty {
             Scalar::Bool => ScalarValue::Bool(raw != 0),
+            Scalar::F16 => ScalarValue::F16(half::f16::from_bits(raw as u16)),
+            Scalar::Bf16 => ScalarValue::Bf16(half::bf16::from_bits(raw as u16)),
             Scalar::F32 => ScalarValue::F32(f32::from_bits(raw as u32)),
             Scalar::F64 => ScalarValue::F64(f64::from_bits(raw)),
             s => ScalarValue::Int(s, raw),
@@ -265,6 +349,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Bool(b) => b as u64,
             ScalarValue::Int(_, v) => v,
+            ScalarValue::F16(v) => v.to_bits() as u64,
+            ScalarValue::Bf16(v) => v.to_bits() as u64,
             ScalarValue::F32(v) => v.to_bits() as u64,
             ScalarValue::F64(v) => v.to_bits(),
         }
@@ -275,6 +361,8 @@ impl ScalarValue {
         match self {
             ScalarValue::Int(s, v) => Some(if s.is_signed() {
                 match s.bits() {
+                    8 => v as u8 as i8 as i128,
+                    16 => v as u16 as i16 as i128,
                     32 => v as u32 as i32 as i128,
                     _ => v as i64 as i128,
                 }
@@ -289,6 +377,8 @@ impl ScalarValue {
     /// The value as f64 (integers and `bool` converted, exact up to 2^53).
     pub fn as_f64(self) -> f64 {
         match self {
+            ScalarValue::F16(v) => v.to_f64(),
+            ScalarValue::Bf16(v) => v.to_f64(),
             ScalarValue::F32(v) => v as f64,
             ScalarValue::F64(v) => v,
             other => other.as_i128().unwrap_or(0) as f64,
@@ -301,6 +391,8 @@ impl fmt::Display for ScalarValue {
         match *self {
             ScalarValue::Bool(b) => write!(f, "{b}"),
             ScalarValue::Int(s, _) => write!(f, "{}{}", self.as_i128().unwrap_or(0), s),
+            ScalarValue::F16(v) => write!(f, "{:?}f16", v.to_f32()),
+            ScalarValue::Bf16(v) => write!(f, "{:?}bf16", v.to_f32()),
             ScalarValue::F32(v) => write!(f, "{v:?}f32"),
             ScalarValue::F64(v) => write!(f, "{v:?}f64"),
         }
@@ -338,6 +430,12 @@ pub struct Program {
     pub funcs: Vec<Func>,
     /// Values captured by any function of the program.
     pub captures: Vec<Capture>,
+    /// The C-like enums of its types, by [`EnumTy::id`]. Not part of the code: enum values are
+    /// their discriminants; the definitions name them and check kernel arguments at launch.
+    pub enums: Vec<EnumDef>,
+    /// What the checker warns about (an unreachable `match` arm): where, and the message.
+    /// Diagnostics only, never keyed.
+    pub warnings: Vec<(Span, String)>,
 }
 
 impl Program {
@@ -758,6 +856,26 @@ pub enum ExprKind<T = Ty> {
     Continue(LoopId),
     /// `return`
     Return(Option<Box<Expr<T>>>),
+    /// `match scrutinee { arms }`: the first arm whose pattern holds the value and whose guard
+    /// is true runs. The arms cover every value (the checker proved it); the last arm without
+    /// a guard that every value left reaches is taken without a test.
+    Match(Box<Expr<T>>, Vec<MatchArm<T>>),
+}
+
+/// An arm of a `match`.
+#[derive(Clone, Debug)]
+pub struct MatchArm<T = Ty> {
+    /// The values it takes, as inclusive ranges of constants of the scrutinee's type (`None`:
+    /// every value: `_` or a plain binding).
+    pub ranges: Option<Vec<(Expr<T>, Expr<T>)>>,
+    /// `name` or `name @ pattern`: the local bound to the value for the guard and the body.
+    pub binding: Option<LocalId>,
+    /// `if guard`
+    pub guard: Option<Expr<T>>,
+    /// The arm's value.
+    pub body: Expr<T>,
+    /// Where its pattern is (diagnostics only).
+    pub pat_span: Span,
 }
 
 /// Calls `f` on every expression of a block, outer expressions before inner ones.
@@ -826,6 +944,19 @@ pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
                 visit_expr(v, f);
             }
         }
+        ExprKind::Match(s, arms) => {
+            visit_expr(s, f);
+            for a in arms {
+                for (lo, hi) in a.ranges.iter().flatten() {
+                    visit_expr(lo, f);
+                    visit_expr(hi, f);
+                }
+                if let Some(g) = &a.guard {
+                    visit_expr(g, f);
+                }
+                visit_expr(&a.body, f);
+            }
+        }
     }
 }
 
@@ -840,349 +971,27 @@ pub struct PendingLit {
     pub f64: f64,
     /// Value parsed as `f32`.
     pub f32: f32,
+    /// Value parsed as `f16`.
+    pub f16: half::f16,
+    /// Value parsed as `bf16`.
+    pub bf16: half::bf16,
 }
 
-/// Writes the canonical encoding of a program's code (not of captured values, which the key
-/// hashes by content) into `out`. Spans and local names are not encoded.
-pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
-    let mut e = Encoder { out };
-    e.tag(b'P');
-    e.u64(p.kernel as u64);
-    e.u64(p.funcs.len() as u64);
-    for f in &p.funcs {
-        e.func(f);
+impl PendingLit {
+    /// The float value of type `s` (negated if written with `-`), each precision rounded once
+    /// from the literal's text; `None` if `s` is not a float type.
+    pub fn float_value(&self, s: Scalar) -> Option<ScalarValue> {
+        Some(match (s, self.neg) {
+            (Scalar::F64, n) => ScalarValue::F64(if n { -self.f64 } else { self.f64 }),
+            (Scalar::F32, n) => ScalarValue::F32(if n { -self.f32 } else { self.f32 }),
+            (Scalar::F16, n) => ScalarValue::F16(if n { -self.f16 } else { self.f16 }),
+            (Scalar::Bf16, n) => ScalarValue::Bf16(if n { -self.bf16 } else { self.bf16 }),
+            _ => return None,
+        })
     }
-    e.u64(p.captures.len() as u64);
-    for c in &p.captures {
-        e.capture_decl(c);
-    }
-}
 
-struct Encoder<'a> {
-    out: &'a mut Vec<u8>,
-}
-
-impl Encoder<'_> {
-    fn tag(&mut self, t: u8) {
-        self.out.push(t);
-    }
-    fn u64(&mut self, v: u64) {
-        self.out.extend_from_slice(&v.to_le_bytes());
-    }
-    fn bool(&mut self, b: bool) {
-        self.out.push(b as u8);
-    }
-    fn str(&mut self, s: &str) {
-        self.u64(s.len() as u64);
-        self.out.extend_from_slice(s.as_bytes());
-    }
-    fn scalar(&mut self, s: Scalar) {
-        self.out.push(s.tag());
-    }
-    fn ty(&mut self, t: Ty) {
-        match t {
-            Ty::Unit => self.tag(0),
-            Ty::Never => self.tag(1),
-            Ty::Scalar(s) => {
-                self.tag(2);
-                self.scalar(s)
-            }
-            Ty::Array(a) => {
-                self.tag(3);
-                self.array_ty(a)
-            }
-        }
-    }
-    fn array_ty(&mut self, a: ArrayTy) {
-        self.scalar(a.elem);
-        self.out.push(a.ndim);
-        self.bool(a.writable);
-    }
-    fn value(&mut self, v: ScalarValue) {
-        self.scalar(v.ty());
-        self.u64(v.bits());
-    }
-    fn func(&mut self, f: &Func) {
-        self.tag(b'F');
-        self.str(&f.name);
-        match &f.kind {
-            FuncKind::Kernel => self.tag(0),
-            FuncKind::Device => self.tag(1),
-            FuncKind::Closure { factory } => {
-                self.tag(2);
-                self.str(factory)
-            }
-            FuncKind::KernelClosure { factory } => {
-                self.tag(3);
-                self.str(factory)
-            }
-        }
-        self.u64(f.params as u64);
-        self.ty(f.ret);
-        self.u64(f.locals.len() as u64);
-        for l in &f.locals {
-            self.ty(l.ty);
-        }
-        self.block(&f.body);
-    }
-    fn capture_decl(&mut self, c: &Capture) {
-        self.tag(b'C');
-        match &c.origin {
-            CaptureOrigin::Global(n) => {
-                self.tag(0);
-                self.str(n)
-            }
-            CaptureOrigin::FactoryArg { factory, param } => {
-                self.tag(1);
-                self.str(factory);
-                self.str(param)
-            }
-            CaptureOrigin::Static(n) => {
-                self.tag(2);
-                self.str(n)
-            }
-        }
-        match c.ty {
-            CaptureTy::Scalar(s) => {
-                self.tag(0);
-                self.scalar(s)
-            }
-            CaptureTy::Array { ty, device, layout } => {
-                self.tag(1);
-                self.array_ty(ty);
-                self.bool(device);
-                self.tag(layout as u8);
-            }
-        }
-        match &c.source {
-            // The binding number is only where the value is looked up (it depends on the order
-            // the host bound globals in); the origin above names the value.
-            CaptureSource::Binding(_) => self.tag(0),
-            CaptureSource::Scalar(v) => {
-                self.tag(1);
-                self.value(*v)
-            }
-            CaptureSource::Static(a) => {
-                self.tag(2);
-                self.scalar(a.elem);
-                self.u64(a.shape.len() as u64);
-                for d in &a.shape {
-                    self.u64(*d as u64);
-                }
-                self.out.extend_from_slice(blake3::hash(&a.bytes).as_bytes());
-            }
-        }
-    }
-    fn block(&mut self, b: &Block) {
-        self.tag(b'{');
-        self.u64(b.stmts.len() as u64);
-        for s in &b.stmts {
-            match s {
-                Stmt::Let(l, init) => {
-                    self.tag(b'L');
-                    self.u64(*l as u64);
-                    match init {
-                        Some(e) => {
-                            self.tag(1);
-                            self.expr(e)
-                        }
-                        None => self.tag(0),
-                    }
-                }
-                Stmt::Expr(e) => {
-                    self.tag(b'E');
-                    self.expr(e)
-                }
-            }
-        }
-        match &b.tail {
-            Some(e) => {
-                self.tag(1);
-                self.expr(e)
-            }
-            None => self.tag(0),
-        }
-    }
-    fn opt(&mut self, e: &Option<Box<Expr>>) {
-        match e {
-            Some(e) => {
-                self.tag(1);
-                self.expr(e)
-            }
-            None => self.tag(0),
-        }
-    }
-    fn exprs(&mut self, es: &[Expr]) {
-        self.u64(es.len() as u64);
-        for e in es {
-            self.expr(e);
-        }
-    }
-    fn place(&mut self, p: &Place) {
-        match p {
-            Place::Local(l) => {
-                self.tag(0);
-                self.u64(*l as u64)
-            }
-            Place::Index(a, idx) => {
-                self.tag(1);
-                self.expr(a);
-                self.exprs(idx)
-            }
-        }
-    }
-    fn binop(&mut self, op: BinOp) {
-        self.tag(op as u8);
-    }
-    fn expr(&mut self, e: &Expr) {
-        self.ty(e.ty);
-        match &e.kind {
-            ExprKind::Lit(v) => {
-                self.tag(1);
-                self.value(*v)
-            }
-            ExprKind::PendingLit(l) => {
-                // Not produced by a successful check; encoded anyway so the function is total.
-                self.tag(24);
-                self.bool(l.neg);
-                self.u64(l.f64.to_bits());
-            }
-            ExprKind::Unit => self.tag(2),
-            ExprKind::Local(l) => {
-                self.tag(3);
-                self.u64(*l as u64)
-            }
-            ExprKind::Capture(c) => {
-                self.tag(4);
-                self.u64(*c as u64)
-            }
-            ExprKind::Unary(op, x) => {
-                self.tag(5);
-                self.tag(*op as u8);
-                self.expr(x)
-            }
-            ExprKind::Binary(op, a, b) => {
-                self.tag(6);
-                self.binop(*op);
-                self.expr(a);
-                self.expr(b)
-            }
-            ExprKind::Logic(op, a, b) => {
-                self.tag(7);
-                self.tag(*op as u8);
-                self.expr(a);
-                self.expr(b)
-            }
-            ExprKind::Cast(x) => {
-                self.tag(8);
-                self.expr(x)
-            }
-            ExprKind::Index(a, idx) => {
-                self.tag(9);
-                self.expr(a);
-                self.exprs(idx)
-            }
-            ExprKind::Assign(p, v) => {
-                self.tag(10);
-                self.place(p);
-                self.expr(v)
-            }
-            ExprKind::CompoundAssign(op, p, v) => {
-                self.tag(11);
-                self.binop(*op);
-                self.place(p);
-                self.expr(v)
-            }
-            ExprKind::Call(f, args) => {
-                self.tag(12);
-                self.u64(*f as u64);
-                self.exprs(args)
-            }
-            ExprKind::Builtin(b, args) => {
-                self.tag(13);
-                self.builtin(*b);
-                self.exprs(args)
-            }
-            ExprKind::SharedArray { elem, len, site } => {
-                self.tag(14);
-                self.scalar(*elem);
-                self.u64(*len);
-                self.u64(*site as u64)
-            }
-            ExprKind::DynSharedArray(s) => {
-                self.tag(15);
-                self.scalar(*s)
-            }
-            ExprKind::If(c, t, f) => {
-                self.tag(16);
-                self.expr(c);
-                self.block(t);
-                match f {
-                    Some(b) => {
-                        self.tag(1);
-                        self.block(b)
-                    }
-                    None => self.tag(0),
-                }
-            }
-            ExprKind::Block(b) => {
-                self.tag(17);
-                self.block(b)
-            }
-            ExprKind::While(id, c, b) => {
-                self.tag(18);
-                self.u64(*id as u64);
-                self.expr(c);
-                self.block(b)
-            }
-            ExprKind::Loop(id, b) => {
-                self.tag(19);
-                self.u64(*id as u64);
-                self.block(b)
-            }
-            ExprKind::For { id, var, start, end, inclusive, step, body } => {
-                self.tag(20);
-                self.u64(*id as u64);
-                self.u64(*var as u64);
-                self.expr(start);
-                self.expr(end);
-                self.bool(*inclusive);
-                self.opt(step);
-                self.block(body)
-            }
-            ExprKind::Break(id, v) => {
-                self.tag(21);
-                self.u64(*id as u64);
-                self.opt(v)
-            }
-            ExprKind::Continue(id) => {
-                self.tag(22);
-                self.u64(*id as u64)
-            }
-            ExprKind::Return(v) => {
-                self.tag(23);
-                self.opt(v)
-            }
-        }
-    }
-    fn builtin(&mut self, b: Builtin) {
-        let (t, sub) = match b {
-            Builtin::ThreadIdx(d) => (0, d),
-            Builtin::BlockIdx(d) => (1, d),
-            Builtin::BlockDim(d) => (2, d),
-            Builtin::GridDim(d) => (3, d),
-            Builtin::GlobalId(d) => (4, d),
-            Builtin::SyncThreads => (5, 0),
-            Builtin::AtomicAdd => (6, 0),
-            Builtin::AtomicMax => (7, 0),
-            Builtin::AtomicMin => (8, 0),
-            Builtin::AtomicCas => (9, 0),
-            Builtin::Len => (10, 0),
-            Builtin::Shape => (11, 0),
-            Builtin::Stride => (12, 0),
-            Builtin::Math(m) => (13, m as u8),
-        };
-        self.tag(t);
-        self.tag(sub);
+    /// A finite literal that rounds to infinity as type `s`.
+    pub fn overflows(&self, s: Scalar) -> bool {
+        self.f64.is_finite() && self.float_value(s).is_some_and(|v| v.as_f64().is_infinite())
     }
 }

@@ -45,6 +45,7 @@ pub mod codegen;
 #[cfg(feature = "compiler")]
 pub mod config;
 mod error;
+pub mod float16;
 pub mod ir;
 #[cfg(feature = "compiler")]
 mod jit;
@@ -64,6 +65,9 @@ pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture,
 #[cfg(feature = "compiler")]
 pub use config::Config;
 pub use error::{CodegenError, Error, Result};
+/// The `half` crate, whose `f16` and `bf16` are the host types of the kernel types `f16` and
+/// `bf16` (re-exported so callers name the same version).
+pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
 pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};

@@ -1,25 +1,30 @@
-//! The persistent kernel cache: content keys, an in-process memory tier, the local sled store,
-//! an optional Redis tier, statistics.
+//! The persistent kernel cache: content keys, an in-process memory tier, the local store, an
+//! optional Redis tier, statistics, and the operations the `kache` command offers on them
+//! ([`ops`], [`archive`], [`LocalStore`]'s `gc`, `clear` and `reset_stats`).
 //!
 //! A cache failure never fails a compile: an entry that does not verify is counted and treated
 //! as a miss, a store that cannot be opened is recreated, a store held by another process past
 //! the lock timeout is skipped (counted as `busy`), an unreachable remote is skipped.
 
+pub mod archive;
+pub mod atomic;
+mod counters;
 pub mod envelope;
 pub mod key;
+pub mod ops;
 pub mod remote;
 pub mod store;
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{Derivation, Key, KeyInputs, cubin_key, derive};
-pub use store::{LocalStore, Record, StoreError};
+pub use store::{Batch, LocalStore, Record, StoreError};
 
 use crate::library::Persistable;
 
@@ -44,7 +49,7 @@ impl Entry {
 pub enum Tier {
     /// This process's memory.
     Memory,
-    /// The local sled store.
+    /// The local store (entry files on disk).
     Local,
     /// The remote (Redis) store.
     Remote,
@@ -66,49 +71,6 @@ enum MemEntry {
     /// Read from a store ahead of its lookup: the first lookup reports that store's tier.
     Prefetched(Arc<Entry>, Tier),
     Pinned(Weak<dyn Any + Send + Sync>),
-}
-
-/// Counter names, in the order `kache stats` shows them.
-pub const COUNTERS: &[&str] = &[
-    "hits",
-    "hits_memory",
-    "hits_local",
-    "hits_remote",
-    "misses",
-    "not_persisted",
-    "bad_entries",
-    "busy",
-    "compile_ms_saved",
-    "bytes_written",
-    "remote_errors",
-    "remote_rejected",
-    "remote_bytes_read",
-    "remote_bytes_written",
-];
-
-/// In-process counters, flushed into the store's statistics whenever it is opened.
-#[derive(Default)]
-struct Counters {
-    values: [AtomicU64; 14],
-}
-
-impl Counters {
-    fn add(&self, name: &str, v: u64) {
-        if let Some(i) = COUNTERS.iter().position(|n| *n == name) {
-            self.values[i].fetch_add(v, Ordering::Relaxed);
-        }
-    }
-    fn take(&self) -> Vec<(&'static str, i64)> {
-        COUNTERS.iter().enumerate().map(|(i, n)| (*n, self.values[i].swap(0, Ordering::Relaxed) as i64)).collect()
-    }
-    fn restore(&self, d: &[(&'static str, i64)]) {
-        for (n, v) in d {
-            self.add(n, *v as u64);
-        }
-    }
-    fn peek(&self) -> Vec<(&'static str, u64)> {
-        COUNTERS.iter().enumerate().map(|(i, n)| (*n, self.values[i].load(Ordering::Relaxed))).collect()
-    }
 }
 
 /// Cache settings (see `Config` for where they come from).
@@ -133,45 +95,6 @@ impl CacheConfig {
             _ => dirs::cache_dir().map(|d| d.join("kache")),
         }
     }
-}
-
-/// Aggregated statistics (this process's unflushed counts included).
-#[derive(Clone, Debug, Default, serde::Serialize)]
-pub struct Stats {
-    /// Hits in any tier.
-    pub hits: u64,
-    /// Hits per tier.
-    pub hits_memory: u64,
-    /// Hits of the local store.
-    pub hits_local: u64,
-    /// Hits of the remote store.
-    pub hits_remote: u64,
-    /// Lookups that found nothing usable.
-    pub misses: u64,
-    /// Kernels kept in memory only because they capture device arrays.
-    pub not_persisted: u64,
-    /// Entries that did not verify.
-    pub bad_entries: u64,
-    /// Times the store was locked by another process past the timeout.
-    pub busy: u64,
-    /// Entries in the local store.
-    pub entries: u64,
-    /// Bytes in the local store.
-    pub bytes: u64,
-    /// Compile time the hits saved.
-    pub compile_ms_saved: u64,
-    /// Bytes written to the local store.
-    pub bytes_written: u64,
-    /// Remote operations that failed or timed out.
-    pub remote_errors: u64,
-    /// Remote entries rejected (bad MAC or envelope).
-    pub remote_rejected: u64,
-    /// Bytes read from the remote.
-    pub remote_bytes_read: u64,
-    /// Bytes written to the remote.
-    pub remote_bytes_written: u64,
-    /// Why kernels were not persisted (this process).
-    pub not_persisted_reasons: Vec<String>,
 }
 
 /// The kernel cache: memory, local store, remote.
@@ -244,8 +167,8 @@ impl Cache {
         self.remote.as_ref()
     }
 
-    pub(crate) fn count(&self, name: &str, v: u64) {
-        self.counters.add(name, v);
+    pub(crate) fn count(&self, c: Counter, v: u64) {
+        self.counters.add(c, v);
     }
 
     /// Prints `msg` once per process for each distinct `id`.
@@ -281,7 +204,7 @@ impl Cache {
         match envelope::decode(bytes, Some(key)) {
             Ok((meta, payload)) => Some(Arc::new(Entry { meta, payload: payload.into() })),
             Err(_) => {
-                self.count("bad_entries", 1);
+                self.count(Counter::BadEntries, 1);
                 None
             }
         }
@@ -333,12 +256,12 @@ impl Cache {
                 if out[i].is_some() {
                     continue;
                 }
-                if let Some(bytes) = remote.get(self, &keys[i]) {
-                    if let Some(e) = self.verify(&keys[i], &bytes) {
-                        self.remember(keys[i], e.clone());
-                        self.backfill(&keys[i], &bytes);
-                        out[i] = Some(Lookup::Hit(e, Tier::Remote));
-                    }
+                if let Some(bytes) = remote.get(&self.counters, &keys[i])
+                    && let Some(e) = self.verify(&keys[i], &bytes)
+                {
+                    self.remember(keys[i], e.clone());
+                    self.backfill(&keys[i], &bytes);
+                    out[i] = Some(Lookup::Hit(e, Tier::Remote));
                 }
             }
         }
@@ -346,24 +269,24 @@ impl Cache {
             .map(|o| match o {
                 Some(l) => {
                     if let Lookup::Hit(e, tier) = &l {
-                        self.count("hits", 1);
+                        self.count(Counter::Hits, 1);
                         self.count(
                             match tier {
-                                Tier::Memory => "hits_memory",
-                                Tier::Local => "hits_local",
-                                Tier::Remote => "hits_remote",
+                                Tier::Memory => Counter::HitsMemory,
+                                Tier::Local => Counter::HitsLocal,
+                                Tier::Remote => Counter::HitsRemote,
                             },
                             1,
                         );
-                        self.count("compile_ms_saved", e.meta.compile_ms as u64);
+                        self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
                     } else {
-                        self.count("hits", 1);
-                        self.count("hits_memory", 1);
+                        self.count(Counter::Hits, 1);
+                        self.count(Counter::HitsMemory, 1);
                     }
                     l
                 }
                 None => {
-                    self.count("misses", 1);
+                    self.count(Counter::Misses, 1);
                     Lookup::Miss
                 }
             })
@@ -375,30 +298,19 @@ impl Cache {
     /// process has the catalogue open the bookkeeping is parked for the next one to open it.
     fn write_local(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)]) {
         let mut deltas = self.counters.take();
-        let r = local.try_with(|db| {
-            LocalStore::add_stats(db, &deltas)?;
-            local.merge_parked(db)?;
-            let mut written = 0u64;
-            for (k, b) in encoded {
-                local.put(db, k, b)?;
-                written += b.len() as u64;
-            }
-            LocalStore::add_stats(db, &[("bytes_written", written as i64)])?;
-            Ok(())
-        });
+        let r = local.write_entries(&deltas, encoded);
         match r {
             Ok(()) => {}
             Err(StoreError::Busy) => {
                 // Nothing is lost: files now, bookkeeping parked.
                 let mut stored = Vec::new();
-                let mut written = 0i64;
                 for (k, b) in encoded {
                     if let Ok(delta) = local.write_entry(k, b) {
                         stored.push((*k, delta));
-                        written += b.len() as i64;
+                        deltas.add(Counter::BytesWritten, b.len() as u64);
                     }
                 }
-                deltas.extend([("busy", 1), ("bytes_written", written)]);
+                deltas.add(Counter::Busy, 1);
                 local.park(&deltas, &[], &stored);
             }
             Err(e) => {
@@ -406,7 +318,7 @@ impl Cache {
                 self.warn_once(&format!("store:{e}"), &format!("{e}; continuing without the local cache"));
                 // Entries are files: they can be written without the catalogue.
                 let written: usize = encoded.iter().filter(|(k, b)| local.write_object(k, b).is_ok()).map(|(_, b)| b.len()).sum();
-                self.count("bytes_written", written as u64);
+                self.count(Counter::BytesWritten, written as u64);
             }
         }
     }
@@ -439,7 +351,7 @@ impl Cache {
         }
         if let Some(remote) = &self.remote {
             for (k, b) in &encoded {
-                remote.put(self, k, b);
+                remote.put(&self.counters, k, b);
             }
         }
     }
@@ -449,7 +361,7 @@ impl Cache {
     /// weakly: it lives as long as the kernel does.
     pub fn pin(&self, key: Key, object: &Arc<dyn Any + Send + Sync>, reason: String) {
         self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, MemEntry::Pinned(Arc::downgrade(object)));
-        self.count("not_persisted", 1);
+        self.count(Counter::NotPersisted, 1);
         let mut r = self.reasons.lock().unwrap_or_else(|e| e.into_inner());
         if !r.contains(&reason) {
             r.push(reason);
@@ -470,73 +382,52 @@ impl Cache {
         touched.sort();
         touched.dedup();
         let deltas = self.counters.take();
-        if deltas.iter().all(|(_, v)| *v == 0) && touched.is_empty() {
+        if deltas.is_zero() && touched.is_empty() {
             return;
         }
         // A process that only had hits parks its counts rather than opening the catalogue
         // again; once enough have piled up, this one merges them all.
-        let piled = std::fs::read_dir(local.db_path().with_file_name("parked-stats")).map(|d| d.count()).unwrap_or(0);
+        let piled = local.parked_count();
         if park && piled < 64 {
             local.park(&deltas, &touched, &[]);
             return;
         }
-        let r = local.try_with(|db| {
-            LocalStore::add_stats(db, &deltas)?;
-            local.merge_parked(db)?;
-            LocalStore::touch(db, &touched)
-        });
+        let r = local.write_bookkeeping(&deltas, &touched);
         if r.is_err() {
             // Keep the counts: the next process to open the store merges them.
             local.park(&deltas, &touched, &[]);
         }
     }
 
+    /// Zeroes the statistics of the local store (waiting for its catalogue like
+    /// [`stats`](Self::stats)) and this process's counts.
+    pub fn reset_stats(&self) -> Result<(), StoreError> {
+        self.counters.take();
+        match &self.local {
+            Some(local) => local.reset_stats(),
+            None => Ok(()),
+        }
+    }
+
     /// Statistics: the store's (all processes) plus this process's unflushed counts.
     pub fn stats(&self) -> Stats {
-        let mut map: HashMap<String, u64> = HashMap::new();
+        let mut counts = Counts::default();
         let mut entries = 0;
         let mut bytes = 0;
         if let Some(local) = &self.local {
             let deltas = self.counters.take();
-            let r = local.with(|db| {
-                LocalStore::add_stats(db, &deltas)?;
-                local.merge_parked(db)?;
-                let s = LocalStore::stats(db)?;
-                let (n, b) = local.totals();
-                Ok((s, n, b))
-            });
+            let r = local.statistics(&deltas);
             match r {
                 Ok((s, n, b)) => {
-                    map.extend(s);
+                    counts = s;
                     entries = n;
                     bytes = b;
                 }
                 Err(_) => self.counters.restore(&deltas),
             }
         }
-        for (n, v) in self.counters.peek() {
-            *map.entry(n.to_string()).or_default() += v;
-        }
-        let g = |n: &str| map.get(n).copied().unwrap_or(0);
-        Stats {
-            hits: g("hits"),
-            hits_memory: g("hits_memory"),
-            hits_local: g("hits_local"),
-            hits_remote: g("hits_remote"),
-            misses: g("misses"),
-            not_persisted: g("not_persisted"),
-            bad_entries: g("bad_entries"),
-            busy: g("busy"),
-            entries,
-            bytes,
-            compile_ms_saved: g("compile_ms_saved"),
-            bytes_written: g("bytes_written"),
-            remote_errors: g("remote_errors"),
-            remote_rejected: g("remote_rejected"),
-            remote_bytes_read: g("remote_bytes_read"),
-            remote_bytes_written: g("remote_bytes_written"),
-            not_persisted_reasons: self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-        }
+        counts.add_all(&self.counters.peek());
+        Stats::new(&counts, entries, bytes, self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone())
     }
 }
 

@@ -6,10 +6,11 @@
 //! connection and read timeouts are short, and after a failure the remote is left alone for a
 //! while (warned once, counted).
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::Cache;
+use super::counters::{Counter, Counters};
 use super::key::{KEY_SCHEMA, Key};
 use crate::error::{Error, Result};
 
@@ -85,6 +86,7 @@ pub struct RemoteStore {
     client: redis::Client,
     mac_key: [u8; 32],
     state: Mutex<State>,
+    warned: Mutex<HashSet<&'static str>>,
 }
 
 /// How long the remote is left alone after a failure.
@@ -95,7 +97,13 @@ impl RemoteStore {
     pub fn new(config: RemoteConfig) -> Result<RemoteStore> {
         let client = redis::Client::open(config.url.as_str()).map_err(|e| Error::Config(format!("KACHE_REMOTE={}: {e}", config.url)))?;
         let mac_key = blake3::derive_key("kache remote entry MAC v1", &config.secret);
-        Ok(RemoteStore { config, client, mac_key, state: Mutex::new(State { conn: None, down_until: None }) })
+        Ok(RemoteStore {
+            config,
+            client,
+            mac_key,
+            state: Mutex::new(State { conn: None, down_until: None }),
+            warned: Mutex::new(HashSet::new()),
+        })
     }
 
     /// Its configuration.
@@ -116,7 +124,7 @@ impl RemoteStore {
         *h.finalize().as_bytes()
     }
 
-    fn with_conn<R>(&self, cache: &Cache, f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<R>) -> Option<R> {
+    fn with_conn<R>(&self, counters: &Counters, f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<R>) -> Option<R> {
         let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = st.down_until {
             if Instant::now() < t {
@@ -132,7 +140,7 @@ impl RemoteStore {
                     st.conn = Some(c);
                 }
                 Err(e) => {
-                    self.fail(cache, &mut st, &e.to_string());
+                    self.fail(counters, &mut st, &e.to_string());
                     return None;
                 }
             }
@@ -141,38 +149,45 @@ impl RemoteStore {
         match f(conn) {
             Ok(v) => Some(v),
             Err(e) => {
-                self.fail(cache, &mut st, &e.to_string());
+                self.fail(counters, &mut st, &e.to_string());
                 None
             }
         }
     }
 
-    fn fail(&self, cache: &Cache, st: &mut State, why: &str) {
+    fn fail(&self, counters: &Counters, st: &mut State, why: &str) {
         st.conn = None;
         st.down_until = Some(Instant::now() + BACKOFF);
-        cache.count("remote_errors", 1);
-        cache.warn_once(
+        counters.add(Counter::RemoteErrors, 1);
+        self.warn_once(
             "remote-down",
             &format!("the remote cache {} is unreachable ({why}); continuing with the local cache", self.config.url),
         );
     }
 
+    /// Prints `msg` once per store for each `id`.
+    fn warn_once(&self, id: &'static str, msg: &str) {
+        if self.warned.lock().unwrap_or_else(|e| e.into_inner()).insert(id) {
+            crate::warn(msg);
+        }
+    }
+
     /// Fetches and authenticates the entry under `key`; `None` on a miss, a failure or a bad
     /// MAC (counted).
-    pub fn get(&self, cache: &Cache, key: &Key) -> Option<Vec<u8>> {
+    pub fn get(&self, counters: &Counters, key: &Key) -> Option<Vec<u8>> {
         let rk = Self::redis_key(key);
-        let v: Vec<u8> = self.with_conn(cache, |c| redis::cmd("GET").arg(&rk).query::<Option<Vec<u8>>>(c))??;
-        cache.count("remote_bytes_read", v.len() as u64);
+        let v: Vec<u8> = self.with_conn(counters, |c| redis::cmd("GET").arg(&rk).query::<Option<Vec<u8>>>(c))??;
+        counters.add(Counter::RemoteBytesRead, v.len() as u64);
         if v.len() < 32 {
-            cache.count("remote_rejected", 1);
+            counters.add(Counter::RemoteRejected, 1);
             return None;
         }
         let (mac, entry) = v.split_at(32);
         let want = self.mac(key, entry);
         // Constant-time comparison through blake3's Hash equality.
         if blake3::Hash::from(want) != blake3::Hash::from(<[u8; 32]>::try_from(mac).ok()?) {
-            cache.count("remote_rejected", 1);
-            cache.warn_once(
+            counters.add(Counter::RemoteRejected, 1);
+            self.warn_once(
                 "remote-mac",
                 "an entry from the remote cache failed authentication and was ignored (wrong KACHE_REMOTE_KEY, or tampering)",
             );
@@ -182,7 +197,7 @@ impl RemoteStore {
     }
 
     /// Stores an entry with its MAC (not in read-only mode).
-    pub fn put(&self, cache: &Cache, key: &Key, entry: &[u8]) {
+    pub fn put(&self, counters: &Counters, key: &Key, entry: &[u8]) {
         if self.config.read_only {
             return;
         }
@@ -191,8 +206,8 @@ impl RemoteStore {
         v.extend_from_slice(entry);
         let rk = Self::redis_key(key);
         let n = v.len() as u64;
-        if self.with_conn(cache, |c| redis::cmd("SET").arg(&rk).arg(v).query::<()>(c)).is_some() {
-            cache.count("remote_bytes_written", n);
+        if self.with_conn(counters, |c| redis::cmd("SET").arg(&rk).arg(v).query::<()>(c)).is_some() {
+            counters.add(Counter::RemoteBytesWritten, n);
         }
     }
 }

@@ -91,6 +91,13 @@ impl HostModule {
     }
 }
 
+/// The symbol of a host helper that converts to or from `f16`/`bf16` (`s`): `op` is `to_f32`,
+/// `from_f32`, `from_f64`, `from_i64` or `from_u64` (one of the host calls of
+/// `runtime::host_calls`). Half values travel as their bits in 32.
+pub fn host_half_symbol(s: Scalar, op: &str) -> String {
+    format!("__kache_host_{}_{op}", s.name())
+}
+
 /// The symbol a host module calls for a transcendental math function (one of the host calls
 /// of `runtime::host_calls`).
 pub fn host_math_symbol(m: MathFn, s: Scalar) -> String {
@@ -107,6 +114,11 @@ mod tests {
             for s in [Scalar::F32, Scalar::F64] {
                 let sym = host_math_symbol(d.func, s);
                 assert!(host_calls::address(&sym).is_some(), "{sym} has no host implementation");
+            }
+        }
+        for s in [Scalar::F16, Scalar::Bf16] {
+            for op in ["to_f32", "from_f32", "from_f64", "from_i64", "from_u64"] {
+                assert!(host_calls::address(&host_half_symbol(s, op)).is_some(), "{s} {op} has no host helper");
             }
         }
     }

@@ -12,7 +12,7 @@ use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
-use crate::ir::Ty;
+use crate::ir::{EnumDef, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
 use crate::target::{Specialization, Target};
@@ -41,6 +41,7 @@ pub struct CompiledKernel {
     pub(super) target: Target,
     pub(super) spec: Specialization,
     pub(super) signature: Vec<(String, Ty)>,
+    pub(super) enums: Vec<EnumDef>,
     pub(super) abi: Vec<ParamAbi>,
     pub(super) artifact: Artifact,
     pub(super) entry: String,
@@ -86,6 +87,7 @@ impl CompiledKernel {
             target,
             spec: spec.clone(),
             signature: k.inner.signature.clone(),
+            enums: k.inner.enums.clone(),
             abi: ParamAbi::of(p),
             artifact,
             entry,
@@ -204,7 +206,7 @@ impl CompiledKernel {
             .map_err(|e| Error::Ptxas(format!("rejected the PTX of '{}' for {arch}: {e}", self.name)))?;
         if let (Some(cache), Ok(proof)) = (cache, self.library.persistable()) {
             let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-            let meta = Meta::new(key, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+            let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
             cache.store(proof, Entry { meta, payload: cubin.clone().into() });
         }
         Ok(cubin)
@@ -266,7 +268,8 @@ impl CompiledKernel {
                 let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
                 if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
                     let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-                    let meta = Meta::new(ckey, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+                    let meta =
+                        Meta::new(ckey, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
                     cache.store(proof, Entry { meta, payload: cubin.into() });
                 }
                 f

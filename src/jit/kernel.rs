@@ -14,7 +14,7 @@ use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::{Device, Grid, KernelArgs};
 use crate::target::{Arch, Options, Specialization, Target};
@@ -28,6 +28,8 @@ pub(super) struct KernelInner {
     pub(super) program: Program,
     pub(super) captures: Vec<CaptureValue>,
     pub(super) signature: Vec<(String, Ty)>,
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub(super) enums: Vec<EnumDef>,
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     _source: Arc<Source>,
 }
@@ -69,9 +71,13 @@ fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
         .collect()
 }
 
-/// A signature as text: `(a: f32, x: &[f32])`.
-pub(super) fn signature_text(sig: &[(String, Ty)]) -> String {
-    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "))
+/// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
+    let ty = |t: &Ty| match t {
+        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+        t => t.to_string(),
+    };
+    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
 
 impl KernelInner {
@@ -80,6 +86,7 @@ impl KernelInner {
         let signature = program.kernel().param_decls().iter().map(|p| (p.name.clone(), p.ty)).collect();
         Ok(KernelInner {
             jit: module.jit.clone(),
+            enums: program.enums.clone(),
             name: name.to_string(),
             program,
             captures,
@@ -99,7 +106,7 @@ pub struct Kernel {
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature))
+        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums))
     }
 }
 
@@ -112,6 +119,13 @@ impl Kernel {
     /// Parameter names and types.
     pub fn signature(&self) -> &[(String, Ty)] {
         &self.inner.signature
+    }
+
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy): an enum
+    /// parameter takes the enum's discriminant as its integer type (`2u8`), checked to be a
+    /// variant's at launch.
+    pub fn enums(&self) -> &[EnumDef] {
+        &self.inner.enums
     }
 
     /// The checked program: the kernel and everything it reaches.
@@ -193,7 +207,7 @@ impl Kernel {
         let target = options.target;
         let (d, libdevice) = self.derive(options, spec)?;
         let key = d.key;
-        let sig = signature_text(&inner.signature);
+        let sig = signature_text(&inner.signature, &inner.enums);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
         let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
             Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
@@ -264,7 +278,7 @@ impl Kernel {
     /// and launches it on `device`. Nothing runs if an argument does not match.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;

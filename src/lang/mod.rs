@@ -16,6 +16,8 @@ pub mod builtins;
 #[cfg(feature = "compiler")]
 mod check;
 mod diag;
+#[cfg(feature = "compiler")]
+pub(crate) mod names;
 mod source;
 #[cfg(feature = "compiler")]
 mod syntax;
@@ -26,4 +28,7 @@ pub use check::{Env, KernelSig, ModuleSummary, check_factory, check_kernel, chec
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::SourceFile;
 #[cfg(feature = "compiler")]
-pub use syntax::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, parse, parse_bytes, parse_scalar_literal};
+pub use syntax::{
+    MAX_BRACKET_DEPTH, MAX_CRATE_FILES, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, MemorySources, SourceLoader, parse, parse_bytes, parse_crate,
+    parse_scalar_literal,
+};

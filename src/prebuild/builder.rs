@@ -13,6 +13,7 @@ use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
 use crate::ir::{CaptureTy, Layout};
+use crate::target::Options;
 use crate::{Arch, Config, Jit, Specialization, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
@@ -249,13 +250,34 @@ impl Builder {
         };
         let jit = Jit::new(config)?;
         let mut data = DataFiles::new(out_dir.join("kache"))?;
-        let code = Code { archs: &archs, ptxas: ptxas.as_deref(), host: host.as_ref(), identity: host_object::crate_identity(&out_dir) };
+        let host = host.map(|t| {
+            let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
+            (t, options)
+        });
+        let code = Code { archs: &archs, ptxas: ptxas.as_deref(), host, identity: host_object::crate_identity(&out_dir) };
         let mut modules = Vec::new();
         let mut objects = Vec::new();
         let mut first_error = None;
-        for file in &files {
+        // A file another kernel file includes with `mod` is part of that one, not a kernel
+        // file of its own.
+        let loaded: Vec<Result<crate::jit::Module>> = files.iter().map(|f| jit.load_file(&f.path)).collect();
+        let mut included = std::collections::HashSet::new();
+        for (file, m) in files.iter().zip(&loaded) {
+            if let Ok(m) = m {
+                let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+                for (rel, _) in m.module_files() {
+                    let p = dir.join(&rel);
+                    println!("cargo::rerun-if-changed={}", p.display());
+                    included.insert(p);
+                }
+            }
+        }
+        for (file, m) in files.iter().zip(loaded) {
             println!("cargo::rerun-if-changed={}", file.path.display());
-            match self.build_file(&jit, file, &code, &mut data, &mut objects) {
+            if included.contains(&file.path) {
+                continue;
+            }
+            match m.and_then(|m| self.build_file(m, file, &code, &mut data, &mut objects)) {
                 Ok(m) => modules.push(m),
                 Err(e) => {
                     report(&e, Some(&file.path));
@@ -275,7 +297,7 @@ impl Builder {
             };
             globals.push(GenGlobal { name, value, bytes_file });
         }
-        if let (Some(target), false) = (&host, objects.is_empty()) {
+        if let (Some((target, _)), false) = (&code.host, objects.is_empty()) {
             let mut h = blake3::Hasher::new();
             h.update(code.identity.as_bytes());
             let name = format!("kache_kernels_{}", &h.finalize().to_hex()[..16]);
@@ -295,13 +317,21 @@ impl Builder {
 
     fn build_file(
         &self,
-        jit: &Jit,
+        mut m: crate::jit::Module,
         file: &KernelFile,
         code: &Code<'_>,
         data: &mut DataFiles,
         objects: &mut Vec<PathBuf>,
     ) -> Result<GenModule> {
-        let mut m = jit.load_file(&file.path)?;
+        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let module_files = m
+            .module_files()
+            .into_iter()
+            .map(|(rel, _)| {
+                let p = dir.join(&rel);
+                Ok((rel, p.to_str().ok_or_else(|| not_utf8(&p))?.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
         }
@@ -334,15 +364,14 @@ impl Builder {
                     cubins.push((a.to_string(), data.write(&format!("{stem}.{a}.cubin"), &cubin)?));
                 }
             }
-            let host = match code.host {
-                Some(target) => {
-                    let options = crate::target::Options { host_cpu: host_object::host_cpu(target), ..jit.config().options(Target::Host) };
-                    let c = k.compile_with(options, &spec)?;
+            let host = match &code.host {
+                Some((target, options)) => {
+                    let c = k.compile_with(options.clone(), &spec)?;
                     let crate::codegen::Artifact::HostBitcode(bitcode) = c.artifact() else {
                         return Err(Error::Config(format!("internal error: kernel '{name}' compiled for the host is not host code")));
                     };
                     let symbol = host_object::entry_symbol(&code.identity, &c.key(), &file.module, &name);
-                    let object = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, jit.config().opt_level)?;
+                    let object = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, options.opt_level)?;
                     let path = data.write(&format!("{stem}.o"), &object)?;
                     objects.push(PathBuf::from(path));
                     let program = k.program();
@@ -354,7 +383,7 @@ impl Builder {
                 }
                 None => None,
             };
-            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx, cubins, host });
+            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), ptx, cubins, host });
         }
         for f in m.factory_names() {
             crate::warn(&format!(
@@ -362,16 +391,24 @@ impl Builder {
                 file.path.display()
             ));
         }
-        Ok(GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown: file.shown.clone(), file: file_name, kernels })
+        Ok(GenModule {
+            rust: file.module.clone(),
+            source: utf8(&file.path)?,
+            modules: module_files,
+            shown: file.shown.clone(),
+            file: file_name,
+            kernels,
+        })
     }
 }
 
 /// What the step builds for every kernel: PTX for the architectures, cubins with `ptxas` (if
-/// any), host object code for the crate's target (if any), under the crate's identity.
+/// any), host object code for the crate's target (if any: the target, and the options that
+/// compile for its CPU), under the crate's identity.
 struct Code<'a> {
     archs: &'a [Arch],
     ptxas: Option<&'a Path>,
-    host: Option<&'a ObjectTarget>,
+    host: Option<(ObjectTarget, Options)>,
     identity: String,
 }
 

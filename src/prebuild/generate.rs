@@ -15,7 +15,7 @@ use quote::quote;
 use super::names::{ident, launch_params};
 use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
-use crate::ir::{Layout, Scalar, ScalarValue, Ty};
+use crate::ir::{EnumDef, Layout, Scalar, ScalarValue, Ty};
 
 /// A kernel to generate a launch function for.
 pub(crate) struct GenKernel {
@@ -25,6 +25,8 @@ pub(crate) struct GenKernel {
     pub(crate) rust: String,
     /// Its parameters.
     pub(crate) signature: Vec<(String, Ty)>,
+    /// The enums of its parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub(crate) enums: Vec<EnumDef>,
     /// `(architecture, PTX file)` for each architecture.
     pub(crate) ptx: Vec<(String, String)>,
     /// `(architecture, cubin file)` for each architecture assembled with ptxas.
@@ -49,6 +51,9 @@ pub(crate) struct GenModule {
     pub(crate) rust: String,
     /// The source file, for `include_str!`.
     pub(crate) source: String,
+    /// The module files it includes: path relative to its folder, and the file for
+    /// `include_str!`.
+    pub(crate) modules: Vec<(String, String)>,
     /// The file as the documentation shows it (relative to the crate).
     pub(crate) shown: String,
     /// The file's name, for diagnostics at run time.
@@ -97,6 +102,11 @@ fn global(g: &GenGlobal<'_>) -> Result<TokenStream> {
             let bits = x.to_bits();
             quote!(::kache::prebuild::Global::f64_from_bits(#bits))
         }
+        (CaptureValue::Scalar(v @ (ScalarValue::F16(_) | ScalarValue::Bf16(_))), _) => {
+            let t = scalar_variant(v.ty());
+            let bits = v.bits() as u16;
+            quote!(::kache::prebuild::Global::Float16(::kache::Scalar::#t, #bits))
+        }
         (CaptureValue::Host(h), Some(path)) => {
             let elem = scalar_variant(h.elem);
             let shape = &h.shape;
@@ -124,6 +134,7 @@ fn module(m: &GenModule) -> Result<TokenStream> {
     let launches = m.kernels.iter().map(|k| launch(m, k)).collect::<Result<Vec<_>>>()?;
     let accessors = m.kernels.iter().map(|k| accessor(m, k)).collect::<Result<Vec<_>>>()?;
     let source = &m.source;
+    let module_files = m.modules.iter().map(|(rel, path)| quote!((#rel, include_str!(#path))));
     Ok(quote! {
         #[doc = #doc]
         #[allow(dead_code, non_snake_case, unreachable_pub, clippy::all, clippy::pedantic, clippy::nursery)]
@@ -134,6 +145,7 @@ fn module(m: &GenModule) -> Result<TokenStream> {
                 #(#accessors)*
                 mod source {
                     pub(super) const TEXT: &str = include_str!(#source);
+                    pub(super) const MODULES: &[(&str, &str)] = &[#(#module_files),*];
                 }
             }
         }
@@ -162,6 +174,11 @@ fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     let (name, file) = (&k.name, &m.file);
     let ptx = k.ptx.iter().map(|(arch, path)| quote!((#arch, include_str!(#path))));
     let cubins = k.cubins.iter().map(|(arch, path)| quote!((#arch, include_bytes!(#path))));
+    let enums = k.enums.iter().map(|e| {
+        let (name, repr) = (&e.name, scalar_variant(e.repr));
+        let variants = e.variants.iter().map(|(n, d)| quote!((#n, #d)));
+        quote!(::kache::prebuild::EnumData { name: #name, repr: ::kache::Scalar::#repr, variants: &[#(#variants),*] })
+    });
     let params = k
         .signature
         .iter()
@@ -187,7 +204,9 @@ fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
                 name: #name,
                 file: #file,
                 source: source::TEXT,
+                modules: source::MODULES,
                 params: &[#(#params),*],
+                enums: &[#(#enums),*],
                 ptx: &[#(#ptx),*],
                 cubins: &[#(#cubins),*],
                 host: #host,
@@ -209,6 +228,10 @@ fn param_type(t: &Ty) -> Result<TokenStream> {
             let (elem, ndim, writable) = (scalar_variant(a.elem), a.ndim, a.writable);
             Ok(quote!(::kache::Ty::Array(::kache::ir::ArrayTy { elem: ::kache::Scalar::#elem, ndim: #ndim, writable: #writable })))
         }
+        Ty::Enum(e) => {
+            let (id, repr) = (e.id, scalar_variant(e.repr));
+            Ok(quote!(::kache::Ty::Enum(::kache::ir::EnumTy { id: #id, repr: ::kache::Scalar::#repr })))
+        }
         other => Err(Error::Config(format!("internal error: a kernel parameter of type {other}"))),
     }
 }
@@ -218,14 +241,26 @@ fn scalar_variant(s: Scalar) -> Ident {
     Ident::new(&format!("{s:?}"), Span::call_site())
 }
 
+/// The Rust type of a kernel scalar: itself, or `half`'s type for `f16` and `bf16` (which
+/// stable Rust does not have).
+fn rust_scalar(s: Scalar) -> TokenStream {
+    match s {
+        Scalar::F16 => quote!(::kache::half::f16),
+        Scalar::Bf16 => quote!(::kache::half::bf16),
+        _ => {
+            let s = ident(s.name());
+            quote!(#s)
+        }
+    }
+}
+
 fn rust_type(t: &Ty) -> Result<TokenStream> {
     match t {
-        Ty::Scalar(s) => {
-            let s = ident(s.name());
-            Ok(quote!(#s))
-        }
+        Ty::Scalar(s) => Ok(rust_scalar(*s)),
+        // An enum argument is its discriminant, checked at launch.
+        Ty::Enum(e) => Ok(rust_scalar(e.repr)),
         Ty::Array(a) => {
-            let elem = ident(a.elem.name());
+            let elem = rust_scalar(a.elem);
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })
         }
         other => Err(Error::Config(format!("internal error: a kernel parameter of type {other}"))),

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::abi::{HostEntry, ParamAbi};
 use crate::error::Result;
-use crate::ir::{Layout, Scalar, Ty};
+use crate::ir::{EnumDef, Layout, Scalar, Ty};
 use crate::runtime::launch::{self, HostKernel};
 use crate::runtime::{ArgValue, Device, Grid, KernelArg, KernelArgs, cuda};
 use crate::target::Arch;
@@ -24,6 +24,8 @@ pub enum Global {
     F32(f32),
     /// `f64`
     F64(f64),
+    /// `f16` or `bf16` (the first field), by its bits.
+    Float16(Scalar, u16),
     /// A host array.
     Array {
         /// Element type.
@@ -93,6 +95,18 @@ macro_rules! __kache_prebuilt_host_code {
     }};
 }
 
+/// A C-like enum of a kernel parameter's type, as generated code writes it: an argument of the
+/// type is passed as its discriminant, which the launch checks is one of the variants'.
+#[derive(Debug)]
+pub struct EnumData {
+    /// Its name, qualified by its module outside the root.
+    pub name: &'static str,
+    /// The integer type of its discriminants.
+    pub repr: Scalar,
+    /// Variant names and discriminants, in declaration order.
+    pub variants: &'static [(&'static str, i128)],
+}
+
 /// Everything generated code knows about one kernel: names, parameters, the embedded code and
 /// source, and the globals it was compiled with.
 #[derive(Debug)]
@@ -104,8 +118,12 @@ pub struct KernelData {
     /// The kernel file's source (compiled at run time where no prebuilt code fits, with the
     /// `compiler` feature).
     pub source: &'static str,
+    /// The module files it includes (`mod name;`): path relative to its folder, and text.
+    pub modules: &'static [(&'static str, &'static str)],
     /// Parameter names and types, in order.
     pub params: &'static [(&'static str, Ty)],
+    /// The enums of the parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub enums: &'static [EnumData],
     /// `(architecture, PTX)` for each architecture built for.
     pub ptx: &'static [(&'static str, &'static str)],
     /// `(architecture, cubin)` for each architecture assembled with ptxas at build time.
@@ -124,6 +142,7 @@ pub struct KernelData {
 pub struct Prebuilt {
     data: KernelData,
     signature: OnceLock<Vec<(String, Ty)>>,
+    enums: OnceLock<Vec<EnumDef>>,
     abi: OnceLock<Vec<ParamAbi>>,
     /// Loaded on each CUDA device, by ordinal.
     loaded: Mutex<Vec<(usize, Arc<cuda::LoadedFunction>)>>,
@@ -157,6 +176,7 @@ impl Prebuilt {
         Prebuilt {
             data,
             signature: OnceLock::new(),
+            enums: OnceLock::new(),
             abi: OnceLock::new(),
             loaded: Mutex::new(Vec::new()),
             #[cfg(feature = "compiler")]
@@ -172,6 +192,21 @@ impl Prebuilt {
     /// Parameter names and types.
     pub fn signature(&self) -> &[(String, Ty)] {
         self.signature.get_or_init(|| self.data.params.iter().map(|(n, t)| (n.to_string(), *t)).collect())
+    }
+
+    /// The enums of the parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub fn enums(&self) -> &[EnumDef] {
+        self.enums.get_or_init(|| {
+            self.data
+                .enums
+                .iter()
+                .map(|e| EnumDef {
+                    name: e.name.to_string(),
+                    repr: e.repr,
+                    variants: e.variants.iter().map(|(n, d)| (n.to_string(), *d)).collect(),
+                })
+                .collect()
+        })
     }
 
     fn abi(&self) -> &[ParamAbi] {
@@ -225,7 +260,7 @@ impl Prebuilt {
     /// embedded source compiled at run time through the cache.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = launch::check_args(self.data.name, self.signature(), &args, device)?;
+        let spec = launch::check_args(self.data.name, self.signature(), self.enums(), &args, device)?;
         grid.check()?;
         let not_c = spec.layouts.iter().zip(self.data.params).find(|(l, _)| !matches!(l, None | Some(Layout::C)));
         if not_c.is_none() {
@@ -351,6 +386,11 @@ mod jit_fallback {
                 Global::Int(s, bits) => CaptureValue::Scalar(V::Int(s, bits)),
                 Global::F32(x) => CaptureValue::Scalar(V::F32(x)),
                 Global::F64(x) => CaptureValue::Scalar(V::F64(x)),
+                Global::Float16(s, bits) => CaptureValue::Scalar(
+                    V::from_le_bytes(s, &bits.to_le_bytes())
+                        .filter(|v| v.ty().is_half())
+                        .ok_or_else(|| Error::BadArray(format!("`{s}` is not a 16-bit float type")))?,
+                ),
                 Global::Array { elem, shape, fortran, bytes } => {
                     let order = if fortran { crate::capture::Order::F } else { crate::capture::Order::C };
                     CaptureValue::Host(Arc::new(crate::capture::HostData::from_bytes(elem, shape, order, bytes)?))
@@ -363,7 +403,8 @@ mod jit_fallback {
         fn jit_state(&self) -> Result<&State> {
             let s = self.jit.get_or_init(|| {
                 let build = || -> Result<State> {
-                    let mut m = runtime_jit()?.load_source(self.data.file, self.data.source)?;
+                    let files = self.data.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
+                    let mut m = runtime_jit()?.load_sources(self.data.file, self.data.source, files)?;
                     for (n, g) in self.data.globals {
                         m = m.with_global(n, g.value()?)?;
                     }
@@ -384,7 +425,7 @@ mod jit_fallback {
         /// kernel compiled for the device and the arguments' layouts.
         pub(super) fn launch_jit(&self, device: &Device, grid: Grid, args: Vec<ArgValue>) -> Result<()> {
             let st = self.jit_state()?;
-            let spec = crate::runtime::launch::check_args(self.data.name, st.kernel.signature(), &args, device)?;
+            let spec = crate::runtime::launch::check_args(self.data.name, st.kernel.signature(), st.kernel.enums(), &args, device)?;
             let all_c = spec.layouts.iter().all(|l| matches!(l, None | Some(Layout::C)));
             if let (Some(arch), true) = (device.arch(), all_c)
                 && let Some(ptx) = self.ptx_for(arch)

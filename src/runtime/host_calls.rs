@@ -1,4 +1,5 @@
-//! The functions host kernel code calls by symbol (the transcendental math functions): one
+//! The functions host kernel code calls by symbol (the transcendental math functions, the
+//! conversions to and from `f16` and `bf16`, whose values travel as their bits in 32): one
 //! table, which the JIT resolves by name ([`address`]) and which every build of kache exports
 //! for linked object code, under names that carry this build's identity ([`linked_symbol`]),
 //! so prebuilt and JIT-compiled kernels call the very same functions, and two kache builds in
@@ -6,6 +7,8 @@
 //!
 //! Host code declares each as `__kache_host_<method>_<type>` (see `codegen::host_jit`); the
 //! prebuild step renames the declarations in the object code it links to [`linked_symbol`].
+
+use crate::float16::{bf16, f16, f64_to_bf16, f64_to_f16, int_to_bf16, int_to_f16};
 
 /// The identity of this kache build (a hash of its source), which the exported names carry.
 const BUILD_ID: &str = env!("KACHE_BUILD_ID");
@@ -74,4 +77,14 @@ host_calls! {
     __kache_host_hypot_f64(x: f64, y: f64) -> f64 { x.hypot(y) }
     __kache_host_powi_f32(x: f32, n: i32) -> f32 { x.powi(n) }
     __kache_host_powi_f64(x: f64, n: i32) -> f64 { x.powi(n) }
+    __kache_host_f16_to_f32(x: u32) -> f32 { f16::from_bits(x as u16).to_f32() }
+    __kache_host_bf16_to_f32(x: u32) -> f32 { bf16::from_bits(x as u16).to_f32() }
+    __kache_host_f16_from_f32(x: f32) -> u32 { f16::from_f32(x).to_bits() as u32 }
+    __kache_host_bf16_from_f32(x: f32) -> u32 { bf16::from_f32(x).to_bits() as u32 }
+    __kache_host_f16_from_f64(x: f64) -> u32 { f64_to_f16(x).to_bits() as u32 }
+    __kache_host_bf16_from_f64(x: f64) -> u32 { f64_to_bf16(x).to_bits() as u32 }
+    __kache_host_f16_from_i64(x: i64) -> u32 { int_to_f16(x as i128).to_bits() as u32 }
+    __kache_host_bf16_from_i64(x: i64) -> u32 { int_to_bf16(x as i128).to_bits() as u32 }
+    __kache_host_f16_from_u64(x: u64) -> u32 { int_to_f16(x as i128).to_bits() as u32 }
+    __kache_host_bf16_from_u64(x: u64) -> u32 { int_to_bf16(x as i128).to_bits() as u32 }
 }

@@ -7,12 +7,18 @@
 use crate::abi::{HostEntry, ParamAbi};
 use crate::capture::ArrayDesc;
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, ScalarValue, Ty};
+use crate::ir::{ArrayTy, EnumDef, ScalarValue, Ty};
 use crate::runtime::{ArgValue, Device, Grid, cuda, host};
 use crate::target::Specialization;
 
 /// Checks arguments against a signature; returns the specialisation they select.
-pub(crate) fn check_args(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], device: &Device) -> Result<Specialization> {
+pub(crate) fn check_args(
+    kernel: &str,
+    sig: &[(String, Ty)],
+    enums: &[EnumDef],
+    args: &[ArgValue],
+    device: &Device,
+) -> Result<Specialization> {
     if sig.len() != args.len() {
         return Err(Error::ArgumentCount { kernel: kernel.to_string(), expected: sig.len(), got: args.len() });
     }
@@ -35,10 +41,33 @@ pub(crate) fn check_args(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], 
                 }
                 layouts.push(Some(desc.layout));
             }
+            (Ty::Enum(e), ArgValue::Scalar(v)) => {
+                let Some(def) = enums.get(e.id as usize) else { return Err(bad("an enum parameter without its definition".into())) };
+                check_enum_arg(def, *v).map_err(bad)?;
+                layouts.push(None);
+            }
+            (Ty::Enum(e), ArgValue::Array { desc, .. }) => {
+                let name = enums.get(e.id as usize).map(|d| d.name.as_str()).unwrap_or("an enum");
+                return Err(bad(format!("expected `{name}` (its discriminant as a `{}`), got {}", e.repr, desc.describe())));
+            }
             _ => return Err(bad("unsupported parameter type".into())),
         }
     }
     Ok(Specialization { layouts })
+}
+
+/// An enum argument is its discriminant as the enum's integer type, and must be one of its
+/// variants' (a kernel never sees a value its enum does not have).
+fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), String> {
+    let variants = || def.variants.iter().map(|(n, d)| format!("{n} = {d}")).collect::<Vec<_>>().join(", ");
+    if v.ty() != def.repr {
+        return Err(format!("expected `{}`, passed as its discriminant, a `{}`; got a `{}` ({})", def.name, def.repr, v.ty(), variants()));
+    }
+    let d = v.as_i128().unwrap_or(i128::MIN);
+    if !def.variants.iter().any(|(_, x)| *x == d) {
+        return Err(format!("{d} is not a discriminant of `{}` (variants: {})", def.name, variants()));
+    }
+    Ok(())
 }
 
 fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
@@ -81,6 +110,8 @@ fn scalar_slot(v: ScalarValue) -> u64 {
     match v {
         ScalarValue::Bool(b) => b as u64,
         ScalarValue::Int(_, bits) => bits,
+        ScalarValue::F16(x) => x.to_bits() as u64,
+        ScalarValue::Bf16(x) => x.to_bits() as u64,
         ScalarValue::F32(x) => x.to_bits() as u64,
         ScalarValue::F64(x) => x.to_bits(),
     }

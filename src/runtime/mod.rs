@@ -427,6 +427,12 @@ fn from_value<T: Element>(v: ScalarValue) -> Result<T> {
         ScalarValue::Bool(b) => Box::new(b),
         ScalarValue::F32(x) => Box::new(x),
         ScalarValue::F64(x) => Box::new(x),
+        ScalarValue::F16(x) => Box::new(x),
+        ScalarValue::Bf16(x) => Box::new(x),
+        ScalarValue::Int(Scalar::I8, b) => Box::new(b as u8 as i8),
+        ScalarValue::Int(Scalar::I16, b) => Box::new(b as u16 as i16),
+        ScalarValue::Int(Scalar::U8, b) => Box::new(b as u8),
+        ScalarValue::Int(Scalar::U16, b) => Box::new(b as u16),
         ScalarValue::Int(Scalar::I32, b) => Box::new(b as u32 as i32),
         ScalarValue::Int(Scalar::I64, b) => Box::new(b as i64),
         ScalarValue::Int(Scalar::U32, b) => Box::new(b as u32),
@@ -569,7 +575,7 @@ macro_rules! scalar_arg {
         }
     )*};
 }
-scalar_arg!(bool, i32, i64, u32, u64, usize, f32, f64);
+scalar_arg!(bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, half::f16, half::bf16, f32, f64);
 
 impl<T: Element> KernelArg for &DeviceArray<T> {
     fn arg(&self) -> Result<ArgValue> {

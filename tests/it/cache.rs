@@ -1,20 +1,20 @@
 //! The persistent cache: keys, the writer that never persists device pointers, integrity,
 //! recovery, size, many processes, crash safety.
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use kache::cache::key::KEY_SCHEMA;
 use kache::cache::{Key, LocalStore, Lookup, envelope};
 use kache::{Arch, Config, Device, Grid, Jit, Layout, Origin, Specialization, Target};
 use proptest::prelude::*;
 
 use crate::common::{disk_jit, fixture, kache_bin, memory_jit};
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
-#[path = "../shared/capture_scenarios.rs"]
-mod scenarios;
+use crate::capture_scenarios as scenarios;
 
 const SM90: Target = Target::Nvptx(Arch { sm: 90, accelerated: false });
 
@@ -162,7 +162,7 @@ fn second_jit_on_the_same_store_hits_without_compiling() {
     run(false);
     run(true);
     assert!(dir.path().join("CACHEDIR.TAG").is_file());
-    assert!(dir.path().join("v1").join("db").is_dir());
+    assert!(dir.path().join(format!("v{KEY_SCHEMA}")).join("db").is_dir());
 }
 
 fn all_store_bytes(dir: &Path) -> Vec<u8> {
@@ -353,7 +353,7 @@ fn a_store_that_cannot_be_opened_is_moved_aside_and_recreated() {
         let k = jit.load_source("k.rs", BASE).unwrap().kernel("k").unwrap();
         let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
         assert_eq!(c.origin(), Origin::Cache(kache::cache::Tier::Local), "{fixture_name}: the recreated store does not work");
-        let aside: Vec<_> = std::fs::read_dir(dir.path().join("v1"))
+        let aside: Vec<_> = std::fs::read_dir(dir.path().join(format!("v{KEY_SCHEMA}")))
             .unwrap()
             .flatten()
             .filter(|e| e.file_name().to_string_lossy().starts_with("db.broken"))
@@ -501,10 +501,9 @@ fn writers_never_wait_for_the_catalogue_and_their_parked_bookkeeping_is_merged_l
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
         store
-            .with(|_db| {
+            .batch(|_| {
                 ready_tx.send(()).ok();
                 rx.recv().ok();
-                Ok(())
             })
             .unwrap();
     });
@@ -672,4 +671,73 @@ fn random_bytes_over_every_file_of_the_store_lose_nothing_but_the_cache() {
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert!(v["hits"].as_u64().unwrap() >= 4, "round {round}: the healed store serves nothing: {v}");
     }
+}
+
+#[test]
+fn archives_stream_both_ways_refuse_damage_whole_and_concurrent_exports_do_not_collide() {
+    use kache::cache::archive::{self, ArchiveError};
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let jit = disk_jit(dir.path());
+        for i in 0..3 {
+            let src = format!("#[kernel] pub fn k{i}(o: &mut [f32]) {{ o[0] = {i}.5; }}");
+            let k = jit.load_source("k.rs", &src).unwrap().kernel(&format!("k{i}")).unwrap();
+            k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
+        }
+    }
+    let store = LocalStore::new(dir.path(), Duration::from_secs(5), 1 << 30).unwrap();
+    let keys: Vec<Key> = store.records().iter().map(|r| r.key).collect();
+    assert_eq!(keys.len(), 3);
+    // Two exports at once whose names share a stem (the old fixed temporary name was
+    // `<stem>.partial`, shared by both).
+    let out = tempfile::tempdir().unwrap();
+    let (a, b) = (out.path().join("cache.kar"), out.path().join("cache.tar"));
+    std::thread::scope(|s| {
+        for p in [&a, &b] {
+            let store = &store;
+            s.spawn(move || {
+                for _ in 0..5 {
+                    assert_eq!(archive::export(store, p, &mut |_, _| {}).unwrap(), 3);
+                }
+            });
+        }
+    });
+    let names: Vec<_> = std::fs::read_dir(out.path()).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
+    assert_eq!(names.len(), 2, "temporary files left behind: {names:?}");
+    for p in [&a, &b] {
+        let fresh = tempfile::tempdir().unwrap();
+        let other = LocalStore::new(fresh.path(), Duration::from_secs(5), 1 << 30).unwrap();
+        let mut seen = 0;
+        let done = archive::import(&other, p, &mut |d, t| {
+            assert!(d <= t && t == 3);
+            seen = d;
+        })
+        .unwrap();
+        assert_eq!((done.stored, done.skipped, seen), (3, 0, 3));
+        for k in &keys {
+            assert_eq!(other.get(k), store.get(k));
+        }
+    }
+    // Damage anywhere, or a cut, is refused before anything is stored.
+    let bytes = std::fs::read(&a).unwrap();
+    for (what, damaged) in [
+        ("flipped bit", {
+            let mut d = bytes.clone();
+            d[bytes.len() / 2] ^= 1;
+            d
+        }),
+        ("truncated", bytes[..bytes.len() - 40].to_vec()),
+        ("empty", Vec::new()),
+    ] {
+        std::fs::write(&b, &damaged).unwrap();
+        let fresh = tempfile::tempdir().unwrap();
+        let other = LocalStore::new(fresh.path(), Duration::from_secs(5), 1 << 30).unwrap();
+        let e = archive::import(&other, &b, &mut |_, _| {}).unwrap_err();
+        assert!(matches!(e, ArchiveError::Invalid { .. }) && e.is_user_error(), "{what}: {e}");
+        assert!(other.records().is_empty(), "{what}: entries of a damaged archive were stored");
+    }
+    // An archive that cannot be written is a user error, and leaves nothing.
+    let e = archive::export(&store, &out.path().join("missing/x.kar"), &mut |_, _| {}).unwrap_err();
+    assert!(e.is_user_error(), "{e}");
+    assert!(!out.path().join("missing").exists());
 }

@@ -97,16 +97,67 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
                         text.contains(&format!(".entry {}", kache::abi::symbol_name(&k))),
                         "{name}::{k}: no entry for the kernel in its PTX"
                     );
-                    if let Some(p) = &ptxas {
-                        if let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90") {
-                            failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
-                        }
+                    if let Some(p) = &ptxas
+                        && let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90")
+                    {
+                        failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
                     }
                 }
             }
         }
     }
     assert!(failures.is_empty(), "{} of {count} corpus kernels failed:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Corpus files of the second language (small integers, 16-bit floats, `match` and enums,
+/// modules, constant lengths): every kernel compiles for sm_70, sm_80 and sm_90 and ptxas
+/// accepts each, since what LLVM emits for `f16`/`bf16` differs by architecture (native
+/// instructions from sm_80 and sm_90, `f32` emulation before).
+const V2_FILES: &[&str] = &[
+    "image_u8.rs",
+    "int8_dot.rs",
+    "axpy_f16.rs",
+    "bf16_elementwise.rs",
+    "histogram_small.rs",
+    "small_casts.rs",
+    "bf16_gemm_tile.rs",
+    "state_machine.rs",
+    "match_ints.rs",
+    "split_kernels.rs",
+];
+
+#[test]
+fn v2_corpus_kernels_assemble_for_sm_70_80_and_90() {
+    let ptxas = common::ptxas();
+    let jit = common::memory_jit();
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for file in V2_FILES {
+        let m = load(&jit, file);
+        for k in m.kernel_names() {
+            if lacks_libdevice(&m, &k) {
+                continue;
+            }
+            let kernel = m.kernel(&k).unwrap_or_else(|e| panic!("{file}::{k}: {e}"));
+            for arch in ["sm_70", "sm_80", "sm_90"] {
+                count += 1;
+                let target = Target::Nvptx(Arch::parse(arch).expect("supported"));
+                let compiled = kernel.compile(target, &Specialization::uniform(kernel.program(), Layout::C));
+                match compiled.map_err(|e| e.to_string()).and_then(|c| c.ptx().map(str::to_owned).ok_or_else(|| "no PTX".into())) {
+                    Err(e) => failures.push(format!("{file}::{k} ({arch}): {e}")),
+                    Ok(text) => {
+                        if let Some(p) = &ptxas
+                            && let Err(e) = kache::toolchain::ptxas(p, &text, arch)
+                        {
+                            failures.push(format!("{file}::{k} ({arch}): ptxas rejected the PTX:\n{e}"));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(count >= 60, "only {count} v2 kernel compiles");
+    assert!(failures.is_empty(), "{} of {count} failed:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// Kernels with N-d array parameters, compiled with every array in F and in A layout.
@@ -190,7 +241,7 @@ fn corpus_covers_the_language() {
     for (name, _, _) in builtins::ARRAY_METHODS {
         need(format!("array method `.{name}()`"), text.contains(&format!(".{name}(")));
     }
-    for t in ["bool", "i32", "i64", "u32", "u64", "usize", "f32", "f64"] {
+    for t in ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "usize", "f16", "bf16", "f32", "f64"] {
         need(format!("`&[{t}]`"), text.contains(&format!("&[{t}]")));
         need(format!("`&mut [{t}]`"), text.contains(&format!("&mut [{t}]")));
         need(format!("`{t}` parameter"), text.contains(&format!(": {t},")) || text.contains(&format!(": {t})")));
@@ -255,6 +306,32 @@ fn corpus_covers_the_language() {
         "as u32",
         "as u64",
         "as usize",
+        "as i8",
+        "as u8",
+        "as i16",
+        "as u16",
+        "as f16",
+        "as bf16",
+        "f16::MAX",
+        "bf16::EPSILON",
+        "u8::MAX",
+        "i16::MIN",
+        "let h: f16 = ",
+        "shared_array::<bf16, { TILE * TILE }>",
+        "static WEIGHTS: [f32; TAPS]",
+        "match ",
+        "..=",
+        " | ",
+        " if ",
+        "@ ",
+        "enum ",
+        "#[repr(u8)]",
+        "#[derive(Clone, Copy, PartialEq",
+        "use State::*;",
+        "mod split_geometry;",
+        "use split_geometry::{",
+        " as dot2",
+        "split_geometry::vector::length2(",
     ];
     for c in constructs {
         need(format!("`{c}`"), text.contains(c));

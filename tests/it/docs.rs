@@ -83,10 +83,7 @@ fn every_feature_is_documented() {
         .collect();
     assert!(features.contains("compiler") && features.contains("cuda"), "{features:?}");
     let doc = std::fs::read_to_string(root.join("docs/features.md")).unwrap();
-    let rows: std::collections::BTreeSet<String> = doc
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string()))
-        .collect();
+    let rows: std::collections::BTreeSet<String> =
+        doc.lines().filter_map(|l| l.strip_prefix("| `")).filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string())).collect();
     assert_eq!(rows, features, "docs/features.md's table against Cargo.toml's [features]");
 }

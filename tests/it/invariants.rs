@@ -1,5 +1,7 @@
-//! The architecture's invariants (OVERVIEW.md), checked on the source tree: which layer may do
-//! IO, which may touch LLVM, cudarc or a store.
+//! The architecture's layering, checked on the source tree: which layer may do IO, which may
+//! touch LLVM, cudarc or a store.
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
 
@@ -102,6 +104,19 @@ fn only_cache_touches_a_store() {
     let files: Vec<PathBuf> = rust_files(&src()).into_iter().filter(|p| !p.starts_with(src().join("cache"))).collect();
     let bad = offenders(&files, &["sled::", "redis::"]);
     assert!(bad.is_empty(), "{bad:#?}");
+}
+
+#[test]
+fn only_the_catalogue_names_sled() {
+    // The cache offers operations; its catalogue, and so sled, stays private to the store.
+    let catalogue = src().join("cache/store/catalogue.rs");
+    assert!(code(&catalogue).contains("sled::"));
+    let files: Vec<PathBuf> = rust_files(&src()).into_iter().filter(|p| *p != catalogue).collect();
+    let bad = offenders(&files, &["sled"]);
+    assert!(bad.is_empty(), "{bad:#?}");
+    let public: Vec<String> =
+        code(&catalogue).lines().filter(|l| l.trim_start().starts_with("pub ") && l.contains("sled")).map(str::to_string).collect();
+    assert!(public.is_empty(), "{public:#?}");
 }
 
 #[test]

@@ -1,4 +1,6 @@
 //! The Redis tier against a real redis-server, started by the tests on a free port.
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

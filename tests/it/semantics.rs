@@ -1,8 +1,7 @@
 //! Tests: semantics. Every scenario of `tests/shared/scenarios/` on the host backend: corpus
 //! kernels run and compared with plain Rust references.
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
+use crate::foreign;
 #[path = "../shared/scenarios/mod.rs"]
 mod scenarios;
 
@@ -72,6 +71,16 @@ host_scenarios! {
     many_params,
     precedence_literals,
     foreign_arrays,
+    image_u8,
+    int8_dot,
+    axpy_f16,
+    bf16_elementwise,
+    histogram_small,
+    small_casts,
+    bf16_gemm_tile,
+    state_machine,
+    match_ints,
+    split_kernels,
 }
 
 #[test]

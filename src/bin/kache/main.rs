@@ -1,17 +1,18 @@
-//! The `kache` command: compile kernels, and inspect, verify, trim and move the cache.
+//! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
+//! layer over the library: argument parsing, rendering and exit statuses; the cache operations
+//! are `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
-
-mod archive;
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::HumanBytes;
 use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, envelope};
+use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
 use kache::codegen;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
@@ -183,8 +184,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             }
             Ok(())
         }
-        Command::Export { file } => archive::export(&file),
-        Command::Import { file } => archive::import(&file),
+        Command::Export { file } => export(&file),
+        Command::Import { file } => import(&file),
     }
 }
 
@@ -200,8 +201,10 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let bytes = std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
-    let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
+    // Read once here for a plain message when the file is missing; the JIT reads it and its
+    // module files.
+    std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
+    let mut m = jit.load_file(file)?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
@@ -325,7 +328,7 @@ fn compile(
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
         }
-        std::fs::write(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
+        atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
         println!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
@@ -368,12 +371,15 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
         if s.device_functions.len() == 1 { "" } else { "s" }
     );
     for k in &s.kernels {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.kernel_factories {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+    }
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(())
 }
@@ -389,7 +395,7 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
         let d = k.explain(target, &spec)?;
         println!("kernel {n} ({target}, layouts {})", spec.describe());
         for (name, h) in &d.components {
-            println!("  {name:<15} {}", kache::cache::key::hex(h));
+            println!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
         println!("  {:<15} {}", "key", d.key);
     }
@@ -399,7 +405,7 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
 fn open_store() -> Result<LocalStore, Failure> {
     let c = Config::from_env()?;
     let dir = c.cache_dir.ok_or_else(|| user("no disk cache: KACHE_DISABLE is set"))?;
-    LocalStore::new(&dir, c.lock_timeout, c.max_size).map_err(|e| internal(e.to_string()))
+    LocalStore::new(&dir, c.lock_timeout, c.max_size).map_err(store_err)
 }
 
 fn store_err(e: kache::cache::StoreError) -> Failure {
@@ -409,9 +415,7 @@ fn store_err(e: kache::cache::StoreError) -> Failure {
 fn stats(json: bool, reset: bool) -> Result<(), Failure> {
     let jit = Jit::new(Config::from_env()?)?;
     if reset {
-        if let Some(local) = jit.cache().local() {
-            local.with(LocalStore::reset_stats).map_err(store_err)?;
-        }
+        jit.cache().reset_stats().map_err(store_err)?;
         println!("statistics reset");
         return Ok(());
     }
@@ -423,7 +427,7 @@ fn stats(json: bool, reset: bool) -> Result<(), Failure> {
     let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
     println!("cache folder       {dir}");
     println!("entries            {}", s.entries);
-    println!("size               {} of {}", human(s.bytes), human(jit.config().max_size));
+    println!("size               {} of {}", HumanBytes(s.bytes), HumanBytes(jit.config().max_size));
     println!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
     println!("misses             {}", s.misses);
     println!("not persisted      {}", s.not_persisted);
@@ -435,69 +439,27 @@ fn stats(json: bool, reset: bool) -> Result<(), Failure> {
             "remote             errors {}, rejected {}, read {}, written {}",
             s.remote_errors,
             s.remote_rejected,
-            human(s.remote_bytes_read),
-            human(s.remote_bytes_written)
+            HumanBytes(s.remote_bytes_read),
+            HumanBytes(s.remote_bytes_written)
         );
     }
     Ok(())
 }
 
-fn human(b: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut v = b as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 { format!("{b} B") } else { format!("{v:.1} {}", units[u]) }
-}
-
-#[derive(serde::Serialize)]
-struct Listed {
-    key: String,
-    kernel: String,
-    kind: envelope::ArtifactKind,
-    size: u64,
-    created: u64,
-    accessed: u64,
-    compile_ms: u32,
-    signature: String,
-}
-
 fn ls(json: bool) -> Result<(), Failure> {
-    let store = open_store()?;
-    let mut records = store.records();
-    // Access stamps from the catalogue, if it can be had; file times otherwise.
-    let _ = store.with(|db| LocalStore::fill_access(db, &mut records));
-    let rows: Vec<_> = records
-        .into_iter()
-        .map(|r| {
-            let meta = store.get(&r.key).and_then(|b| envelope::decode(&b, Some(&r.key)).ok().map(|(m, _)| m));
-            (r, meta)
-        })
-        .collect();
-    let listed: Vec<Listed> = rows
-        .into_iter()
-        .filter_map(|(r, m)| {
-            let m = m?;
-            Some(Listed {
-                key: r.key.hex(),
-                kernel: m.kernel,
-                kind: m.kind,
-                size: r.size,
-                created: m.created,
-                accessed: r.accessed,
-                compile_ms: m.compile_ms,
-                signature: m.signature,
-            })
-        })
-        .collect();
+    let listed = ops::list(&open_store()?);
     if json {
         println!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
     } else {
         for l in &listed {
-            println!("{}  {:<6}  {:>9}  {}{}", &l.key[..16], format!("{:?}", l.kind).to_lowercase(), human(l.size), l.kernel, l.signature);
+            println!(
+                "{}  {:<6}  {:>9}  {}{}",
+                &l.key.hex()[..16],
+                format!("{:?}", l.kind).to_lowercase(),
+                HumanBytes(l.size).to_string(),
+                l.kernel,
+                l.signature
+            );
         }
         println!("{} entries", listed.len());
     }
@@ -505,41 +467,28 @@ fn ls(json: bool) -> Result<(), Failure> {
 }
 
 fn show(key: &str) -> Result<(), Failure> {
-    if key.trim().is_empty() || !key.trim().chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(user(format!("`{key}` is not a key (hex digits)")));
+    if let Err(e @ ops::FindError::NotAKey(_)) = ops::find_key(key) {
+        return Err(user(e.to_string()));
     }
-    let store = open_store()?;
-    let p = key.trim().to_ascii_lowercase();
-    let matches: Vec<_> = store.records().into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
-    let found = match matches.as_slice() {
-        [only] => store.get(&only.key).map(|b| (only.key, b)),
-        _ => None,
-    };
-    let Some((k, bytes)) = found else {
-        return Err(user(format!("no entry (or more than one) has a key starting with {key}")));
-    };
-    match envelope::decode(&bytes, Some(&k)) {
-        Ok((m, payload)) => {
-            println!("key        {}", m.key);
-            println!("kernel     {}{}", m.kernel, m.signature);
-            println!("kind       {:?}", m.kind);
-            println!("entry      {}", m.entry);
-            println!("producer   {} (LLVM {})", m.producer, m.llvm);
-            println!("created    {} (unix)", m.created);
-            println!("compile    {} ms", m.compile_ms);
-            println!("payload    {} bytes", payload.len());
-            if m.kind == envelope::ArtifactKind::Ptx {
-                println!();
-                print!("{}", String::from_utf8_lossy(payload));
-            }
-            Ok(())
-        }
-        Err(e) => Err(user(format!("entry {k} does not verify: {e} (`kache verify` drops it)"))),
+    let (m, payload) = ops::find(&open_store()?, key).map_err(|e| user(e.to_string()))?;
+    println!("key        {}", m.key);
+    println!("kernel     {}{}", m.kernel, m.signature);
+    println!("kind       {:?}", m.kind);
+    println!("entry      {}", m.entry);
+    println!("producer   {} (LLVM {})", m.producer, m.llvm);
+    println!("created    {} (unix)", m.created);
+    println!("compile    {} ms", m.compile_ms);
+    println!("payload    {} bytes", payload.len());
+    if m.kind == envelope::ArtifactKind::Ptx {
+        println!();
+        print!("{}", String::from_utf8_lossy(&payload));
     }
+    Ok(())
 }
 
-fn progress(n: u64, what: &str) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::with_draw_target(Some(n), indicatif::ProgressDrawTarget::stderr());
+/// A progress bar on stderr, drawn only on a terminal; fed `(done, total)`.
+fn progress(what: &str) -> (indicatif::ProgressBar, impl FnMut(u64, u64)) {
+    let pb = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr());
     if !std::io::stderr().is_terminal() {
         pb.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
@@ -547,46 +496,25 @@ fn progress(n: u64, what: &str) -> indicatif::ProgressBar {
     if let Ok(style) = indicatif::ProgressStyle::with_template("{msg} {bar:30} {pos}/{len}") {
         pb.set_style(style);
     }
-    pb
+    let bar = pb.clone();
+    (pb, move |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    })
 }
 
 fn verify() -> Result<(), Failure> {
     let store = open_store()?;
-    let records = store.records();
-    let pb = progress(records.len() as u64, "verifying");
-    let mut bad = Vec::new();
-    for r in &records {
-        let ok = store.get(&r.key).is_some_and(|b| envelope::decode(&b, Some(&r.key)).is_ok());
-        if !ok {
-            bad.push(r.key);
-        }
-        pb.inc(1);
-    }
+    let (pb, mut tick) = progress("verifying");
+    let v = ops::verify(&store, &mut tick);
     pb.finish_and_clear();
-    let swept = store.sweep_temporaries();
-    let r = store.with(|db| {
-        for k in &bad {
-            store.remove(db, k)?;
-        }
-        if !bad.is_empty() {
-            LocalStore::add_stats(db, &[("bad_entries", bad.len() as i64)])?;
-        }
-        Ok(())
-    });
-    if r.is_err() {
-        // The catalogue is busy or broken: the entries themselves can still go.
-        for k in &bad {
-            store.remove_object(k);
-        }
-        store.park_stats(&[("bad_entries", bad.len() as i64)]);
-    }
-    for k in &bad {
+    for k in &v.dropped {
         println!("dropped {k}: does not verify");
     }
-    if swept > 0 {
-        println!("removed {swept} temporary files left by interrupted writers");
+    if v.swept > 0 {
+        println!("removed {} temporary files left by interrupted writers", v.swept);
     }
-    println!("{} entries checked, {} bad (dropped)", records.len(), bad.len());
+    println!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
     Ok(())
 }
 
@@ -596,14 +524,40 @@ fn gc(max_size: Option<&str>) -> Result<(), Failure> {
         Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
         None => store.max_size(),
     };
-    let (n, bytes) = store.with(|db| store.gc(db, target)).map_err(store_err)?;
-    println!("evicted {n} entries ({}); limit {}", human(bytes), human(target));
+    let (n, bytes) = store.gc(target).map_err(store_err)?;
+    println!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
     Ok(())
 }
 
 fn clear() -> Result<(), Failure> {
-    let store = open_store()?;
-    let n = store.with(|db| store.clear(db)).map_err(store_err)?;
+    let n = open_store()?.clear().map_err(store_err)?;
     println!("removed {n} entries");
+    Ok(())
+}
+
+fn archive_err(e: archive::ArchiveError) -> Failure {
+    if e.is_user_error() { user(e.to_string()) } else { internal(e.to_string()) }
+}
+
+fn export(file: &Path) -> Result<(), Failure> {
+    let store = open_store()?;
+    let (pb, mut tick) = progress("exporting");
+    let n = archive::export(&store, file, &mut tick).map_err(archive_err)?;
+    pb.finish_and_clear();
+    println!("exported {n} entries to {}", file.display());
+    Ok(())
+}
+
+fn import(file: &Path) -> Result<(), Failure> {
+    let store = open_store()?;
+    let (pb, mut tick) = progress("importing");
+    let done = archive::import(&store, file, &mut tick).map_err(archive_err)?;
+    pb.finish_and_clear();
+    println!(
+        "imported {} entries from {}{}",
+        done.stored,
+        file.display(),
+        if done.skipped > 0 { format!(" ({} did not verify and were skipped)", done.skipped) } else { String::new() }
+    );
     Ok(())
 }

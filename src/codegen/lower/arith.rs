@@ -26,6 +26,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         ys: Scalar,
     ) -> R<BasicValueEnum<'ctx>> {
         let b = &self.b;
+        if s.is_half() {
+            return self.half_binary(op, s, x.into_int_value(), y.into_int_value());
+        }
         if s.is_float() {
             let (x, y) = (x.into_float_value(), y.into_float_value());
             let v: BasicValueEnum = match op {
@@ -134,6 +137,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let b = &self.b;
         if from == to {
             return Ok(v);
+        }
+        if from.is_half() || to.is_half() {
+            return self.half_cast(v, from, to);
         }
         let tt = self.cx.scalar_ty(to);
         Ok(match (from.is_float(), to.is_float()) {

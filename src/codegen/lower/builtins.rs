@@ -93,7 +93,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let ord = AtomicOrdering::Monotonic;
         if b == Builtin::AtomicCas {
             let new = self.scalar_of(&args[2])?;
-            let (cmp, new) = if s.is_float() {
+            // f16 and bf16 are already their bits; other floats compare by theirs too.
+            let (cmp, new) = if s.is_float() && !s.is_half() {
                 let it = if s == Scalar::F32 { self.cx.i32 } else { self.cx.i64 };
                 (self.b.build_bit_cast(v, it, "")?, self.b.build_bit_cast(new, it, "")?)
             } else {
@@ -101,8 +102,11 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             };
             let pair = self.b.build_cmpxchg(p, cmp, new, ord, ord)?;
             let old = self.b.build_extract_value(pair, 0, "")?;
-            let old = if s.is_float() { self.b.build_bit_cast(old, self.cx.scalar_ty(s), "")? } else { old };
+            let old = if s.is_float() && !s.is_half() { self.b.build_bit_cast(old, self.cx.scalar_ty(s), "")? } else { old };
             return Ok(Val::Scalar(old));
+        }
+        if s.is_half() {
+            return Ok(Val::Scalar(self.half_atomic(b, p, v.into_int_value(), s)?.into()));
         }
         use llvm_sys::LLVMAtomicRMWBinOp as Op;
         let op = match (b, s.is_float(), s.is_signed()) {

@@ -25,6 +25,34 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         for a in args {
             vals.push(self.scalar_of(a)?);
         }
+        if s.is_half() {
+            return self.half_math(m, s, &vals).map(Val::Scalar);
+        }
+        self.math_of(m, s, &vals).map(Val::Scalar)
+    }
+
+    /// A math method on `f16`/`bf16`: `abs` on the bits, `mul_add` fused where NVPTX has it, the
+    /// rest computed in `f32` and rounded once to the receiver's type.
+    pub(super) fn half_math(&mut self, m: MathFn, s: Scalar, vals: &[BasicValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {
+        if m == MathFn::Abs {
+            return Ok(self.half_abs(vals[0].into_int_value())?.into());
+        }
+        if m == MathFn::MulAdd && !self.cx.host {
+            return Ok(self.half_fma(s, vals)?.into());
+        }
+        let def = builtins::method_def(m);
+        let mut wide = Vec::new();
+        for (i, v) in vals.iter().enumerate() {
+            // `powi`'s exponent is an i32; every other argument has the receiver's type.
+            let same = i == 0 || def.arg_ty == builtins::ArgTy::SameAsSelf;
+            wide.push(if same { self.half_to_f32(v.into_int_value(), s)?.into() } else { *v });
+        }
+        let r = self.math_of(m, Scalar::F32, &wide)?;
+        Ok(self.float_to_half(r.into_float_value(), Scalar::F32, s)?.into())
+    }
+
+    /// A math method on values of type `s` (not a 16-bit float).
+    fn math_of(&mut self, m: MathFn, s: Scalar, vals: &[BasicValueEnum<'ctx>]) -> R<BasicValueEnum<'ctx>> {
         let t = self.cx.scalar_ty(s);
         let def = builtins::method_def(m);
         if s.is_float() {
@@ -37,7 +65,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let arg_tys: Vec<BasicTypeEnum> = vals.iter().map(|v| v.get_type()).collect();
                 let f = self.intrinsic(&name, t, &arg_tys);
                 let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
-                return Ok(Val::Scalar(self.call_basic(f, &args)?));
+                return self.call_basic(f, &args);
             }
             let bits = s.bits();
             let name = match m {
@@ -54,8 +82,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             };
             let f = self.intrinsic(&format!("llvm.{name}.f{bits}"), t, &vec![t; vals.len()]);
             let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
-            let r = self.call_basic(f, &args)?;
-            return Ok(Val::Scalar(r));
+            return self.call_basic(f, &args);
         }
         let x = vals[0].into_int_value();
         let bits = s.bits();
@@ -94,10 +121,15 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 };
                 let r = r.into_int_value();
                 let u32t = self.cx.i32;
-                if bits > 32 { self.b.build_int_truncate(r, u32t, "")?.into() } else { r.into() }
+                match bits {
+                    64 => self.b.build_int_truncate(r, u32t, "")?.into(),
+                    32 => r.into(),
+                    // A count of at most 16 bits, as `u32`.
+                    _ => self.b.build_int_z_extend(r, u32t, "")?.into(),
+                }
             }
             _ => return Err(llvm_err(format!("no integer lowering for {m:?}"))),
         };
-        Ok(Val::Scalar(r))
+        Ok(r)
     }
 }

@@ -15,7 +15,9 @@ mod arith;
 mod builtins;
 mod expr;
 mod function;
+mod half;
 mod intrinsics;
+mod matching;
 mod memory;
 
 use std::collections::HashMap;
@@ -162,10 +164,20 @@ struct LoopBlocks<'ctx> {
     value: Option<(PointerValue<'ctx>, Scalar)>,
 }
 
+/// The type a value is lowered as: an enum is its discriminant.
+fn value_ty(t: Ty) -> Ty {
+    match t {
+        Ty::Enum(e) => Ty::Scalar(e.repr),
+        t => t,
+    }
+}
+
 impl<'a, 'ctx> Cx<'a, 'ctx> {
     fn scalar_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         match s {
             Scalar::Bool => self.i1.into(),
+            Scalar::I8 | Scalar::U8 => self.i8.into(),
+            Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => self.ctx.i16_type().into(),
             Scalar::I32 | Scalar::U32 => self.i32.into(),
             Scalar::I64 | Scalar::U64 | Scalar::Usize => self.i64.into(),
             Scalar::F32 => self.ctx.f32_type().into(),

@@ -8,7 +8,7 @@ use crate::span::Span;
 
 use super::CResult;
 use super::body::{CBlock, CExpr, FnCx};
-use super::fold::{int_range, int_value, lit_range_error, signed_literal};
+use super::fold::{float_literal, int_range, int_value, lit_range_error, signed_literal};
 use super::unify::H;
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -69,15 +69,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             _ => return Err(lit_range_error(s, span, l.neg, v).into()),
                         }
                     }
-                    _ if s == Scalar::F32 && l.f32.is_infinite() && l.f64.is_finite() => {
-                        return Err(Diagnostic::error(span, "literal out of range for `f32`")
-                            .label("rounds to infinity as an `f32`")
-                            .note(format!("the largest `f32` is {:e}", f32::MAX))
-                            .help("use `f64`, or `f32::INFINITY` if infinity is meant")
-                            .into());
-                    }
-                    _ if s == Scalar::F32 => ScalarValue::F32(if l.neg { -l.f32 } else { l.f32 }),
-                    _ if s == Scalar::F64 => ScalarValue::F64(if l.neg { -l.f64 } else { l.f64 }),
+                    _ if s.is_float() => float_literal(l, s, span)?,
                     _ => return Err(Diagnostic::error(span, format!("a literal cannot have type `{s}`")).label("here").into()),
                 })
             }
@@ -112,6 +104,22 @@ impl<'c, 'm> FnCx<'c, 'm> {
             K::Break(id, v) => K::Break(id, v.map(|v| self.resolve_box(*v)).transpose()?),
             K::Continue(id) => K::Continue(id),
             K::Return(v) => K::Return(v.map(|v| self.resolve_box(*v)).transpose()?),
+            K::Match(s, arms) => {
+                let s = self.resolve_box(*s)?;
+                let mut out = Vec::with_capacity(arms.len());
+                for a in arms {
+                    let ranges = match a.ranges {
+                        Some(r) => {
+                            Some(r.into_iter().map(|(lo, hi)| Ok((self.resolve(lo)?, self.resolve(hi)?))).collect::<CResult<Vec<_>>>()?)
+                        }
+                        None => None,
+                    };
+                    let guard = a.guard.map(|g| self.resolve(g)).transpose()?;
+                    out.push(MatchArm { ranges, binding: a.binding, guard, body: self.resolve(a.body)?, pat_span: a.pat_span });
+                }
+                super::matching::check_match(&s, &mut out, &self.mcx.enums, &mut self.mcx.warnings)?;
+                K::Match(s, out)
+            }
         };
         Ok(Expr { kind, ty, span })
     }

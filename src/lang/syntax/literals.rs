@@ -1,6 +1,7 @@
 //! Literals: integer, float and bool literals with their suffixes, the associated constants
 //! (`f32::MAX`, `f64::consts::PI`), and host scalars parsed from `--define` values.
 
+use crate::float16::{Half, bf16, f16, f64_to_bf16, f64_to_f16, parse_decimal};
 use crate::ir::{Scalar, UnOp};
 use crate::lang::ast::*;
 use crate::lang::diag::Diagnostic;
@@ -49,33 +50,49 @@ pub(super) fn lit(l: &syn::Lit) -> PResult<Lit> {
         syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
             Err(unsupported(span, "strings", "kernels work on numbers and arrays").into())
         }
-        syn::Lit::Char(_) | syn::Lit::Byte(_) => Err(unsupported(span, "character literals", "use an integer: `65u32`").into()),
+        // `b'a'` is a `u8`, as in Rust.
+        syn::Lit::Byte(b) => Ok(Lit::Int(b.value() as u128, Some(Scalar::U8))),
+        syn::Lit::Char(_) => {
+            Err(unsupported(span, "character literals", "use a byte literal (`b'a'`, a `u8`) or an integer: `65u32`").into())
+        }
         _ => Err(unsupported(span, "this literal", "use integer, float and bool literals").into()),
     }
 }
 
 fn float_lit(digits: &str, suffix: Option<Scalar>, span: Span) -> PResult<Lit> {
-    // Parse once per precision: going through f64 to f32 could round twice.
-    match (digits.parse::<f64>(), digits.parse::<f32>()) {
-        (Ok(v64), Ok(v32)) => Ok(Lit::Float { f64: v64, f32: v32, suffix }),
+    // Parse once per precision: going through f64 to a narrower type could round twice.
+    let f16 = parse_decimal(digits, Half::F16).map(f16::from_bits);
+    let bf16 = parse_decimal(digits, Half::Bf16).map(bf16::from_bits);
+    match (digits.parse::<f64>(), digits.parse::<f32>(), f16, bf16) {
+        (Ok(v64), Ok(v32), Some(f16), Some(bf16)) => Ok(Lit::Float { f64: v64, f32: v32, f16, bf16, suffix }),
         _ => Err(Diagnostic::error(span, "invalid float literal").label("here").into()),
     }
+}
+
+/// A float constant (an associated constant such as `f16::MAX`) at every precision.
+fn float_const(v: f64, suffix: Scalar) -> Lit {
+    Lit::Float { f64: v, f32: v as f32, f16: f64_to_f16(v), bf16: f64_to_bf16(v), suffix: Some(suffix) }
 }
 
 /// `f32::MAX`, `i32::MIN`, `f64::consts::PI` and friends.
 pub(super) fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
     let e = |kind| Some(Expr { kind, span });
-    let float = |v: f64, s: Scalar| e(ExprKind::Lit(Lit::Float { f64: v, f32: v as f32, suffix: Some(s) }));
+    let float = |v: f64, s: Scalar| e(ExprKind::Lit(float_const(v, s)));
     match segs {
         [ty, name] => {
             let s = Scalar::from_name(ty)?;
             if s.is_float() {
-                let f32v = |a: f32, b: f64| if s == Scalar::F32 { a as f64 } else { b };
+                let pick = |h: f16, b: bf16, a: f32, d: f64| match s {
+                    Scalar::F16 => h.to_f64(),
+                    Scalar::Bf16 => b.to_f64(),
+                    Scalar::F32 => a as f64,
+                    _ => d,
+                };
                 match *name {
-                    "MAX" => float(f32v(f32::MAX, f64::MAX), s),
-                    "MIN" => float(f32v(f32::MIN, f64::MIN), s),
-                    "MIN_POSITIVE" => float(f32v(f32::MIN_POSITIVE, f64::MIN_POSITIVE), s),
-                    "EPSILON" => float(f32v(f32::EPSILON, f64::EPSILON), s),
+                    "MAX" => float(pick(f16::MAX, bf16::MAX, f32::MAX, f64::MAX), s),
+                    "MIN" => float(pick(f16::MIN, bf16::MIN, f32::MIN, f64::MIN), s),
+                    "MIN_POSITIVE" => float(pick(f16::MIN_POSITIVE, bf16::MIN_POSITIVE, f32::MIN_POSITIVE, f64::MIN_POSITIVE), s),
+                    "EPSILON" => float(pick(f16::EPSILON, bf16::EPSILON, f32::EPSILON, f64::EPSILON), s),
                     "INFINITY" => float(f64::INFINITY, s),
                     "NEG_INFINITY" => float(f64::NEG_INFINITY, s),
                     "NAN" => float(f64::NAN, s),
@@ -159,8 +176,10 @@ pub fn parse_scalar_literal(text: &str) -> Result<crate::ir::ScalarValue, String
             let mask: u128 = if bits >= 64 { u64::MAX as u128 } else { (1u128 << bits) - 1 };
             ScalarValue::Int(s, (val as u128 & mask) as u64)
         }
-        Lit::Float { f64: v64, f32: v32, suffix } => match suffix.unwrap_or(Scalar::F64) {
+        Lit::Float { f64: v64, f32: v32, f16, bf16, suffix } => match suffix.unwrap_or(Scalar::F64) {
             Scalar::F32 => ScalarValue::F32(if neg { -v32 } else { v32 }),
+            Scalar::F16 => ScalarValue::F16(if neg { -f16 } else { f16 }),
+            Scalar::Bf16 => ScalarValue::Bf16(if neg { -bf16 } else { bf16 }),
             _ => ScalarValue::F64(if neg { -v64 } else { v64 }),
         },
     };

@@ -9,7 +9,7 @@ use super::expr::quote_path;
 use super::spans::spn;
 use super::{Lower, PResult, unsupported};
 
-pub(super) const SCALAR_LIST: &str = "bool, i32, i64, u32, u64, usize, f32, f64";
+pub(super) const SCALAR_LIST: &str = "bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, f16, bf16, f32, f64";
 
 impl Lower {
     pub(super) fn scalar_name(&self, path: &syn::Path) -> PResult<Option<Scalar>> {
@@ -24,7 +24,7 @@ impl Lower {
             }
             return Ok(Some(s));
         }
-        if matches!(name.as_str(), "i8" | "i16" | "i128" | "u8" | "u16" | "u128" | "isize" | "f16" | "f128" | "char" | "str" | "String") {
+        if matches!(name.as_str(), "i128" | "u128" | "isize" | "f128" | "char" | "str" | "String") {
             return Err(Diagnostic::error(spn(seg), format!("type `{name}` is not supported"))
                 .label("unsupported type")
                 .help(format!("supported scalar types: {SCALAR_LIST}"))
@@ -59,10 +59,16 @@ impl Lower {
                         .help("take a slice parameter: `&[T]` or `&mut [T]`")
                         .into());
                 }
-                Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
-                    .label("not a kernel type")
-                    .help(format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`"))
-                    .into())
+                if p.path.leading_colon.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+                    return Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
+                        .label("not a kernel type")
+                        .help(format!(
+                            "supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, and the kernel's enums"
+                        ))
+                        .into());
+                }
+                // An enum of the kernel's modules, or an unknown name: the checker says which.
+                Ok(TypeExpr::Named(p.path.segments.iter().map(|s| super::expr::ident(&s.ident)).collect(), span))
             }
             syn::Type::Reference(r) => {
                 if let Some(l) = &r.lifetime {
@@ -124,13 +130,8 @@ impl Lower {
                 if !matches!(elem, TypeExpr::Scalar(..) | TypeExpr::Fixed { .. }) {
                     return Err(Diagnostic::error(elem.span(), "expected a scalar element type").label("here").into());
                 }
-                let len = match &a.len {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u64>().ok(),
-                    _ => None,
-                };
-                let Some(len) = len else {
-                    return Err(Diagnostic::error(spn(&a.len), "array length must be an integer literal").label("here").into());
-                };
+                // A constant expression, evaluated by the checker (`const` items may name it).
+                let len = Box::new(self.expr(&a.len)?);
                 Ok(TypeExpr::Fixed { elem: Box::new(elem), len, span })
             }
             syn::Type::Array(_) => Err(Diagnostic::error(span, "fixed-size arrays are only supported in `static` and `const` items")
@@ -155,6 +156,10 @@ impl Lower {
     fn elem_scalar(&mut self, t: &syn::Type) -> PResult<Scalar> {
         match self.ty(t, false)? {
             TypeExpr::Scalar(s, _) => Ok(s),
+            TypeExpr::Named(_, span) => Err(Diagnostic::error(span, "array elements must be scalars")
+                .label("not a scalar type")
+                .help("an array of enum values is passed as an array of their discriminants (`&[u8]` for a `#[repr(u8)]` enum), converted with `as` inside the kernel's logic")
+                .into()),
             other => Err(Diagnostic::error(other.span(), "array elements must be scalars")
                 .label("not a scalar")
                 .help(format!("supported element types: {SCALAR_LIST}"))

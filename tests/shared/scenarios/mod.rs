@@ -18,15 +18,19 @@ mod arrays;
 mod atomics;
 mod control;
 mod helpers;
+mod matching;
 mod math;
 mod programs;
+mod small_types;
 
 pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
+pub use matching::*;
 pub use math::*;
 pub use programs::*;
+pub use small_types::*;
 
 /// A scenario: runs on a device, `Err` says what differed.
 pub type Scenario = fn(&Device) -> helpers::Outcome;
@@ -83,4 +87,16 @@ pub const ALL: &[(&str, Scenario)] = &[
     // Device functions named like another plus digits (norm, norm2): NVPTX linking once merged
     // them, and the kernel recursed until it faulted on the GPU.
     ("device_function_names_with_digit_suffix", device_function_names_with_digit_suffix),
+    // The small integer and 16-bit float types.
+    ("image_u8", image_u8),
+    ("int8_dot", int8_dot),
+    ("axpy_f16", axpy_f16),
+    ("bf16_elementwise", bf16_elementwise),
+    ("histogram_small", histogram_small),
+    ("small_casts", small_casts),
+    ("bf16_gemm_tile", bf16_gemm_tile),
+    // `match`, enums and kernels across files.
+    ("state_machine", state_machine),
+    ("match_ints", match_ints),
+    ("split_kernels", split_kernels),
 ];

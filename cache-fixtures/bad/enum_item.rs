@@ -1,9 +1,0 @@
-enum Mode {
-    Add,
-    Mul,
-}
-
-#[kernel]
-pub fn k(out: &mut [f32]) {
-    out[0] = 1.0;
-}

@@ -1,0 +1,235 @@
+//! Archives: every entry of a store in one file, for CI cache steps (`kache export` and
+//! `kache import`). Streamed both ways, one entry in memory at a time.
+//!
+//! ```text
+//! magic "KACHEARC" u16 version
+//! repeated: u8 1, [32] key, u64 length, entry (with its envelope)
+//! u8 0, [32] blake3 of everything before
+//! ```
+//! Export writes only entries that verify, to a temporary file renamed into place when
+//! complete. Import checks the whole archive (checksum, version, framing) before storing
+//! anything, so a damaged archive is refused whole, and stores only entries that verify.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::atomic;
+use super::envelope;
+use super::key::Key;
+use super::store::{LocalStore, StoreError};
+
+const MAGIC: &[u8; 8] = b"KACHEARC";
+const VERSION: u16 = 1;
+/// Magic and version.
+const HEAD: u64 = 10;
+/// The end marker and the checksum.
+const TAIL: u64 = 1 + 32;
+
+/// Why an export or import did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ArchiveError {
+    /// The archive cannot be opened or read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The archive.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The archive cannot be created where asked.
+    #[error("cannot write {}: {source}", path.display())]
+    Create {
+        /// The archive.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Writing the archive failed part way (nothing is left at its path).
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The archive.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Not an archive export wrote, or damaged.
+    #[error("{} is not a valid kache archive: {why}", path.display())]
+    Invalid {
+        /// The archive.
+        path: PathBuf,
+        /// What is wrong.
+        why: String,
+    },
+    /// The store could not take the entries.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl ArchiveError {
+    /// Whether the user can fix it (a path, a file), as opposed to a failure of the machine.
+    pub fn is_user_error(&self) -> bool {
+        matches!(self, ArchiveError::Read { .. } | ArchiveError::Create { .. } | ArchiveError::Invalid { .. })
+    }
+}
+
+/// Writes every entry of `store` that verifies to the archive `file`; returns how many.
+/// `progress` is told (entries done, entries in all) as it goes.
+pub fn export(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<u64, ArchiveError> {
+    let records = store.records();
+    let total = records.len() as u64;
+    let tmp = atomic::temp_for(file).map_err(|source| ArchiveError::Create { path: file.to_path_buf(), source })?;
+    let failed = |source| ArchiveError::Write { path: file.to_path_buf(), source };
+    let mut out = Hashed { inner: BufWriter::new(tmp.as_file()), hash: blake3::Hasher::new() };
+    let mut n = 0;
+    out.write_all(MAGIC).map_err(failed)?;
+    out.write_all(&VERSION.to_le_bytes()).map_err(failed)?;
+    for (i, r) in records.iter().enumerate() {
+        progress(i as u64 + 1, total);
+        let Some(b) = store.get(&r.key) else { continue };
+        if envelope::decode(&b, Some(&r.key)).is_err() {
+            continue;
+        }
+        out.write_all(&[1]).map_err(failed)?;
+        out.write_all(&r.key.0).map_err(failed)?;
+        out.write_all(&(b.len() as u64).to_le_bytes()).map_err(failed)?;
+        out.write_all(&b).map_err(failed)?;
+        n += 1;
+    }
+    out.write_all(&[0]).map_err(failed)?;
+    let sum = *out.hash.finalize().as_bytes();
+    out.inner.write_all(&sum).map_err(failed)?;
+    out.inner.flush().map_err(failed)?;
+    drop(out);
+    tmp.as_file().sync_all().map_err(failed)?;
+    tmp.persist(file).map_err(|e| failed(e.error))?;
+    Ok(n)
+}
+
+/// A writer that hashes what it writes.
+struct Hashed<W> {
+    inner: W,
+    hash: blake3::Hasher,
+}
+
+impl<W: Write> Write for Hashed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What [`import`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// Entries stored.
+    pub stored: u64,
+    /// Entries that did not verify, left out.
+    pub skipped: u64,
+}
+
+/// One entry of an archive: its key, and where its bytes are.
+struct Item {
+    key: Key,
+    at: u64,
+    len: u64,
+}
+
+/// Stores the entries of the archive `file` that verify into `store`, after checking the whole
+/// archive. `progress` is told (entries done, entries in all) as it goes.
+pub fn import(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported, ArchiveError> {
+    let read = |source| ArchiveError::Read { path: file.to_path_buf(), source };
+    let bad = |why: &str| ArchiveError::Invalid { path: file.to_path_buf(), why: why.to_string() };
+    let mut f = File::open(file).map_err(read)?;
+    let len = f.metadata().map_err(read)?.len();
+    let mut magic = [0u8; 10];
+    if len < HEAD + TAIL || f.read_exact(&mut magic).is_err() || &magic[..8] != MAGIC {
+        return Err(bad("bad magic"));
+    }
+    // The checksum first, over everything before it, so that damage anywhere is reported as
+    // damage and not as whatever a damaged length happens to point at.
+    f.rewind().map_err(read)?;
+    let mut hash = blake3::Hasher::new();
+    io::copy(&mut (&mut f).take(len - 32), &mut hash).map_err(read)?;
+    let mut sum = [0u8; 32];
+    f.read_exact(&mut sum).map_err(read)?;
+    if *hash.finalize().as_bytes() != sum {
+        return Err(bad("checksum mismatch"));
+    }
+    let v = u16::from_le_bytes([magic[8], magic[9]]);
+    if v != VERSION {
+        return Err(bad(&format!("archive version {v}")));
+    }
+    let items = index(&mut f, len - 32).map_err(|e| match e {
+        Framing::Io(e) => read(e),
+        Framing::Bad(why) => bad(why),
+    })?;
+    let total = items.len() as u64;
+    let done = store.batch(|batch| -> Result<Imported, ArchiveError> {
+        let mut done = Imported::default();
+        for (i, item) in items.iter().enumerate() {
+            f.seek(SeekFrom::Start(item.at)).map_err(read)?;
+            let mut b = Vec::new();
+            (&mut f).take(item.len).read_to_end(&mut b).map_err(read)?;
+            if b.len() as u64 == item.len && envelope::decode(&b, Some(&item.key)).is_ok() {
+                batch.put(&item.key, &b)?;
+                done.stored += 1;
+            } else {
+                done.skipped += 1;
+            }
+            progress(i as u64 + 1, total);
+        }
+        Ok(done)
+    })??;
+    Ok(done)
+}
+
+enum Framing {
+    Io(io::Error),
+    Bad(&'static str),
+}
+
+/// Reads the records between the version and the checksum (which starts at `end`), without
+/// their entries.
+fn index(f: &mut File, end: u64) -> Result<Vec<Item>, Framing> {
+    f.seek(SeekFrom::Start(HEAD)).map_err(Framing::Io)?;
+    let mut r = BufReader::new(f);
+    let mut at = HEAD;
+    let mut items = Vec::new();
+    loop {
+        if at >= end {
+            return Err(Framing::Bad("truncated"));
+        }
+        let mut tag = [0u8; 1];
+        r.read_exact(&mut tag).map_err(Framing::Io)?;
+        at += 1;
+        if tag[0] == 0 {
+            break;
+        }
+        if tag[0] != 1 || end - at < 40 {
+            return Err(Framing::Bad("malformed record"));
+        }
+        let mut head = [0u8; 40];
+        r.read_exact(&mut head).map_err(Framing::Io)?;
+        at += 40;
+        let mut key = [0u8; 32];
+        key.copy_from_slice(&head[..32]);
+        let mut n = [0u8; 8];
+        n.copy_from_slice(&head[32..]);
+        let len = u64::from_le_bytes(n);
+        if end - at < len {
+            return Err(Framing::Bad("truncated entry"));
+        }
+        items.push(Item { key: Key(key), at, len });
+        r.seek_relative(len as i64).map_err(Framing::Io)?;
+        at += len;
+    }
+    if at != end {
+        return Err(Framing::Bad("trailing bytes"));
+    }
+    Ok(items)
+}

@@ -1,0 +1,562 @@
+//! The `code` component of the key: the canonical byte encoding of a checked program (the
+//! kernel and every item it reaches), not of its captured values, which the key hashes by
+//! content (`captures.rs`).
+//!
+//! Every struct is taken apart by exhaustive destructuring and every enum by an exhaustive
+//! match, so a field or variant added to the IR does not compile until it is encoded here or
+//! skipped with the reason written next to it. Each enum has one [`Tag`] numbering; scalars and
+//! layouts use [`Scalar::tag`] and [`Layout::tag`], the numbering every encoding shares.
+
+use crate::ir::{
+    ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, EnumTy, Expr, ExprKind, Func, FuncKind,
+    Layout, LocalDecl, LogicOp, MatchArm, MathFn, PendingLit, Place, Program, Scalar, ScalarValue, Stmt, Ty, UnOp,
+};
+
+/// Writes the canonical encoding of `p`'s code into `out`. Spans and local names are not
+/// encoded: comments, formatting, file names and renamed locals keep their keys.
+pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
+    // `enums` names the enum types and checks kernel arguments; the code only has their
+    // discriminants (keyed where they appear). `warnings` are diagnostics.
+    let Program { kernel, funcs, captures, enums: _, warnings: _ } = p;
+    let mut e = Encoder { out };
+    e.byte(b'P');
+    e.u64(*kernel as u64);
+    e.u64(funcs.len() as u64);
+    for f in funcs {
+        e.func(f);
+    }
+    e.u64(captures.len() as u64);
+    for c in captures {
+        e.capture_decl(c);
+    }
+}
+
+/// The byte that says which variant of an enum follows: one numbering per enum, used by every
+/// place that encodes it.
+trait Tag {
+    fn tag(&self) -> u8;
+}
+
+impl Tag for Ty {
+    fn tag(&self) -> u8 {
+        match self {
+            Ty::Unit => 0,
+            Ty::Never => 1,
+            Ty::Scalar(_) => 2,
+            Ty::Array(_) => 3,
+            Ty::Enum(_) => 4,
+        }
+    }
+}
+
+impl Tag for FuncKind {
+    fn tag(&self) -> u8 {
+        match self {
+            FuncKind::Kernel => 0,
+            FuncKind::Device => 1,
+            FuncKind::Closure { .. } => 2,
+            FuncKind::KernelClosure { .. } => 3,
+        }
+    }
+}
+
+impl Tag for CaptureOrigin {
+    fn tag(&self) -> u8 {
+        match self {
+            CaptureOrigin::Global(_) => 0,
+            CaptureOrigin::FactoryArg { .. } => 1,
+            CaptureOrigin::Static(_) => 2,
+        }
+    }
+}
+
+impl Tag for CaptureTy {
+    fn tag(&self) -> u8 {
+        match self {
+            CaptureTy::Scalar(_) => 0,
+            CaptureTy::Array { .. } => 1,
+        }
+    }
+}
+
+impl Tag for CaptureSource {
+    fn tag(&self) -> u8 {
+        match self {
+            CaptureSource::Binding(_) => 0,
+            CaptureSource::Scalar(_) => 1,
+            CaptureSource::Static(_) => 2,
+        }
+    }
+}
+
+impl Tag for Stmt {
+    fn tag(&self) -> u8 {
+        match self {
+            Stmt::Let(..) => b'L',
+            Stmt::Expr(_) => b'E',
+        }
+    }
+}
+
+impl Tag for Place {
+    fn tag(&self) -> u8 {
+        match self {
+            Place::Local(_) => 0,
+            Place::Index(..) => 1,
+        }
+    }
+}
+
+impl Tag for UnOp {
+    fn tag(&self) -> u8 {
+        match self {
+            UnOp::Neg => 0,
+            UnOp::Not => 1,
+        }
+    }
+}
+
+impl Tag for LogicOp {
+    fn tag(&self) -> u8 {
+        match self {
+            LogicOp::And => 0,
+            LogicOp::Or => 1,
+        }
+    }
+}
+
+impl Tag for BinOp {
+    fn tag(&self) -> u8 {
+        match self {
+            BinOp::Add => 0,
+            BinOp::Sub => 1,
+            BinOp::Mul => 2,
+            BinOp::Div => 3,
+            BinOp::Rem => 4,
+            BinOp::BitAnd => 5,
+            BinOp::BitOr => 6,
+            BinOp::BitXor => 7,
+            BinOp::Shl => 8,
+            BinOp::Shr => 9,
+            BinOp::Eq => 10,
+            BinOp::Ne => 11,
+            BinOp::Lt => 12,
+            BinOp::Le => 13,
+            BinOp::Gt => 14,
+            BinOp::Ge => 15,
+        }
+    }
+}
+
+impl Tag for Builtin {
+    fn tag(&self) -> u8 {
+        match self {
+            Builtin::ThreadIdx(_) => 0,
+            Builtin::BlockIdx(_) => 1,
+            Builtin::BlockDim(_) => 2,
+            Builtin::GridDim(_) => 3,
+            Builtin::GlobalId(_) => 4,
+            Builtin::SyncThreads => 5,
+            Builtin::AtomicAdd => 6,
+            Builtin::AtomicMax => 7,
+            Builtin::AtomicMin => 8,
+            Builtin::AtomicCas => 9,
+            Builtin::Len => 10,
+            Builtin::Shape => 11,
+            Builtin::Stride => 12,
+            Builtin::Math(_) => 13,
+        }
+    }
+}
+
+impl Tag for MathFn {
+    fn tag(&self) -> u8 {
+        match self {
+            MathFn::Abs => 0,
+            MathFn::Sqrt => 1,
+            MathFn::Floor => 2,
+            MathFn::Ceil => 3,
+            MathFn::Round => 4,
+            MathFn::Trunc => 5,
+            MathFn::Min => 6,
+            MathFn::Max => 7,
+            MathFn::MulAdd => 8,
+            MathFn::Exp => 9,
+            MathFn::Exp2 => 10,
+            MathFn::Ln => 11,
+            MathFn::Log2 => 12,
+            MathFn::Log10 => 13,
+            MathFn::Sin => 14,
+            MathFn::Cos => 15,
+            MathFn::Tan => 16,
+            MathFn::Asin => 17,
+            MathFn::Acos => 18,
+            MathFn::Atan => 19,
+            MathFn::Atan2 => 20,
+            MathFn::Sinh => 21,
+            MathFn::Cosh => 22,
+            MathFn::Tanh => 23,
+            MathFn::Powf => 24,
+            MathFn::Powi => 25,
+            MathFn::Cbrt => 26,
+            MathFn::Hypot => 27,
+            MathFn::WrappingAdd => 28,
+            MathFn::WrappingSub => 29,
+            MathFn::WrappingMul => 30,
+            MathFn::CountOnes => 31,
+            MathFn::LeadingZeros => 32,
+            MathFn::TrailingZeros => 33,
+        }
+    }
+}
+
+impl Tag for ExprKind {
+    fn tag(&self) -> u8 {
+        match self {
+            ExprKind::Lit(_) => 1,
+            ExprKind::Unit => 2,
+            ExprKind::Local(_) => 3,
+            ExprKind::Capture(_) => 4,
+            ExprKind::Unary(..) => 5,
+            ExprKind::Binary(..) => 6,
+            ExprKind::Logic(..) => 7,
+            ExprKind::Cast(_) => 8,
+            ExprKind::Index(..) => 9,
+            ExprKind::Assign(..) => 10,
+            ExprKind::CompoundAssign(..) => 11,
+            ExprKind::Call(..) => 12,
+            ExprKind::Builtin(..) => 13,
+            ExprKind::SharedArray { .. } => 14,
+            ExprKind::DynSharedArray(_) => 15,
+            ExprKind::If(..) => 16,
+            ExprKind::Block(_) => 17,
+            ExprKind::While(..) => 18,
+            ExprKind::Loop(..) => 19,
+            ExprKind::For { .. } => 20,
+            ExprKind::Break(..) => 21,
+            ExprKind::Continue(_) => 22,
+            ExprKind::Return(_) => 23,
+            ExprKind::PendingLit(_) => 24,
+            ExprKind::Match(..) => 25,
+        }
+    }
+}
+
+struct Encoder<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+impl Encoder<'_> {
+    fn byte(&mut self, b: u8) {
+        self.out.push(b);
+    }
+    fn tag(&mut self, t: &impl Tag) {
+        self.out.push(t.tag());
+    }
+    fn u64(&mut self, v: u64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bool(&mut self, b: bool) {
+        self.out.push(b as u8);
+    }
+    fn str(&mut self, s: &str) {
+        self.u64(s.len() as u64);
+        self.out.extend_from_slice(s.as_bytes());
+    }
+    fn scalar(&mut self, s: Scalar) {
+        self.out.push(s.tag());
+    }
+    fn layout(&mut self, l: Layout) {
+        self.out.push(l.tag());
+    }
+    /// `None` as 0; `Some` as 1 followed by the value.
+    fn option<T>(&mut self, v: Option<T>, mut some: impl FnMut(&mut Self, T)) {
+        match v {
+            Some(x) => {
+                self.byte(1);
+                some(self, x)
+            }
+            None => self.byte(0),
+        }
+    }
+    fn ty(&mut self, t: Ty) {
+        self.tag(&t);
+        match t {
+            Ty::Unit | Ty::Never => {}
+            Ty::Scalar(s) => self.scalar(s),
+            Ty::Array(a) => self.array_ty(a),
+            Ty::Enum(e) => {
+                // The id tells two enums of the program apart; the definition is not code.
+                let EnumTy { id, repr } = e;
+                self.u64(id as u64);
+                self.scalar(repr)
+            }
+        }
+    }
+    fn array_ty(&mut self, a: ArrayTy) {
+        let ArrayTy { elem, ndim, writable } = a;
+        self.scalar(elem);
+        self.byte(ndim);
+        self.bool(writable);
+    }
+    fn value(&mut self, v: ScalarValue) {
+        self.scalar(v.ty());
+        self.u64(v.bits());
+    }
+    fn func(&mut self, f: &Func) {
+        let Func {
+            name,
+            kind,
+            params,
+            ret,
+            locals,
+            body,
+            // Derived from the body, which is encoded.
+            callees: _,
+            captures: _,
+            uses_libdevice: _,
+            uses_block_sync: _,
+            // Where the name is in the source: diagnostics only.
+            span: _,
+        } = f;
+        self.byte(b'F');
+        self.str(name);
+        self.tag(kind);
+        match kind {
+            FuncKind::Kernel | FuncKind::Device => {}
+            FuncKind::Closure { factory } | FuncKind::KernelClosure { factory } => self.str(factory),
+        }
+        self.u64(*params as u64);
+        self.ty(*ret);
+        self.u64(locals.len() as u64);
+        for l in locals {
+            // The source name is for diagnostics: renaming a local keeps the key.
+            let LocalDecl { name: _, ty } = l;
+            self.ty(*ty);
+        }
+        self.block(body);
+    }
+    fn capture_decl(&mut self, c: &Capture) {
+        let Capture { origin, ty, source } = c;
+        self.byte(b'C');
+        self.tag(origin);
+        match origin {
+            CaptureOrigin::Global(n) | CaptureOrigin::Static(n) => self.str(n),
+            CaptureOrigin::FactoryArg { factory, param } => {
+                self.str(factory);
+                self.str(param)
+            }
+        }
+        self.tag(ty);
+        match *ty {
+            CaptureTy::Scalar(s) => self.scalar(s),
+            CaptureTy::Array { ty, device, layout } => {
+                self.array_ty(ty);
+                self.bool(device);
+                self.layout(layout);
+            }
+        }
+        self.tag(source);
+        match source {
+            // The binding number is only where the value is looked up (it depends on the order
+            // the host bound globals in); the origin above names the value.
+            CaptureSource::Binding(_) => {}
+            CaptureSource::Scalar(v) => self.value(*v),
+            CaptureSource::Static(a) => {
+                let ConstArray { elem, shape, bytes } = a;
+                self.scalar(*elem);
+                self.u64(shape.len() as u64);
+                for d in shape {
+                    self.u64(*d as u64);
+                }
+                self.out.extend_from_slice(blake3::hash(bytes).as_bytes());
+            }
+        }
+    }
+    fn block(&mut self, b: &Block) {
+        let Block { stmts, tail } = b;
+        self.byte(b'{');
+        self.u64(stmts.len() as u64);
+        for s in stmts {
+            self.tag(s);
+            match s {
+                Stmt::Let(l, init) => {
+                    self.u64(*l as u64);
+                    self.option(init.as_ref(), Self::expr)
+                }
+                Stmt::Expr(e) => self.expr(e),
+            }
+        }
+        self.option(tail.as_deref(), Self::expr);
+    }
+    fn exprs(&mut self, es: &[Expr]) {
+        self.u64(es.len() as u64);
+        for e in es {
+            self.expr(e);
+        }
+    }
+    fn place(&mut self, p: &Place) {
+        self.tag(p);
+        match p {
+            Place::Local(l) => self.u64(*l as u64),
+            Place::Index(a, idx) => {
+                self.expr(a);
+                self.exprs(idx)
+            }
+        }
+    }
+    fn expr(&mut self, e: &Expr) {
+        // Where it is in the source: diagnostics only.
+        let Expr { kind, ty, span: _ } = e;
+        self.ty(*ty);
+        self.tag(kind);
+        match kind {
+            ExprKind::Lit(v) => self.value(*v),
+            ExprKind::PendingLit(l) => {
+                // Never in a checked program; encoded anyway so the encoding is total.
+                let PendingLit { int, neg, f64, f32, f16, bf16 } = *l;
+                self.bool(neg);
+                self.u64(f64.to_bits());
+                self.option(int, |e, i| e.out.extend_from_slice(&i.to_le_bytes()));
+                self.u64(f32.to_bits() as u64);
+                self.u64(f16.to_bits() as u64);
+                self.u64(bf16.to_bits() as u64);
+            }
+            ExprKind::Unit => {}
+            ExprKind::Local(l) => self.u64(*l as u64),
+            ExprKind::Capture(c) => self.u64(*c as u64),
+            ExprKind::Unary(op, x) => {
+                self.tag(op);
+                self.expr(x)
+            }
+            ExprKind::Binary(op, a, b) => {
+                self.tag(op);
+                self.expr(a);
+                self.expr(b)
+            }
+            ExprKind::Logic(op, a, b) => {
+                self.tag(op);
+                self.expr(a);
+                self.expr(b)
+            }
+            ExprKind::Cast(x) => self.expr(x),
+            ExprKind::Index(a, idx) => {
+                self.expr(a);
+                self.exprs(idx)
+            }
+            ExprKind::Assign(p, v) => {
+                self.place(p);
+                self.expr(v)
+            }
+            ExprKind::CompoundAssign(op, p, v) => {
+                self.tag(op);
+                self.place(p);
+                self.expr(v)
+            }
+            ExprKind::Call(f, args) => {
+                self.u64(*f as u64);
+                self.exprs(args)
+            }
+            ExprKind::Builtin(b, args) => {
+                self.builtin(*b);
+                self.exprs(args)
+            }
+            ExprKind::SharedArray { elem, len, site } => {
+                self.scalar(*elem);
+                self.u64(*len);
+                self.u64(*site as u64)
+            }
+            ExprKind::DynSharedArray(s) => self.scalar(*s),
+            ExprKind::If(c, t, f) => {
+                self.expr(c);
+                self.block(t);
+                self.option(f.as_ref(), Self::block)
+            }
+            ExprKind::Block(b) => self.block(b),
+            ExprKind::While(id, c, b) => {
+                self.u64(*id as u64);
+                self.expr(c);
+                self.block(b)
+            }
+            ExprKind::Loop(id, b) => {
+                self.u64(*id as u64);
+                self.block(b)
+            }
+            ExprKind::For { id, var, start, end, inclusive, step, body } => {
+                self.u64(*id as u64);
+                self.u64(*var as u64);
+                self.expr(start);
+                self.expr(end);
+                self.bool(*inclusive);
+                self.option(step.as_deref(), Self::expr);
+                self.block(body)
+            }
+            ExprKind::Break(id, v) => {
+                self.u64(*id as u64);
+                self.option(v.as_deref(), Self::expr)
+            }
+            ExprKind::Continue(id) => self.u64(*id as u64),
+            ExprKind::Return(v) => self.option(v.as_deref(), Self::expr),
+            ExprKind::Match(s, arms) => {
+                self.expr(s);
+                self.u64(arms.len() as u64);
+                for MatchArm { ranges, binding, guard, body, pat_span: _ } in arms {
+                    self.option(ranges.as_deref(), |e, r| {
+                        e.u64(r.len() as u64);
+                        for (lo, hi) in r {
+                            e.expr(lo);
+                            e.expr(hi);
+                        }
+                    });
+                    self.option(*binding, |e, l| e.u64(l as u64));
+                    self.option(guard.as_ref(), Self::expr);
+                    self.expr(body);
+                }
+            }
+        }
+    }
+    fn builtin(&mut self, b: Builtin) {
+        self.tag(&b);
+        // The dimension of the index builtins, the function of `Math`; 0 for the others.
+        let sub = match b {
+            Builtin::ThreadIdx(d) | Builtin::BlockIdx(d) | Builtin::BlockDim(d) | Builtin::GridDim(d) | Builtin::GlobalId(d) => d,
+            Builtin::Math(m) => m.tag(),
+            Builtin::SyncThreads
+            | Builtin::AtomicAdd
+            | Builtin::AtomicMax
+            | Builtin::AtomicMin
+            | Builtin::AtomicCas
+            | Builtin::Len
+            | Builtin::Shape
+            | Builtin::Stride => 0,
+        };
+        self.byte(sub);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lang::builtins::METHODS;
+
+    /// Two variants with one tag would be two programs with one key.
+    fn distinct(tags: impl IntoIterator<Item = u8>) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        tags.into_iter().all(|t| seen.insert(t))
+    }
+
+    #[test]
+    fn every_math_function_has_its_own_tag() {
+        assert!(distinct(METHODS.iter().map(|d| d.func.tag())));
+        assert!(METHODS.len() >= 34, "a math function without a table row");
+    }
+
+    #[test]
+    fn operators_have_their_own_tags() {
+        use BinOp::*;
+        let all = [Add, Sub, Mul, Div, Rem, BitAnd, BitOr, BitXor, Shl, Shr, Eq, Ne, Lt, Le, Gt, Ge];
+        assert!(distinct(all.iter().map(|o| o.tag())));
+        assert!(distinct([UnOp::Neg.tag(), UnOp::Not.tag()]));
+        assert!(distinct([LogicOp::And.tag(), LogicOp::Or.tag()]));
+    }
+}

@@ -115,14 +115,19 @@ pub struct Options {
     pub opt_level: u8,
     /// Allow float reassociation and approximations (`fast` flags on float operations).
     pub fast_math: bool,
+    /// Contract a float multiply and a dependent add into one fused multiply-add (one rounding
+    /// instead of two), as nvcc and NVRTC do by default (`--fmad=true`). A kernel's
+    /// `#[kernel(fmad = ..)]` overrides it.
+    pub fmad: bool,
     /// The CPU host code is generated for (ignored for GPU targets).
     pub host_cpu: HostCpu,
 }
 
 impl Options {
-    /// O3, IEEE float semantics, for `target` (host code for this machine's CPU).
+    /// O3, IEEE float semantics with contraction (as nvcc's default), for `target` (host code
+    /// for this machine's CPU).
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false, host_cpu: HostCpu::Native }
+        Options { target, opt_level: 3, fast_math: false, fmad: true, host_cpu: HostCpu::Native }
     }
 
     /// Writes the options into a key component; for [`Target::Host`], the CPU host code is
@@ -155,6 +160,7 @@ impl Options {
         }
         out.push(self.opt_level);
         out.push(self.fast_math as u8);
+        out.push(self.fmad as u8);
     }
 }
 

@@ -103,3 +103,11 @@ pub fn sign_usize(xs: &[i8], ys: &mut [usize]) {
         };
     }
 }
+
+#[kernel]
+pub fn vowels(text: &[u8], count: &mut [u32]) {
+    let i = global_id_x();
+    if i < text.len() && matches!(text[i], b'a' | b'e' | b'i' | b'o' | b'u' | b'A'..=b'Z' if text[i] != b'Q') {
+        atomic_add(&mut count[0], 1);
+    }
+}

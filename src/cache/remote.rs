@@ -168,7 +168,7 @@ impl RemoteStore {
     /// Prints `msg` once per store for each `id`.
     fn warn_once(&self, id: &'static str, msg: &str) {
         if self.warned.lock().unwrap_or_else(|e| e.into_inner()).insert(id) {
-            crate::warn(msg);
+            crate::logging::warning!("{msg}");
         }
     }
 

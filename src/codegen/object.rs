@@ -35,7 +35,10 @@ pub struct ObjectTarget {
 pub fn host_object(bitcode: &[u8], entry: &str, symbol: &str, target: &ObjectTarget, opt_level: u8) -> Result<Vec<u8>, CodegenError> {
     super::pipeline::init_targets();
     let bad = |m: String| CodegenError::BadArtifact(m);
+    // Declared before the context, so it outlives it: LLVM must report, never exit the process.
+    let diagnostics = super::pipeline::Diagnostics::default();
     let context = Context::create();
+    diagnostics.install(&context);
     let buf = MemoryBuffer::create_from_memory_range_copy(bitcode, "kernel");
     let module = Module::parse_bitcode_from_buffer(&buf, &context).map_err(|e| bad(e.to_string()))?;
     let entry_fn = module.get_function(entry).ok_or_else(|| bad(format!("no entry `{entry}` in the host code")))?;
@@ -68,6 +71,7 @@ pub fn host_object(bitcode: &[u8], entry: &str, symbol: &str, target: &ObjectTar
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
     let object = tm.write_to_memory_buffer(&module, FileType::Object).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+    diagnostics.check()?;
     Ok(object.as_slice().to_vec())
 }
 

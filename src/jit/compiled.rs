@@ -185,15 +185,35 @@ impl CompiledKernel {
         &self.signature
     }
 
-    /// GPU machine code for this kernel's PTX, assembled by the `ptxas` at `ptxas` for the
-    /// PTX's architecture, through the cache (keyed by the PTX, the architecture and the ptxas
-    /// build): what the prebuild step embeds and `kache compile --emit cubin` writes.
-    pub fn assemble_cubin(&self, ptxas: &std::path::Path) -> Result<Vec<u8>> {
-        let (Some(ptx), Target::Nvptx(arch)) = (self.ptx(), self.target) else {
-            return Err(Error::Device(format!("kernel '{}' was not compiled to PTX, so there is nothing to assemble", self.name)));
+    /// A cubin of this kernel for its architecture, assembled from its PTX by ptxas (found by
+    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by the PTX, the
+    /// architecture and the ptxas binary's content ([`ptxas_cubin_key`]), and stored unless
+    /// the kernel captured a device array. A kernel that holds a cubin already returns it.
+    /// Errors: compiled for the host ([`Error::Device`]), no ptxas ([`Error::Config`]), ptxas
+    /// rejecting the PTX ([`Error::Ptxas`]).
+    ///
+    /// [`ptxas_cubin_key`]: crate::cache::ptxas_cubin_key
+    pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
+        let arch = match (&self.artifact, self.target) {
+            (Artifact::Cubin(image), _) => return Ok(image.clone()),
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
+            _ => {
+                return Err(Error::Device(format!(
+                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                    self.name, self.target
+                )));
+            }
         };
-        let ptxas_id = std::fs::metadata(ptxas).map(|m| m.len() as i32).unwrap_or(0);
-        let key = crate::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
+        let ptx = self.ptx().unwrap_or_default();
+        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+            Error::Config(
+                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+                 or `pip install nvidia-cuda-nvcc-cu12`"
+                    .into(),
+            )
+        })?;
+        let ptxas_hash = blake3::hash(&std::fs::read(&ptxas).map_err(|e| Error::io(&ptxas, e))?);
+        let key = crate::cache::ptxas_cubin_key(ptx, &arch.to_string(), ptxas_hash.as_bytes());
         let cache = self.jit.as_ref().map(|j| j.cache());
         if let Some(cache) = cache
             && let Lookup::Hit(e, _) = cache.lookup(&key)
@@ -202,10 +222,11 @@ impl CompiledKernel {
             return Ok(e.payload.to_vec());
         }
         let t0 = Instant::now();
-        let cubin = crate::toolchain::ptxas(ptxas, ptx, &arch.to_string())
-            .map_err(|e| Error::Ptxas(format!("rejected the PTX of '{}' for {arch}: {e}", self.name)))?;
+        let cubin = crate::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
+            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.display(), self.name)))?;
+        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
         if let (Some(cache), Ok(proof)) = (cache, self.library.persistable()) {
-            let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
             let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
             cache.store(proof, Entry { meta, payload: cubin.clone().into() });
         }

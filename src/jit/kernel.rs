@@ -237,6 +237,7 @@ impl Kernel {
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
@@ -317,6 +318,23 @@ impl Kernel {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
         }
         Ok(self.prebuilt(Target::Nvptx(arch), &Specialization::uniform(&self.inner.program, Layout::C), Artifact::Cubin(cubin)))
+    }
+
+    /// The LLVM IR that [`compile`](Self::compile) generates code from for `target` and
+    /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
+    /// inspection (`kache compile --emit llvm-ir`); not cached.
+    pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
+        let options = self.inner.jit.config().options(target);
+        let (_, libdevice) = self.derive(&options, spec)?;
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let data = capture_data(&self.inner.captures);
+        Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
+            program: &self.inner.program,
+            spec,
+            captures: &data,
+            options,
+            libdevice: libdevice_bytes.as_deref(),
+        })?)
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes

@@ -114,7 +114,7 @@ impl Module {
     fn warn(&self, p: &crate::ir::Program) {
         for (span, msg) in &p.warnings {
             let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
-            crate::warn(&format!("{}: {msg}", file.location(*span)));
+            crate::logging::warning!("{}: {msg}", file.location(*span));
         }
     }
 

@@ -28,6 +28,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_ARCH",
     "KACHE_OPT_LEVEL",
     "KACHE_FAST_MATH",
+    "KACHE_FMAD",
     "KACHE_SALT",
     "KACHE_LIBDEVICE",
     "CUDA_HOME",
@@ -45,6 +46,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_REMOTE_TIMEOUT_MS",
     // What is printed, and the toolchain.
     "KACHE_QUIET",
+    "KACHE_LOG",
     "KACHE_PTXAS",
     // Where the default cache folder is (read by the `dirs` crate).
     "XDG_CACHE_HOME",
@@ -203,9 +205,9 @@ impl Builder {
         };
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
         let dir = manifest.join(self.kernels_dir.clone().unwrap_or_else(|| "kernels".into()));
-        println!("cargo::rerun-if-changed={}", dir.display());
+        build_script::instruction("rerun-if-changed", &dir.display().to_string());
         for v in TRACKED_ENV {
-            println!("cargo::rerun-if-env-changed={v}");
+            build_script::instruction("rerun-if-env-changed", v);
         }
         if let Some(e) = self.errors.first() {
             return Err(Error::Config(e.clone()));
@@ -242,9 +244,9 @@ impl Builder {
         let host = match host_object::object_target() {
             Ok(t) => Some(t),
             Err(why) => {
-                crate::warn(&format!(
+                crate::logging::warning!(
                     "kernels are not prebuilt for the host backend ({why}); it compiles them at run time with kache's `compiler` feature"
-                ));
+                );
                 None
             }
         };
@@ -254,7 +256,7 @@ impl Builder {
             let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
             (t, options)
         });
-        let code = Code { archs: &archs, ptxas: ptxas.as_deref(), host, identity: host_object::crate_identity(&out_dir) };
+        let code = Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir) };
         let mut modules = Vec::new();
         let mut objects = Vec::new();
         let mut first_error = None;
@@ -267,13 +269,13 @@ impl Builder {
                 let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
                 for (rel, _) in m.module_files() {
                     let p = dir.join(&rel);
-                    println!("cargo::rerun-if-changed={}", p.display());
+                    build_script::instruction("rerun-if-changed", &p.display().to_string());
                     included.insert(p);
                 }
             }
         }
         for (file, m) in files.iter().zip(loaded) {
-            println!("cargo::rerun-if-changed={}", file.path.display());
+            build_script::instruction("rerun-if-changed", &file.path.display().to_string());
             if included.contains(&file.path) {
                 continue;
             }
@@ -359,8 +361,8 @@ impl Builder {
             for a in code.archs {
                 let c = k.compile(Target::Nvptx(*a), &spec)?;
                 ptx.push((a.to_string(), data.write(&format!("{stem}.{a}.ptx"), c.ptx().unwrap_or("").as_bytes())?));
-                if let Some(ptxas) = code.ptxas {
-                    let cubin = c.assemble_cubin(ptxas)?;
+                if code.cubins {
+                    let cubin = c.assemble_cubin()?;
                     cubins.push((a.to_string(), data.write(&format!("{stem}.{a}.cubin"), &cubin)?));
                 }
             }
@@ -386,10 +388,10 @@ impl Builder {
             kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), ptx, cubins, host });
         }
         for f in m.factory_names() {
-            crate::warn(&format!(
+            crate::logging::warning!(
                 "{}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
                 file.path.display()
-            ));
+            );
         }
         Ok(GenModule {
             rust: file.module.clone(),
@@ -403,11 +405,12 @@ impl Builder {
 }
 
 /// What the step builds for every kernel: PTX for the architectures, cubins with `ptxas` (if
-/// any), host object code for the crate's target (if any: the target, and the options that
+/// found), host object code for the crate's target (if any: the target, and the options that
 /// compile for its CPU), under the crate's identity.
 struct Code<'a> {
     archs: &'a [Arch],
-    ptxas: Option<&'a Path>,
+    /// Whether to assemble cubins (ptxas was found).
+    cubins: bool,
     host: Option<(ObjectTarget, Options)>,
     identity: String,
 }

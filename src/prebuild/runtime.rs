@@ -311,11 +311,15 @@ impl Prebuilt {
         let mut f = None;
         if let Some(cubin) = self.cubin_for(dev.compute_capability) {
             match dev.load_image(cubin, &entry) {
-                Ok(loaded) => f = Some(loaded),
-                Err(e) => crate::warn(&format!(
+                Ok(loaded) => {
+                    crate::logging::debug!("prebuilt kernel '{}': loaded its cubin on {}", self.data.name, dev.name);
+                    f = Some(loaded);
+                }
+                Err(e) => crate::logging::warning!(
                     "the prebuilt cubin of kernel '{}' did not load on {} ({e}); loading its PTX instead",
-                    self.data.name, dev.name
-                )),
+                    self.data.name,
+                    dev.name
+                ),
             }
         }
         if f.is_none()
@@ -323,6 +327,7 @@ impl Prebuilt {
             && let Some(ptx) = self.ptx_for(dev.arch)
         {
             f = Some(dev.load_ptx(ptx, &entry)?.0);
+            crate::logging::debug!("prebuilt kernel '{}': loaded its PTX on {} (the driver compiled it)", self.data.name, dev.name);
         }
         let Some(f) = f else { return Ok(None) };
         let f = Arc::new(f);

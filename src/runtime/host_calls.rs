@@ -69,6 +69,20 @@ host_calls! {
     __kache_host_tanh_f64(x: f64) -> f64 { x.tanh() }
     __kache_host_cbrt_f32(x: f32) -> f32 { x.cbrt() }
     __kache_host_cbrt_f64(x: f64) -> f64 { x.cbrt() }
+    __kache_host_exp_m1_f32(x: f32) -> f32 { x.exp_m1() }
+    __kache_host_exp_m1_f64(x: f64) -> f64 { x.exp_m1() }
+    __kache_host_ln_1p_f32(x: f32) -> f32 { x.ln_1p() }
+    __kache_host_ln_1p_f64(x: f64) -> f64 { x.ln_1p() }
+    // Not in Rust's std (erf and erfc are unstable there): the `libm` crate, Rust's own port of
+    // musl's libm; rsqrt as Rust code writes it.
+    __kache_host_erf_f32(x: f32) -> f32 { libm::erff(x) }
+    __kache_host_erf_f64(x: f64) -> f64 { libm::erf(x) }
+    __kache_host_erfc_f32(x: f32) -> f32 { libm::erfcf(x) }
+    __kache_host_erfc_f64(x: f64) -> f64 { libm::erfc(x) }
+    __kache_host_exp10_f32(x: f32) -> f32 { libm::exp10f(x) }
+    __kache_host_exp10_f64(x: f64) -> f64 { libm::exp10(x) }
+    __kache_host_rsqrt_f32(x: f32) -> f32 { 1.0 / x.sqrt() }
+    __kache_host_rsqrt_f64(x: f64) -> f64 { 1.0 / x.sqrt() }
     __kache_host_atan2_f32(x: f32, y: f32) -> f32 { x.atan2(y) }
     __kache_host_atan2_f64(x: f64, y: f64) -> f64 { x.atan2(y) }
     __kache_host_powf_f32(x: f32, y: f32) -> f32 { x.powf(y) }

@@ -15,6 +15,7 @@ pub(crate) mod cuda;
 pub(crate) mod host;
 #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
 pub(crate) mod host_calls;
+mod host_sync;
 pub(crate) mod launch;
 
 use std::any::Any;

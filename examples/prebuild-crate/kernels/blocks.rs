@@ -30,6 +30,7 @@ pub fn math64(x: &[f64], out: &mut Array<f64, 2>) {
         out[[i, 0]] = v.exp() + v.exp2() + v.ln() + v.log2() + v.log10();
         out[[i, 1]] = v.sin() + v.cos() + v.tan() + (v / 4.0).asin() + (v / 4.0).acos() + v.atan();
         out[[i, 2]] = v.sinh() + v.cosh() + v.tanh() + v.cbrt() + v.atan2(2.0) + v.powf(1.5) + v.hypot(3.0) + v.powi(3);
+        out[[i, 3]] = v.exp_m1() + v.ln_1p() + v.rsqrt() + v.exp10() + (v.erf() + v.erfc());
     }
 }
 
@@ -41,5 +42,6 @@ pub fn math32(x: &[f32], out: &mut Array<f32, 2>) {
         out[[i, 0]] = v.exp() + v.exp2() + v.ln() + v.log2() + v.log10();
         out[[i, 1]] = v.sin() + v.cos() + v.tan() + (v / 4.0).asin() + (v / 4.0).acos() + v.atan();
         out[[i, 2]] = v.sinh() + v.cosh() + v.tanh() + v.cbrt() + v.atan2(2.0) + v.powf(1.5) + v.hypot(3.0) + v.powi(3);
+        out[[i, 3]] = v.exp_m1() + v.ln_1p() + v.rsqrt() + v.exp10() + (v.erf() + v.erfc());
     }
 }

@@ -1,6 +1,7 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
-//! layer over the library: argument parsing, rendering and exit statuses; the cache operations
-//! are `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! layer over the library: argument parsing, rendering and exit statuses; compiles are
+//! `Kernel`'s and `CompiledKernel`'s (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
+//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
@@ -11,9 +12,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
-use kache::codegen;
+use kache::cache::{LocalStore, archive, atomic, envelope, ops};
+use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
@@ -21,6 +21,11 @@ use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say what the cache and the compiler do, on stderr: -v debug records (hits, misses,
+    /// stores, compile times), -vv trace. Adds to $KACHE_LOG (a filter: `debug`,
+    /// `kache::cache=debug`); without either, only warnings (none under $KACHE_QUIET).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -55,6 +60,10 @@ enum Command {
         /// (`0.08f32`, `3u32`; unsuffixed: i64, f64, bool).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Contract `a * b + c` into fused multiply-adds (default: $KACHE_FMAD, else true, as
+        /// nvcc); a kernel's `#[kernel(fmad = ..)]` overrides it.
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Run the front end only: parse and type-check.
     Check {
@@ -77,6 +86,9 @@ enum Command {
         /// Bind a host scalar global (see `compile`).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Floating-point contraction (see `compile`).
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Cache statistics, counted across processes.
     Stats {
@@ -153,6 +165,9 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        verbose(cli.verbose);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -163,13 +178,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// Installs kache's stderr logger taking kache's debug (or trace) records on top of
+/// `KACHE_LOG`. Without `-v` nothing is installed: the library prints its warnings itself,
+/// filtered by `KACHE_LOG` and `KACHE_QUIET`.
+fn verbose(count: u8) {
+    let level = if count > 1 { "trace" } else { "debug" };
+    let spec = std::env::var("KACHE_LOG").unwrap_or_default();
+    let logger = StderrLogger::try_new(&format!("{spec},kache={level}")).unwrap_or_else(|e| {
+        eprintln!("kache: warning: KACHE_LOG=`{spec}` is not a filter ({e}); ignored");
+        StderrLogger::new(&format!("kache={level}"))
+    });
+    let max = logger.max_level();
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        log::set_max_level(max);
+    }
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Compile { file, kernel, arch, emit, output, defines } => {
-            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines)
+        Command::Compile { file, kernel, arch, emit, output, defines, fmad } => {
+            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines, fmad)
         }
         Command::Check { file, defines } => check(&file, &defines),
-        Command::Explain { file, kernel, arch, defines } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines),
+        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines, fmad),
         Command::Stats { json, reset } => stats(json, reset),
         Command::Ls { json } => ls(json),
         Command::Show { key } => show(&key),
@@ -244,8 +275,12 @@ fn compile(
     emit: Emit,
     output: Option<PathBuf>,
     defines: &[String],
+    fmad: Option<bool>,
 ) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(config.clone())?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
@@ -281,36 +316,9 @@ fn compile(
     for k in kernels {
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => {
-                let data: Vec<CaptureData> = k
-                    .captures()
-                    .iter()
-                    .map(|v| match v {
-                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
-                    })
-                    .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
-                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-                    program: k.program(),
-                    spec: &spec,
-                    captures: &data,
-                    options: config.options(target),
-                    libdevice: lib.as_deref(),
-                })
-                .map_err(|e| Failure::from(Error::from(e)))?;
-                ir.into_bytes()
-            }
-            Emit::Ptx => {
-                let c = k.compile(target, &spec)?;
-                c.artifact().bytes().to_vec()
-            }
-            Emit::Cubin => {
-                let c = k.compile(target, &spec)?;
-                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&jit, &c, a)?
-            }
+            Emit::LlvmIr => k.emit_llvm_ir(target, &spec)?.into_bytes(),
+            Emit::Ptx => k.compile(target, &spec)?.artifact().bytes().to_vec(),
+            Emit::Cubin => k.compile(target, &spec)?.assemble_cubin()?,
         };
         let path = match &output {
             Some(p) if to_stdout => {
@@ -332,28 +340,6 @@ fn compile(
         println!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
-}
-
-/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
-fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
-    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
-        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
-    })?;
-    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
-    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
-        return Ok(e.payload.to_vec());
-    }
-    let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-    if let Ok(proof) = c.library().persistable() {
-        let meta =
-            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
-    }
-    Ok(cubin)
 }
 
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
@@ -384,8 +370,11 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String]) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;

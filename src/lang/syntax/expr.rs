@@ -272,6 +272,7 @@ impl Lower {
             }
             E::Array(a) => ExprKind::ArrayLit(a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?),
             E::Repeat(r) => ExprKind::ArrayRepeat(self.boxed(&r.expr)?, self.boxed(&r.len)?),
+            E::Macro(m) if m.mac.path.is_ident("matches") => self.matches_macro(&m.mac, span)?,
             E::Macro(m) => return Err(macro_error(&m.mac).into()),
             E::Unsafe(u) => return Err(unsupported(spn(&u.unsafe_token), "`unsafe` blocks", "kernels need no `unsafe`").into()),
             E::Struct(s) => return Err(unsupported(spn(&s.path), "struct literals", "use separate values").into()),

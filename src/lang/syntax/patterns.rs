@@ -32,6 +32,41 @@ impl Lower {
         Ok(ExprKind::Match(Box::new(scrutinee), arms))
     }
 
+    /// `matches!(value, pattern)` and `matches!(value, pattern if guard)`: a `match` giving
+    /// `true` for the pattern and `false` otherwise.
+    pub(super) fn matches_macro(&mut self, mac: &syn::Macro, span: crate::span::Span) -> PResult<ExprKind> {
+        let parsed = mac.parse_body_with(|input: syn::parse::ParseStream| {
+            let value: syn::Expr = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let pat = syn::Pat::parse_multi_with_leading_vert(input)?;
+            let guard = if input.peek(syn::Token![if]) {
+                input.parse::<syn::Token![if]>()?;
+                Some(input.parse::<syn::Expr>()?)
+            } else {
+                None
+            };
+            if input.peek(syn::Token![,]) {
+                input.parse::<syn::Token![,]>()?;
+            }
+            Ok((value, pat, guard))
+        });
+        let (value, pat, guard) = parsed.map_err(|e| {
+            Diagnostic::error(super::spans::sp(e.span()), format!("malformed `matches!`: {e}"))
+                .label("here")
+                .help("write `matches!(value, pattern)`")
+        })?;
+        let scrutinee = self.expr(&value)?;
+        let pat = self.pattern(&pat)?;
+        let guard = match &guard {
+            Some(g) => Some(self.expr(g)?),
+            None => None,
+        };
+        let lit = |b: bool| Expr { kind: ExprKind::Lit(Lit::Bool(b)), span };
+        let arms =
+            vec![Arm { span: pat.span(), pat, guard, body: lit(true) }, Arm { pat: Pat::Wild(span), guard: None, body: lit(false), span }];
+        Ok(ExprKind::Match(Box::new(scrutinee), arms))
+    }
+
     fn pattern(&mut self, p: &syn::Pat) -> PResult<Pat> {
         let span = spn(p);
         self.enter(span)?;

@@ -190,7 +190,13 @@ pub fn match_ints(dev: &Device) -> Outcome {
             k => k,
         })
         .collect();
-    eq("sign_usize", &dl(&ys)?, &want)
+    eq("sign_usize", &dl(&ys)?, &want)?;
+
+    let text = b"Quick brown foxes jump over THE lazy dog, QED.".to_vec();
+    let mut count = zeros::<u32>(dev, &[1])?;
+    launch(&m, "vowels", dev, Grid::linear(text.len(), 32), (&up(dev, &text)?, &mut count))?;
+    let want = text.iter().filter(|&&c| matches!(c, b'a' | b'e' | b'i' | b'o' | b'u' | b'A'..=b'Z' if c != b'Q')).count() as u32;
+    eq("vowels (matches!)", &dl(&count)?, &[want])
 }
 
 /// split_kernels.rs with split_geometry/: a kernel whose helpers and enum live in other files.

@@ -46,6 +46,8 @@ pub mod codegen;
 pub mod config;
 mod error;
 pub mod float16;
+#[cfg_attr(not(feature = "compiler"), allow(dead_code))]
+mod host_calls;
 pub mod ir;
 #[cfg(feature = "compiler")]
 mod jit;

@@ -10,9 +10,9 @@ use inkwell::module::Module;
 
 use super::CodegenError;
 use crate::abi::HostEntry;
+use crate::host_calls;
 use crate::ir::{MathFn, Scalar};
 use crate::lang::builtins;
-use crate::runtime::host_calls;
 
 /// Host machine code for one kernel, ready to call. Owns its LLVM context and engine.
 pub struct HostModule {
@@ -93,13 +93,13 @@ impl HostModule {
 
 /// The symbol of a host helper that converts to or from `f16`/`bf16` (`s`): `op` is `to_f32`,
 /// `from_f32`, `from_f64`, `from_i64` or `from_u64` (one of the host calls of
-/// `runtime::host_calls`). Half values travel as their bits in 32.
+/// `host_calls`). Half values travel as their bits in 32.
 pub fn host_half_symbol(s: Scalar, op: &str) -> String {
     format!("__kache_host_{}_{op}", s.name())
 }
 
 /// The symbol a host module calls for a transcendental math function (one of the host calls
-/// of `runtime::host_calls`).
+/// of `host_calls`).
 pub fn host_math_symbol(m: MathFn, s: Scalar) -> String {
     format!("__kache_host_{}_{}", builtins::method_def(m).name, s.name())
 }

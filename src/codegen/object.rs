@@ -1,7 +1,7 @@
 //! Host code as a relocatable object file, for the prebuild step to link into the crate it
 //! builds: a kernel's optimised host bitcode with its entry renamed to a symbol no other code
 //! has (and hidden, so no shared library exports it), its calls into the runtime renamed to
-//! the names this kache build exports for them (`runtime::host_calls`), emitted for the crate's
+//! the names this kache build exports for them (`host_calls`), emitted for the crate's
 //! target triple and CPU as position-independent code.
 
 use inkwell::GlobalVisibility;
@@ -13,7 +13,7 @@ use inkwell::targets::{CodeModel, FileType, RelocMode, Target as LlvmTarget, Tar
 use inkwell::values::FunctionValue;
 
 use super::CodegenError;
-use crate::runtime::host_calls;
+use crate::host_calls;
 
 /// What object code is generated for: the target triple (cargo's `TARGET`, an LLVM triple for
 /// x86-64 targets) and the CPU, by LLVM's name and feature list.

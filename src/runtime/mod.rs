@@ -13,8 +13,6 @@ pub(crate) mod cuda;
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
 pub(crate) mod host;
-#[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-pub(crate) mod host_calls;
 mod host_sync;
 pub(crate) mod launch;
 

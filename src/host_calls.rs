@@ -7,6 +7,8 @@
 //!
 //! Host code declares each as `__kache_host_<method>_<type>` (see `codegen::host_jit`); the
 //! prebuild step renames the declarations in the object code it links to [`linked_symbol`].
+//! A leaf beside `abi` (it is part of the same contract), compiled in every build, so the
+//! runtime alone exports what linked object code calls.
 
 use crate::float16::{bf16, f16, f64_to_bf16, f64_to_f16, int_to_bf16, int_to_f16};
 

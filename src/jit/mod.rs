@@ -3,6 +3,7 @@
 //! share (parsed sources and live kernels, each deduplicated).
 
 mod compiled;
+mod generic;
 mod kernel;
 mod launch;
 mod module;
@@ -10,7 +11,7 @@ mod serialize;
 
 pub use compiled::{CompiledKernel, Origin};
 pub use kernel::Kernel;
-pub use module::{FactoryArgs, Module};
+pub use module::{FactoryArgs, KernelsToCompile, Module};
 
 use std::collections::HashMap;
 use std::path::Path;

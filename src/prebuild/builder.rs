@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, generate};
 use super::host_object;
-use super::names::{first_collision, rust_name};
+use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::ObjectTarget;
@@ -75,6 +75,8 @@ pub struct Builder {
     archs: Vec<String>,
     cubins: Cubins,
     globals: Vec<(String, CaptureValue)>,
+    /// Instances to build, by generic kernel name: each the generic arguments of a turbofish.
+    instances: Vec<(String, Vec<String>)>,
     errors: Vec<String>,
     out_file: Option<String>,
     out_dir: Option<PathBuf>,
@@ -157,6 +159,28 @@ impl Builder {
         match value.into_capture() {
             Ok(v) => self.globals.push((name.to_string(), v)),
             Err(e) => self.errors.push(format!("global '{name}': {e}")),
+        }
+        self
+    }
+
+    /// Lists the instances of the generic kernel `kernel` to build, each written as the
+    /// arguments of its turbofish: `.instances("axpy", ["f32", "f64"])` builds `axpy::<f32>`
+    /// and `axpy::<f64>`, `.instances("conv1d", ["f32, 3"])` builds `conv1d::<f32, 3>`.
+    /// Repeatable; the list applies to the generic kernel of that name in every kernel file.
+    /// A generic kernel without a list gets what `kache compile` builds without `--kernel`:
+    /// every instance when its generic parameters are all type parameters
+    /// ([`Module::kernels_to_compile`](crate::Module::kernels_to_compile)), else nothing and a
+    /// warning. Each instance gets its own typed launch function: `axpy::<f32>` becomes
+    /// `axpy_f32` (docs/prebuild.md, "Generic kernels").
+    pub fn instances<I, S>(mut self, kernel: &str, args: I) -> Builder
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let list: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
+        match self.instances.iter_mut().find(|(k, _)| k == kernel) {
+            Some((_, l)) => l.extend(list),
+            None => self.instances.push((kernel.to_string(), list)),
         }
         self
     }
@@ -260,6 +284,7 @@ impl Builder {
         let mut modules = Vec::new();
         let mut objects = Vec::new();
         let mut first_error = None;
+        let mut listed_used: HashSet<&str> = HashSet::new();
         // A file another kernel file includes with `mod` is part of that one, not a kernel
         // file of its own.
         let loaded: Vec<Result<crate::jit::Module>> = files.iter().map(|f| jit.load_file(&f.path)).collect();
@@ -280,7 +305,10 @@ impl Builder {
                 continue;
             }
             match m.and_then(|m| self.build_file(m, file, &code, &mut data, &mut objects)) {
-                Ok(m) => modules.push(m),
+                Ok((m, used)) => {
+                    modules.push(m);
+                    listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
+                }
                 Err(e) => {
                     report(&e, Some(&file.path));
                     first_error.get_or_insert(e);
@@ -290,6 +318,11 @@ impl Builder {
         if let Some(e) = first_error {
             *reported = true;
             return Err(e);
+        }
+        if let Some((k, _)) = self.instances.iter().find(|(k, _)| !listed_used.contains(k.as_str())) {
+            return Err(Error::Config(format!(
+                "Builder::instances lists instances of `{k}`, but no kernel file has a generic kernel of that name"
+            )));
         }
         let mut globals = Vec::new();
         for (i, (name, value)) in self.globals.iter().enumerate() {
@@ -317,6 +350,39 @@ impl Builder {
         Ok(out)
     }
 
+    /// The kernels and instances of a file to build: its kernels that are not generic, the
+    /// listed instances of its generic kernels, and the default instances of the others (with a
+    /// warning for each generic kernel left out). Also the generic kernels whose list was used.
+    fn names_of(&self, m: &crate::Module, file: &KernelFile) -> Result<(Vec<String>, Vec<String>)> {
+        let generic = m.generic_kernels()?;
+        let (mut names, mut used) = (Vec::new(), Vec::new());
+        for name in m.kernel_names() {
+            let Some(g) = generic.iter().find(|g| g.name == name) else {
+                names.push(name);
+                continue;
+            };
+            if let Some((_, list)) = self.instances.iter().find(|(k, _)| *k == name) {
+                used.push(name.clone());
+                for args in list {
+                    let k = m.kernel(&format!("{name}::<{args}>"))?;
+                    if !names.contains(&k.name().to_string()) {
+                        names.push(k.name().to_string());
+                    }
+                }
+                continue;
+            }
+            match g.every_instance() {
+                Ok(all) => names.extend(all),
+                Err(why) => crate::logging::warning!(
+                    "{}: generic kernel `{}` is not prebuilt: {why}, with Builder::instances(\"{name}\", [..])",
+                    file.path.display(),
+                    g.signature
+                ),
+            }
+        }
+        Ok((names, used))
+    }
+
     fn build_file(
         &self,
         mut m: crate::jit::Module,
@@ -324,7 +390,7 @@ impl Builder {
         code: &Code<'_>,
         data: &mut DataFiles,
         objects: &mut Vec<PathBuf>,
-    ) -> Result<GenModule> {
+    ) -> Result<(GenModule, Vec<String>)> {
         let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
         let module_files = m
             .module_files()
@@ -338,8 +404,8 @@ impl Builder {
             m = m.with_global(n, v.clone())?;
         }
         let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let names = m.kernel_names();
-        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), rust_name(n)))) {
+        let (names, used) = self.names_of(&m, file)?;
+        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
             return Err(Error::Config(format!(
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
@@ -353,13 +419,15 @@ impl Builder {
                     c.origin
                 )));
             }
-            let rust = rust_name(&name);
+            let rust = instance_rust_name(&name);
             let spec = Specialization::uniform(k.program(), Layout::C);
             // Numbered, so that names differing only in case stay apart on any file system.
             let stem = format!("f{}-k{k_index}-{}-{rust}", file.index, file.module);
             let (mut ptx, mut cubins) = (Vec::new(), Vec::new());
+            let mut entry = crate::abi::symbol_name(&name);
             for a in code.archs {
                 let c = k.compile(Target::Nvptx(*a), &spec)?;
+                entry = c.entry().to_string();
                 ptx.push((a.to_string(), data.write(&format!("{stem}.{a}.ptx"), c.ptx().unwrap_or("").as_bytes())?));
                 if code.cubins {
                     let cubin = c.assemble_cubin()?;
@@ -385,7 +453,7 @@ impl Builder {
                 }
                 None => None,
             };
-            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), ptx, cubins, host });
+            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), entry, ptx, cubins, host });
         }
         for f in m.factory_names() {
             crate::logging::warning!(
@@ -393,14 +461,17 @@ impl Builder {
                 file.path.display()
             );
         }
-        Ok(GenModule {
-            rust: file.module.clone(),
-            source: utf8(&file.path)?,
-            modules: module_files,
-            shown: file.shown.clone(),
-            file: file_name,
-            kernels,
-        })
+        Ok((
+            GenModule {
+                rust: file.module.clone(),
+                source: utf8(&file.path)?,
+                modules: module_files,
+                shown: file.shown.clone(),
+                file: file_name,
+                kernels,
+            },
+            used,
+        ))
     }
 }
 

@@ -27,6 +27,8 @@ pub(crate) struct GenKernel {
     pub(crate) signature: Vec<(String, Ty)>,
     /// The enums of its parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(crate) enums: Vec<EnumDef>,
+    /// The symbol of its entry in the PTX and cubins.
+    pub(crate) entry: String,
     /// `(architecture, PTX file)` for each architecture.
     pub(crate) ptx: Vec<(String, String)>,
     /// `(architecture, cubin file)` for each architecture assembled with ptxas.
@@ -171,7 +173,7 @@ fn launch(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
 
 fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     let function = ident(&k.rust);
-    let (name, file) = (&k.name, &m.file);
+    let (name, file, entry) = (&k.name, &m.file, &k.entry);
     let ptx = k.ptx.iter().map(|(arch, path)| quote!((#arch, include_str!(#path))));
     let cubins = k.cubins.iter().map(|(arch, path)| quote!((#arch, include_bytes!(#path))));
     let enums = k.enums.iter().map(|e| {
@@ -207,6 +209,7 @@ fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
                 modules: source::MODULES,
                 params: &[#(#params),*],
                 enums: &[#(#enums),*],
+                entry: #entry,
                 ptx: &[#(#ptx),*],
                 cubins: &[#(#cubins),*],
                 host: #host,

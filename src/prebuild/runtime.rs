@@ -124,6 +124,8 @@ pub struct KernelData {
     pub params: &'static [(&'static str, Ty)],
     /// The enums of the parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub enums: &'static [EnumData],
+    /// The symbol of the kernel's entry in its PTX and cubins.
+    pub entry: &'static str,
     /// `(architecture, PTX)` for each architecture built for.
     pub ptx: &'static [(&'static str, &'static str)],
     /// `(architecture, cubin)` for each architecture assembled with ptxas at build time.
@@ -307,10 +309,10 @@ impl Prebuilt {
         if let Some((_, f)) = loaded.iter().find(|(o, _)| *o == dev.ordinal) {
             return Ok(Some(f.clone()));
         }
-        let entry = crate::abi::symbol_name(self.data.name);
+        let entry = self.data.entry;
         let mut f = None;
         if let Some(cubin) = self.cubin_for(dev.compute_capability) {
-            match dev.load_image(cubin, &entry) {
+            match dev.load_image(cubin, entry) {
                 Ok(loaded) => {
                     crate::logging::debug!("prebuilt kernel '{}': loaded its cubin on {}", self.data.name, dev.name);
                     f = Some(loaded);
@@ -326,7 +328,7 @@ impl Prebuilt {
             && !cfg!(feature = "compiler")
             && let Some(ptx) = self.ptx_for(dev.arch)
         {
-            f = Some(dev.load_ptx(ptx, &entry)?.0);
+            f = Some(dev.load_ptx(ptx, entry)?.0);
             crate::logging::debug!("prebuilt kernel '{}': loaded its PTX on {} (the driver compiled it)", self.data.name, dev.name);
         }
         let Some(f) = f else { return Ok(None) };

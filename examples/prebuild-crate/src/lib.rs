@@ -25,6 +25,13 @@ pub fn run_all(device: &kache::Device) -> kache::Result<()> {
     filters::histogram(device, kache::Grid::linear(n, 128), &values, &mut bins)?;
     assert_eq!(bins.download()?, vec![100; 10], "histogram");
 
+    let mut v = device.upload(&[1.5f32, -2.0])?;
+    generic::scale_f32(device, kache::Grid::linear(2, 32), &mut v, 2.0)?;
+    assert_eq!(v.download()?, vec![3.0, -4.0], "scale::<f32>");
+    let mut w = device.upload(&[3i64, i64::MAX])?;
+    generic::scale_i64(device, kache::Grid::linear(2, 32), &mut w, 2)?;
+    assert_eq!(w.download()?, vec![6, -2], "scale::<i64> (wrapping)");
+
     // Shared memory and the block barrier.
     let ones = device.upload(&vec![1.0f32; n])?;
     let blocks = n.div_ceil(128);

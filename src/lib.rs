@@ -45,6 +45,7 @@ pub mod codegen;
 #[cfg(feature = "compiler")]
 pub mod config;
 mod error;
+pub mod files;
 pub mod float16;
 #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
 mod host_calls;

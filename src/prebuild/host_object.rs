@@ -141,7 +141,7 @@ pub(super) fn archive(name: &str, dir: &Path, objects: &[std::path::PathBuf], ta
         Ok(host) => build.host(&host),
         Err(_) => build.host(&crate::codegen::default_triple()),
     };
-    build.try_create_archive(name, objects).map_err(|e| Error::Config(format!("archiving the kernels' host code: {e}")))?;
+    build.try_create_archive(name, objects).map_err(|e| Error::Prebuild(format!("archiving the kernels' host code: {e}")))?;
     if build_script::running() {
         build_script::instruction("rustc-link-search", &format!("native={}", dir.display()));
         build_script::instruction("rustc-link-lib", &format!("static={name}"));

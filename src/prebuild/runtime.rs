@@ -149,7 +149,7 @@ pub struct Prebuilt {
     /// Loaded on each CUDA device, by ordinal.
     loaded: Mutex<Vec<(usize, Arc<cuda::LoadedFunction>)>>,
     #[cfg(feature = "compiler")]
-    jit: OnceLock<std::result::Result<jit_fallback::State, String>>,
+    jit: OnceLock<std::result::Result<jit_fallback::State, Arc<crate::Error>>>,
 }
 
 impl std::fmt::Debug for Prebuilt {
@@ -380,9 +380,11 @@ mod jit_fallback {
         loaded: Mutex<BTreeMap<usize, Arc<CompiledKernel>>>,
     }
 
-    fn runtime_jit() -> Result<Jit> {
-        static JIT: OnceLock<std::result::Result<Jit, String>> = OnceLock::new();
-        JIT.get_or_init(|| Jit::from_env().map_err(|e| e.to_string())).clone().map_err(Error::Config)
+    /// The JIT every prebuilt kernel of the process shares, configured from the environment;
+    /// its configuration error, if any, kept for every later call.
+    fn runtime_jit() -> std::result::Result<Jit, Arc<Error>> {
+        static JIT: OnceLock<std::result::Result<Jit, Arc<Error>>> = OnceLock::new();
+        JIT.get_or_init(|| Jit::from_env().map_err(Arc::new)).clone()
     }
 
     impl Global {
@@ -409,17 +411,18 @@ mod jit_fallback {
     impl Prebuilt {
         fn jit_state(&self) -> Result<&State> {
             let s = self.jit.get_or_init(|| {
+                let jit = runtime_jit()?;
                 let build = || -> Result<State> {
                     let files = self.data.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
-                    let mut m = runtime_jit()?.load_sources(self.data.file, self.data.source, files)?;
+                    let mut m = jit.load_sources(self.data.file, self.data.source, files)?;
                     for (n, g) in self.data.globals {
                         m = m.with_global(n, g.value()?)?;
                     }
                     Ok(State { kernel: m.kernel(self.data.name)?, loaded: Mutex::new(BTreeMap::new()) })
                 };
-                build().map_err(|e| e.to_string())
+                build().map_err(Arc::new)
             });
-            s.as_ref().map_err(|e| Error::Config(format!("prebuilt kernel '{}': {e}", self.data.name)))
+            s.as_ref().map_err(|e| Error::Prebuilt { kernel: self.data.name.to_string(), source: e.clone() })
         }
 
         /// The kernel, parsed and checked from the embedded source (`compiler` feature).

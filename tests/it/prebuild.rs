@@ -78,8 +78,7 @@ impl Workspace {
                     assert_eq!(t.matches(from).count(), 2);
                     std::fs::write(&p, t.replace(from, to)).unwrap();
                 }
-                // Crate b embeds no cubins: its PTX could equal crate a's (cubins are keyed by
-                // the PTX), and the counts below would depend on which build script ran first.
+                // Crate b embeds no cubins (Cubins::Never): both policies are built and run.
                 let build = std::fs::read_to_string(d.join("build.rs")).unwrap();
                 assert!(build.contains(".build()?"));
                 std::fs::write(
@@ -139,23 +138,46 @@ impl Workspace {
         err
     }
 
-    fn stats(&self) -> (u64, u64) {
+    fn stats(&self) -> Counts {
         let o = Command::new(kache_bin()).args(["stats", "--json"]).env("KACHE_DIR", self.cache.path()).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        (v["misses"].as_u64().unwrap(), v["hits"].as_u64().unwrap())
+        let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"));
+        Counts { misses: n("misses"), hits: n("hits"), cubin_misses: n("cubin_misses"), cubin_hits: n("cubin_hits") }
+    }
+}
+
+/// The cache's statistics: kernel lookups (PTX, host code) and the cubin tier's own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Counts {
+    misses: u64,
+    hits: u64,
+    cubin_misses: u64,
+    cubin_hits: u64,
+}
+
+impl std::ops::Add for Counts {
+    type Output = Counts;
+    fn add(self, o: Counts) -> Counts {
+        Counts {
+            misses: self.misses + o.misses,
+            hits: self.hits + o.hits,
+            cubin_misses: self.cubin_misses + o.cubin_misses,
+            cubin_hits: self.cubin_hits + o.cubin_hits,
+        }
     }
 }
 
 /// Cache lookups of one crate's build step when `changed` of its kernels are compiled anew and
-/// the others found in the cache: (misses, hits). Per kernel: PTX for each of the two
-/// architectures, a cubin for each (where the crate embeds them), the host object code.
-fn lookups(kernels: u64, changed: u64, cubins: bool) -> (u64, u64) {
-    let per_kernel = 2 + if cubins { 2 } else { 0 } + 1;
-    (changed * per_kernel, (kernels - changed) * per_kernel)
+/// the others found in the cache. Per kernel: PTX for each of the two architectures and the host
+/// object code; a cubin for each architecture where the crate embeds them.
+fn lookups(kernels: u64, changed: u64, cubins: bool) -> Counts {
+    let c = if cubins { 2 } else { 0 };
+    Counts { misses: changed * 3, hits: (kernels - changed) * 3, cubin_misses: changed * c, cubin_hits: (kernels - changed) * c }
 }
 
-fn add(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
-    (a.0 + b.0, a.1 + b.1)
+/// Only the misses of `c`: what a build leaves counted when nothing was in the cache before.
+fn misses_only(c: Counts) -> Counts {
+    Counts { misses: c.misses, cubin_misses: c.cubin_misses, ..Counts::default() }
 }
 
 /// Symbols of `binary` that come from code the runtime must not contain: LLVM (its C++
@@ -199,11 +221,11 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     }
     // Kernels per crate: saxpy, 2 in filters.rs, 3 in blocks.rs, 2 instances of generic.rs's.
     let kernels = 8;
-    let all_new = add(lookups(kernels, kernels, cubins), lookups(kernels, kernels, false));
-    let all_cached = add(lookups(kernels, 0, cubins), lookups(kernels, 0, false));
+    let all_new = lookups(kernels, kernels, cubins) + lookups(kernels, kernels, false);
+    let all_cached = lookups(kernels, 0, cubins) + lookups(kernels, 0, false);
     // First build: both crates' build scripts run (in parallel) against one fresh cache.
     ws.build();
-    assert_eq!(ws.stats(), (all_new.0, 0));
+    assert_eq!(ws.stats(), misses_only(all_new));
     // The generated launch functions run on the host backend from the object code linked into
     // the binaries, which depend on kache's runtime alone: nothing is compiled when they run
     // (they could not: there is no compiler in them), so no cache folder is even created.
@@ -227,24 +249,24 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     // A second build recompiles nothing: cargo does not even run the build scripts.
     let err = ws.build();
     assert!(!err.contains("Compiling demo-"), "{err}");
-    assert_eq!(ws.stats(), (all_new.0, 0));
+    assert_eq!(ws.stats(), misses_only(all_new));
     // After cargo clean, every kernel is a cache hit.
     let o = ws.cargo(&["clean", "-p", "demo-a", "-p", "demo-b"]);
     assert!(o.status.success());
     ws.build();
-    let mut expected = add((all_new.0, 0), all_cached);
+    let mut expected = misses_only(all_new) + all_cached;
     assert_eq!(ws.stats(), expected);
     // Editing one kernel recompiles exactly that one (its PTX and cubins for the two
     // architectures, its host code); crate b's build script does not run.
     let f = ws.dir.path().join("a/kernels/saxpy.rs");
     std::fs::write(&f, std::fs::read_to_string(&f).unwrap().replace("a * x[i] + y[i]", "a * x[i] + y[i] + 0.0")).unwrap();
     ws.build();
-    expected = add(expected, lookups(kernels, 1, cubins));
+    expected = expected + lookups(kernels, 1, cubins);
     assert_eq!(ws.stats(), expected);
     // A variable the step reads through the toolchain lookups re-runs the build scripts.
     let err = ws.build_with(&[("CUDA_PATH", Some("/nonexistent/cuda"))]);
     assert!(err.contains("Compiling demo-a") && err.contains("Compiling demo-b"), "{err}");
-    expected = add(expected, all_cached);
+    expected = expected + all_cached;
     assert_eq!(ws.stats(), expected);
     // A kache warning inside a build script reaches cargo's output without -vv: here, a cache
     // folder that cannot be created (it would be inside a file).

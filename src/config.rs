@@ -147,7 +147,14 @@ impl Config {
 
     /// Code generation options for `target`, bounds-checked (what safe launches run).
     pub fn options(&self, target: Target) -> Options {
-        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, fmad: self.fmad, checked: true }
+        Options {
+            target,
+            opt_level: self.opt_level,
+            fast_math: self.fast_math,
+            fmad: self.fmad,
+            checked: true,
+            host_cpu: crate::target::HostCpu::Native,
+        }
     }
 }
 

@@ -9,13 +9,14 @@ use super::Jit;
 use super::kernel::{Kernel, signature_text};
 use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
-use crate::capture::{ArrayDesc, CaptureValue};
+use crate::capture::CaptureValue;
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
 use crate::ir::{EnumDef, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
 use crate::runtime::fault::FaultSites;
+use crate::runtime::launch::CapturedArray;
 use crate::target::{Specialization, Target};
 
 /// How a compiled kernel was obtained.
@@ -32,17 +33,6 @@ pub enum Origin {
     Deserialized,
     /// PTX compiled at build time (`kache::prebuild`).
     Prebuilt,
-}
-
-/// A device array a kernel captured, as its launches check and order it.
-#[derive(Clone, Debug)]
-pub(super) struct CapturedArray {
-    /// "global 'G'", for messages.
-    pub(super) origin: String,
-    /// The array (its owner keeps it alive for as long as the kernel is).
-    pub(super) desc: ArrayDesc,
-    /// Whether the kernel may write it (`abi::written_captures`).
-    pub(super) written: bool,
 }
 
 /// A kernel compiled for one target and one specialisation: PTX or host code, ready to load

@@ -20,7 +20,7 @@ use crate::lang::{GenericKernelSig, SourceFile};
 use crate::library::CodeLibrary;
 use crate::runtime::fault::{FaultSites, SiteInfo};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
-use crate::target::{Arch, Specialization, Target};
+use crate::target::{Arch, Options, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
@@ -33,8 +33,8 @@ pub(super) struct KernelInner {
     pub(super) signature: Vec<(String, Ty)>,
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
-    /// Compiled so far, by target, specialisation and whether bounds-checked.
-    compiled: Mutex<HashMap<(Target, Specialization, bool), Arc<CompiledKernel>>>,
+    /// Compiled so far, by code generation options (bounds checks included) and specialisation.
+    compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     faults: OnceLock<Arc<FaultSites>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
@@ -262,18 +262,22 @@ impl Kernel {
 
     /// How its fault records are reported (computed once per kernel).
     pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
-        self.inner.faults.get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name))).clone()
+        self.inner
+            .faults
+            .get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name)))
+            .clone()
     }
 
     /// The key this kernel's bounds-checked code is cached under for `target` and `spec`, with
     /// each component's hash.
     pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
-        let (d, _) = self.derive(target, spec, true)?;
+        let (d, _) = self.derive(&self.inner.jit.config().options(target), spec)?;
         Ok(d)
     }
 
-    fn derive(&self, target: Target, spec: &Specialization, checked: bool) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+    fn derive(&self, options: &Options, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
         self.not_generic()?;
+        let target = options.target;
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -282,16 +286,16 @@ impl Kernel {
             let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
             return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
         }
-        Ok((self.derive_with(target, spec, libdevice.as_ref().map(|l| l.hash), checked), libdevice))
+        Ok((self.derive_with(options, spec, libdevice.as_ref().map(|l| l.hash)), libdevice))
     }
 
-    fn derive_with(&self, target: Target, spec: &Specialization, libdevice: Option<[u8; 32]>, checked: bool) -> Derivation {
+    fn derive_with(&self, options: &Options, spec: &Specialization, libdevice: Option<[u8; 32]>) -> Derivation {
         let config = self.inner.jit.config();
         crate::cache::derive(&KeyInputs {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &crate::target::Options { checked, ..config.options(target) },
+            options,
             libdevice,
             toolchain: &config.toolchain,
             salt: &config.salt,
@@ -322,44 +326,55 @@ impl Kernel {
     /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
     /// `kache explain` shows of the cubin tier.
     pub fn explain_cubin(&self, arch: Arch, spec: &Specialization, assembler: Assembler<'_>) -> Result<Derivation> {
-        let (d, _) = self.derive(Target::Nvptx(arch), spec, true)?;
+        let (d, _) = self.derive(&self.inner.jit.config().options(Target::Nvptx(arch)), spec)?;
         Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
     /// Compiles (or fetches from the cache) the bounds-checked specialisation for `target` and
     /// `spec`: what safe launches run.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(target, spec, None, true)
+        self.compile_on(self.inner.jit.config().options(target), spec, None)
     }
 
     /// Compiles (or fetches from the cache) the specialisation without bounds checks. Compiling
     /// it is safe; running it takes the `unsafe` [`CompiledKernel::launch_unchecked`] (the safe
     /// `launch` refuses it). It is cached under its own key.
     pub fn compile_unchecked(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(target, spec, None, false)
+        self.compile_on(Options { checked: false, ..self.inner.jit.config().options(target) }, spec, None)
     }
 
-    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>, checked: bool) -> Result<Arc<CompiledKernel>> {
+    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
+    /// options given in full rather than taken from the JIT's configuration: host code for a
+    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
+    /// crate it builds. Not public: such code is for another program, and launching it here
+    /// would need the named CPU's features.
+    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(options, spec, None)
+    }
+
+    fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
-        let memo_key = (target, spec.clone(), checked);
+        let memo_key = (options, spec.clone());
         if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
             return Ok(c.clone());
         }
-        let c = self.compile_uncached(target, spec, device, checked)?;
+        let c = self.compile_uncached(&memo_key.0, spec, device)?;
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
         Ok(c)
     }
 
     /// Compiles the bounds-checked code for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device), true)
+        let options = self.inner.jit.config().options(device.target());
+        self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>, checked: bool) -> Result<Arc<CompiledKernel>> {
+    fn compile_uncached(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
-        let (d, libdevice) = self.derive(target, spec, checked)?;
+        let target = options.target;
+        let (d, libdevice) = self.derive(options, spec)?;
         let mut key = d.key;
         let sig = signature_text(&inner.signature, &inner.enums);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
@@ -375,14 +390,13 @@ impl Kernel {
                     return Ok(c);
                 }
             }
-            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, options.checked) {
                 Ok(c) => return Ok(Arc::new(c)),
                 Err(e) => cache
                     .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
             },
             Lookup::Miss => {}
         }
-        let options = crate::target::Options { checked, ..jit.config().options(target) };
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
@@ -393,7 +407,7 @@ impl Kernel {
                     return Err(codegen::CodegenError::NoLibdevice { kernel: inner.name.clone(), function }.into());
                 };
                 if hash != l.hash {
-                    key = self.derive_with(target, spec, Some(hash), checked).key;
+                    key = self.derive_with(options, spec, Some(hash)).key;
                 }
                 Some(bytes)
             }
@@ -404,7 +418,7 @@ impl Kernel {
             program: &inner.program,
             spec,
             captures: &data,
-            options,
+            options: options.clone(),
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
@@ -421,7 +435,7 @@ impl Kernel {
             compiled.entry.clone(),
             library.clone(),
             Origin::Compiled { ms: compile_ms },
-            checked,
+            options.checked,
         ));
         match library.persistable() {
             Ok(proof) => {
@@ -484,7 +498,8 @@ impl Kernel {
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile_on(device.target(), &spec, Some(device), checked)?;
+        let options = Options { checked, ..self.inner.jit.config().options(device.target()) };
+        let c = self.compile_on(options, &spec, Some(device))?;
         // SAFETY: `c` is checked code when `checked` is set; otherwise this is
         // `launch_unchecked`, whose caller promised that every access is in bounds.
         unsafe { c.run(device, grid, &args) }
@@ -542,14 +557,15 @@ impl Kernel {
     /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
     /// inspection (`kache compile --emit llvm-ir`); not cached.
     pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
-        let (_, libdevice) = self.derive(target, spec, true)?;
+        let options = self.inner.jit.config().options(target);
+        let (_, libdevice) = self.derive(&options, spec)?;
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
         let data = capture_data(&self.inner.captures);
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,
             spec,
             captures: &data,
-            options: self.inner.jit.config().options(target),
+            options,
             libdevice: libdevice_bytes.as_deref(),
         })?)
     }

@@ -1,13 +1,14 @@
-//! Launching: arguments checked against a kernel's signature (selecting its specialisation),
-//! arrays that would alias refused, and the launch of a compiled kernel on a device.
+//! Launching a compiled kernel: the checks that belong to the JIT (captured arrays on the
+//! device, the compiled specialisation, checked code for a safe launch), then
+//! `runtime::launch`, where the arguments are checked and passed as for every kernel.
 
-use super::compiled::{CapturedArray, CompiledKernel};
-use crate::abi::ParamAbi;
-use crate::capture::{ArrayDesc, CaptureValue, ForeignQueue};
+use super::compiled::CompiledKernel;
+use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, EnumDef, Program, ScalarValue, Ty};
-use crate::runtime::{ArgValue, Device, Grid, KernelArgs, host};
-use crate::target::{Specialization, Target};
+use crate::ir::Program;
+pub(super) use crate::runtime::launch::check_args;
+use crate::runtime::{ArgValue, Device, Grid, KernelArgs, launch};
+use crate::target::Target;
 
 /// Checks that every device array a kernel captured lives on `device`.
 pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[CaptureValue], device: &Device) -> Result<()> {
@@ -21,125 +22,6 @@ pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[Captu
                 d.location(),
                 device.describe()
             )));
-        }
-    }
-    Ok(())
-}
-
-/// Checks arguments against a signature; returns the specialisation they select.
-pub(crate) fn check_args(
-    kernel: &str,
-    sig: &[(String, Ty)],
-    enums: &[EnumDef],
-    args: &[ArgValue],
-    device: &Device,
-) -> Result<Specialization> {
-    if sig.len() != args.len() {
-        return Err(Error::ArgumentCount { kernel: kernel.to_string(), expected: sig.len(), got: args.len() });
-    }
-    let mut layouts = Vec::new();
-    for ((pname, pty), a) in sig.iter().zip(args) {
-        let bad = |problem: String| Error::BadArgument { kernel: kernel.to_string(), param: pname.clone(), problem };
-        match (pty, a) {
-            (Ty::Scalar(s), ArgValue::Scalar(v)) => {
-                if v.ty() != *s {
-                    return Err(bad(format!("expected `{s}`, got `{}`", v.ty())));
-                }
-                layouts.push(None);
-            }
-            (Ty::Scalar(s), ArgValue::Array { desc, .. }) => return Err(bad(format!("expected a `{s}` scalar, got {}", desc.describe()))),
-            (Ty::Array(t), ArgValue::Scalar(v)) => return Err(bad(format!("expected `{t}`, got the scalar `{}`", v.ty()))),
-            (Ty::Array(t), ArgValue::Array { desc, writable }) => {
-                check_array_arg(t, desc, *writable).map_err(bad)?;
-                if desc.location() != device.location() {
-                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location, device.describe())));
-                }
-                layouts.push(Some(desc.layout()));
-            }
-            (Ty::Enum(e), ArgValue::Scalar(v)) => {
-                let Some(def) = enums.get(e.id as usize) else { return Err(bad("an enum parameter without its definition".into())) };
-                check_enum_arg(def, *v).map_err(bad)?;
-                layouts.push(None);
-            }
-            (Ty::Enum(e), ArgValue::Array { desc, .. }) => {
-                let name = enums.get(e.id as usize).map(|d| d.name.as_str()).unwrap_or("an enum");
-                return Err(bad(format!("expected `{name}` (its discriminant as a `{}`), got {}", e.repr, desc.describe())));
-            }
-            _ => return Err(bad("unsupported parameter type".into())),
-        }
-    }
-    Ok(Specialization { layouts })
-}
-
-/// An enum argument is its discriminant as the enum's integer type, and must be one of its
-/// variants' (a kernel never sees a value its enum does not have).
-fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), String> {
-    let variants = || def.variants.iter().map(|(n, d)| format!("{n} = {d}")).collect::<Vec<_>>().join(", ");
-    if v.ty() != def.repr {
-        return Err(format!("expected `{}`, passed as its discriminant, a `{}`; got a `{}` ({})", def.name, def.repr, v.ty(), variants()));
-    }
-    let d = v.as_i128().unwrap_or(i128::MIN);
-    if !def.variants.iter().any(|(_, x)| *x == d) {
-        return Err(format!("{d} is not a discriminant of `{}` (variants: {})", def.name, variants()));
-    }
-    Ok(())
-}
-
-fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
-    if d.elem() != t.elem {
-        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem()));
-    }
-    if d.shape().len() != t.ndim as usize {
-        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape().len()));
-    }
-    if t.writable && (!writable || d.read_only()) {
-        return Err(if d.read_only() {
-            "the kernel writes this array, but it is read-only".to_string()
-        } else {
-            "the kernel writes this array: pass it as `&mut`".to_string()
-        });
-    }
-    Ok(())
-}
-
-/// Refuses a launch in which an array the kernel writes shares memory with another array of
-/// the launch: an argument passed twice (as `&` and `&mut`, or twice as `&mut`), overlapping
-/// views of one buffer, or an argument overlapping a captured array the kernel writes. The
-/// code generator may then take every array as `noalias` (and load read-only ones through the
-/// non-coherent cache), which is only sound because of this check. Arrays overlap when the byte
-/// ranges they span overlap, so two interleaved views of one buffer are refused too.
-pub(super) fn check_aliasing(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], captured: &[CapturedArray]) -> Result<()> {
-    let mut arrays: Vec<(String, &ArrayDesc, bool)> = Vec::new();
-    for ((name, ty), a) in sig.iter().zip(args) {
-        if let (Ty::Array(t), ArgValue::Array { desc, .. }) = (ty, a) {
-            arrays.push((format!("argument `{name}`"), desc, t.writable));
-        }
-    }
-    for c in captured {
-        arrays.push((format!("captured array {}", c.origin), &c.desc, c.written));
-    }
-    for (j, (b_name, b, b_written)) in arrays.iter().enumerate() {
-        for (a_name, a, a_written) in &arrays[..j] {
-            if !(*a_written || *b_written) || a.location() != b.location() || a.is_empty() || b.is_empty() {
-                continue;
-            }
-            let ((alo, ahi), (blo, bhi)) = (a.byte_range(), b.byte_range());
-            if alo < bhi && blo < ahi {
-                let writes = match (a_written, b_written) {
-                    (true, true) => "both".to_string(),
-                    (true, false) => a_name.clone(),
-                    _ => b_name.clone(),
-                };
-                let param = b_name.strip_prefix("argument ").unwrap_or(b_name).trim_matches('`').to_string();
-                return Err(Error::BadArgument {
-                    kernel: kernel.to_string(),
-                    param,
-                    problem: format!(
-                        "{b_name} shares memory with {a_name}, and the kernel writes {writes}: arrays of one launch must not \
-                         overlap where one is written; pass separate arrays"
-                    ),
-                });
-            }
         }
     }
     Ok(())
@@ -210,77 +92,25 @@ impl CompiledKernel {
                 )));
             }
         }
-        check_aliasing(&self.name, &self.signature, args, &self.captured)?;
-        // One 8-byte slot per flattened parameter; on CUDA the fault record and the kernel's
-        // token come first (every NVPTX kernel takes them, checked or not).
-        let mut slots: Vec<u64> = Vec::new();
-        let cuda = match device.cuda_impl() {
-            Some(dev) => {
-                let (record, token) = dev.fault_target(&self.faults);
-                slots.push(record);
-                slots.push(token as u64);
-                Some(dev)
-            }
-            None => None,
-        };
-        for (abi, a) in self.abi.iter().zip(args) {
-            match (abi, a) {
-                (ParamAbi::Scalar(_), ArgValue::Scalar(v)) => slots.push(scalar_slot(*v)),
-                (ParamAbi::Array { .. }, ArgValue::Array { desc, .. }) => {
-                    slots.push(desc.ptr());
-                    slots.extend(desc.shape().iter().map(|d| *d as u64));
-                    slots.extend(desc.strides().iter().map(|s| *s as i64 as u64));
-                }
-                _ => return Err(Error::BadArgument { kernel: self.name.clone(), param: "?".into(), problem: "argument kind".into() }),
-            }
-        }
-        let g = [grid.grid.0, grid.grid.1, grid.grid.2];
-        let b = [grid.block.0, grid.block.1, grid.block.2];
-        match cuda {
+        launch::check_aliasing(&self.name, &self.signature, args, &self.captured)?;
+        let slots = launch::param_slots(&self.name, &self.abi, args)?;
+        match device.cuda_impl() {
             None => {
                 let m = self.host_module()?;
-                let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
+                let code = launch::HostKernel { entry: m.entry(), static_shared: self.static_shared, cooperative: self.cooperative };
                 // SAFETY: `m` owns the entry's code and outlives the launch; `slots` holds one value
-                // per flattened parameter of this kernel's ABI, checked against its signature; the
-                // code is bounds-checked or the caller vouched for every access.
-                let fault = unsafe {
-                    host::run(
-                        m.entry(),
-                        host::HostLaunch {
-                            grid: g,
-                            block: b,
-                            dyn_shared: grid.shared_mem as usize,
-                            static_shared: self.static_shared as usize,
-                            cooperative: self.cooperative,
-                        },
-                        &ptrs,
-                    )
-                }?;
-                if fault.flag != 0 {
-                    return Err(self.faults.error(&fault));
-                }
-                Ok(())
+                // per flattened parameter of this kernel's ABI, checked against its signature and
+                // for aliasing; the code is bounds-checked or the caller vouched for every access.
+                unsafe { launch::run_host(code, &grid, &slots, &self.faults) }
             }
             Some(dev) => {
                 let f = self.cuda_function(dev)?;
-                let queues: Vec<&ForeignQueue> =
-                    args.iter().filter_map(|a| if let ArgValue::Array { desc, .. } = a { desc.queue() } else { None }).collect();
-                let queues: Vec<&ForeignQueue> = queues.into_iter().chain(self.captured.iter().filter_map(|c| c.desc.queue())).collect();
-                let mut ptrs: Vec<*mut std::ffi::c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
-                dev.launch(&f, &grid, &mut ptrs, &queues, self.checked)
+                let queues = launch::queues_of(args).chain(self.captured.iter().filter_map(|c| c.desc.queue())).collect();
+                let cuda = launch::CudaLaunch { faults: &self.faults, queues, checked: self.checked };
+                // SAFETY: `f` is this kernel's code, `slots` its checked parameters; the code is
+                // bounds-checked or the caller vouched for every access.
+                unsafe { launch::run_cuda(dev, &f, &grid, &slots, cuda) }
             }
         }
-    }
-}
-
-/// A scalar argument in its 8-byte parameter slot.
-fn scalar_slot(v: ScalarValue) -> u64 {
-    match v {
-        ScalarValue::Bool(b) => b as u64,
-        ScalarValue::Int(_, bits) => bits,
-        ScalarValue::F16(x) => x.to_bits() as u64,
-        ScalarValue::Bf16(x) => x.to_bits() as u64,
-        ScalarValue::F32(x) => x.to_bits() as u64,
-        ScalarValue::F64(x) => x.to_bits(),
     }
 }

@@ -64,10 +64,12 @@ impl FaultSites {
 /// Kernels registered with a device for fault reports, by token (a CUDA launch passes its
 /// kernel's token, which the record carries back).
 #[derive(Default)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 pub(crate) struct Registry {
     kernels: Vec<std::sync::Weak<FaultSites>>,
 }
 
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 impl Registry {
     /// The token of `sites`, registering it in a free slot if it has none.
     pub(crate) fn token(&mut self, sites: &Arc<FaultSites>) -> u32 {

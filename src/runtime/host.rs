@@ -16,8 +16,8 @@
 //!
 //! Not modelled: timing, memory ordering weaker than the CPU's.
 
-use std::sync::{Mutex, MutexGuard};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use super::fault::FaultRecord;
 use crate::abi::HostEntry;
@@ -308,7 +308,9 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
-                if let Err(e) = super::host_sync::cooperative_worker(entry, launch, n_blocks, n_threads, &next, params.0 as usize, fault.0 as usize) {
+                if let Err(e) =
+                    super::host_sync::cooperative_worker(entry, launch, n_blocks, n_threads, &next, params.0 as usize, fault.0 as usize)
+                {
                     let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
                     if f.is_none() {
                         *f = Some(e);

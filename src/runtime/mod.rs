@@ -8,10 +8,16 @@
 //! reported by the first of these operations that waits for it (`docs/runtime.md`, "Bounds
 //! checks"); the host device reports it from the launch.
 
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
+// Without the `cuda` feature: the same interface, and no device can be opened.
+#[cfg(not(feature = "cuda"))]
+#[path = "no_cuda.rs"]
 pub(crate) mod cuda;
 pub(crate) mod fault;
 pub(crate) mod host;
 mod host_sync;
+pub(crate) mod launch;
 
 use std::fmt;
 use std::marker::PhantomData;

@@ -35,5 +35,5 @@ mod serialize;
 mod speed_suite;
 mod toolchain_keys;
 mod trust;
-mod warp;
 mod ui;
+mod warp;

@@ -1,4 +1,4 @@
-// Kernels read and write what an ArrayInterface describes: implementing it is a promise.
+//! Kernels read and write what an ArrayInterface describes: implementing it is a promise.
 struct Claims;
 
 impl kache::ArrayInterface for Claims {

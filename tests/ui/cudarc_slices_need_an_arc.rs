@@ -1,5 +1,5 @@
-// A CudaSlice is not reference counted: a kernel (asynchronous, or holding a capture) could
-// outlive a borrow of it. Only Arc<CudaSlice<T>> is accepted.
+//! A CudaSlice is not reference counted: a kernel (asynchronous, or holding a capture) could
+//! outlive a borrow of it. Only Arc<CudaSlice<T>> is accepted.
 use cudarc::driver::CudaSlice;
 use kache::{Device, Grid, Kernel, Module};
 

@@ -1,4 +1,4 @@
-// A pointer for a kernel comes only from an (unsafe) ArrayInterface, never from safe code.
+//! A pointer for a kernel comes only from an (unsafe) ArrayInterface, never from safe code.
 use std::sync::Arc;
 
 fn main() {

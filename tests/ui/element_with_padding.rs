@@ -1,6 +1,6 @@
-// An Element is copied to devices as bytes: without bytemuck's guarantee that all its bytes are
-// initialised (which its derive refuses for a type with padding, like this one), a type is not
-// an Element.
+//! An Element is copied to devices as bytes: without bytemuck's guarantee that all its bytes are
+//! initialised (which its derive refuses for a type with padding, like this one), a type is not
+//! an Element.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C)]
 struct Padded {

@@ -1,4 +1,4 @@
-// Constant data and the shape kernels index it by always agree: only kache makes HostData.
+//! Constant data and the shape kernels index it by always agree: only kache makes HostData.
 use std::sync::Arc;
 
 fn main() {

@@ -1,0 +1,253 @@
+//! Launching loaded code: arguments checked against a kernel's signature (which selects the
+//! specialisation to run), arrays that would alias refused, arguments flattened into one 8-byte
+//! slot per parameter as the kernel ABI ([`crate::abi`]) passes them, and run on the host
+//! executor or a CUDA device, with bounds-check faults reported. The JIT's compiled kernels and
+//! the prebuilt kernels of generated code both launch through here, so they check and pass
+//! arguments the same way.
+
+use std::sync::Arc;
+
+use crate::abi::{HostEntry, ParamAbi};
+use crate::capture::{ArrayDesc, ForeignQueue};
+use crate::error::{Error, Result};
+use crate::ir::{ArrayTy, EnumDef, ScalarValue, Ty};
+use crate::runtime::fault::FaultSites;
+use crate::runtime::{ArgValue, Device, Grid, cuda, host};
+use crate::target::Specialization;
+
+/// Checks arguments against a signature; returns the specialisation they select.
+pub(crate) fn check_args(
+    kernel: &str,
+    sig: &[(String, Ty)],
+    enums: &[EnumDef],
+    args: &[ArgValue],
+    device: &Device,
+) -> Result<Specialization> {
+    if sig.len() != args.len() {
+        return Err(Error::ArgumentCount { kernel: kernel.to_string(), expected: sig.len(), got: args.len() });
+    }
+    let mut layouts = Vec::new();
+    for ((pname, pty), a) in sig.iter().zip(args) {
+        let bad = |problem: String| Error::BadArgument { kernel: kernel.to_string(), param: pname.clone(), problem };
+        match (pty, a) {
+            (Ty::Scalar(s), ArgValue::Scalar(v)) => {
+                if v.ty() != *s {
+                    return Err(bad(format!("expected `{s}`, got `{}`", v.ty())));
+                }
+                layouts.push(None);
+            }
+            (Ty::Scalar(s), ArgValue::Array { desc, .. }) => return Err(bad(format!("expected a `{s}` scalar, got {}", desc.describe()))),
+            (Ty::Array(t), ArgValue::Scalar(v)) => return Err(bad(format!("expected `{t}`, got the scalar `{}`", v.ty()))),
+            (Ty::Array(t), ArgValue::Array { desc, writable }) => {
+                check_array_arg(t, desc, *writable).map_err(bad)?;
+                if desc.location() != device.location() {
+                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location(), device.describe())));
+                }
+                layouts.push(Some(desc.layout()));
+            }
+            (Ty::Enum(e), ArgValue::Scalar(v)) => {
+                let Some(def) = enums.get(e.id as usize) else { return Err(bad("an enum parameter without its definition".into())) };
+                check_enum_arg(def, *v).map_err(bad)?;
+                layouts.push(None);
+            }
+            (Ty::Enum(e), ArgValue::Array { desc, .. }) => {
+                let name = enums.get(e.id as usize).map(|d| d.name.as_str()).unwrap_or("an enum");
+                return Err(bad(format!("expected `{name}` (its discriminant as a `{}`), got {}", e.repr, desc.describe())));
+            }
+            _ => return Err(bad("unsupported parameter type".into())),
+        }
+    }
+    Ok(Specialization { layouts })
+}
+
+/// An enum argument is its discriminant as the enum's integer type, and must be one of its
+/// variants' (a kernel never sees a value its enum does not have).
+fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), String> {
+    let variants = || def.variants.iter().map(|(n, d)| format!("{n} = {d}")).collect::<Vec<_>>().join(", ");
+    if v.ty() != def.repr {
+        return Err(format!("expected `{}`, passed as its discriminant, a `{}`; got a `{}` ({})", def.name, def.repr, v.ty(), variants()));
+    }
+    let d = v.as_i128().unwrap_or(i128::MIN);
+    if !def.variants.iter().any(|(_, x)| *x == d) {
+        return Err(format!("{d} is not a discriminant of `{}` (variants: {})", def.name, variants()));
+    }
+    Ok(())
+}
+
+fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
+    if d.elem() != t.elem {
+        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem()));
+    }
+    if d.shape().len() != t.ndim as usize {
+        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape().len()));
+    }
+    if t.writable && (!writable || d.read_only()) {
+        return Err(if d.read_only() {
+            "the kernel writes this array, but it is read-only".to_string()
+        } else {
+            "the kernel writes this array: pass it as `&mut`".to_string()
+        });
+    }
+    Ok(())
+}
+
+/// A device array a kernel captured, as its launches check and order it.
+pub(crate) struct CapturedArray {
+    /// "global 'G'", for messages.
+    pub origin: String,
+    /// The array (its owner keeps it alive for as long as the kernel is).
+    pub desc: ArrayDesc,
+    /// Whether the kernel may write it (`abi::written_captures`).
+    pub written: bool,
+}
+
+/// Refuses a launch in which an array the kernel writes shares memory with another array of
+/// the launch: an argument passed twice (as `&` and `&mut`, or twice as `&mut`), overlapping
+/// views of one buffer, or an argument overlapping a captured array the kernel writes. The
+/// code generator may then take every array as `noalias` (and load read-only ones through the
+/// non-coherent cache), which is only sound because of this check. Arrays overlap when the byte
+/// ranges they span overlap, so two interleaved views of one buffer are refused too.
+pub(crate) fn check_aliasing(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], captured: &[CapturedArray]) -> Result<()> {
+    let mut arrays: Vec<(String, &ArrayDesc, bool)> = Vec::new();
+    for ((name, ty), a) in sig.iter().zip(args) {
+        if let (Ty::Array(t), ArgValue::Array { desc, .. }) = (ty, a) {
+            arrays.push((format!("argument `{name}`"), desc, t.writable));
+        }
+    }
+    for c in captured {
+        arrays.push((format!("captured array {}", c.origin), &c.desc, c.written));
+    }
+    for (j, (b_name, b, b_written)) in arrays.iter().enumerate() {
+        for (a_name, a, a_written) in &arrays[..j] {
+            if !(*a_written || *b_written) || a.location() != b.location() || a.is_empty() || b.is_empty() {
+                continue;
+            }
+            let ((alo, ahi), (blo, bhi)) = (a.byte_range(), b.byte_range());
+            if alo < bhi && blo < ahi {
+                let writes = match (a_written, b_written) {
+                    (true, true) => "both".to_string(),
+                    (true, false) => a_name.clone(),
+                    _ => b_name.clone(),
+                };
+                let param = b_name.strip_prefix("argument ").unwrap_or(b_name).trim_matches('`').to_string();
+                return Err(Error::BadArgument {
+                    kernel: kernel.to_string(),
+                    param,
+                    problem: format!(
+                        "{b_name} shares memory with {a_name}, and the kernel writes {writes}: arrays of one launch must not \
+                         overlap where one is written; pass separate arrays"
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The arguments in their parameter slots: one 8-byte slot per flattened parameter (a scalar;
+/// an array's pointer, extents and strides).
+pub(crate) fn param_slots(kernel: &str, abi: &[ParamAbi], args: &[ArgValue]) -> Result<Vec<u64>> {
+    let mut slots: Vec<u64> = Vec::new();
+    for (abi, a) in abi.iter().zip(args) {
+        match (abi, a) {
+            (ParamAbi::Scalar(_), ArgValue::Scalar(v)) => slots.push(scalar_slot(*v)),
+            (ParamAbi::Array { .. }, ArgValue::Array { desc, .. }) => {
+                slots.push(desc.ptr());
+                slots.extend(desc.shape().iter().map(|d| *d as u64));
+                slots.extend(desc.strides().iter().map(|s| *s as i64 as u64));
+            }
+            _ => return Err(Error::BadArgument { kernel: kernel.to_string(), param: "?".into(), problem: "argument kind".into() }),
+        }
+    }
+    Ok(slots)
+}
+
+/// A scalar argument in its 8-byte parameter slot.
+fn scalar_slot(v: ScalarValue) -> u64 {
+    match v {
+        ScalarValue::Bool(b) => b as u64,
+        ScalarValue::Int(_, bits) => bits,
+        ScalarValue::F16(x) => x.to_bits() as u64,
+        ScalarValue::Bf16(x) => x.to_bits() as u64,
+        ScalarValue::F32(x) => x.to_bits() as u64,
+        ScalarValue::F64(x) => x.to_bits(),
+    }
+}
+
+/// What the host executor needs to run one kernel's machine code.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostKernel {
+    /// The entry (see [`HostEntry`]).
+    pub entry: HostEntry,
+    /// Bytes of static shared memory per block.
+    pub static_shared: u64,
+    /// Whether the kernel synchronises the threads of a block (run as coroutines).
+    pub cooperative: bool,
+}
+
+/// Runs a grid of `kernel` on the host executor; a failed bounds check is the
+/// [`Error::Launch`] that `faults` describes.
+///
+/// # Safety
+///
+/// `kernel.entry` must be a host kernel entry generated by kache, loaded until this returns,
+/// for the parameters whose [`param_slots`] `slots` are, built from arguments checked against
+/// that kernel's signature with [`check_args`] and [`check_aliasing`]; and the code must be
+/// bounds-checked, or every array access of this launch in bounds.
+pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64], faults: &FaultSites) -> Result<()> {
+    let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
+    let launch = host::HostLaunch {
+        grid: [grid.grid.0, grid.grid.1, grid.grid.2],
+        block: [grid.block.0, grid.block.1, grid.block.2],
+        dyn_shared: grid.shared_mem as usize,
+        static_shared: kernel.static_shared as usize,
+        cooperative: kernel.cooperative,
+    };
+    // SAFETY: the caller's promise: `entry` is loaded kache host code for exactly these slots,
+    // bounds-checked or vouched for.
+    let fault = unsafe { host::run(kernel.entry, launch, &ptrs) }?;
+    if fault.flag != 0 {
+        return Err(faults.error(&fault));
+    }
+    Ok(())
+}
+
+/// What a CUDA launch passes besides its parameters.
+pub(crate) struct CudaLaunch<'a> {
+    /// How the kernel's fault records are reported.
+    pub faults: &'a Arc<FaultSites>,
+    /// The streams of the cudarc arrays the launch uses (arguments and captures).
+    pub queues: Vec<&'a ForeignQueue>,
+    /// Whether the code is bounds-checked (only then can it write the fault record).
+    pub checked: bool,
+}
+
+/// The streams of the cudarc arrays among `args`.
+pub(crate) fn queues_of(args: &[ArgValue]) -> impl Iterator<Item = &ForeignQueue> {
+    args.iter().filter_map(|a| if let ArgValue::Array { desc, .. } = a { desc.queue() } else { None })
+}
+
+/// Launches a grid of `f` on a CUDA device; `slots` as [`param_slots`] builds them from
+/// arguments checked against the kernel's signature (and with [`check_aliasing`]). Every NVPTX
+/// kernel kache generates takes the device's fault record and its kernel's token first, checked
+/// or not; a failed check is reported by the next operation that waits for the device.
+///
+/// # Safety
+///
+/// `f` must be kache's code for the kernel whose parameters `slots` fill, bounds-checked if
+/// `launch.checked` says so, and otherwise with every array access of this launch in bounds.
+pub(crate) unsafe fn run_cuda(
+    dev: &cuda::CudaDevice,
+    f: &cuda::LoadedFunction,
+    grid: &Grid,
+    slots: &[u64],
+    launch: CudaLaunch<'_>,
+) -> Result<()> {
+    let (record, token) = dev.fault_target(launch.faults);
+    let mut all: Vec<u64> = Vec::with_capacity(slots.len() + 2);
+    all.push(record);
+    all.push(token as u64);
+    all.extend_from_slice(slots);
+    let mut ptrs: Vec<*mut std::ffi::c_void> = all.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
+    dev.launch(f, grid, &mut ptrs, &launch.queues, launch.checked)
+}

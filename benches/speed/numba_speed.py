@@ -19,13 +19,15 @@ REPS = arg("--reps", 10)
 BATCHES = arg("--batches", 15)
 BLOCK = 256
 TILE = 32
+# numba's shared.array needs a literal shape: a global name is one, `TILE * TILE` is not.
+TILE_ELEMS = TILE * TILE
 STRIDED_BLOCKS = 1056
 
 
 def main():
     import numpy as np
     np.row_stack = np.vstack  # numba-cuda 0.30 with numpy 2.5
-    from numba import cuda, float32, uint32
+    from numba import cuda, float32, int32, uint32
 
     @cuda.jit
     def saxpy(a, x, y):
@@ -116,8 +118,8 @@ def main():
 
     @cuda.jit
     def matmul_tiled(a, b, c):
-        ta = cuda.shared.array(TILE * TILE, float32)
-        tb = cuda.shared.array(TILE * TILE, float32)
+        ta = cuda.shared.array(TILE_ELEMS, float32)
+        tb = cuda.shared.array(TILE_ELEMS, float32)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         row = cuda.blockIdx.y * TILE + ty
@@ -149,13 +151,16 @@ def main():
 
     @cuda.jit(device=True)
     def warp_scan(v, lane):
+        # numba widens u32 arithmetic to 64 bits and shuffles only i32/i64/f32/f64: the
+        # running sum is kept as an i32 (the same bits; sums wrap mod 2^32 as CUDA's unsigned).
+        s = int32(v)
         d = 1
         while d < 32:
-            up = cuda.shfl_up_sync(0xFFFFFFFF, v, d)
+            up = cuda.shfl_up_sync(0xFFFFFFFF, s, d)
             if lane >= d:
-                v += up
+                s = int32(s + up)
             d *= 2
-        return v
+        return uint32(s)
 
     @cuda.jit
     def scan_blocks(x, y, sums):

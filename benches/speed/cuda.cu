@@ -9,8 +9,20 @@
 #define FULL 0xffffffffu
 
 extern "C" __global__ void saxpy(float a, const float* __restrict__ x, float* __restrict__ y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = a * x[i] + y[i];
+    int i = blockIdx.x * (BLOCK * 4) + threadIdx.x;
+    if (i + 3 * BLOCK < n) {
+        float x0 = x[i], x1 = x[i + BLOCK], x2 = x[i + 2 * BLOCK], x3 = x[i + 3 * BLOCK];
+        float y0 = y[i], y1 = y[i + BLOCK], y2 = y[i + 2 * BLOCK], y3 = y[i + 3 * BLOCK];
+        y[i] = a * x0 + y0;
+        y[i + BLOCK] = a * x1 + y1;
+        y[i + 2 * BLOCK] = a * x2 + y2;
+        y[i + 3 * BLOCK] = a * x3 + y3;
+    } else {
+        for (int k = 0; k < 4; k++) {
+            int j = i + k * BLOCK;
+            if (j < n) y[j] = a * x[j] + y[j];
+        }
+    }
 }
 
 extern "C" __global__ void reduce_block(const float* __restrict__ x, int n, float* out) {

@@ -6,12 +6,34 @@ const TILE: usize = 32;
 const BINS: usize = 256;
 const FULL: u32 = 0xffff_ffff;
 
-// y = a * x + y, one element per thread.
+// y = a * x + y, 4 elements per thread: a block's 256 threads cover 1024 consecutive elements,
+// each load instruction coalesced, and all 8 loads are issued before the first store, so a
+// thread keeps 8 loads in flight (with one element per thread it keeps 2, which holds an H200
+// at 81% of its copy bandwidth, kache and NVRTC alike).
 #[kernel]
 pub fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-    let i = global_id_x();
-    if i < y.len() {
-        y[i] = a * x[i] + y[i];
+    let n = y.len();
+    let i = block_idx_x() as usize * (BLOCK * 4) + thread_idx_x() as usize;
+    if i + 3 * BLOCK < n {
+        let x0 = x[i];
+        let x1 = x[i + BLOCK];
+        let x2 = x[i + 2 * BLOCK];
+        let x3 = x[i + 3 * BLOCK];
+        let y0 = y[i];
+        let y1 = y[i + BLOCK];
+        let y2 = y[i + 2 * BLOCK];
+        let y3 = y[i + 3 * BLOCK];
+        y[i] = a * x0 + y0;
+        y[i + BLOCK] = a * x1 + y1;
+        y[i + 2 * BLOCK] = a * x2 + y2;
+        y[i + 3 * BLOCK] = a * x3 + y3;
+    } else {
+        for k in 0..4 {
+            let j = i + k * BLOCK;
+            if j < n {
+                y[j] = a * x[j] + y[j];
+            }
+        }
     }
 }
 

@@ -31,9 +31,26 @@ def main():
 
     @cuda.jit
     def saxpy(a, x, y):
-        i = cuda.grid(1)
-        if i < y.size:
-            y[i] = a * x[i] + y[i]
+        n = y.size
+        i = cuda.blockIdx.x * (BLOCK * 4) + cuda.threadIdx.x
+        if i + 3 * BLOCK < n:
+            x0 = x[i]
+            x1 = x[i + BLOCK]
+            x2 = x[i + 2 * BLOCK]
+            x3 = x[i + 3 * BLOCK]
+            y0 = y[i]
+            y1 = y[i + BLOCK]
+            y2 = y[i + 2 * BLOCK]
+            y3 = y[i + 3 * BLOCK]
+            y[i] = a * x0 + y0
+            y[i + BLOCK] = a * x1 + y1
+            y[i + 2 * BLOCK] = a * x2 + y2
+            y[i + 3 * BLOCK] = a * x3 + y3
+        else:
+            for k in range(4):
+                j = i + k * BLOCK
+                if j < n:
+                    y[j] = a * x[j] + y[j]
 
     @cuda.jit
     def reduce_block(x, out):
@@ -250,7 +267,7 @@ def main():
     x = rng.random(n, dtype=np.float32)
     y0 = rng.random(n, dtype=np.float32)
     xd, yd = cuda.to_device(x), cuda.to_device(y0)
-    grid = (n + 255) // 256
+    grid = (n + 1023) // 1024  # 4 elements per thread
     want = 2.5 * x.astype(np.float64) + y0
 
     def v_saxpy():

@@ -99,45 +99,58 @@ pub fn reduce_warp(x: &[f32], out: &mut [f32]) {
     }
 }
 
-// Softmax of each row (one block per row): the row's maximum, the sum of exponentials, then
-// the normalised values, each a block-strided loop and a tree in shared memory.
+// `s`, a sum of exponentials relative to the maximum `m`, made relative to `to` (>= `m`).
+fn rescale(s: f32, m: f32, to: f32) -> f32 {
+    if m == to { s } else { s * (m - to).exp() }
+}
+
+// Softmax of each row (one block per row), online: one block-strided pass keeps each thread's
+// maximum and its sum of exponentials relative to it (rescaling the sum when the maximum
+// grows, one exponential per element), the (maximum, sum) pairs are combined across each warp by shuffles and across the
+// block's 8 warps through shared memory, then one pass writes the normalised values: the row is
+// read twice (once from memory, once from cache) and the block meets one barrier.
 #[kernel]
 pub fn softmax_rows(x: &Array<f32, 2>, y: &mut Array<f32, 2>) {
-    let red = shared_array::<f32, BLOCK>();
+    let warp_max = shared_array::<f32, 32>();
+    let warp_sum = shared_array::<f32, 32>();
     let row = block_idx_x() as usize;
     let t = thread_idx_x() as usize;
     let cols = x.shape(1);
     let mut m = f32::NEG_INFINITY;
+    let mut s = 0.0f32;
     for j in (t..cols).step_by(BLOCK) {
-        m = m.max(x[[row, j]]);
+        // One exponential either way: exp(m - v) rescales the sum to a new maximum v, or
+        // exp(v - m) adds v's term; no branch, so the unrolled loop's loads are independent.
+        let v = x[[row, j]];
+        let e = (m.min(v) - m.max(v)).exp();
+        s = if v > m { s * e + 1.0 } else { s + e };
+        m = m.max(v);
     }
-    red[t] = m;
+    // Each step combines a lane's pair with its partner's, the same sum either way round, so
+    // every lane ends with the warp's pair.
+    let mut d = 16;
+    while d > 0 {
+        let mo = shfl_xor_sync(FULL, m, d);
+        let so = shfl_xor_sync(FULL, s, d);
+        let to = m.max(mo);
+        s = rescale(s, m, to) + rescale(so, mo, to);
+        m = to;
+        d /= 2;
+    }
+    if lane_id() == 0 {
+        warp_max[t / 32] = m;
+        warp_sum[t / 32] = s;
+    }
     sync_threads();
-    let mut s = BLOCK / 2;
-    while s > 0 {
-        if t < s {
-            red[t] = red[t].max(red[t + s]);
-        }
-        sync_threads();
-        s /= 2;
+    let mut mx = f32::NEG_INFINITY;
+    for w in 0..BLOCK / 32 {
+        mx = mx.max(warp_max[w]);
     }
-    let mx = red[0];
-    sync_threads();
-    let mut sum = 0.0f32;
-    for j in (t..cols).step_by(BLOCK) {
-        sum += (x[[row, j]] - mx).exp();
+    let mut total = 0.0f32;
+    for w in 0..BLOCK / 32 {
+        total += rescale(warp_sum[w], warp_max[w], mx);
     }
-    red[t] = sum;
-    sync_threads();
-    let mut s = BLOCK / 2;
-    while s > 0 {
-        if t < s {
-            red[t] += red[t + s];
-        }
-        sync_threads();
-        s /= 2;
-    }
-    let inv = 1.0 / red[0];
+    let inv = 1.0 / total;
     for j in (t..cols).step_by(BLOCK) {
         y[[row, j]] = (x[[row, j]] - mx).exp() * inv;
     }

@@ -99,37 +99,43 @@ def main():
             if lane == 0:
                 cuda.atomic.add(out, 0, total)
 
+    @cuda.jit(device=True)
+    def rescale(s, m, to):
+        return s if m == to else s * math.exp(m - to)
+
     @cuda.jit
     def softmax_rows(x, y):
-        red = cuda.shared.array(BLOCK, float32)
+        warp_max = cuda.shared.array(32, float32)
+        warp_sum = cuda.shared.array(32, float32)
         row = cuda.blockIdx.x
         t = cuda.threadIdx.x
         cols = x.shape[1]
         m = float32(-math.inf)
+        s = float32(0.0)
         for j in range(t, cols, BLOCK):
-            m = max(m, x[row, j])
-        red[t] = m
+            v = x[row, j]
+            e = math.exp(min(m, v) - max(m, v))
+            s = s * e + float32(1.0) if v > m else s + e
+            m = max(m, v)
+        d = 16
+        while d > 0:
+            mo = cuda.shfl_xor_sync(0xFFFFFFFF, m, d)
+            so = cuda.shfl_xor_sync(0xFFFFFFFF, s, d)
+            to = max(m, mo)
+            s = rescale(s, m, to) + rescale(so, mo, to)
+            m = to
+            d //= 2
+        if t % 32 == 0:
+            warp_max[t // 32] = m
+            warp_sum[t // 32] = s
         cuda.syncthreads()
-        s = BLOCK // 2
-        while s > 0:
-            if t < s:
-                red[t] = max(red[t], red[t + s])
-            cuda.syncthreads()
-            s //= 2
-        mx = red[0]
-        cuda.syncthreads()
-        acc = float32(0.0)
-        for j in range(t, cols, BLOCK):
-            acc += math.exp(x[row, j] - mx)
-        red[t] = acc
-        cuda.syncthreads()
-        s = BLOCK // 2
-        while s > 0:
-            if t < s:
-                red[t] += red[t + s]
-            cuda.syncthreads()
-            s //= 2
-        inv = float32(1.0) / red[0]
+        mx = float32(-math.inf)
+        for w in range(BLOCK // 32):
+            mx = max(mx, warp_max[w])
+        total = float32(0.0)
+        for w in range(BLOCK // 32):
+            total += rescale(warp_sum[w], warp_max[w], mx)
+        inv = float32(1.0) / total
         for j in range(t, cols, BLOCK):
             y[row, j] = math.exp(x[row, j] - mx) * inv
 

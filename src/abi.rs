@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Block, ExprKind, FuncId, Program, Scalar, ScalarValue, Ty, visit_block};
+use crate::ir::{Block, Elem, ExprKind, FuncId, Program, Scalar, ScalarValue, Ty, visit_block};
 use crate::target::Target;
 
 /// The value of a capture, as code generation needs it.
@@ -34,18 +34,22 @@ pub enum CaptureData<'a> {
 }
 
 /// How one kernel parameter is passed: scalars as themselves, arrays as a pointer, `ndim`
-/// extents and `ndim` strides (in elements), all 64-bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// extents and `ndim` strides (in elements), all 64-bit; a struct, tuple or fixed-size array
+/// passed by value as its scalars, one parameter each, in memory order.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParamAbi {
     /// A scalar (`bool` as one byte).
     Scalar(Scalar),
     /// An array.
     Array {
         /// Element type.
-        elem: Scalar,
+        elem: Elem,
         /// Dimensions.
         ndim: u8,
     },
+    /// A value of an aggregate type: each scalar it is made of, with its byte offset in the
+    /// value's C layout ([`Types::leaves`](crate::ir::Types::leaves)).
+    Aggregate(Vec<(u64, Scalar)>),
 }
 
 impl ParamAbi {
@@ -59,6 +63,7 @@ impl ParamAbi {
                 Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
                 Ty::Scalar(s) => ParamAbi::Scalar(s),
                 Ty::Enum(e) => ParamAbi::Scalar(e.repr),
+                Ty::Agg(_) => ParamAbi::Aggregate(program.types.leaves(p.ty).unwrap_or_default()),
                 _ => ParamAbi::Scalar(Scalar::Bool),
             })
             .collect()
@@ -147,7 +152,7 @@ pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64
         for (site, elem, len) in sites {
             off = off.div_ceil(16) * 16;
             map.insert((fid, site), off);
-            off += len * elem.size() as u64;
+            off += len * p.types.elem_size(elem);
         }
     }
     (map, off)
@@ -158,7 +163,7 @@ pub fn static_shared_bytes(p: &Program) -> u64 {
     shared_offsets(p).1
 }
 
-fn collect_shared(b: &Block, out: &mut Vec<(usize, Scalar, u64)>) {
+fn collect_shared(b: &Block, out: &mut Vec<(usize, Elem, u64)>) {
     visit_block(b, &mut |e| {
         if let ExprKind::SharedArray { elem, len, site } = &e.kind {
             out.push((*site, *elem, *len));

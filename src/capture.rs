@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, CaptureTy, Layout, MAX_NDIM, Scalar, ScalarValue};
+use crate::ir::{ArrayTy, CaptureTy, Elem, Layout, MAX_NDIM, Scalar, ScalarValue};
 
 /// A Rust type that is a scalar of the kernel language.
 pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static {
@@ -236,7 +236,7 @@ impl ArrayDesc {
 
     /// Kernel array type.
     pub fn array_ty(&self) -> ArrayTy {
-        ArrayTy { elem: self.elem, ndim: self.shape.len() as u8, writable: !self.read_only }
+        ArrayTy { elem: Elem::Scalar(self.elem), ndim: self.shape.len() as u8, writable: !self.read_only }
     }
 
     /// `elem` `N`-d, for messages.
@@ -368,7 +368,7 @@ impl CaptureValue {
         match self {
             CaptureValue::Scalar(v) => CaptureTy::Scalar(v.ty()),
             CaptureValue::Host(h) => CaptureTy::Array {
-                ty: ArrayTy { elem: h.elem, ndim: h.shape.len() as u8, writable: false },
+                ty: ArrayTy { elem: Elem::Scalar(h.elem), ndim: h.shape.len() as u8, writable: false },
                 device: false,
                 layout: h.layout,
             },

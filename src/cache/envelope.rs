@@ -17,7 +17,7 @@
 //! tags are [`Scalar::tag`] and [`Layout::tag`].)
 
 use super::key::{Key, build_id};
-use crate::ir::{ArrayTy, EnumDef, Layout, Scalar};
+use crate::ir::{ArrayTy, Elem, EnumDef, Layout, Scalar};
 use crate::target::Arch;
 
 /// Leading bytes of every entry.
@@ -257,7 +257,12 @@ fn put_interface(out: &mut Vec<u8>, i: &Interface) {
                 }
             }
             (ParamTy::Scalar(s), None) => out.extend_from_slice(&[1, s.tag()]),
-            (ParamTy::Array { ty, layout }, _) => out.extend_from_slice(&[2, ty.elem.tag(), ty.ndim, ty.writable as u8, layout.tag()]),
+            (ParamTy::Array { ty, layout }, _) => {
+                // Serialised kernels take arrays of scalars (`CompiledKernel::serialize` refuses
+                // struct elements); a tag no scalar has would not decode.
+                let elem = ty.elem.scalar().map(Scalar::tag).unwrap_or(u8::MAX);
+                out.extend_from_slice(&[2, elem, ty.ndim, ty.writable as u8, layout.tag()])
+            }
         }
     }
 }
@@ -348,7 +353,7 @@ impl<'a> Reader<'a> {
                     }
                     let writable = self.bool("array mutability")?;
                     let layout = Layout::from_tag(self.u8()?).ok_or(EnvelopeError::Malformed("layout"))?;
-                    ParamTy::Array { ty: ArrayTy { elem, ndim, writable }, layout }
+                    ParamTy::Array { ty: ArrayTy { elem: Elem::Scalar(elem), ndim, writable }, layout }
                 }
                 _ => return Err(EnvelopeError::Malformed("parameter type")),
             };
@@ -417,7 +422,7 @@ mod tests {
     /// A serialised kernel's envelope: the sample with its interface.
     fn sample_kernel(built_for: BuiltFor) -> (Meta, Vec<u8>) {
         let (meta, payload) = sample();
-        let array = |writable, layout| ParamTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable }, layout };
+        let array = |writable, layout| ParamTy::Array { ty: ArrayTy { elem: Elem::Scalar(Scalar::F32), ndim: 1, writable }, layout };
         let interface = Interface {
             built_for,
             params: vec![

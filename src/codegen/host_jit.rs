@@ -177,6 +177,21 @@ macro_rules! host_math {
             extern "C" fn exp10_f64(x: f64) -> f64 { libm::exp10(x) }
             extern "C" fn rsqrt_f32(x: f32) -> f32 { 1.0 / x.sqrt() }
             extern "C" fn rsqrt_f64(x: f64) -> f64 { 1.0 / x.sqrt() }
+            // `sin_cos` answers through two pointers, as libdevice's `sincos` does.
+            /// # Safety
+            /// `s` and `c` are valid for writes (generated code passes two slots of its frame).
+            unsafe extern "C" fn sin_cos_f32(x: f32, s: *mut f32, c: *mut f32) {
+                let (a, b) = x.sin_cos();
+                // SAFETY: the caller passes two writable slots.
+                unsafe { s.write(a); c.write(b) }
+            }
+            /// # Safety
+            /// `s` and `c` are valid for writes (generated code passes two slots of its frame).
+            unsafe extern "C" fn sin_cos_f64(x: f64, s: *mut f64, c: *mut f64) {
+                let (a, b) = x.sin_cos();
+                // SAFETY: the caller passes two writable slots.
+                unsafe { s.write(a); c.write(b) }
+            }
             Some(match name {
                 "__kache_host_atan2_f32" => atan2_f32 as extern "C" fn(f32, f32) -> f32 as usize,
                 "__kache_host_atan2_f64" => atan2_f64 as extern "C" fn(f64, f64) -> f64 as usize,
@@ -194,6 +209,8 @@ macro_rules! host_math {
                 "__kache_host_exp10_f64" => exp10_f64 as extern "C" fn(f64) -> f64 as usize,
                 "__kache_host_rsqrt_f32" => rsqrt_f32 as extern "C" fn(f32) -> f32 as usize,
                 "__kache_host_rsqrt_f64" => rsqrt_f64 as extern "C" fn(f64) -> f64 as usize,
+                "__kache_host_sin_cos_f32" => sin_cos_f32 as unsafe extern "C" fn(f32, *mut f32, *mut f32) as usize,
+                "__kache_host_sin_cos_f64" => sin_cos_f64 as unsafe extern "C" fn(f64, *mut f64, *mut f64) as usize,
                 _ => return None,
             })
         }

@@ -5,7 +5,7 @@ use super::compiled::CompiledKernel;
 use crate::abi::ParamAbi;
 use crate::capture::{ArrayDesc, CaptureValue};
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, EnumDef, Program, ScalarValue, Ty};
+use crate::ir::{ArrayTy, Elem, EnumDef, Program, ScalarValue, Ty};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, host};
 use crate::target::{Specialization, Target};
 
@@ -86,7 +86,7 @@ fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), Stri
 }
 
 fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
-    if d.elem != t.elem {
+    if Elem::Scalar(d.elem) != t.elem {
         return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem));
     }
     if d.shape.len() != t.ndim as usize {

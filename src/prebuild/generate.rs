@@ -192,7 +192,10 @@ fn rust_type(t: &Ty) -> Result<TokenStream> {
         // An enum argument is its discriminant, checked at launch.
         Ty::Enum(e) => Ok(rust_scalar(e.repr)),
         Ty::Array(a) => {
-            let elem = rust_scalar(a.elem);
+            let Some(s) = a.elem.scalar() else {
+                return Err(Error::Config(format!("internal error: a kernel parameter of type {a}")));
+            };
+            let elem = rust_scalar(s);
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })
         }
         other => Err(Error::Config(format!("internal error: a kernel parameter of type {other}"))),

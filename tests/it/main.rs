@@ -11,6 +11,7 @@ mod capture_scenarios;
 #[path = "../shared/foreign.rs"]
 mod foreign;
 
+mod aggregates;
 mod cache;
 mod captures;
 mod cli;

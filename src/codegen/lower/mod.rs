@@ -4,13 +4,17 @@
 //! Value representation: scalars are LLVM scalars (`bool` is `i1` in registers, one byte in
 //! memory); an array is a pointer (generic address space), one `i64` extent per dimension and
 //! one `i64` stride per dimension, counted in elements. Array parameters are passed flattened in
-//! that order. On the host backend every function takes a hidden first parameter: a pointer to
-//! the thread's `HostCtx` (indices, shared memory, barrier).
+//! that order. A tuple, fixed-size array or struct is a pointer to an immutable temporary
+//! (`aggregate.rs`): device functions take such pointers and return one through a first
+//! pointer parameter; a kernel takes each scalar of an aggregate parameter as a parameter of
+//! its own (`abi::ParamAbi::Aggregate`). On the host backend every function takes a hidden first
+//! parameter: a pointer to the thread's `HostCtx` (indices, shared memory, barrier).
 //!
 //! Defined behaviour where Rust would panic: integer division by zero gives 0 (and `%` gives 0),
 //! `MIN / -1` wraps, shift amounts are masked to the operand's width, float-to-int casts
 //! saturate (Rust's `as`), arithmetic wraps.
 
+mod aggregate;
 mod arith;
 mod builtins;
 mod expr;
@@ -136,7 +140,7 @@ struct ArrayVal<'ctx> {
     ptr: PointerValue<'ctx>,
     shape: Vec<IntValue<'ctx>>,
     strides: Vec<IntValue<'ctx>>,
-    elem: Scalar,
+    elem: Elem,
 }
 
 #[derive(Clone, Debug)]
@@ -145,6 +149,8 @@ enum Val<'ctx> {
     Never,
     Scalar(BasicValueEnum<'ctx>),
     Array(ArrayVal<'ctx>),
+    /// A tuple, fixed-size array or struct: a pointer to a temporary holding it.
+    Agg(PointerValue<'ctx>),
 }
 
 impl<'ctx> Val<'ctx> {
@@ -161,13 +167,15 @@ impl<'ctx> Val<'ctx> {
 enum Slot<'ctx> {
     Scalar(PointerValue<'ctx>, Scalar),
     Array(ArrayVal<'ctx>),
+    /// A tuple, fixed-size array or struct local: its storage and type.
+    Agg(PointerValue<'ctx>, Ty),
     None,
 }
 
 struct LoopBlocks<'ctx> {
     cont: BasicBlock<'ctx>,
     exit: BasicBlock<'ctx>,
-    value: Option<(PointerValue<'ctx>, Scalar)>,
+    value: Option<aggregate::ValueSlot<'ctx>>,
 }
 
 /// The type a value is lowered as: an enum is its discriminant.
@@ -220,6 +228,8 @@ struct FnLower<'c, 'a, 'ctx> {
     host_ctx: Option<PointerValue<'ctx>>,
     /// `activemask()` call sites lowered so far (the host numbers each site).
     activemask_sites: u32,
+    /// Where a function returning an aggregate writes its value.
+    sret: Option<PointerValue<'ctx>>,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

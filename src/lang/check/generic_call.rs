@@ -348,7 +348,7 @@ pub(super) fn cannot_infer(f: &ast::FnItem, param: &str, span: Span) -> Diagnost
 }
 
 /// Whether `e` names one of the const parameters in `scope` (its value is needed).
-fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
+pub(super) fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
     match &e.kind {
         A::Path(n) => scope.iter().any(|(s, _, _)| *s == n.name),
         A::Unary(_, x) | A::Cast(x, _) => mentions(x, scope),

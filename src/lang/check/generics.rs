@@ -170,12 +170,11 @@ impl GenericEnv {
     }
 }
 
-/// The array type with elements of type `elem` (a scalar or a type parameter).
-pub(super) fn array_of(elem: Ty, ndim: u8, writable: bool) -> Option<Ty> {
+/// The array type with elements of type `elem` (a scalar, a struct or a type parameter).
+pub(super) fn array_of(types: &Types, elem: Ty, ndim: u8, writable: bool) -> Option<Ty> {
     match elem {
-        Ty::Scalar(s) => Some(Ty::Array(ArrayTy { elem: s, ndim, writable })),
         Ty::Param(p) => Some(Ty::ParamArray(ParamArrayTy { elem: p, ndim, writable })),
-        _ => None,
+        t => Some(Ty::Array(ArrayTy { elem: types.elem_of(t)?, ndim, writable })),
     }
 }
 
@@ -190,7 +189,7 @@ pub(super) struct ArrayView {
 /// The array `t` is, if it is one.
 pub(super) fn array_view(t: Ty) -> Option<ArrayView> {
     match t {
-        Ty::Array(a) => Some(ArrayView { elem: Ty::Scalar(a.elem), ndim: a.ndim, writable: a.writable }),
+        Ty::Array(a) => Some(ArrayView { elem: a.elem.ty(), ndim: a.ndim, writable: a.writable }),
         Ty::ParamArray(a) => Some(ArrayView { elem: Ty::Param(a.elem), ndim: a.ndim, writable: a.writable }),
         _ => None,
     }

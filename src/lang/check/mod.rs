@@ -13,6 +13,7 @@
 //! obligations, `stmt`, `expr`, `path`, `place` and `call` check what their names say, and
 //! `resolve` turns the inferred body into the final IR.
 
+mod aggregates;
 mod body;
 mod call;
 mod consts;
@@ -29,6 +30,7 @@ mod path;
 mod place;
 mod resolve;
 mod stmt;
+mod structs;
 mod unify;
 
 use crate::ir::*;
@@ -141,7 +143,7 @@ fn check_shared_total(p: &Program) -> CResult<()> {
         let mut err = None;
         visit_block(&f.body, &mut |e| {
             if let ExprKind::SharedArray { elem, len, .. } = &e.kind {
-                total = total.div_ceil(16) * 16 + len * elem.size() as u64;
+                total = total.div_ceil(16) * 16 + len * p.types.elem_size(*elem);
                 if total > builtins::MAX_SHARED_BYTES && err.is_none() {
                     err = Some(
                         Diagnostic::error(e.span, format!("kernel `{}` uses {total} bytes of static shared memory", p.kernel().name))
@@ -221,6 +223,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
         let r = match item {
             Item::Const(c) => cx.const_value(index, c.name.span).map(|_| ()),
             Item::Enum(_) => cx.enum_ty(index).map(|_| ()),
+            Item::Struct(s) => cx.struct_ty(index, s.name.span).map(|_| ()),
             Item::Fn(f) => match &f.ret {
                 RetTy::ImplKernel(_) | RetTy::ImplFn { .. } => {
                     let mut bound = Vec::new();

@@ -1,8 +1,9 @@
-//! The error type of the library.
+//! The error type of the library, the same whatever features are enabled (features stay
+//! additive: a crate matching on [`Error`] builds whether or not another crate in the build
+//! enables `compiler`).
 
 use std::path::PathBuf;
 
-use crate::codegen::CodegenError;
 use crate::lang::Diagnostics;
 use crate::target::UnsupportedArch;
 
@@ -127,12 +128,75 @@ pub enum Error {
     /// Invalid configuration (environment variables or `Config`).
     #[error("configuration: {0}")]
     Config(String),
+    /// A kernel source path that cannot be a source: a FIFO, a device, a folder, or a file past
+    /// the source size limit. Refused before it is read (a FIFO would block, `/dev/zero` never
+    /// end).
+    #[error("cannot read {}: {problem}", path.display())]
+    Input {
+        /// The path.
+        path: PathBuf,
+        /// What it is, or how large.
+        problem: String,
+    },
+    /// The build-time prebuild step was set up wrongly (no `OUT_DIR`, kernel or file names that
+    /// collide in the generated code, a device array bound at build time, a path that is not
+    /// UTF-8).
+    #[error("prebuild: {0}")]
+    Prebuild(String),
+    /// A prebuilt kernel could not be made ready at run time: its embedded source did not load
+    /// or check, or the JIT it needs could not be configured. `source` is the first failure,
+    /// kept for every later call.
+    #[error("prebuilt kernel '{kernel}': {source}")]
+    Prebuilt {
+        /// The kernel.
+        kernel: String,
+        /// What failed.
+        source: std::sync::Arc<Error>,
+    },
+    /// A bug in kache: something it produced is not what it expects.
+    #[error("internal error (a bug in kache, please report it): {0}")]
+    Internal(String),
     /// A device does not support what was asked (e.g. a kernel compiled for another device).
     #[error("{0}")]
     Device(String),
     /// ptxas rejected kache's PTX or could not be run (not the user's mistake).
     #[error("ptxas: {0}")]
     Ptxas(String),
+}
+
+/// Code generation errors (also `kache::codegen::CodegenError`). A kernel that type-checked
+/// only fails here for environmental reasons (no libdevice) or because of a kache bug (an LLVM
+/// verification failure).
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The architecture is not one kache generates code for.
+    #[error(transparent)]
+    UnsupportedArch(#[from] UnsupportedArch),
+    /// A transcendental function needs libdevice, which was not found.
+    #[error(
+        "kernel `{kernel}` calls `{function}`, which needs NVIDIA's libdevice on the GPU, and libdevice.10.bc was not found; \
+         set KACHE_LIBDEVICE to its path, set CUDA_HOME to a CUDA toolkit, or run `pip install nvidia-cuda-nvcc-cu12`"
+    )]
+    NoLibdevice {
+        /// The kernel.
+        kernel: String,
+        /// The method that needs it.
+        function: String,
+    },
+    /// The libdevice file could not be read or parsed.
+    #[error("libdevice at {path} is unusable: {reason}")]
+    BadLibdevice {
+        /// Where it was looked for.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// LLVM reported an error; a kache bug if it happens.
+    #[error("internal code generation error (please report it): {0}")]
+    Llvm(String),
+    /// Stored host bitcode did not load.
+    #[error("host code could not be loaded: {0}")]
+    BadArtifact(String),
 }
 
 impl From<UnsupportedArch> for Error {
@@ -142,6 +206,7 @@ impl From<UnsupportedArch> for Error {
 }
 
 impl Error {
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io { path: path.into(), source }
     }
@@ -149,7 +214,13 @@ impl Error {
     /// Whether this is the user's mistake (exit status 1 in the CLI) rather than the
     /// environment's or kache's (2).
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. } | Error::Ptxas(_))
+        match self {
+            Error::Prebuilt { source, .. } => source.is_user_error(),
+            e => !matches!(
+                e,
+                Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. } | Error::Ptxas(_) | Error::Internal(_)
+            ),
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
 use crate::abi::{self, ParamAbi};
-use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
+use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
@@ -186,14 +186,29 @@ impl CompiledKernel {
     }
 
     /// A cubin of this kernel for its architecture, assembled from its PTX by ptxas (found by
-    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by the PTX, the
-    /// architecture and the ptxas binary's content ([`ptxas_cubin_key`]), and stored unless
-    /// the kernel captured a device array. A kernel that holds a cubin already returns it.
-    /// Errors: compiled for the host ([`Error::Device`]), no ptxas ([`Error::Config`]), ptxas
-    /// rejecting the PTX ([`Error::Ptxas`]).
+    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by this kernel's
+    /// key (which determines its PTX), the architecture, ptxas by its content and its
+    /// `--version` output, the toolchain and the salt ([`derive_cubin`]), counted in the cubin
+    /// tier's figures, and stored unless the kernel captured a device array. A kernel that
+    /// holds a cubin already returns it. Errors: compiled for the host ([`Error::Device`]), no
+    /// ptxas ([`Error::Config`]), a ptxas that cannot be read or run, or rejects the PTX
+    /// ([`Error::Ptxas`]).
     ///
-    /// [`ptxas_cubin_key`]: crate::cache::ptxas_cubin_key
+    /// [`derive_cubin`]: crate::cache::derive_cubin
     pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
+        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+            Error::Config(
+                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+                 or `pip install nvidia-cuda-nvcc-cu12`"
+                    .into(),
+            )
+        })?;
+        let ptxas = crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)?;
+        self.assemble_cubin_with(&ptxas)
+    }
+
+    /// [`assemble_cubin`](Self::assemble_cubin) with the given ptxas.
+    pub fn assemble_cubin_with(&self, ptxas: &crate::toolchain::Ptxas) -> Result<Vec<u8>> {
         let arch = match (&self.artifact, self.target) {
             (Artifact::Cubin(image), _) => return Ok(image.clone()),
             (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
@@ -205,28 +220,24 @@ impl CompiledKernel {
             }
         };
         let ptx = self.ptx().unwrap_or_default();
-        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
-            Error::Config(
-                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
-                 or `pip install nvidia-cuda-nvcc-cu12`"
-                    .into(),
-            )
-        })?;
-        let ptxas_hash = blake3::hash(&std::fs::read(&ptxas).map_err(|e| Error::io(&ptxas, e))?);
-        let key = crate::cache::ptxas_cubin_key(ptx, &arch.to_string(), ptxas_hash.as_bytes());
+        let key = self
+            .jit
+            .as_ref()
+            .map(|j| j.cubin_derivation(&self.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
         let cache = self.jit.as_ref().map(|j| j.cache());
-        if let Some(cache) = cache
-            && let Lookup::Hit(e, _) = cache.lookup(&key)
+        if let (Some(cache), Some(key)) = (cache, &key)
+            && let Lookup::Hit(e, _) = cache.lookup_cubin(key)
             && e.meta.kind == ArtifactKind::Cubin
         {
             return Ok(e.payload.to_vec());
         }
         let t0 = Instant::now();
-        let cubin = crate::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.display(), self.name)))?;
+        let cubin = ptxas
+            .assemble(ptx, &arch.to_string())
+            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), self.name)))?;
         let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-        crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
-        if let (Some(cache), Ok(proof)) = (cache, self.library.persistable()) {
+        if let (Some(cache), Some(key), Ok(proof)) = (cache, key, self.library.persistable()) {
+            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
             let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
             cache.store(proof, Entry { meta, payload: cubin.clone().into() });
         }
@@ -264,11 +275,12 @@ impl CompiledKernel {
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
         let proof = self.library.persistable().ok();
-        let cache = self.jit.as_ref().filter(|j| j.config().cubin_tier).map(|j| j.cache());
-        let ckey = crate::cache::cubin_key(&self.key.0, &dev.arch.to_string(), dev.driver_version);
+        let jit = self.jit.as_ref().filter(|j| j.config().cubin_tier);
+        let cache = jit.map(|j| j.cache());
+        let ckey = jit.map(|j| j.cubin_derivation(&self.key, dev.arch, Assembler::Driver(dev.driver_version)).key).unwrap_or(self.key);
         let mut loaded = None;
         if let (Some(cache), Some(_)) = (cache, &proof)
-            && let Lookup::Hit(e, tier) = cache.lookup(&ckey)
+            && let Lookup::Hit(e, tier) = cache.lookup_cubin(&ckey)
             && e.meta.kind == ArtifactKind::Cubin
         {
             match dev.load_image(&e.payload, &self.entry) {

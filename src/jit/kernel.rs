@@ -11,7 +11,7 @@ use super::launch::{check_args, check_capture_locations};
 use super::module::Module;
 use super::{Jit, Source};
 use crate::abi::{self, CaptureData};
-use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
+use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
@@ -19,7 +19,7 @@ use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
 use crate::lang::GenericKernelSig;
 use crate::library::CodeLibrary;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
-use crate::target::{Arch, Specialization, Target};
+use crate::target::{Arch, Options, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
@@ -32,7 +32,7 @@ pub(super) struct KernelInner {
     pub(super) signature: Vec<(String, Ty)>,
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
-    compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
+    compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
     pub(super) generic: Option<GenericPart>,
@@ -210,13 +210,13 @@ impl Kernel {
 
     /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
     pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
-        let (d, _) = self.derive(target, spec)?;
+        let (d, _) = self.derive(&self.inner.jit.config().options(target), spec)?;
         Ok(d)
     }
 
-    fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+    fn derive(&self, options: &Options, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
         self.not_generic()?;
-        let options = self.inner.jit.config().options(target);
+        let target = options.target;
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -225,48 +225,94 @@ impl Kernel {
             let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
             return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
         }
-        let d = crate::cache::derive(&KeyInputs {
+        Ok((self.derive_with(options, spec, libdevice.as_ref().map(|l| l.hash)), libdevice))
+    }
+
+    fn derive_with(&self, options: &Options, spec: &Specialization, libdevice: Option<[u8; 32]>) -> Derivation {
+        let config = self.inner.jit.config();
+        crate::cache::derive(&KeyInputs {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &options,
-            libdevice: libdevice.as_ref().map(|l| l.hash),
-            salt: &self.inner.jit.config().salt,
-        });
-        Ok((d, libdevice))
+            options,
+            libdevice,
+            toolchain: &config.toolchain,
+            salt: &config.salt,
+        })
+    }
+
+    /// The keys of the cubins of this kernel's PTX for `arch`, each with a title: the one
+    /// `CompiledKernel::assemble_cubin` uses, where ptxas is found (or why it cannot be used),
+    /// and the one launches on CUDA device 0 use, where there is one. What `kache explain`
+    /// shows of the cubin tier.
+    pub fn explain_cubins(&self, arch: Arch, spec: &Specialization) -> Result<Vec<(String, Derivation)>> {
+        let mut out = Vec::new();
+        if let Some(Ok(ptxas)) = crate::toolchain::Ptxas::find() {
+            let d = self.explain_cubin(arch, spec, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version })?;
+            let version = ptxas.version.lines().last().unwrap_or("").trim().to_string();
+            out.push((format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), d));
+        }
+        if let Ok(dev) = Device::cuda(0)
+            && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+        {
+            let d = self.explain_cubin(dev_arch, spec, Assembler::Driver(v))?;
+            out.push((format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), d));
+        }
+        Ok(out)
+    }
+
+    /// The key of the cubin that `assembler` builds for `arch` from this kernel's PTX for
+    /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
+    /// `kache explain` shows of the cubin tier.
+    pub fn explain_cubin(&self, arch: Arch, spec: &Specialization, assembler: Assembler<'_>) -> Result<Derivation> {
+        let (d, _) = self.derive(&self.inner.jit.config().options(Target::Nvptx(arch)), spec)?;
+        Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
     /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(target, spec, None)
+        self.compile_on(self.inner.jit.config().options(target), spec, None)
     }
 
-    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
+    /// options given in full rather than taken from the JIT's configuration: host code for a
+    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
+    /// crate it builds. Not public: such code is for another program, and launching it here
+    /// would need the named CPU's features.
+    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(options, spec, None)
+    }
+
+    fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
-        let memo_key = (target, spec.clone());
+        let memo_key = (options, spec.clone());
         if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
             return Ok(c.clone());
         }
-        let c = self.compile_uncached(target, spec, device)?;
+        let c = self.compile_uncached(&memo_key.0, spec, device)?;
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
         Ok(c)
     }
 
     /// Compiles for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
+        let options = self.inner.jit.config().options(device.target());
+        self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+    fn compile_uncached(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
-        let (d, libdevice) = self.derive(target, spec)?;
-        let key = d.key;
+        let target = options.target;
+        let (d, libdevice) = self.derive(options, spec)?;
+        let mut key = d.key;
         let sig = signature_text(&inner.signature, &inner.enums);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
-        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
-            Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
+        let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
+            (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
+                vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
+            }
             _ => Vec::new(),
         };
         match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
@@ -282,15 +328,28 @@ impl Kernel {
             },
             Lookup::Miss => {}
         }
-        let options = jit.config().options(target);
         let t0 = Instant::now();
-        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
+        // the file held when the lookup's key was derived.
+        let libdevice_bytes = match &libdevice {
+            Some(l) => {
+                let Some((bytes, hash)) = l.load() else {
+                    let function = codegen::first_libdevice_use(&inner.program).unwrap_or_else(|| "a transcendental function".into());
+                    return Err(codegen::CodegenError::NoLibdevice { kernel: inner.name.clone(), function }.into());
+                };
+                if hash != l.hash {
+                    key = self.derive_with(options, spec, Some(hash)).key;
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
         let data = capture_data(&inner.captures);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
             spec,
             captures: &data,
-            options,
+            options: options.clone(),
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
@@ -349,7 +408,7 @@ impl Kernel {
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile_on(device.target(), &spec, Some(device))?;
+        let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;
         c.launch_checked(device, grid, &args)
     }
 
@@ -392,14 +451,15 @@ impl Kernel {
     /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
     /// inspection (`kache compile --emit llvm-ir`); not cached.
     pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
-        let (_, libdevice) = self.derive(target, spec)?;
-        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let options = self.inner.jit.config().options(target);
+        let (_, libdevice) = self.derive(&options, spec)?;
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
         let data = capture_data(&self.inner.captures);
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,
             spec,
             captures: &data,
-            options: self.inner.jit.config().options(target),
+            options,
             libdevice: libdevice_bytes.as_deref(),
         })?)
     }

@@ -5,20 +5,24 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::generate::{GenGlobal, GenKernel, GenModule, generate};
+use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, generate};
+use super::host_object;
 use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
+use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
 use crate::ir::{CaptureTy, Layout};
+use crate::target::Options;
 use crate::{Arch, Config, Jit, Specialization, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
-/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read only
-/// to find `ptxas`, which the step does not run, and to start the Python that finds the
-/// libdevice wheel, whose answer is remembered in the cache folder.) `tests/it/prebuild.rs`
-/// derives the list from the source, so a new variable cannot be forgotten.
+/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read to
+/// find `ptxas` and the Python that finds NVIDIA's wheel (whose answer is remembered in the
+/// cache folder): tracking it would re-run the step whenever a shell's and an editor's `PATH`
+/// differ; `KACHE_PTXAS` pins `ptxas` instead.) `tests/it/prebuild.rs` derives the list from the
+/// source, so a new variable cannot be forgotten.
 pub const TRACKED_ENV: &[&str] = &[
     // What the compiled code depends on.
     "KACHE_ARCH",
@@ -36,6 +40,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_LOCK_TIMEOUT_MS",
     "KACHE_STRICT",
     "KACHE_CUBIN_TIER",
+    "KACHE_TRUSTED_DIRS",
     "KACHE_REMOTE",
     "KACHE_REMOTE_KEY",
     "KACHE_REMOTE_READONLY",
@@ -49,15 +54,31 @@ pub const TRACKED_ENV: &[&str] = &[
     "HOME",
 ];
 
+/// Whether the prebuild step also assembles each kernel's PTX into GPU machine code (a cubin
+/// per architecture) with NVIDIA's `ptxas`, so that the first launch on a GPU of that
+/// architecture loads machine code instead of having the driver compile PTX.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cubins {
+    /// When `ptxas` is found (`KACHE_PTXAS`, `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`,
+    /// `PATH`, the `nvidia-cuda-nvcc-cu12` wheel); PTX only otherwise. The default.
+    #[default]
+    IfPtxasFound,
+    /// Always: no `ptxas` is a build error.
+    Always,
+    /// Never: PTX only.
+    Never,
+}
+
 /// Configures and runs the prebuild step from a build script.
 #[derive(Debug, Default)]
 pub struct Builder {
     kernels_dir: Option<PathBuf>,
     archs: Vec<String>,
+    cubins: Cubins,
     globals: Vec<(String, CaptureValue)>,
     /// Instances to build, by generic kernel name: each the generic arguments of a turbofish.
     instances: Vec<(String, Vec<String>)>,
-    errors: Vec<String>,
+    errors: Vec<(String, String)>,
     out_file: Option<String>,
     out_dir: Option<PathBuf>,
     config: Option<Config>,
@@ -126,12 +147,19 @@ impl Builder {
         self
     }
 
+    /// Whether to embed cubins assembled by `ptxas` beside the PTX (default
+    /// [`Cubins::IfPtxasFound`]).
+    pub fn cubins(mut self, cubins: Cubins) -> Builder {
+        self.cubins = cubins;
+        self
+    }
+
     /// Binds a host scalar or host array global for every kernel file. Device arrays exist only
     /// at run time: kernels that need one are compiled with the JIT instead.
     pub fn global(mut self, name: &str, value: impl IntoCapture) -> Builder {
         match value.into_capture() {
             Ok(v) => self.globals.push((name.to_string(), v)),
-            Err(e) => self.errors.push(format!("global '{name}': {e}")),
+            Err(e) => self.errors.push((name.to_string(), e.to_string())),
         }
         self
     }
@@ -197,7 +225,7 @@ impl Builder {
             Some(d) => d.clone(),
             None => PathBuf::from(
                 std::env::var_os("OUT_DIR")
-                    .ok_or_else(|| Error::Config("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
+                    .ok_or_else(|| Error::Prebuild("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
             ),
         };
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
@@ -206,8 +234,8 @@ impl Builder {
         for v in TRACKED_ENV {
             build_script::instruction("rerun-if-env-changed", v);
         }
-        if let Some(e) = self.errors.first() {
-            return Err(Error::Config(e.clone()));
+        if let Some((name, problem)) = self.errors.first() {
+            return Err(Error::Binding { name: name.clone(), problem: problem.clone() });
         }
         for (name, v) in &self.globals {
             if let CaptureValue::Device(_) = v {
@@ -227,9 +255,35 @@ impl Builder {
             Some(c) => c.clone(),
             None => Config::from_env()?,
         };
+        let ptxas = match self.cubins {
+            Cubins::Never => None,
+            Cubins::IfPtxasFound => crate::toolchain::find_ptxas(),
+            Cubins::Always => Some(crate::toolchain::find_ptxas().ok_or_else(|| {
+                Error::Ptxas(
+                    "Cubins::Always, and ptxas was not found: set KACHE_PTXAS, CUDA_HOME or CUDA_PATH, put ptxas on PATH, \
+                     or `pip install nvidia-cuda-nvcc-cu12`"
+                        .into(),
+                )
+            })?),
+        };
+        let host = match host_object::object_target() {
+            Ok(t) => Some(t),
+            Err(why) => {
+                crate::logging::warning!(
+                    "kernels are not prebuilt for the host backend ({why}); it compiles them at run time with kache's `compiler` feature"
+                );
+                None
+            }
+        };
         let jit = Jit::new(config)?;
         let mut data = DataFiles::new(out_dir.join("kache"))?;
+        let host = host.map(|t| {
+            let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
+            (t, options)
+        });
+        let code = Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir) };
         let mut modules = Vec::new();
+        let mut objects = Vec::new();
         let mut first_error = None;
         let mut listed_used: HashSet<&str> = HashSet::new();
         // A file another kernel file includes with `mod` is part of that one, not a kernel
@@ -251,7 +305,7 @@ impl Builder {
             if included.contains(&file.path) {
                 continue;
             }
-            match m.and_then(|m| self.build_file(m, file, &archs, &mut data)) {
+            match m.and_then(|m| self.build_file(m, file, &code, &mut data, &mut objects)) {
                 Ok((m, used)) => {
                     modules.push(m);
                     listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
@@ -267,7 +321,7 @@ impl Builder {
             return Err(e);
         }
         if let Some((k, _)) = self.instances.iter().find(|(k, _)| !listed_used.contains(k.as_str())) {
-            return Err(Error::Config(format!(
+            return Err(Error::Prebuild(format!(
                 "Builder::instances lists instances of `{k}`, but no kernel file has a generic kernel of that name"
             )));
         }
@@ -279,9 +333,18 @@ impl Builder {
             };
             globals.push(GenGlobal { name, value, bytes_file });
         }
-        let code = generate(&modules, &globals)?;
+        if let (Some((target, _)), false) = (&code.host, objects.is_empty()) {
+            let mut h = blake3::Hasher::new();
+            h.update(code.identity.as_bytes());
+            let name = format!("kache_kernels_{}", &h.finalize().to_hex()[..16]);
+            host_object::archive(&name, &data.dir, &objects, target)?;
+            data.written.insert(data.dir.join(format!("lib{name}.a")));
+            // The archiver's copy for MSVC-style linkers, where it makes one.
+            data.written.insert(data.dir.join(format!("{name}.lib")));
+        }
+        let text = generate(&modules, &globals)?;
         let out = out_dir.join(self.out_file.as_deref().unwrap_or("kache_kernels.rs"));
-        write_if_changed(&out, code.as_bytes())?;
+        write_if_changed(&out, text.as_bytes())?;
         // Kept even where `out_file` puts it among the data files.
         data.written.insert(out.clone());
         data.remove_stale();
@@ -325,8 +388,9 @@ impl Builder {
         &self,
         mut m: crate::jit::Module,
         file: &KernelFile,
-        archs: &[Arch],
+        code: &Code<'_>,
         data: &mut DataFiles,
+        objects: &mut Vec<PathBuf>,
     ) -> Result<(GenModule, Vec<String>)> {
         let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
         let module_files = m
@@ -343,7 +407,7 @@ impl Builder {
         let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let (names, used) = self.names_of(&m, file)?;
         if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
-            return Err(Error::Config(format!(
+            return Err(Error::Prebuild(format!(
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
         }
@@ -351,20 +415,46 @@ impl Builder {
         for (k_index, name) in names.into_iter().enumerate() {
             let k = m.kernel(&name)?;
             if let Some(c) = k.program().captures.iter().find(|c| matches!(c.ty, CaptureTy::Array { device: true, .. })) {
-                return Err(Error::Config(format!(
+                return Err(Error::Prebuild(format!(
                     "kernel '{name}' captures {}, a device array, which exists only at run time; compile it with kache::Jit (Module::with_global) instead",
                     c.origin
                 )));
             }
             let rust = instance_rust_name(&name);
-            let mut ptx = Vec::new();
-            for a in archs {
-                let c = k.compile(Target::Nvptx(*a), &Specialization::uniform(k.program(), Layout::C))?;
-                // Numbered, so that names differing only in case stay apart on any file system.
-                let name = format!("f{}-k{k_index}-{}-{rust}.{a}.ptx", file.index, file.module);
-                ptx.push((a.to_string(), data.write(&name, c.ptx().unwrap_or("").as_bytes())?));
+            let spec = Specialization::uniform(k.program(), Layout::C);
+            // Numbered, so that names differing only in case stay apart on any file system.
+            let stem = format!("f{}-k{k_index}-{}-{rust}", file.index, file.module);
+            let (mut ptx, mut cubins) = (Vec::new(), Vec::new());
+            let mut entry = crate::abi::symbol_name(&name);
+            for a in code.archs {
+                let c = k.compile(Target::Nvptx(*a), &spec)?;
+                entry = c.entry().to_string();
+                ptx.push((a.to_string(), data.write(&format!("{stem}.{a}.ptx"), c.ptx().unwrap_or("").as_bytes())?));
+                if code.cubins {
+                    let cubin = c.assemble_cubin()?;
+                    cubins.push((a.to_string(), data.write(&format!("{stem}.{a}.cubin"), &cubin)?));
+                }
             }
-            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
+            let host = match &code.host {
+                Some((target, options)) => {
+                    let c = k.compile_with(options.clone(), &spec)?;
+                    let crate::codegen::Artifact::HostBitcode(bitcode) = c.artifact() else {
+                        return Err(Error::Internal(format!("kernel '{name}' compiled for the host is not host code")));
+                    };
+                    let symbol = host_object::entry_symbol(&code.identity, &c.key(), &file.module, &name);
+                    let object = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, options.opt_level)?;
+                    let path = data.write(&format!("{stem}.o"), &object)?;
+                    objects.push(PathBuf::from(path));
+                    let program = k.program();
+                    Some(GenHost {
+                        symbol,
+                        static_shared: crate::abi::static_shared_bytes(program),
+                        cooperative: program.funcs.iter().any(|f| f.uses_block_sync),
+                    })
+                }
+                None => None,
+            };
+            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), entry, ptx, cubins, host });
         }
         for f in m.factory_names() {
             crate::logging::warning!(
@@ -386,6 +476,17 @@ impl Builder {
     }
 }
 
+/// What the step builds for every kernel: PTX for the architectures, cubins with `ptxas` (if
+/// found), host object code for the crate's target (if any: the target, and the options that
+/// compile for its CPU), under the crate's identity.
+struct Code<'a> {
+    archs: &'a [Arch],
+    /// Whether to assemble cubins (ptxas was found).
+    cubins: bool,
+    host: Option<(ObjectTarget, Options)>,
+    identity: String,
+}
+
 /// The `.rs` files of the kernels folder, sorted, each with its module name; two files that
 /// would become one module are an error.
 fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
@@ -403,7 +504,7 @@ fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
         files.push(KernelFile { index, module: rust_name(stem), shown, path });
     }
     if let Some((a, b, module)) = first_collision(files.iter().map(|f| (f.shown.as_str(), f.module.clone()))) {
-        return Err(Error::Config(format!(
+        return Err(Error::Prebuild(format!(
             "kernel files {a} and {b} both become the module `{module}` (docs/prebuild.md, \"Names\"): rename one"
         )));
     }
@@ -411,7 +512,7 @@ fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
 }
 
 fn not_utf8(path: &Path) -> Error {
-    Error::Config(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
+    Error::Prebuild(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
 }
 
 fn utf8(path: &Path) -> Result<String> {

@@ -58,25 +58,25 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(self.float_to_half(r.into_float_value(), Scalar::F32, s)?.into())
     }
 
-    /// `x.sin_cos()`: libdevice's `sincos` on the GPU, Rust's `sin_cos` on the host, both
-    /// answering through two slots; a 16-bit float computes in `f32` and rounds each.
+    /// `x.sin_cos()`: libdevice's `sincos` on the GPU (answering through two slots); on the
+    /// host the two host calls `sin` and `cos`, which is what Rust's `sin_cos` is. A 16-bit
+    /// float computes in `f32` and rounds each.
     fn sin_cos(&mut self, s: Scalar, x: BasicValueEnum<'ctx>, ty: Ty) -> R<Val<'ctx>> {
         let wide = if s.is_half() { Scalar::F32 } else { s };
         let xw: BasicValueEnum = if s.is_half() { self.half_to_f32(x.into_int_value(), s)?.into() } else { x };
-        let ft = self.cx.scalar_ty(wide);
-        let (sp, cp) = (self.alloca(wide)?, self.alloca(wide)?);
-        let name = if self.cx.host {
-            crate::codegen::host_jit::host_math_symbol(MathFn::SinCos, wide)
+        let (mut sin, mut cos) = if self.cx.host {
+            (self.math_of(MathFn::Sin, wide, &[xw])?, self.math_of(MathFn::Cos, wide, &[xw])?)
         } else {
-            (if wide == Scalar::F32 { "__nv_sincosf" } else { "__nv_sincos" }).to_string()
+            let ft = self.cx.scalar_ty(wide);
+            let (sp, cp) = (self.alloca(wide)?, self.alloca(wide)?);
+            let name = if wide == Scalar::F32 { "__nv_sincosf" } else { "__nv_sincos" };
+            let f = self.m.get_function(name).unwrap_or_else(|| {
+                let fty = self.ctx().void_type().fn_type(&[ft.into(), self.cx.ptr.into(), self.cx.ptr.into()], false);
+                self.m.add_function(name, fty, None)
+            });
+            self.b.build_call(f, &[xw.into(), sp.into(), cp.into()], "")?;
+            (self.b.build_load(ft, sp, "")?, self.b.build_load(ft, cp, "")?)
         };
-        let f = self.m.get_function(&name).unwrap_or_else(|| {
-            let fty = self.ctx().void_type().fn_type(&[ft.into(), self.cx.ptr.into(), self.cx.ptr.into()], false);
-            self.m.add_function(&name, fty, None)
-        });
-        self.b.build_call(f, &[xw.into(), sp.into(), cp.into()], "")?;
-        let mut sin = self.b.build_load(ft, sp, "")?;
-        let mut cos = self.b.build_load(ft, cp, "")?;
         if s.is_half() {
             sin = self.float_to_half(sin.into_float_value(), Scalar::F32, s)?.into();
             cos = self.float_to_half(cos.into_float_value(), Scalar::F32, s)?.into();

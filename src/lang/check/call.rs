@@ -459,11 +459,20 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Function::SharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
                 let usage = "write `shared_array::<T, N>()`, for example `shared_array::<f32, 256>()`";
-                let [GenericArg::Type(t), GenericArg::Const(n)] = generics else {
-                    return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
-                        .label("missing generic arguments")
-                        .help(usage)
-                        .into());
+                // A bare name in the element's place was parsed as a constant: a struct's name.
+                let named;
+                let (t, n) = match generics {
+                    [GenericArg::Type(t), GenericArg::Const(n)] => (t, n),
+                    [GenericArg::Const(ast::Expr { kind: A::Path(name), span: at }), GenericArg::Const(n)] => {
+                        named = TypeExpr::Named(vec![name.clone()], *at);
+                        (&named, n)
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
+                            .label("missing generic arguments")
+                            .help(usage)
+                            .into());
+                    }
                 };
                 let elem_ty = self.shared_elem(t)?;
                 let len = self.eval_const_here(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
@@ -495,11 +504,19 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             Function::DynSharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
-                let [GenericArg::Type(t)] = generics else {
-                    return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
-                        .label("missing generic argument")
-                        .help("write `dynamic_shared_array::<f32>()`")
-                        .into());
+                let named;
+                let t = match generics {
+                    [GenericArg::Type(t)] => t,
+                    [GenericArg::Const(ast::Expr { kind: A::Path(name), span: at })] => {
+                        named = TypeExpr::Named(vec![name.clone()], *at);
+                        &named
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
+                            .label("missing generic argument")
+                            .help("write `dynamic_shared_array::<f32>()`")
+                            .into());
+                    }
                 };
                 let elem_ty = self.shared_elem(t)?;
                 self.uses_block_sync = true;

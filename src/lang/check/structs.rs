@@ -31,7 +31,7 @@ impl<'m> ModuleCx<'m> {
         let id = self.types.borrow_mut().add_struct(StructDef { name, fields: Vec::new() });
         self.struct_ids.insert(i, id);
         self.structs_in_progress.push(i);
-        let saved = std::mem::replace(&mut self.self_ty, Some(Ty::Agg(id)));
+        let saved = self.self_ty.replace(Ty::Agg(id));
         let r = self.struct_fields(s);
         self.self_ty = saved;
         self.structs_in_progress.pop();

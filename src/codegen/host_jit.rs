@@ -110,7 +110,8 @@ mod tests {
 
     #[test]
     fn every_transcendental_has_a_host_implementation() {
-        for d in builtins::METHODS.iter().filter(|d| d.libdevice.is_some()) {
+        // `sin_cos` is libdevice's `sincos` on the GPU and the host calls `sin` and `cos` here.
+        for d in builtins::METHODS.iter().filter(|d| d.libdevice.is_some() && d.func != MathFn::SinCos) {
             for s in [Scalar::F32, Scalar::F64] {
                 let sym = host_math_symbol(d.func, s);
                 assert!(host_calls::address(&sym).is_some(), "{sym} has no host implementation");

@@ -228,7 +228,7 @@ fn param_type(t: &Ty) -> Result<TokenStream> {
         }
         Ty::Array(a) => {
             let (elem, ndim, writable) = (scalar_variant(scalar_elem(a)?), a.ndim, a.writable);
-            Ok(quote!(::kache::Ty::Array(::kache::ir::ArrayTy { elem: ::kache::Scalar::#elem, ndim: #ndim, writable: #writable })))
+            Ok(quote!(::kache::Ty::Array(::kache::ir::ArrayTy { elem: ::kache::ir::Elem::Scalar(::kache::Scalar::#elem), ndim: #ndim, writable: #writable })))
         }
         Ty::Enum(e) => {
             let (id, repr) = (e.id, scalar_variant(e.repr));

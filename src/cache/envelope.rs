@@ -587,8 +587,35 @@ mod tests {
 
     #[test]
     fn malformed_interfaces_are_rejected_even_with_a_good_checksum() {
-        let (m, p) = sample_kernel(BuiltFor::Gpu(Arch { sm: 90, accelerated: false }));
-        let b = encode(&m, &p);
+        let (mut m, p) = sample_kernel(BuiltFor::Gpu(Arch { sm: 90, accelerated: false }));
+        let with_slots = encode(&m, &p);
+        if let Some(i) = &mut m.interface {
+            i.slots.clear();
+        }
+        malformed_fields_are_refused(
+            &encode(&m, &p),
+            &p,
+            &[
+                // The last parameter is `y`: [2, elem, ndim, writable, layout].
+                (1, 9, "layout"),
+                (2, 2, "array mutability"),
+                (3, 5, "array dimensions"),
+                (4, 200, "scalar type"),
+                // (3 is an enum parameter's tag.)
+                (5, 4, "parameter type"),
+            ],
+        );
+        // The last slot: [elem, ndim, writable, layout] and two (extent, stride) pairs.
+        malformed_fields_are_refused(
+            &with_slots,
+            &p,
+            &[(33, 9, "slot layout"), (34, 2, "slot mutability"), (35, 5, "slot"), (36, 200, "slot element type")],
+        );
+    }
+
+    /// Each (offset, value, field): the byte at `offset` (counted back from the payload length
+    /// field) rewritten to `value`, and the checksum fixed, is refused for `field`.
+    fn malformed_fields_are_refused(b: &[u8], p: &[u8], cases: &[(usize, u8, &'static str)]) {
         let header_end = b.len() - p.len() - 32;
         // Rewrites the byte at `at` (counted back from the payload length field) and fixes
         // the checksum, so only the field's meaning can refuse it.
@@ -598,15 +625,11 @@ mod tests {
             c[i] = v;
             let h = *blake3::hash(&c).as_bytes();
             c.extend_from_slice(&h);
-            c.extend_from_slice(&p);
+            c.extend_from_slice(p);
             decode(&c, None).map(|_| ())
         };
-        // The last parameter is `y`: [2, elem, ndim, writable, layout].
-        assert_eq!(rewrite(1, 9).unwrap_err(), EnvelopeError::Malformed("layout"));
-        assert_eq!(rewrite(2, 2).unwrap_err(), EnvelopeError::Malformed("array mutability"));
-        assert_eq!(rewrite(3, 5).unwrap_err(), EnvelopeError::Malformed("array dimensions"));
-        assert_eq!(rewrite(4, 200).unwrap_err(), EnvelopeError::Malformed("scalar type"));
-        // (3 is an enum parameter's tag.)
-        assert_eq!(rewrite(5, 4).unwrap_err(), EnvelopeError::Malformed("parameter type"));
+        for (at, v, field) in cases {
+            assert_eq!(rewrite(*at, *v).unwrap_err(), EnvelopeError::Malformed(field), "byte {at} set to {v}");
+        }
     }
 }

@@ -312,6 +312,8 @@ impl LoadedFunction {
     /// Writes `value` into the module's 8-byte variable `name` (a capture slot; see
     /// `abi::capture_slot_symbol`): found with `cuModuleGetGlobal`, written with a copy that
     /// waits for earlier work, before the module's first launch.
+    // Only the JIT's relocatable captures fill slots.
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
     pub fn fill_global(&self, name: &str, value: u64) -> Result<()> {
         self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
         let c_name = CString::new(name).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;

@@ -31,6 +31,24 @@ pub enum CaptureData<'a> {
         /// Strides in elements.
         strides: &'a [isize],
     },
+    /// A device array compiled relocatably: its address is read from the module's slot
+    /// [`capture_slot_symbol`], which the loader fills; extents and strides are constants.
+    DeviceSlot {
+        /// Extents.
+        shape: &'a [usize],
+        /// Strides in elements.
+        strides: &'a [isize],
+    },
+}
+
+/// Prefix of every capture slot's symbol.
+pub const CAPTURE_SLOT_PREFIX: &str = "__kache_capture_slot_";
+
+/// The symbol of the slot that holds the address of capture `id` in relocatable mode: a
+/// 64-bit variable the module defines (`.const` on NVPTX, a global on the host) and the loader
+/// fills before the first launch (`cuModuleGetGlobal` and a copy on CUDA).
+pub fn capture_slot_symbol(id: usize) -> String {
+    format!("{CAPTURE_SLOT_PREFIX}{id}")
 }
 
 /// How one kernel parameter is passed: scalars as themselves, arrays as a pointer, `ndim`

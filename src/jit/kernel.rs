@@ -36,7 +36,10 @@ pub(super) struct KernelInner {
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
     pub(super) generic: Option<GenericPart>,
-    _source: Arc<Source>,
+    /// Whether its code may be written to the local store and the remote
+    /// ([`Module::persist`]).
+    pub(super) persist: bool,
+    source: Arc<Source>,
 }
 
 /// Resolves each capture of a program to its value.
@@ -65,15 +68,28 @@ fn static_data(a: &crate::ir::ConstArray) -> HostData {
     }
 }
 
-fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
+/// What code generation needs of each capture: device arrays by address, or through a slot
+/// where `relocatable`.
+fn capture_data(values: &[CaptureValue], relocatable: bool) -> Vec<CaptureData<'_>> {
     values
         .iter()
         .map(|v| match v {
             CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
             CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
+            CaptureValue::Device(d) if relocatable => CaptureData::DeviceSlot { shape: &d.shape, strides: &d.strides },
             CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
         })
         .collect()
+}
+
+/// The kernels warned about as "not cached on disk" in this process: each once, whatever
+/// `Jit` compiled it.
+fn warn_not_persisted_once(id: String, msg: &str) {
+    static WARNED: std::sync::OnceLock<Mutex<std::collections::HashSet<String>>> = std::sync::OnceLock::new();
+    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if warned.insert(id) {
+        crate::logging::warning!("{msg}");
+    }
 }
 
 /// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
@@ -98,7 +114,8 @@ impl KernelInner {
             signature,
             compiled: Mutex::new(HashMap::new()),
             generic: None,
-            _source: module.source.clone(),
+            persist: module.persist,
+            source: module.source.clone(),
         })
     }
 
@@ -205,7 +222,12 @@ impl Kernel {
 
     /// The kernel's code library tree (without LLVM modules): what it references and how.
     pub fn library(&self) -> Arc<CodeLibrary> {
-        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None)
+        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable())
+    }
+
+    /// Whether device arrays are captured through slots (the JIT's configuration).
+    fn relocatable(&self) -> bool {
+        self.inner.jit.config().relocatable_captures
     }
 
     /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
@@ -238,6 +260,7 @@ impl Kernel {
             libdevice,
             toolchain: &config.toolchain,
             salt: &config.salt,
+            relocatable_captures: config.relocatable_captures,
         })
     }
 
@@ -344,7 +367,8 @@ impl Kernel {
             }
             None => None,
         };
-        let data = capture_data(&inner.captures);
+        let relocatable = self.relocatable();
+        let data = capture_data(&inner.captures, relocatable);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
             spec,
@@ -354,10 +378,10 @@ impl Kernel {
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
-        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
+        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules), relocatable);
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
-        let ck = Arc::new(CompiledKernel::new(
+        let mut ck = CompiledKernel::new(
             self,
             target,
             spec,
@@ -366,29 +390,38 @@ impl Kernel {
             compiled.entry.clone(),
             library.clone(),
             Origin::Compiled { ms: compile_ms },
-        ));
+        );
         match library.persistable() {
             Ok(proof) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
-                cache.store(proof, Entry { meta, payload });
+                if inner.persist {
+                    cache.store(proof, Entry { meta, payload });
+                } else {
+                    cache.store_in_memory(proof, Entry { meta, payload });
+                }
+                Ok(Arc::new(ck))
             }
             Err(refs) => {
                 let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
                 let msg = format!(
                     "kernel '{}' is not cached on disk: it captures device array {}; device pointers are valid only in this process. \
-                     Pass the array as a kernel argument to make it cacheable.",
+                     Pass the array as a kernel argument, or set KACHE_CAPTURES=relocatable, to make it cacheable.",
                     inner.name,
                     what.join(" and device array ")
                 );
-                if jit.config().strict {
+                if jit.config().strict && inner.persist {
                     return Err(Error::NotPersisted(msg));
                 }
+                ck.pinned = true;
+                let ck = Arc::new(ck);
                 let any: Arc<dyn std::any::Any + Send + Sync> = ck.clone();
                 cache.pin(key, &any, msg.clone());
-                cache.warn_once(&format!("not-persisted:{}", inner.name), &msg);
+                if inner.persist {
+                    warn_not_persisted_once(format!("{}\0{}", self.inner.source.file.name(), inner.name), &msg);
+                }
+                Ok(ck)
             }
         }
-        Ok(ck)
     }
 
     /// Checks `args` against the signature, compiles the matching specialisation on first use
@@ -421,7 +454,7 @@ impl Kernel {
     /// A compiled kernel around code built elsewhere (keyed by its bytes).
     fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
-        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
+        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable());
         let entry = abi::symbol_name(&self.inner.program.kernel().name);
         Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
     }
@@ -454,7 +487,7 @@ impl Kernel {
         let options = self.inner.jit.config().options(target);
         let (_, libdevice) = self.derive(&options, spec)?;
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
-        let data = capture_data(&self.inner.captures);
+        let data = capture_data(&self.inner.captures, self.relocatable());
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,
             spec,
@@ -465,13 +498,15 @@ impl Kernel {
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
-    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
-    /// device array fails with [`Error::NotSerializable`].
+    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel whose code holds
+    /// the address of a device array (baked captures) fails with [`Error::NotSerializable`]
+    /// naming every such array; with relocatable captures the bytes name the slots instead,
+    /// which [`CompiledKernel::bind`] fills.
     pub fn serialize(&self, target: Target) -> Result<Vec<u8>> {
         self.not_generic()?;
         let lib = self.library();
         if let Err(refs) = lib.persistable() {
-            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: refs[0].describe() });
+            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: crate::library::describe_device_arrays(&refs) });
         }
         self.compile(target, &Specialization::uniform(&self.inner.program, Layout::C))?.serialize()
     }

@@ -48,8 +48,8 @@ impl CompiledKernel {
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }
-        for loc in &self.device_captures {
-            if *loc != device.location() {
+        for loc in self.device_captures.iter().copied().chain(super::slots::slot_locations(&self.slots)) {
+            if loc != device.location() {
                 return Err(Error::Device(format!(
                     "kernel '{}' captured an array in {loc} and cannot run on {}",
                     self.name,

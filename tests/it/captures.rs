@@ -19,6 +19,16 @@ macro_rules! scenario_tests {
             use super::*;
             $(#[test] fn $name() { scenarios::$name(&Device::host(), Wrap::Foreign).unwrap(); })*
         }
+        /// The same scenarios with relocatable captures: the same semantics.
+        mod relocatable {
+            use super::*;
+            $(#[test] fn $name() {
+                scenarios::with_relocatable_jit(|| {
+                    scenarios::$name(&Device::host(), Wrap::Kache)?;
+                    scenarios::$name(&Device::host(), Wrap::Foreign)
+                }).unwrap();
+            })*
+        }
     };
 }
 
@@ -313,4 +323,23 @@ fn captured_device_array_on_another_device_is_refused_at_launch() {
     let mut out = dev.alloc::<f32>(&[1]).unwrap();
     let err = m.kernel("k").unwrap().launch(&dev, Grid::linear(1, 1), (&mut out,)).unwrap_err();
     assert!(err.to_string().contains("CUDA device 0"), "{err}");
+}
+
+#[test]
+fn a_const_and_a_bound_global_of_one_name_is_an_error_naming_both() {
+    let dev = Device::host();
+    let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
+    let src = "const RATE: f32 = 0.5;\n#[kernel] pub fn k(o: &mut [f32]) { o[0] = RATE; }";
+    for bound in [kache::CaptureValue::Scalar(kache::ir::ScalarValue::F32(2.0)), (&dev.upload(&[2.0f32]).unwrap()).into_capture().unwrap()]
+    {
+        let m = jit.load_source("c.rs", src).unwrap().with_global("RATE", bound).unwrap();
+        let e = m.kernel("k").unwrap_err().to_string();
+        assert!(e.contains("`RATE` is both the `const` at c.rs:1:7 and a global bound on the module"), "{e}");
+        assert!(e.starts_with("c.rs:2:"), "located at the use: {e}");
+    }
+    // Unbound, the const is used.
+    let k = jit.load_source("c.rs", src).unwrap().kernel("k").unwrap();
+    let mut out = dev.alloc::<f32>(&[1]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (&mut out,)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![0.5]);
 }

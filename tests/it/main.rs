@@ -28,6 +28,7 @@ mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;
+mod relocatable;
 mod remote;
 mod runtime;
 mod semantics;

@@ -127,8 +127,11 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
             m.add_basic_value_flag("nvvm-reflect-ftz", inkwell::module::FlagBehavior::Override, flag);
         }
         cx.lower_function(&m, id)?;
-        if id == input.program.kernel && cx.host {
-            cx.host_entry(&m, id)?;
+        if id == input.program.kernel {
+            cx.define_capture_slots(&m);
+            if cx.host {
+                cx.host_entry(&m, id)?;
+            }
         }
         out.push(m);
     }
@@ -211,6 +214,34 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
 
     fn mem_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
+    }
+
+    /// The slot of relocatable capture `c` in module `m`: declared where a function reads it,
+    /// defined once, in the kernel's module ([`Cx::define_capture_slots`]), so linking joins
+    /// them. `.const` on NVPTX (read through the constant cache, filled with
+    /// `cuModuleGetGlobal` and a copy), an ordinary global on the host.
+    fn capture_slot(&self, m: &Module<'ctx>, c: CaptureId) -> inkwell::values::GlobalValue<'ctx> {
+        let name = crate::abi::capture_slot_symbol(c);
+        if let Some(g) = m.get_global(&name) {
+            return g;
+        }
+        let space = if self.host { AddressSpace::default() } else { AddressSpace::from(4u16) };
+        let g = m.add_global(self.ptr, Some(space), &name);
+        g.set_alignment(8);
+        g.set_externally_initialized(true);
+        g
+    }
+
+    /// Defines, in the kernel's module, the slot of every device array the program captured
+    /// relocatably, visible by name for the loader (none in baked mode).
+    fn define_capture_slots(&self, m: &Module<'ctx>) {
+        for (c, data) in self.input.captures.iter().enumerate() {
+            if let crate::abi::CaptureData::DeviceSlot { .. } = data {
+                let g = self.capture_slot(m, c);
+                g.set_initializer(&self.ptr.const_null());
+                g.set_linkage(inkwell::module::Linkage::External);
+            }
+        }
     }
 }
 

@@ -49,6 +49,23 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .into());
         }
         if let Some(res) = self.mcx.m.scopes.value(self.module, &n.name) {
+            // A bound global of the same name must not be silently shadowed by the item.
+            if let (Res::Item(i), Some(_)) = (res, self.mcx.env.global(&n.name))
+                && let Item::Const(c) = &self.mcx.m.items[i]
+            {
+                let kind = if c.is_static { "static" } else { "const" };
+                let files = &self.mcx.m.files;
+                let at = files.iter().rev().find(|f| f.contains(c.name.span)).map(|f| format!(" at {}", f.location(c.name.span)));
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{}` is both the `{kind}`{} and a global bound on the module", n.name, at.unwrap_or_default()),
+                )
+                .label("ambiguous")
+                .secondary(c.name.span, format!("`{kind} {}` defined here", n.name))
+                .note(format!("the host bound a global `{}` on the module (`with_global`)", n.name))
+                .help(format!("rename the `{kind}` or the global, or do not bind `{}`", n.name))
+                .into());
+            }
             return self.item_value(res, &n.name, span);
         }
         if let Some((i, ty)) = self.mcx.env.global(&n.name) {

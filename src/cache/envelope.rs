@@ -298,7 +298,9 @@ fn put_interface(out: &mut Vec<u8>, i: &Interface) {
         for t in [&s.symbol, &s.name, &s.origin] {
             put_str(out, t);
         }
-        out.extend_from_slice(&[s.ty.elem.tag(), s.ty.ndim, s.ty.writable as u8, s.layout.tag()]);
+        // Captured arrays hold scalars (a host value has no struct elements).
+        let elem = s.ty.elem.scalar().map(Scalar::tag).unwrap_or(u8::MAX);
+        out.extend_from_slice(&[elem, s.ty.ndim, s.ty.writable as u8, s.layout.tag()]);
         for (d, st) in s.shape.iter().zip(&s.strides) {
             out.extend_from_slice(&(*d as u64).to_le_bytes());
             out.extend_from_slice(&(*st as i64).to_le_bytes());
@@ -427,7 +429,7 @@ impl<'a> Reader<'a> {
                 shape.push(usize::try_from(self.u64()?).map_err(|_| EnvelopeError::Malformed("slot extent"))?);
                 strides.push(self.u64()? as i64 as isize);
             }
-            slots.push(SlotDecl { symbol, name, origin, ty: ArrayTy { elem, ndim, writable }, layout, shape, strides });
+            slots.push(SlotDecl { symbol, name, origin, ty: ArrayTy { elem: Elem::Scalar(elem), ndim, writable }, layout, shape, strides });
         }
         Ok(slots)
     }
@@ -511,7 +513,7 @@ mod tests {
                 symbol: crate::abi::capture_slot_symbol(2),
                 name: "PRICES".into(),
                 origin: "global 'PRICES'".into(),
-                ty: ArrayTy { elem: Scalar::F64, ndim: 2, writable: true },
+                ty: ArrayTy { elem: Scalar::F64.into(), ndim: 2, writable: true },
                 layout: Layout::F,
                 shape: vec![3, 4],
                 strides: vec![1, 3],

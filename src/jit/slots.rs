@@ -5,7 +5,7 @@
 use crate::cache::envelope::SlotDecl;
 use crate::capture::{ArrayDesc, CaptureValue, IntoCapture, Location};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureOrigin, CaptureTy, Program};
+use crate::ir::{CaptureOrigin, CaptureTy, Elem, Program};
 
 /// A slot of a relocatable kernel: the module variable that holds the address of one captured
 /// device array, what array it takes, and the array bound to it (if any).
@@ -113,7 +113,7 @@ pub(super) fn bind(kernel: &str, slots: &mut [CaptureSlot], name: &str, value: i
     };
     for i in matching {
         let decl = &slots[i].decl;
-        if d.elem != decl.ty.elem || d.shape.len() != decl.ty.ndim as usize {
+        if Elem::Scalar(d.elem) != decl.ty.elem || d.shape.len() != decl.ty.ndim as usize {
             return Err(err(format!(
                 "the slot takes a {}-d `{}` array ({}), not a {}",
                 decl.ty.ndim,

@@ -167,7 +167,7 @@ pub fn bump_all(ms: &mut [Mixed], by: Mixed) {
 "#;
 
 fn mixed(i: usize) -> Mixed {
-    Mixed { flag: i % 2 == 0, x: i as f64 * 1.5, tag: 100 + i as u16, inner: Inner { a: i as u8 * 3, b: [i as i32, -(i as i32)] } }
+    Mixed { flag: i.is_multiple_of(2), x: i as f64 * 1.5, tag: 100 + i as u16, inner: Inner { a: i as u8 * 3, b: [i as i32, -(i as i32)] } }
 }
 
 #[test]

@@ -283,8 +283,8 @@ pub fn nbody_structs(dev: &Device) -> Outcome {
             }
         }
         let mut q = *p;
-        for k in 0..3 {
-            q.vel[k] = (q.vel[k] + acc[k] * step.dt) * step.damping;
+        for (k, a) in acc.iter().enumerate() {
+            q.vel[k] = (q.vel[k] + a * step.dt) * step.damping;
             q.pos[k] += q.vel[k] * step.dt;
         }
         want.push(q);

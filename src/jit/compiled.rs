@@ -13,7 +13,7 @@ use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
-use crate::ir::{EnumDef, Ty};
+use crate::ir::{EnumDef, Ty, Types};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
 use crate::target::{Specialization, Target};
@@ -43,6 +43,8 @@ pub struct CompiledKernel {
     pub(super) spec: Specialization,
     pub(super) signature: Vec<(String, Ty)>,
     pub(super) enums: Vec<EnumDef>,
+    /// The structs of the signature's types.
+    pub(super) types: Types,
     pub(super) abi: Vec<ParamAbi>,
     pub(super) artifact: Artifact,
     pub(super) entry: String,
@@ -95,6 +97,7 @@ impl CompiledKernel {
             spec: spec.clone(),
             signature: k.inner.signature.clone(),
             enums: k.inner.enums.clone(),
+            types: k.inner.types.clone(),
             abi: ParamAbi::of(p),
             artifact,
             entry,

@@ -15,7 +15,7 @@ use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty, Types};
 use crate::lang::GenericKernelSig;
 use crate::library::CodeLibrary;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
@@ -32,6 +32,8 @@ pub(super) struct KernelInner {
     pub(super) signature: Vec<(String, Ty)>,
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
+    /// The structs of the signature's types (the program's table of aggregates).
+    pub(super) types: Types,
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
@@ -108,6 +110,7 @@ impl KernelInner {
         Ok(KernelInner {
             jit: module.jit.clone(),
             enums: program.enums.clone(),
+            types: program.types.clone(),
             name: name.to_string(),
             program,
             captures,
@@ -438,7 +441,7 @@ impl Kernel {
         if let Some(g) = &self.inner.generic {
             return g.instance_for(&args)?.launch_values(device, grid, args);
         }
-        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &self.inner.types, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;

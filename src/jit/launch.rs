@@ -31,7 +31,7 @@ impl CompiledKernel {
     /// Launches with arguments checked against the signature and the specialisation.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = check_args(&self.name, &self.signature, &self.enums, &args, device)?;
+        let spec = check_args(&self.name, &self.signature, &self.enums, &self.types, &args, device)?;
         if spec != self.spec {
             return Err(Error::BadArgument {
                 kernel: self.name.clone(),

@@ -50,7 +50,15 @@ impl CompiledKernel {
                 let (ty, enum_def) = match (ty, layout) {
                     (Ty::Scalar(s), None) => (ParamTy::Scalar(*s), None),
                     (Ty::Enum(e), None) => (ParamTy::Scalar(e.repr), Some(self.enums.get(e.id as usize).cloned().ok_or_else(unfit)?)),
-                    (Ty::Array(a), Some(l)) => (ParamTy::Array { ty: *a, layout: *l }, None),
+                    (Ty::Array(a), Some(l)) if a.elem.scalar().is_some() => (ParamTy::Array { ty: *a, layout: *l }, None),
+                    // The serialised interface describes scalars and arrays of scalars only.
+                    (Ty::Array(_) | Ty::Agg(_), _) => {
+                        return Err(Error::BadArgument {
+                            kernel: self.name.clone(),
+                            param: name.clone(),
+                            problem: "kernels with struct parameters cannot be serialised (the serialised interface describes scalars and arrays of scalars): load them from source".into(),
+                        });
+                    }
                     _ => return Err(unfit()),
                 };
                 Ok(Param { name: name.clone(), ty, enum_def })
@@ -138,6 +146,9 @@ impl CompiledKernel {
             spec: Specialization { layouts },
             signature,
             enums,
+            // Serialised kernels take scalars and arrays of scalars only (`serialize` refuses
+            // structs), so their signatures name no struct.
+            types: crate::ir::Types::default(),
             abi,
             artifact,
             entry: meta.entry,

@@ -15,6 +15,10 @@ pub(crate) mod cuda;
 pub(crate) mod host;
 mod host_sync;
 pub(crate) mod launch;
+mod structs;
+
+pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
+pub(crate) use structs::{check_layout, struct_slots};
 
 use std::any::Any;
 use std::fmt;
@@ -555,6 +559,15 @@ pub enum ArgValue {
         desc: ArrayDesc,
         /// May the kernel write it.
         writable: bool,
+    },
+    /// An array of plain-data structs ([`StructArray`]).
+    Structs(StructsArg),
+    /// A plain-data struct by value ([`ByValue`]): its bytes as the host lays it out.
+    Struct {
+        /// The value's bytes (padding zeroed).
+        bytes: Vec<u8>,
+        /// The host's layout of its type.
+        layout: Arc<HostStruct>,
     },
 }
 

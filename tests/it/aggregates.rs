@@ -99,3 +99,146 @@ fn tuples_and_local_arrays_compute_as_rust_does() {
         .collect();
     assert_eq!(out.download().unwrap(), want);
 }
+
+kache::plain_struct! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Mixed {
+        pub flag: bool,
+        pub x: f64,
+        pub tag: u16,
+        pub inner: Inner,
+    }
+}
+
+kache::plain_struct! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Inner {
+        pub a: u8,
+        pub b: [i32; 2],
+    }
+}
+
+kache::plain_struct! {
+    /// The same fields as `Mixed`, in another order: its offsets differ.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Reordered {
+        pub x: f64,
+        pub flag: bool,
+        pub tag: u16,
+        pub inner: Inner,
+    }
+}
+
+kache::plain_struct! {
+    /// `Mixed` with `tag` as a `u32`: same field names, another type.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct WrongType {
+        pub flag: bool,
+        pub x: f64,
+        pub tag: u32,
+        pub inner: Inner,
+    }
+}
+
+const MIXED: &str = r#"
+#[derive(Clone, Copy)]
+struct Inner { a: u8, b: [i32; 2] }
+
+#[derive(Clone, Copy)]
+struct Mixed { flag: bool, x: f64, tag: u16, inner: Inner }
+
+impl Mixed {
+    fn bump(&mut self, by: f64) {
+        self.x += by;
+        self.tag += 1;
+        self.flag = !self.flag;
+        self.inner.b[1] -= self.inner.a as i32;
+    }
+}
+
+#[kernel]
+pub fn bump_all(ms: &mut [Mixed], by: Mixed) {
+    let i = global_id_x();
+    if i < ms.len() {
+        ms[i].bump(by.x);
+        ms[i].inner.b[0] += by.inner.b[0];
+    }
+}
+"#;
+
+fn mixed(i: usize) -> Mixed {
+    Mixed { flag: i.is_multiple_of(2), x: i as f64 * 1.5, tag: 100 + i as u16, inner: Inner { a: i as u8 * 3, b: [i as i32, -(i as i32)] } }
+}
+
+#[test]
+fn struct_arrays_and_struct_values_cross_with_c_layout() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("mixed.rs", MIXED).unwrap_or_else(|e| panic!("{e}")).kernel("bump_all").unwrap();
+    let host: Vec<Mixed> = (0..37).map(mixed).collect();
+    let mut ms = dev.upload_structs(&host).unwrap();
+    let by = Mixed { flag: false, x: 0.25, tag: 0, inner: Inner { a: 0, b: [1000, 0] } };
+    k.launch(&dev, Grid::linear(host.len(), 16), (&mut ms, kache::ByValue(by))).unwrap();
+    let want: Vec<Mixed> = host
+        .iter()
+        .map(|m| {
+            let mut m = *m;
+            m.x += 0.25;
+            m.tag += 1;
+            m.flag = !m.flag;
+            m.inner.b[1] -= m.inner.a as i32;
+            m.inner.b[0] += 1000;
+            m
+        })
+        .collect();
+    assert_eq!(ms.download().unwrap(), want);
+}
+
+#[test]
+fn a_host_struct_laid_out_otherwise_is_refused_before_launch() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("mixed.rs", MIXED).unwrap_or_else(|e| panic!("{e}")).kernel("bump_all").unwrap();
+    let by = kache::ByValue(mixed(0));
+    let fail = |e: kache::Error, needle: &str| {
+        let text = e.to_string();
+        assert!(matches!(e, kache::Error::BadArgument { .. }), "{text}");
+        assert!(text.contains(needle), "`{needle}` not in: {text}");
+    };
+
+    let reordered: Vec<Reordered> =
+        (0..4).map(|i| Reordered { x: i as f64, flag: true, tag: 1, inner: Inner { a: 1, b: [i, 2] } }).collect();
+    let mut r = dev.upload_structs(&reordered).unwrap();
+    fail(
+        k.launch(&dev, Grid::linear(4, 4), (&mut r, by)).unwrap_err(),
+        "`Reordered` is 24 bytes aligned to 8 on the host, the kernel's `Mixed` is 32 bytes aligned to 8",
+    );
+    assert_eq!(r.download().unwrap(), reordered, "a refused launch wrote the array");
+
+    let mut w = dev.upload_structs(&[WrongType { flag: true, x: 0.0, tag: 7, inner: Inner { a: 0, b: [0, 0] } }]).unwrap();
+    fail(
+        k.launch(&dev, Grid::linear(1, 4), (&mut w, by)).unwrap_err(),
+        "field `WrongType.tag` is `u16` in the kernel and `u32` on the host",
+    );
+
+    let mut ok = dev.upload_structs(&[mixed(1)]).unwrap();
+    let ro = dev.upload_structs(&[mixed(1)]).unwrap();
+    fail(k.launch(&dev, Grid::linear(1, 4), (&ro, by)).unwrap_err(), "pass it as `&mut`");
+    let mut floats = dev.upload(&[1.0f32, 2.0]).unwrap();
+    fail(k.launch(&dev, Grid::linear(1, 4), (&mut floats, by)).unwrap_err(), "upload the structs with `Device::upload_structs`");
+    fail(k.launch(&dev, Grid::linear(1, 4), (&mut ok, 1.0f64)).unwrap_err(), "kache::ByValue");
+    let bad_value = kache::ByValue(Reordered { x: 0.0, flag: true, tag: 1, inner: Inner { a: 1, b: [0, 2] } });
+    fail(k.launch(&dev, Grid::linear(1, 4), (&mut ok, bad_value)).unwrap_err(), "the struct layouts differ");
+    assert_eq!(ok.download().unwrap(), vec![mixed(1)]);
+}
+
+#[test]
+fn the_host_layout_is_what_rustc_lays_out() {
+    use kache::PlainStruct;
+    let l = Mixed::layout();
+    assert_eq!((l.size, l.align), (std::mem::size_of::<Mixed>(), std::mem::align_of::<Mixed>()));
+    let offsets: Vec<usize> = l.fields.iter().map(|f| f.offset).collect();
+    assert_eq!(offsets, vec![0, 8, 16, 20]);
+    assert_eq!(l.fields[3].kind, kache::FieldKind::Struct(Inner::layout()));
+    assert_eq!(Inner::layout().fields[1].kind, kache::FieldKind::Array(Box::new(kache::FieldKind::Scalar(kache::Scalar::I32)), 2));
+}

@@ -174,6 +174,7 @@ const V2_FILES: &[&str] = &[
     "complex_struct.rs",
     "bbox_shared_structs.rs",
     "window_const_generic.rs",
+    "nbody_structs.rs",
 ];
 
 #[test]
@@ -432,6 +433,11 @@ fn corpus_covers_the_language() {
         "shared_array::<Bbox, BLOCK>()",
         "let Bbox { lo, hi, count } = ",
         "lo: Point,",
+        "cur: &[Particle], next: &mut [Particle], step: Step",
+        "shared_array::<Particle, TILE>()",
+        "Particle { mass: 0.0, ..me }",
+        "fn advance(&mut self, ",
+        "p.advance(acc, step);",
     ];
     for c in constructs {
         need(format!("`{c}`"), text.contains(c));

@@ -104,6 +104,7 @@ host_scenarios! {
     complex_struct,
     bbox_shared_structs,
     window_const_generic,
+    nbody_structs,
 }
 
 #[test]

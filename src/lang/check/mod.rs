@@ -70,15 +70,17 @@ pub struct KernelSig {
     pub params: Vec<(String, Ty)>,
     /// The enums of the parameters' types, by [`EnumTy::id`].
     pub enums: Vec<EnumDef>,
+    /// The tuples, fixed-size arrays and structs of the parameters' types.
+    pub types: Types,
 }
 
 impl KernelSig {
-    /// A parameter type as the source writes it (an enum by its name).
+    /// A parameter type as the source writes it (an enum or a struct by its name).
     pub fn type_name(&self, t: Ty) -> String {
-        match t {
+        self.types.name_with(t, &|t| match t {
             Ty::Enum(e) => self.enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
             t => t.to_string(),
-        }
+        })
     }
 }
 
@@ -250,7 +252,8 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                                 .filter_map(|p| Some((p.name.name.clone(), cx.ty_of(p.ty.as_ref()?, f.module).ok()?)))
                                 .collect();
                             let enums = cx.enums.clone();
-                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params, enums });
+                            let types = cx.types.borrow().clone();
+                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params, enums, types });
                         }
                     })
                 }
@@ -275,6 +278,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                             name: m.qualified(f.module, &f.name.name),
                             params: p.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect(),
                             enums: p.enums.clone(),
+                            types: p.types.clone(),
                         });
                         Ok(())
                     }
@@ -289,6 +293,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                                 .map(|func| func.param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect())
                                 .unwrap_or_default(),
                             enums: cx.enums.clone(),
+                            types: cx.types.borrow().clone(),
                         });
                     } else {
                         summary.device_functions.push(m.qualified(f.module, &f.name.name));

@@ -236,3 +236,67 @@ pub fn window_const_generic(dev: &Device) -> Outcome {
     }
     eq("moving_min::<i32, 3>", &dl(&oi)?, &want)
 }
+
+kache::plain_struct! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Particle {
+        pub pos: [f32; 3],
+        pub vel: [f32; 3],
+        pub mass: f32,
+    }
+}
+
+kache::plain_struct! {
+    #[derive(Clone, Copy, Debug)]
+    pub struct Step {
+        pub dt: f32,
+        pub soft2: f32,
+        pub damping: f32,
+    }
+}
+
+/// nbody_structs.rs: an array of structs in and out, a struct by value, a shared array of
+/// structs.
+pub fn nbody_structs(dev: &Device) -> Outcome {
+    let m = module("nbody_structs.rs")?;
+    let n = 150;
+    let ps: Vec<Particle> = (0..n)
+        .map(|i| {
+            let r = |k: u64| rndf(i as u64 * 7 + k, -1.0, 1.0) as f32;
+            Particle { pos: [r(0), r(1), r(2)], vel: [r(3) * 0.1, r(4) * 0.1, r(5) * 0.1], mass: 0.5 + (r(6) + 1.0) }
+        })
+        .collect();
+    let step = Step { dt: 0.01, soft2: 0.05, damping: 0.999 };
+    let cur = dev.upload_structs(&ps).map_err(|e| e.to_string())?;
+    let mut next = dev.alloc_structs::<Particle>(n).map_err(|e| e.to_string())?;
+    launch(&m, "nbody_step", dev, Grid::linear(n, 64), (&cur, &mut next, kache::ByValue(step)))?;
+    let got = next.download().map_err(|e| e.to_string())?;
+    let mut want = Vec::new();
+    for p in &ps {
+        let mut acc = [0.0f32; 3];
+        for o in &ps {
+            let d = [o.pos[0] - p.pos[0], o.pos[1] - p.pos[1], o.pos[2] - p.pos[2]];
+            let inv = 1.0 / (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + step.soft2).sqrt();
+            let s = o.mass * inv * inv * inv;
+            for k in 0..3 {
+                acc[k] += d[k] * s;
+            }
+        }
+        let mut q = *p;
+        for (k, a) in acc.iter().enumerate() {
+            q.vel[k] = (q.vel[k] + a * step.dt) * step.damping;
+            q.pos[k] += q.vel[k] * step.dt;
+        }
+        want.push(q);
+    }
+    let flat = |v: &[Particle]| v.iter().flat_map(|p| p.pos.into_iter().chain(p.vel).chain([p.mass])).collect::<Vec<f32>>();
+    close("nbody_step", &flat(&got), &flat(&want), 1e-4, 1e-5)?;
+    if got == ps {
+        return Err("nbody_step: nothing moved".into());
+    }
+
+    let mut ke = zeros::<f32>(dev, &[n])?;
+    launch(&m, "kinetic_energy", dev, Grid::linear(n, 64), (&next, &mut ke))?;
+    let want: Vec<f32> = got.iter().map(|p| 0.5 * p.mass * (p.vel[0] * p.vel[0] + p.vel[1] * p.vel[1] + p.vel[2] * p.vel[2])).collect();
+    close("kinetic_energy", &dl(&ke)?, &want, 1e-6, 1e-9)
+}

@@ -131,4 +131,5 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("complex_struct", complex_struct),
     ("bbox_shared_structs", bbox_shared_structs),
     ("window_const_generic", window_const_generic),
+    ("nbody_structs", nbody_structs),
 ];

@@ -77,6 +77,8 @@ pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CaptureSlot, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
+#[cfg(feature = "dlpack")]
+pub use runtime::DlpackArray;
 pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 pub use runtime::{FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub use target::{Arch, HostCpu, Specialization, Target};

@@ -269,6 +269,30 @@ fn relocatable_and_baked_captures_cost_per_launch() {
     eprintln!("captured table read 64 times per thread, 2^20 threads: {}", report.join(", "));
 }
 
+#[test]
+fn a_dlpack_tensor_in_cuda_memory_is_an_argument_and_a_capture() {
+    use dlpark::ffi::{DLDevice, DLDeviceType, DLManagedTensorVersioned};
+    let Some(d) = gpu() else { return };
+    // CUDA memory exported through DLPack by "another library" (here: kache's own array, kept
+    // alive below; the tensor's deleter frees only the ndarray that carries its metadata).
+    let memory = d.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut init: dlpark::allocation::dynamic::Initialized<DLManagedTensorVersioned> =
+        Box::new(ndarray::arr1(&[0.0f32; 3])).try_into().unwrap();
+    init.set_data(memory.device_ptr() as *mut std::ffi::c_void);
+    init.set_device(DLDevice { device_type: DLDeviceType::CUDA, device_id: 0 });
+    // SAFETY: the metadata describes `memory`, which outlives every use below.
+    let tensor = unsafe { init.finish() };
+    // SAFETY: nothing else touches `memory` while kernels use it.
+    let t = unsafe { kache::DlpackArray::new(tensor) }.unwrap();
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let src = "#[kernel] pub fn k(x: &[f32], o: &mut [f32]) { let i = global_id_x(); if i < 3 { o[i] = x[i] + 10.0 * T[i]; } }";
+    let k = jit.load_source("t.rs", src).unwrap().with_global("T", &t).unwrap().kernel("k").unwrap();
+    let mut out = d.alloc::<f32>(&[3]).unwrap();
+    k.launch(&d, Grid::linear(3, 32), (&t, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![11.0, 22.0, 33.0]);
+    drop(memory);
+}
+
 const SAXPY: &str = include_str!("../examples/kernels/saxpy.rs");
 
 fn run_saxpy(jit: &Jit, d: &Device) -> std::sync::Arc<kache::CompiledKernel> {

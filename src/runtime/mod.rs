@@ -12,6 +12,8 @@ pub(crate) mod cuda;
 #[cfg(not(feature = "cuda"))]
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
+#[cfg(feature = "dlpack")]
+mod dlpack;
 pub(crate) mod host;
 mod host_sync;
 pub(crate) mod launch;
@@ -19,6 +21,9 @@ mod structs;
 
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub(crate) use structs::{check_layout, struct_slots};
+
+#[cfg(feature = "dlpack")]
+pub use dlpack::DlpackArray;
 
 use std::any::Any;
 use std::fmt;

@@ -17,6 +17,7 @@ mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
+mod dlpack;
 mod docs;
 mod fast_code;
 mod faults;

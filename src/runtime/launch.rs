@@ -5,7 +5,7 @@
 //! they check and pass arguments the same way.
 
 use crate::abi::{HostEntry, ParamAbi};
-use crate::capture::ArrayDesc;
+use crate::capture::{ArrayDesc, Location};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, Elem, EnumDef, Layout, ScalarValue, Ty, Types};
 use crate::runtime::{ArgValue, Device, Grid, check_layout, check_value, cuda, describe_kind, host, struct_slots};
@@ -77,7 +77,9 @@ pub(crate) fn check_args(
                     )));
                 }
                 check_array_arg(t, desc, *writable).map_err(bad)?;
-                if desc.location != device.location() {
+                // Plain host memory is the host backend's own address space.
+                let reachable = desc.location == device.location() || (desc.location == Location::Host && !device.is_cuda());
+                if !reachable {
                     return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location, device.describe())));
                 }
                 layouts.push(Some(desc.layout));

@@ -8,7 +8,7 @@ use crate::abi::{HostEntry, ParamAbi};
 use crate::capture::{ArrayDesc, Location};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, Elem, EnumDef, Layout, ScalarValue, Ty, Types};
-use crate::runtime::{ArgValue, Device, Grid, check_layout, cuda, host, struct_slots};
+use crate::runtime::{ArgValue, Device, Grid, check_layout, check_value, cuda, describe_kind, host, struct_slots};
 use crate::target::Specialization;
 
 /// Checks arguments against a signature (its structs in `types`); returns the specialisation
@@ -50,8 +50,8 @@ pub(crate) fn check_args(
                 }
                 layouts.push(Some(Layout::C));
             }
-            (Ty::Agg(_), ArgValue::Struct { layout, .. }) => {
-                check_layout(types, *pty, layout).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
+            (Ty::Agg(_), ArgValue::Struct { kind, .. }) => {
+                check_value(types, *pty, kind).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
                 layouts.push(None);
             }
             (Ty::Agg(_), _) => {
@@ -63,8 +63,8 @@ pub(crate) fn check_args(
             (_, ArgValue::Structs(a)) => {
                 return Err(bad(format!("expected `{}`, got an array of `{}` structs", types.name(*pty), a.layout.name)));
             }
-            (_, ArgValue::Struct { layout, .. }) => {
-                return Err(bad(format!("expected `{}`, got the struct `{}`", types.name(*pty), layout.name)));
+            (_, ArgValue::Struct { kind, .. }) => {
+                return Err(bad(format!("expected `{}`, got {} by value", types.name(*pty), describe_kind(kind))));
             }
             (Ty::Scalar(s), ArgValue::Array { desc, .. }) => return Err(bad(format!("expected a `{s}` scalar, got {}", desc.describe()))),
             (Ty::Array(t), ArgValue::Scalar(v)) => return Err(bad(format!("expected `{t}`, got the scalar `{}`", v.ty()))),

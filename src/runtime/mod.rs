@@ -20,7 +20,7 @@ pub(crate) mod launch;
 mod structs;
 
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
-pub(crate) use structs::{check_layout, struct_slots};
+pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
 
 #[cfg(feature = "dlpack")]
 pub use dlpack::DlpackArray;
@@ -576,12 +576,13 @@ pub enum ArgValue {
     },
     /// An array of plain-data structs ([`StructArray`]).
     Structs(StructsArg),
-    /// A plain-data struct by value ([`ByValue`]): its bytes as the host lays it out.
+    /// A plain-data struct or fixed-size array by value ([`ByValue`]): its bytes as the host
+    /// lays it out.
     Struct {
         /// The value's bytes (padding zeroed).
         bytes: Vec<u8>,
         /// The host's layout of its type.
-        layout: Arc<HostStruct>,
+        kind: Arc<FieldKind>,
     },
 }
 

@@ -193,18 +193,19 @@ fn kind_size(kind: &FieldKind) -> usize {
     }
 }
 
-/// The bytes of `values` laid out as the struct's memory, padding zeroed.
-fn to_bytes<T: PlainStruct>(values: &[T], layout: &HostStruct) -> Vec<u8> {
+/// The bytes of `values` laid out as their type's memory (`kind`), padding zeroed.
+fn to_bytes<T: FieldType>(values: &[T], kind: &FieldKind) -> Vec<u8> {
     let mut scalars = Vec::new();
-    leaves(&FieldKind::Struct(layout.clone()), 0, &mut scalars);
-    let mut out = vec![0u8; values.len() * layout.size];
+    leaves(kind, 0, &mut scalars);
+    let size = kind_size(kind);
+    let mut out = vec![0u8; values.len() * size];
     for (i, v) in values.iter().enumerate() {
         let src = v as *const T as *const u8;
         for (off, s) in &scalars {
-            let at = i * layout.size + off;
-            // SAFETY: `layout` is `T`'s true layout (the `PlainStruct` promise), so `off` is the
+            let at = i * size + off;
+            // SAFETY: `kind` is `T`'s true layout (the `FieldType` promise), so `off` is the
             // offset of an initialised scalar field of `s.size()` bytes inside `*v`; the
-            // destination range is inside `out`, which holds `values.len()` structs.
+            // destination range is inside `out`, which holds `values.len()` values.
             unsafe { std::ptr::copy_nonoverlapping(src.add(*off), out.as_mut_ptr().add(at), s.size()) }
         }
     }
@@ -257,7 +258,7 @@ impl Device {
     /// Copies `data` to a new array of structs on this device.
     pub fn upload_structs<T: PlainStruct>(&self, data: &[T]) -> Result<StructArray<T>> {
         let layout = T::layout();
-        let bytes = to_bytes(data, &layout);
+        let bytes = to_bytes(data, &FieldKind::Struct(layout.clone()));
         let buf = self.alloc_buffer(bytes.len())?;
         buf.write(0, &bytes)?;
         Ok(StructArray { buf, device: self.clone(), len: data.len(), layout: Arc::new(layout), _t: PhantomData })
@@ -340,31 +341,47 @@ impl fmt::Debug for StructsArg {
     }
 }
 
-/// A plain-data struct passed to a kernel by value (`p: Particle`): `ByValue(p)`.
+/// A plain-data struct (or a fixed-size array, `[f32; 3]`) passed to a kernel by value
+/// (`p: Particle`): `ByValue(p)`.
 #[derive(Clone, Copy, Debug)]
 pub struct ByValue<T>(pub T);
 
-impl<T: PlainStruct> KernelArg for ByValue<T> {
+impl<T: FieldType> KernelArg for ByValue<T> {
     fn arg(&self) -> Result<ArgValue> {
-        let layout = T::layout();
-        let bytes = to_bytes(std::slice::from_ref(&self.0), &layout);
-        Ok(ArgValue::Struct { bytes, layout: Arc::new(layout) })
+        let kind = T::kind();
+        let bytes = to_bytes(std::slice::from_ref(&self.0), &kind);
+        Ok(ArgValue::Struct { bytes, kind: Arc::new(kind) })
     }
 }
 
-/// Checks that the host struct `host` is laid out as the kernel's type `t` (a struct of
-/// `types`): size, alignment, and every field's name, offset and type, recursively.
+/// Checks that a host value of kind `host` is laid out as the kernel's type `t` (of `types`):
+/// for a struct or tuple its size, alignment, and every field's name, offset and type,
+/// recursively; for an array its element and length.
+pub(crate) fn check_value(types: &Types, t: Ty, host: &FieldKind) -> std::result::Result<(), String> {
+    match host {
+        FieldKind::Struct(s) => check_layout(types, t, s),
+        other => check_kind(types, t, other, "the value"),
+    }
+}
+
+/// Checks that the host struct `host` is laid out as the kernel's struct or tuple `t`.
 pub(crate) fn check_layout(types: &Types, t: Ty, host: &HostStruct) -> std::result::Result<(), String> {
-    let Ty::Agg(id) = t else { return Err(format!("the kernel's type is not a struct, the host passes `{}`", host.name)) };
+    let Ty::Agg(id) = t else {
+        return Err(format!("the kernel's type is `{}`, the host passes the struct `{}`", types.name(t), host.name));
+    };
     check_struct(types, id, host, host.name)
 }
 
 fn check_struct(types: &Types, id: AggId, host: &HostStruct, path: &str) -> std::result::Result<(), String> {
-    let Some(def) = types.strukt(id) else { return Err(format!("`{path}`: the kernel's type is not a struct")) };
+    // A tuple is laid out as a struct of its elements; its elements have no names to compare.
+    let (kname, fields): (String, Vec<(Option<&str>, Ty)>) = match types.get(id) {
+        Some(AggTy::Struct(def)) => (def.name.clone(), def.fields.iter().map(|(n, t)| (Some(n.as_str()), *t)).collect()),
+        Some(AggTy::Tuple(ts)) => (types.name(Ty::Agg(id)), ts.iter().map(|t| (None, *t)).collect()),
+        _ => return Err(format!("`{path}`: the kernel's type is not a struct or a tuple")),
+    };
     let Some((offsets, sa)) = types.layout(id) else { return Err(format!("`{path}`: the kernel's struct has no layout")) };
-    let kname = &def.name;
-    if def.fields.len() != host.fields.len() {
-        return Err(format!("`{path}` has {} fields on the host, the kernel's `{kname}` has {}", host.fields.len(), def.fields.len()));
+    if fields.len() != host.fields.len() {
+        return Err(format!("`{path}` has {} fields on the host, the kernel's `{kname}` has {}", host.fields.len(), fields.len()));
     }
     if (sa.size, sa.align) != (host.size as u64, host.align as u64) {
         return Err(format!(
@@ -372,9 +389,11 @@ fn check_struct(types: &Types, id: AggId, host: &HostStruct, path: &str) -> std:
             host.size, host.align, sa.size, sa.align
         ));
     }
-    for (((name, ty), off), hf) in def.fields.iter().zip(&offsets).zip(&host.fields) {
+    for (((name, ty), off), hf) in fields.iter().zip(&offsets).zip(&host.fields) {
         let at = format!("{path}.{}", hf.name);
-        if name != hf.name {
+        if let Some(name) = name
+            && *name != hf.name
+        {
             return Err(format!("field `{at}` on the host is `{name}` in the kernel's `{kname}` (fields must come in the same order)"));
         }
         if *off != hf.offset as u64 {
@@ -393,14 +412,15 @@ fn check_kind(types: &Types, t: Ty, kind: &FieldKind, at: &str) -> std::result::
             _ => Err(format!("field `{at}` is `{}` in the kernel and an array of {n} on the host", types.name(t))),
         },
         (Ty::Agg(id), FieldKind::Struct(s)) => check_struct(types, id, s, at),
-        (t, k) => Err(format!("field `{at}` is `{}` in the kernel and {} on the host", types.name(t), describe(k))),
+        (t, k) => Err(format!("field `{at}` is `{}` in the kernel and {} on the host", types.name(t), describe_kind(k))),
     }
 }
 
-fn describe(k: &FieldKind) -> String {
+/// A host value's kind, for messages.
+pub(crate) fn describe_kind(k: &FieldKind) -> String {
     match k {
         FieldKind::Scalar(s) => format!("`{s}`"),
-        FieldKind::Array(e, n) => format!("an array of {n} ({})", describe(e)),
+        FieldKind::Array(e, n) => format!("an array of {n} ({})", describe_kind(e)),
         FieldKind::Struct(s) => format!("the struct `{}`", s.name),
     }
 }

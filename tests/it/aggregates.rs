@@ -242,3 +242,71 @@ fn the_host_layout_is_what_rustc_lays_out() {
     assert_eq!(l.fields[3].kind, kache::FieldKind::Struct(Inner::layout()));
     assert_eq!(Inner::layout().fields[1].kind, kache::FieldKind::Array(Box::new(kache::FieldKind::Scalar(kache::Scalar::I32)), 2));
 }
+
+kache::plain_struct! {
+    /// The host's counterpart of the kernel's tuple `(f32, u8)`: a struct with the same
+    /// element types in the same order.
+    #[derive(Clone, Copy, Debug)]
+    pub struct PairF32U8 {
+        pub x: f32,
+        pub tag: u8,
+    }
+}
+
+const BY_VALUE: &str = r#"
+#[kernel]
+pub fn by_value(p: (f32, u8), w: [i32; 3], m: [[f32; 2]; 2], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let (x, tag) = p;
+        out[i] = x * tag as f32 + (w[i % 3] as f32) + m[1][0];
+    }
+}
+"#;
+
+#[test]
+fn tuples_and_fixed_size_arrays_pass_by_value() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("by_value.rs", BY_VALUE).unwrap_or_else(|e| panic!("{e}")).kernel("by_value").unwrap();
+    let mut out = dev.alloc::<f32>(&[6]).unwrap();
+    let p = kache::ByValue(PairF32U8 { x: 1.5, tag: 4 });
+    let w = kache::ByValue([10i32, 20, 30]);
+    let m = kache::ByValue([[0.0f32, 0.0], [0.25, 0.0]]);
+    k.launch(&dev, Grid::linear(6, 4), (p, w, m, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![16.25, 26.25, 36.25, 16.25, 26.25, 36.25]);
+
+    let short = kache::ByValue([10i32, 20]);
+    let e = k.launch(&dev, Grid::linear(6, 4), (p, short, m, &mut out)).unwrap_err();
+    assert!(e.to_string().contains("argument `w`") && e.to_string().contains("an array of 2"), "{e}");
+    let e = k.launch(&dev, Grid::linear(6, 4), (1.5f32, w, m, &mut out)).unwrap_err();
+    assert!(e.to_string().contains("argument `p`") && e.to_string().contains("kache::ByValue"), "{e}");
+}
+
+#[test]
+fn aggregate_kernels_assemble_for_sm_70_80_and_90() {
+    use kache::{Arch, Layout, Specialization, Target};
+    let ptxas = crate::common::ptxas();
+    let jit = jit();
+    let mut count = 0;
+    for (file, src) in [("values.rs", VALUES), ("mixed.rs", MIXED), ("by_value.rs", BY_VALUE)] {
+        let m = jit.load_source(file, src).unwrap_or_else(|e| panic!("{e}"));
+        for name in m.kernel_names() {
+            let k = m.kernel(&name).unwrap();
+            for arch in ["sm_70", "sm_80", "sm_90"] {
+                let c = k
+                    .compile(Target::Nvptx(Arch::parse(arch).unwrap()), &Specialization::uniform(k.program(), Layout::C))
+                    .unwrap_or_else(|e| panic!("{file} {name} {arch}: {e}"));
+                let ptx = c.ptx().unwrap();
+                assert!(ptx.contains(&format!(".entry {name}")), "{file} {name}: no entry");
+                if let Some(p) = &ptxas
+                    && let Err(e) = kache::toolchain::ptxas(p, ptx, arch)
+                {
+                    panic!("ptxas rejected {file} {name} for {arch}:\n{e}");
+                }
+                count += 1;
+            }
+        }
+    }
+    assert_eq!(count, 12);
+}

@@ -30,6 +30,10 @@ pub(super) struct PendingCall<'m> {
     pub(super) func: &'m ast::FnItem,
     pub(super) slots: Vec<Slot>,
     pub(super) span: Span,
+    /// Arguments whose parameter type is built from the callee's generic parameters
+    /// (`w: [T; W]`): the argument's type and where, and the parameter's type, checked once the
+    /// instance is known.
+    pub(super) deferred: Vec<(H, Span, &'m TypeExpr)>,
 }
 
 /// Placeholder ids of pending calls count down from here; real ids are indices.
@@ -137,6 +141,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .into());
         }
         let mut out = Vec::with_capacity(args.len());
+        let mut deferred = Vec::new();
         for (a, p) in args.iter().zip(&f.params) {
             let x = self.expr(a)?;
             let Some(t) = &p.ty else {
@@ -152,6 +157,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     let h = self.slot_type(f, &slots, id)?;
                     self.assign_compatible(h, &x, span)?;
                 }
+                // A type built from the callee's parameters (`[T; W]`, `(T, u32)`): known once
+                // the instance is; a definition's call is not compiled, its instances are.
+                other if mentions_generics(other, f) => match self.callee_ty_now(f, &slots, other)? {
+                    Some(want) => {
+                        let want = self.u.known(want);
+                        self.assign_compatible(want, &x, span)?;
+                    }
+                    None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
+                    None => {}
+                },
                 other => {
                     let want = self.mcx.ty_of(other, f.module)?;
                     let want = self.u.known(want);
@@ -162,6 +177,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let ret = match &f.ret {
             RetTy::Ty(TypeExpr::Param(id)) => self.slot_type(f, &slots, id)?,
+            RetTy::Ty(t) if mentions_generics(t, f) => self.generic_ret(f, &slots, t, span)?,
             RetTy::Ty(t) => {
                 let t = self.mcx.ty_of(t, f.module)?;
                 self.u.known(t)
@@ -178,10 +194,45 @@ impl<'c, 'm> FnCx<'c, 'm> {
             id
         } else {
             let placeholder = PENDING_BASE - self.pending.len();
-            self.pending.push(PendingCall { placeholder, func: f, slots, span });
+            self.pending.push(PendingCall { placeholder, func: f, slots, span, deferred });
             placeholder
         };
         Ok(Expr { kind: ExprKind::Call(id, out), ty: ret, span })
+    }
+
+    /// The result type of a call whose callee returns a type built from its generic parameters
+    /// (`-> [T; N]`): the type the call's generic arguments, known by now (written, or inferred
+    /// from earlier arguments), give it.
+    fn generic_ret(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr, span: Span) -> CResult<H> {
+        match self.callee_ty_now(f, slots, t)? {
+            Some(want) => Ok(self.u.known(want)),
+            None => {
+                let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
+                let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
+                Err(cannot_infer(f, &name, span).into())
+            }
+        }
+    }
+
+    /// A callee's declared type in the terms of this call, if every type argument is known now
+    /// (a constant of a definition may be unknown: an array's length is then unknown too).
+    fn callee_ty_now(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<Ty>> {
+        let mut args = Vec::with_capacity(slots.len());
+        for s in slots {
+            args.push(match s {
+                Slot::Type(h) => match self.u.ty(*h) {
+                    Some(t) => (Some(t), None),
+                    None => return Ok(None),
+                },
+                Slot::Const(v) => (None, *v),
+            });
+        }
+        let definition = self.generics.is_definition();
+        if !definition && args.iter().zip(&f.generics).any(|((_, v), g)| matches!(g.kind, GenericParamKind::Const(_)) && v.is_none()) {
+            return Ok(None);
+        }
+        let env = GenericEnv::at_call(f, &args, definition);
+        self.mcx.ty_in(t, f.module, &env).map(Some)
     }
 
     fn slot_type(&mut self, f: &ast::FnItem, slots: &[Slot], id: &ast::Ident) -> CResult<H> {
@@ -244,6 +295,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 });
             }
             self.mcx.check_generic_args(p.func, &values, p.span, &super::generics::instance_name(&p.func.name.name, &values))?;
+            let env = GenericEnv::instance(p.func, &values);
+            for (h, at, t) in &p.deferred {
+                let want = self.mcx.ty_in(t, p.func.module, &env)?;
+                if self.u.settle(*h) != Some(want) {
+                    let wh = self.u.known(want);
+                    return Err(self.mismatch(*at, wh, *h, "").into());
+                }
+            }
             let id = self.mcx.ensure_instance(p.func, &values, Some(p.span))?;
             self.instantiated.push((p.placeholder, id));
             if !self.callees.contains(&id) {
@@ -348,6 +407,28 @@ pub(super) fn cannot_infer(f: &ast::FnItem, param: &str, span: Span) -> Diagnost
 }
 
 /// Whether `e` names one of the const parameters in `scope` (its value is needed).
+/// Whether a declared type is built from `f`'s generic parameters (a type parameter, or a
+/// length naming a const parameter).
+fn mentions_generics(t: &TypeExpr, f: &ast::FnItem) -> bool {
+    match t {
+        TypeExpr::Param(_) => true,
+        TypeExpr::ArrayRef { elem, .. } => mentions_generics(elem, f),
+        TypeExpr::Tuple(ts, _) => ts.iter().any(|t| mentions_generics(t, f)),
+        TypeExpr::Fixed { elem, len, .. } => {
+            let scope: Vec<(String, Scalar, Option<ScalarValue>)> = f
+                .generics
+                .iter()
+                .filter_map(|g| match g.kind {
+                    GenericParamKind::Const(s) => Some((g.name.name.clone(), s, None)),
+                    GenericParamKind::Type(_) => None,
+                })
+                .collect();
+            mentions_generics(elem, f) || mentions(len, &scope)
+        }
+        TypeExpr::Unit(_) | TypeExpr::Scalar(..) | TypeExpr::Named(..) => false,
+    }
+}
+
 pub(super) fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
     match &e.kind {
         A::Path(n) => scope.iter().any(|(s, _, _)| *s == n.name),

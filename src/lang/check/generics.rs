@@ -132,6 +132,26 @@ impl GenericEnv {
         GenericEnv { params, definition: false }
     }
 
+    /// `f`'s parameters as a call sees them before its instance is made: each type as the
+    /// caller knows it (a type parameter of a definition included), each constant with its
+    /// value or, in a definition, unknown (`None`).
+    pub(super) fn at_call(f: &ast::FnItem, args: &[(Option<Ty>, Option<ScalarValue>)], definition: bool) -> GenericEnv {
+        let params = f
+            .generics
+            .iter()
+            .zip(args)
+            .map(|(g, (t, v))| {
+                let b = match (g.kind, t) {
+                    (GenericParamKind::Type(_), Some(t)) => Binding::Type(*t),
+                    (GenericParamKind::Type(bound), None) => Binding::Type(Ty::Param(TypeParam { index: 0, bound })),
+                    (GenericParamKind::Const(s), _) => Binding::Const(s, *v),
+                };
+                (g.name.name.clone(), b)
+            })
+            .collect();
+        GenericEnv { params, definition }
+    }
+
     /// Whether this is a generic body checked at its definition.
     pub(super) fn is_definition(&self) -> bool {
         self.definition

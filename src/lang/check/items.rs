@@ -252,9 +252,6 @@ impl<'m> ModuleCx<'m> {
             if ty == Ty::Unit {
                 return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
             }
-            if f.is_kernel {
-                self.kernel_param_ty(ty, t.span())?;
-            }
             params.push(ty);
         }
         let id = self.reserve(Sig { params, ret });
@@ -393,36 +390,5 @@ impl<'m> ModuleCx<'m> {
                 .into()),
             _ => Ok(()),
         }
-    }
-
-    /// A kernel parameter's type: a scalar, an enum, an array reference, a struct or a
-    /// fixed-size array (passed by value); not a tuple (Rust gives tuples no layout for the
-    /// host to match).
-    pub(super) fn kernel_param_ty(&self, t: Ty, span: Span) -> CResult<()> {
-        let Ty::Agg(id) = t else { return Ok(()) };
-        let types = self.types.borrow();
-        let mut stack = vec![id];
-        while let Some(id) = stack.pop() {
-            match types.get(id) {
-                Some(AggTy::Tuple(_)) => {
-                    return Err(Diagnostic::error(span, "a kernel parameter cannot hold a tuple")
-                        .label("a tuple")
-                        .note("Rust gives tuples no fixed layout, so the host cannot pass one")
-                        .help("pass the elements as parameters of their own, or declare a struct")
-                        .into());
-                }
-                Some(AggTy::Array { elem, .. }) => stack.extend(agg_id(*elem)),
-                Some(AggTy::Struct(s)) => stack.extend(s.fields.iter().filter_map(|(_, t)| agg_id(*t))),
-                None => {}
-            }
-        }
-        Ok(())
-    }
-}
-
-fn agg_id(t: Ty) -> Option<AggId> {
-    match t {
-        Ty::Agg(id) => Some(id),
-        _ => None,
     }
 }

@@ -310,3 +310,53 @@ fn aggregate_kernels_assemble_for_sm_70_80_and_90() {
     }
     assert_eq!(count, 12);
 }
+
+const KEYED: &str = r#"
+#[derive(Clone, Copy)]
+struct Body { pos: [f32; 2], mass: f32 }
+
+#[derive(Clone, Copy)]
+struct Unused { a: u8 }
+
+impl Body {
+    fn weight(&self) -> f32 { self.mass * 9.75 }
+}
+
+#[kernel]
+pub fn weigh(bs: &[Body], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < bs.len() {
+        let (w, p): (f32, [f32; 2]) = (bs[i].weight(), bs[i].pos);
+        out[i] = w + p[0];
+    }
+}
+"#;
+
+fn key_of(src: &str) -> kache::cache::Key {
+    use kache::{Arch, Layout, Specialization, Target};
+    let jit = jit();
+    let k = jit.load_source("keyed.rs", src).unwrap_or_else(|e| panic!("{e}")).kernel("weigh").unwrap();
+    k.explain(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().key
+}
+
+#[test]
+fn struct_and_tuple_code_is_keyed_by_content() {
+    let base = key_of(KEYED);
+    assert_eq!(key_of(KEYED), base);
+    assert_eq!(
+        key_of(&KEYED.replace("struct Unused { a: u8 }", "struct Unused { a: u16, b: f64 }")),
+        base,
+        "an unreached struct keeps the key"
+    );
+    assert_eq!(key_of(&KEYED.replace("Body", "Planet")), base, "a struct renamed gives the same code");
+    for (what, from, to) in [
+        ("a new field", "mass: f32 }", "mass: f32, tag: u8 }"),
+        ("the field order", "struct Body { pos: [f32; 2], mass: f32 }", "struct Body { mass: f32, pos: [f32; 2] }"),
+        ("an array length", "[f32; 2]", "[f32; 3]"),
+        ("a method's body", "self.mass * 9.75", "self.mass * 9.5"),
+        ("a tuple element read", "out[i] = w + p[0];", "out[i] = w + p[1];"),
+    ] {
+        let edited = KEYED.replace(from, to);
+        assert_ne!(key_of(&edited), base, "changing {what} keeps the key");
+    }
+}

@@ -360,3 +360,43 @@ fn struct_and_tuple_code_is_keyed_by_content() {
         assert_ne!(key_of(&edited), base, "changing {what} keeps the key");
     }
 }
+
+const INFERRED_LENGTHS: &str = r#"
+fn total<T: Num, const N: usize>(a: [T; N]) -> T {
+    let mut s = T::ZERO;
+    for v in a {
+        s += v;
+    }
+    s
+}
+
+fn pad<const N: usize>(a: [i32; N], v: i32) -> [i32; 4] {
+    let mut out = [v; 4];
+    for k in 0..N {
+        out[k] = a[k];
+    }
+    out
+}
+
+#[kernel]
+pub fn sums(x: &[i32], out: &mut [i32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let three = [x[i], 10, 100];
+        let p = pad([x[i], 1], -1);
+        out[i] = total(three) + total([1000, 2000]) * 2 + total::<i32, 1>([5]) + total(p) * 100000;
+    }
+}
+"#;
+
+#[test]
+fn const_parameters_are_inferred_from_array_lengths() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("inferred.rs", INFERRED_LENGTHS).unwrap_or_else(|e| panic!("{e}")).kernel("sums").unwrap();
+    let x: Vec<i32> = vec![3, -4, 7];
+    let mut out = dev.alloc::<i32>(&[3]).unwrap();
+    k.launch(&dev, Grid::linear(3, 4), (&dev.upload(&x).unwrap(), &mut out)).unwrap();
+    let want: Vec<i32> = x.iter().map(|v| (v + 110) + 6000 + 5 + (v + 1 - 2) * 100000).collect();
+    assert_eq!(out.download().unwrap(), want);
+}

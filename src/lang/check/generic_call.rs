@@ -73,6 +73,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .secondary(f.name.span, format!("`{name}<{}>` declared here", decl.join(", ")))
             .into());
         }
+        // Arguments checked early to infer a const parameter from an array's length, by index.
+        let mut early: Vec<Option<CExpr>> = (0..args.len()).map(|_| None).collect();
         let mut slots = Vec::with_capacity(f.generics.len());
         for (i, g) in f.generics.iter().enumerate() {
             let slot = match (g.kind, generics.get(i)) {
@@ -112,6 +114,31 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .secondary(g.span, format!("`{}` of `{name}` is a const parameter", g.name.name))
                         .into());
                 }
+                (GenericParamKind::Const(s), None | Some(GenericArg::Infer(_)))
+                    if let Some(j) = length_param(f, &g.name.name).filter(|j| *j < args.len()) =>
+                {
+                    // `fn f<const N: usize>(a: [T; N])`: `N` is the argument's length, as in Rust.
+                    if early[j].is_none() {
+                        early[j] = Some(self.expr(&args[j])?);
+                    }
+                    let x = early[j].as_ref().map(|x| (x.ty, x.span));
+                    let len = x.and_then(|(h, _)| match self.u.compound(h) {
+                        Some(super::unify::Compound::Array(_, len)) => Some(len),
+                        _ => None,
+                    });
+                    match len {
+                        Some(UNKNOWN_LEN) => Slot::Const(None),
+                        Some(n) if s.is_int() => Slot::Const(Some(ScalarValue::Int(s, n))),
+                        _ => {
+                            let (h, at) = x.unwrap_or((self.u.known(Ty::Unit), span));
+                            let d = self.u.describe(h);
+                            return Err(Diagnostic::error(at, format!("mismatched types: expected a fixed-size array, found `{d}`"))
+                                .label(format!("its length is `{}` of `{name}`", g.name.name))
+                                .secondary(g.span, "declared here")
+                                .into());
+                        }
+                    }
+                }
                 (GenericParamKind::Const(_), None | Some(GenericArg::Infer(_))) => {
                     return Err(Diagnostic::error(
                         func.span,
@@ -142,8 +169,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let mut out = Vec::with_capacity(args.len());
         let mut deferred = Vec::new();
-        for (a, p) in args.iter().zip(&f.params) {
-            let x = self.expr(a)?;
+        for ((a, p), pre) in args.iter().zip(&f.params).zip(early) {
+            let x = match pre {
+                Some(x) => x,
+                None => self.expr(a)?,
+            };
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
@@ -407,6 +437,12 @@ pub(super) fn cannot_infer(f: &ast::FnItem, param: &str, span: Span) -> Diagnost
 }
 
 /// Whether `e` names one of the const parameters in `scope` (its value is needed).
+/// The parameter of `f` whose type is an array of length `name` (`a: [T; N]`), which
+/// gives the const parameter `name` its value at a call.
+fn length_param(f: &ast::FnItem, name: &str) -> Option<usize> {
+    f.params.iter().position(|p| matches!(&p.ty, Some(TypeExpr::Fixed { len, .. }) if matches!(&len.kind, A::Path(n) if n.name == name)))
+}
+
 /// Whether a declared type is built from `f`'s generic parameters (a type parameter, or a
 /// length naming a const parameter).
 fn mentions_generics(t: &TypeExpr, f: &ast::FnItem) -> bool {

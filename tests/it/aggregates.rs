@@ -400,3 +400,37 @@ fn const_parameters_are_inferred_from_array_lengths() {
     let want: Vec<i32> = x.iter().map(|v| (v + 110) + 6000 + 5 + (v + 1 - 2) * 100000).collect();
     assert_eq!(out.download().unwrap(), want);
 }
+
+const TUPLE_GENERICS: &str = r#"
+fn swap<A: Num, B: Num>(p: (A, B)) -> (B, A) {
+    (p.1, p.0)
+}
+
+fn pair_sum<T: Num>(p: (T, T), q: [T; 2]) -> T {
+    p.0 + p.1 + q[0] + q[1]
+}
+
+#[kernel]
+pub fn k(x: &[f32], n: &[u8], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let (a, b) = swap((x[i], n[i]));
+        out[i] = pair_sum((b, a as f32), [1.0, 2.0]);
+    }
+}
+"#;
+
+#[test]
+fn type_parameters_are_inferred_through_tuples_and_arrays() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("tuple_generics.rs", TUPLE_GENERICS).unwrap_or_else(|e| panic!("{e}")).kernel("k").unwrap();
+    let (x, n) = (vec![0.5f32, -2.0, 8.25], vec![3u8, 200, 0]);
+    let mut out = dev.alloc::<f32>(&[3]).unwrap();
+    k.launch(&dev, Grid::linear(3, 4), (&dev.upload(&x).unwrap(), &dev.upload(&n).unwrap(), &mut out)).unwrap();
+    let want: Vec<f32> = x.iter().zip(&n).map(|(x, n)| x + *n as f32 + 3.0).collect();
+    assert_eq!(out.download().unwrap(), want);
+    let bad = TUPLE_GENERICS.replace("(b, a as f32)", "(b as f32, a)");
+    let e = jit.load_source("tuple_generics_bad.rs", &bad).and_then(|m| m.kernel("k").map(|_| ())).unwrap_err();
+    assert!(e.to_string().contains("expected `(f32, f32)`, found `(f32, u8)`"), "{e}");
+}

@@ -194,8 +194,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         let want = self.u.known(want);
                         self.assign_compatible(want, &x, span)?;
                     }
-                    None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
-                    None => {}
+                    // Unknown parameters: the argument's type settles them (`(T, T)` given a
+                    // `(f32, f32)`), or the instance checks it.
+                    None => match self.callee_ty_vars(f, &slots, other)? {
+                        Some(want) => self.unify_or(x.span, want, x.ty, "")?,
+                        None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
+                        None => {}
+                    },
                 },
                 other => {
                     let want = self.mcx.ty_of(other, f.module)?;
@@ -236,12 +241,61 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn generic_ret(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr, span: Span) -> CResult<H> {
         match self.callee_ty_now(f, slots, t)? {
             Some(want) => Ok(self.u.known(want)),
-            None => {
-                let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
-                let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
-                Err(cannot_infer(f, &name, span).into())
-            }
+            None => match self.callee_ty_vars(f, slots, t)? {
+                Some(h) => Ok(h),
+                None => {
+                    let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
+                    let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
+                    Err(cannot_infer(f, &name, span).into())
+                }
+            },
         }
+    }
+
+    /// A callee's declared type with its type parameters as this call's type variables, which
+    /// unifying it with an argument settles: for types made of type parameters, scalars, named
+    /// types, tuples, and arrays whose length is known (`None` otherwise).
+    fn callee_ty_vars(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<H>> {
+        Ok(match t {
+            TypeExpr::Param(id) => Some(self.slot_type(f, slots, id)?),
+            TypeExpr::Tuple(ts, _) => {
+                let mut hs = Vec::with_capacity(ts.len());
+                for t in ts {
+                    match self.callee_ty_vars(f, slots, t)? {
+                        Some(h) => hs.push(h),
+                        None => return Ok(None),
+                    }
+                }
+                Some(self.u.tuple(hs))
+            }
+            TypeExpr::Fixed { elem, len, .. } => {
+                let generic = |n: &str| f.generics.iter().position(|g| g.name.name == n).and_then(|i| slots.get(i));
+                let n = match &len.kind {
+                    A::Path(n) if generic(&n.name).is_some() => match generic(&n.name) {
+                        Some(Slot::Const(Some(v))) => v.as_i128().and_then(|v| u64::try_from(v).ok()),
+                        _ => None,
+                    },
+                    // A constant of the module (`[T; 3]`, `[T; TILE]`); one built from a const
+                    // parameter (`N + 1`) does not evaluate here.
+                    _ => self
+                        .mcx
+                        .eval_const(len, Some(Scalar::Usize), f.module)
+                        .ok()
+                        .and_then(|v| v.as_i128())
+                        .and_then(|v| u64::try_from(v).ok()),
+                };
+                let Some(n) = n else { return Ok(None) };
+                match self.callee_ty_vars(f, slots, elem)? {
+                    Some(e) => Some(self.u.array(e, n)),
+                    None => None,
+                }
+            }
+            TypeExpr::ArrayRef { .. } => None,
+            other => {
+                let t = self.mcx.ty_of(other, f.module)?;
+                Some(self.u.known(t))
+            }
+        })
     }
 
     /// A callee's declared type in the terms of this call, if every type argument is known now

@@ -175,6 +175,7 @@ fn struct_arrays_and_struct_values_cross_with_c_layout() {
     let jit = jit();
     let dev = Device::host();
     let k = jit.load_source("mixed.rs", MIXED).unwrap_or_else(|e| panic!("{e}")).kernel("bump_all").unwrap();
+    assert_eq!(format!("{k:?}"), "Kernel(bump_all(ms: &mut [Mixed], by: Mixed))");
     let host: Vec<Mixed> = (0..37).map(mixed).collect();
     let mut ms = dev.upload_structs(&host).unwrap();
     let by = Mixed { flag: false, x: 0.25, tag: 0, inner: Inner { a: 0, b: [1000, 0] } };

@@ -11,6 +11,7 @@ mod capture_scenarios;
 #[path = "../shared/foreign.rs"]
 mod foreign;
 
+mod aggregates;
 mod cache;
 mod captures;
 mod cli;
@@ -27,6 +28,7 @@ mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;
+mod relocatable;
 mod remote;
 mod runtime;
 mod semantics;

@@ -788,8 +788,8 @@ pub enum ExprKind<T = Ty> {
     Repeat(Box<Expr<T>>),
     /// Component `k` of a tuple or struct value (`t.0`, `p.mass`).
     Field(Box<Expr<T>>, u32),
-    /// Element `i` of a fixed-size array value (`a[i]`): an index out of bounds reads the
-    /// type's zero value, as the language reference says.
+    /// Element `i` of a fixed-size array value (`a[i]`): an index past the end is clamped to
+    /// the last element, as the language reference says (a literal one is an error).
     Elem(Box<Expr<T>>, Box<Expr<T>>),
     /// A call of a method with a `&mut self` receiver: the receiver is a place, passed by
     /// reference; the other arguments are values.

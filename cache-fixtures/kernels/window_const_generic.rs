@@ -39,6 +39,6 @@ pub fn moving_min<T: Num, const W: usize>(x: &[T], out: &mut [T]) {
     let i = global_id_x();
     if i + W <= x.len() && i < out.len() {
         let win = gather::<T, W>(x, i);
-        out[i] = min_of::<T, W>(win);
+        out[i] = min_of(win);
     }
 }

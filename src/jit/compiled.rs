@@ -294,7 +294,14 @@ impl CompiledKernel {
         let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         if let (Some(cache), Some(key), Ok(proof), true) = (cache, key, self.library.persistable(), self.persist) {
             crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
-            let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
+            let meta = Meta::new(
+                key,
+                &self.name,
+                &signature_text(&self.signature, &self.enums, &self.types),
+                ArtifactKind::Cubin,
+                &self.entry,
+                ms,
+            );
             cache.store(proof, Entry { meta, payload: cubin.clone().into() });
         }
         Ok(cubin)
@@ -365,8 +372,14 @@ impl CompiledKernel {
                 let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
                 if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
                     let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-                    let meta =
-                        Meta::new(ckey, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
+                    let meta = Meta::new(
+                        ckey,
+                        &self.name,
+                        &signature_text(&self.signature, &self.enums, &self.types),
+                        ArtifactKind::Cubin,
+                        &self.entry,
+                        ms,
+                    );
                     cache.store(proof, Entry { meta, payload: cubin.into() });
                 }
                 f

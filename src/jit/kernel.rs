@@ -95,10 +95,12 @@ fn warn_not_persisted_once(id: String, msg: &str) {
 }
 
 /// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
-pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
-    let ty = |t: &Ty| match t {
-        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
-        t => t.to_string(),
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef], types: &Types) -> String {
+    let ty = |t: &Ty| {
+        types.name_with(*t, &|t| match t {
+            Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        })
     };
     format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
@@ -141,7 +143,7 @@ impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner.generic {
             Some(g) => write!(f, "Kernel({})", g.sig.signature),
-            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums)),
+            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums, &self.inner.types)),
         }
     }
 }
@@ -333,7 +335,7 @@ impl Kernel {
         let target = options.target;
         let (d, libdevice) = self.derive(options, spec)?;
         let mut key = d.key;
-        let sig = signature_text(&inner.signature, &inner.enums);
+        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
             (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {

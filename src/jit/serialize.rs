@@ -73,7 +73,7 @@ impl CompiledKernel {
         let meta = Meta::new(
             self.key,
             &self.name,
-            &signature_text(&self.signature, &self.enums),
+            &signature_text(&self.signature, &self.enums, &self.types),
             artifact_kind(&self.artifact),
             &self.entry,
             compile_ms,

@@ -175,6 +175,7 @@ fn struct_arrays_and_struct_values_cross_with_c_layout() {
     let jit = jit();
     let dev = Device::host();
     let k = jit.load_source("mixed.rs", MIXED).unwrap_or_else(|e| panic!("{e}")).kernel("bump_all").unwrap();
+    assert_eq!(format!("{k:?}"), "Kernel(bump_all(ms: &mut [Mixed], by: Mixed))");
     let host: Vec<Mixed> = (0..37).map(mixed).collect();
     let mut ms = dev.upload_structs(&host).unwrap();
     let by = Mixed { flag: false, x: 0.25, tag: 0, inner: Inner { a: 0, b: [1000, 0] } };
@@ -309,4 +310,128 @@ fn aggregate_kernels_assemble_for_sm_70_80_and_90() {
         }
     }
     assert_eq!(count, 12);
+}
+
+const KEYED: &str = r#"
+#[derive(Clone, Copy)]
+struct Body { pos: [f32; 2], mass: f32 }
+
+#[derive(Clone, Copy)]
+struct Unused { a: u8 }
+
+impl Body {
+    fn weight(&self) -> f32 { self.mass * 9.75 }
+}
+
+#[kernel]
+pub fn weigh(bs: &[Body], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < bs.len() {
+        let (w, p): (f32, [f32; 2]) = (bs[i].weight(), bs[i].pos);
+        out[i] = w + p[0];
+    }
+}
+"#;
+
+fn key_of(src: &str) -> kache::cache::Key {
+    use kache::{Arch, Layout, Specialization, Target};
+    let jit = jit();
+    let k = jit.load_source("keyed.rs", src).unwrap_or_else(|e| panic!("{e}")).kernel("weigh").unwrap();
+    k.explain(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().key
+}
+
+#[test]
+fn struct_and_tuple_code_is_keyed_by_content() {
+    let base = key_of(KEYED);
+    assert_eq!(key_of(KEYED), base);
+    assert_eq!(
+        key_of(&KEYED.replace("struct Unused { a: u8 }", "struct Unused { a: u16, b: f64 }")),
+        base,
+        "an unreached struct keeps the key"
+    );
+    assert_eq!(key_of(&KEYED.replace("Body", "Planet")), base, "a struct renamed gives the same code");
+    for (what, from, to) in [
+        ("a new field", "mass: f32 }", "mass: f32, tag: u8 }"),
+        ("the field order", "struct Body { pos: [f32; 2], mass: f32 }", "struct Body { mass: f32, pos: [f32; 2] }"),
+        ("an array length", "[f32; 2]", "[f32; 3]"),
+        ("a method's body", "self.mass * 9.75", "self.mass * 9.5"),
+        ("a tuple element read", "out[i] = w + p[0];", "out[i] = w + p[1];"),
+    ] {
+        let edited = KEYED.replace(from, to);
+        assert_ne!(key_of(&edited), base, "changing {what} keeps the key");
+    }
+}
+
+const INFERRED_LENGTHS: &str = r#"
+fn total<T: Num, const N: usize>(a: [T; N]) -> T {
+    let mut s = T::ZERO;
+    for v in a {
+        s += v;
+    }
+    s
+}
+
+fn pad<const N: usize>(a: [i32; N], v: i32) -> [i32; 4] {
+    let mut out = [v; 4];
+    for k in 0..N {
+        out[k] = a[k];
+    }
+    out
+}
+
+#[kernel]
+pub fn sums(x: &[i32], out: &mut [i32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let three = [x[i], 10, 100];
+        let p = pad([x[i], 1], -1);
+        out[i] = total(three) + total([1000, 2000]) * 2 + total::<i32, 1>([5]) + total(p) * 100000;
+    }
+}
+"#;
+
+#[test]
+fn const_parameters_are_inferred_from_array_lengths() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("inferred.rs", INFERRED_LENGTHS).unwrap_or_else(|e| panic!("{e}")).kernel("sums").unwrap();
+    let x: Vec<i32> = vec![3, -4, 7];
+    let mut out = dev.alloc::<i32>(&[3]).unwrap();
+    k.launch(&dev, Grid::linear(3, 4), (&dev.upload(&x).unwrap(), &mut out)).unwrap();
+    let want: Vec<i32> = x.iter().map(|v| (v + 110) + 6000 + 5 + (v + 1 - 2) * 100000).collect();
+    assert_eq!(out.download().unwrap(), want);
+}
+
+const TUPLE_GENERICS: &str = r#"
+fn swap<A: Num, B: Num>(p: (A, B)) -> (B, A) {
+    (p.1, p.0)
+}
+
+fn pair_sum<T: Num>(p: (T, T), q: [T; 2]) -> T {
+    p.0 + p.1 + q[0] + q[1]
+}
+
+#[kernel]
+pub fn k(x: &[f32], n: &[u8], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        let (a, b) = swap((x[i], n[i]));
+        out[i] = pair_sum((b, a as f32), [1.0, 2.0]);
+    }
+}
+"#;
+
+#[test]
+fn type_parameters_are_inferred_through_tuples_and_arrays() {
+    let jit = jit();
+    let dev = Device::host();
+    let k = jit.load_source("tuple_generics.rs", TUPLE_GENERICS).unwrap_or_else(|e| panic!("{e}")).kernel("k").unwrap();
+    let (x, n) = (vec![0.5f32, -2.0, 8.25], vec![3u8, 200, 0]);
+    let mut out = dev.alloc::<f32>(&[3]).unwrap();
+    k.launch(&dev, Grid::linear(3, 4), (&dev.upload(&x).unwrap(), &dev.upload(&n).unwrap(), &mut out)).unwrap();
+    let want: Vec<f32> = x.iter().zip(&n).map(|(x, n)| x + *n as f32 + 3.0).collect();
+    assert_eq!(out.download().unwrap(), want);
+    let bad = TUPLE_GENERICS.replace("(b, a as f32)", "(b as f32, a)");
+    let e = jit.load_source("tuple_generics_bad.rs", &bad).and_then(|m| m.kernel("k").map(|_| ())).unwrap_err();
+    assert!(e.to_string().contains("expected `(f32, f32)`, found `(f32, u8)`"), "{e}");
 }

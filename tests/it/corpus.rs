@@ -423,7 +423,7 @@ fn corpus_covers_the_language() {
         "[T::MAX; W]",
         "fn min_of<T: Num, const W: usize>(w: [T; W]) -> T",
         "-> [T; W]",
-        "min_of::<T, W>(win)",
+        "min_of(win)",
         "[0.0f32; W]",
         "impl Complex {",
         "fn add(self, ",

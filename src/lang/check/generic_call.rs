@@ -73,6 +73,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .secondary(f.name.span, format!("`{name}<{}>` declared here", decl.join(", ")))
             .into());
         }
+        // Arguments checked early to infer a const parameter from an array's length, by index.
+        let mut early: Vec<Option<CExpr>> = (0..args.len()).map(|_| None).collect();
         let mut slots = Vec::with_capacity(f.generics.len());
         for (i, g) in f.generics.iter().enumerate() {
             let slot = match (g.kind, generics.get(i)) {
@@ -112,6 +114,31 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .secondary(g.span, format!("`{}` of `{name}` is a const parameter", g.name.name))
                         .into());
                 }
+                (GenericParamKind::Const(s), None | Some(GenericArg::Infer(_)))
+                    if let Some(j) = length_param(f, &g.name.name).filter(|j| *j < args.len()) =>
+                {
+                    // `fn f<const N: usize>(a: [T; N])`: `N` is the argument's length, as in Rust.
+                    if early[j].is_none() {
+                        early[j] = Some(self.expr(&args[j])?);
+                    }
+                    let x = early[j].as_ref().map(|x| (x.ty, x.span));
+                    let len = x.and_then(|(h, _)| match self.u.compound(h) {
+                        Some(super::unify::Compound::Array(_, len)) => Some(len),
+                        _ => None,
+                    });
+                    match len {
+                        Some(UNKNOWN_LEN) => Slot::Const(None),
+                        Some(n) if s.is_int() => Slot::Const(Some(ScalarValue::Int(s, n))),
+                        _ => {
+                            let (h, at) = x.unwrap_or((self.u.known(Ty::Unit), span));
+                            let d = self.u.describe(h);
+                            return Err(Diagnostic::error(at, format!("mismatched types: expected a fixed-size array, found `{d}`"))
+                                .label(format!("its length is `{}` of `{name}`", g.name.name))
+                                .secondary(g.span, "declared here")
+                                .into());
+                        }
+                    }
+                }
                 (GenericParamKind::Const(_), None | Some(GenericArg::Infer(_))) => {
                     return Err(Diagnostic::error(
                         func.span,
@@ -142,8 +169,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let mut out = Vec::with_capacity(args.len());
         let mut deferred = Vec::new();
-        for (a, p) in args.iter().zip(&f.params) {
-            let x = self.expr(a)?;
+        for ((a, p), pre) in args.iter().zip(&f.params).zip(early) {
+            let x = match pre {
+                Some(x) => x,
+                None => self.expr(a)?,
+            };
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
@@ -164,8 +194,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         let want = self.u.known(want);
                         self.assign_compatible(want, &x, span)?;
                     }
-                    None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
-                    None => {}
+                    // Unknown parameters: the argument's type settles them (`(T, T)` given a
+                    // `(f32, f32)`), or the instance checks it.
+                    None => match self.callee_ty_vars(f, &slots, other)? {
+                        Some(want) => self.unify_or(x.span, want, x.ty, "")?,
+                        None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
+                        None => {}
+                    },
                 },
                 other => {
                     let want = self.mcx.ty_of(other, f.module)?;
@@ -206,12 +241,61 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn generic_ret(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr, span: Span) -> CResult<H> {
         match self.callee_ty_now(f, slots, t)? {
             Some(want) => Ok(self.u.known(want)),
-            None => {
-                let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
-                let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
-                Err(cannot_infer(f, &name, span).into())
-            }
+            None => match self.callee_ty_vars(f, slots, t)? {
+                Some(h) => Ok(h),
+                None => {
+                    let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
+                    let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
+                    Err(cannot_infer(f, &name, span).into())
+                }
+            },
         }
+    }
+
+    /// A callee's declared type with its type parameters as this call's type variables, which
+    /// unifying it with an argument settles: for types made of type parameters, scalars, named
+    /// types, tuples, and arrays whose length is known (`None` otherwise).
+    fn callee_ty_vars(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<H>> {
+        Ok(match t {
+            TypeExpr::Param(id) => Some(self.slot_type(f, slots, id)?),
+            TypeExpr::Tuple(ts, _) => {
+                let mut hs = Vec::with_capacity(ts.len());
+                for t in ts {
+                    match self.callee_ty_vars(f, slots, t)? {
+                        Some(h) => hs.push(h),
+                        None => return Ok(None),
+                    }
+                }
+                Some(self.u.tuple(hs))
+            }
+            TypeExpr::Fixed { elem, len, .. } => {
+                let generic = |n: &str| f.generics.iter().position(|g| g.name.name == n).and_then(|i| slots.get(i));
+                let n = match &len.kind {
+                    A::Path(n) if generic(&n.name).is_some() => match generic(&n.name) {
+                        Some(Slot::Const(Some(v))) => v.as_i128().and_then(|v| u64::try_from(v).ok()),
+                        _ => None,
+                    },
+                    // A constant of the module (`[T; 3]`, `[T; TILE]`); one built from a const
+                    // parameter (`N + 1`) does not evaluate here.
+                    _ => self
+                        .mcx
+                        .eval_const(len, Some(Scalar::Usize), f.module)
+                        .ok()
+                        .and_then(|v| v.as_i128())
+                        .and_then(|v| u64::try_from(v).ok()),
+                };
+                let Some(n) = n else { return Ok(None) };
+                match self.callee_ty_vars(f, slots, elem)? {
+                    Some(e) => Some(self.u.array(e, n)),
+                    None => None,
+                }
+            }
+            TypeExpr::ArrayRef { .. } => None,
+            other => {
+                let t = self.mcx.ty_of(other, f.module)?;
+                Some(self.u.known(t))
+            }
+        })
     }
 
     /// A callee's declared type in the terms of this call, if every type argument is known now
@@ -407,6 +491,12 @@ pub(super) fn cannot_infer(f: &ast::FnItem, param: &str, span: Span) -> Diagnost
 }
 
 /// Whether `e` names one of the const parameters in `scope` (its value is needed).
+/// The parameter of `f` whose type is an array of length `name` (`a: [T; N]`), which
+/// gives the const parameter `name` its value at a call.
+fn length_param(f: &ast::FnItem, name: &str) -> Option<usize> {
+    f.params.iter().position(|p| matches!(&p.ty, Some(TypeExpr::Fixed { len, .. }) if matches!(&len.kind, A::Path(n) if n.name == name)))
+}
+
 /// Whether a declared type is built from `f`'s generic parameters (a type parameter, or a
 /// length naming a const parameter).
 fn mentions_generics(t: &TypeExpr, f: &ast::FnItem) -> bool {

@@ -239,7 +239,9 @@ fn internalize(m: &Module<'_>, entry: &str) {
     let mut g = m.get_first_global();
     while let Some(global) = g {
         g = global.get_next_global();
-        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private {
+        // Capture slots stay visible: the loader finds them by name.
+        let slot = global.get_name().to_str().is_ok_and(|n| n.starts_with(crate::abi::CAPTURE_SLOT_PREFIX));
+        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private && !slot {
             global.set_linkage(Linkage::Internal);
         }
     }

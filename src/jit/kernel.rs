@@ -15,7 +15,7 @@ use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, EnumDef, ExprKind, FuncKind, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, ExprKind, FuncKind, Layout, Program, Ty, Types};
 use crate::lang::{GenericKernelSig, SourceFile};
 use crate::library::CodeLibrary;
 use crate::runtime::fault::{FaultSites, SiteInfo};
@@ -33,12 +33,17 @@ pub(super) struct KernelInner {
     pub(super) signature: Vec<(String, Ty)>,
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
+    /// The structs of the signature's types (the program's table of aggregates).
+    pub(super) types: Types,
     /// Compiled so far, by code generation options (bounds checks included) and specialisation.
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     faults: OnceLock<Arc<FaultSites>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
     pub(super) generic: Option<GenericPart>,
+    /// Whether its code may be written to the local store and the remote
+    /// ([`Module::persist`]).
+    pub(super) persist: bool,
     source: Arc<Source>,
 }
 
@@ -68,12 +73,15 @@ fn static_data(a: &crate::ir::ConstArray) -> HostData {
     }
 }
 
-fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
+/// What code generation needs of each capture: device arrays by address, or through a slot
+/// where `relocatable`.
+fn capture_data(values: &[CaptureValue], relocatable: bool) -> Vec<CaptureData<'_>> {
     values
         .iter()
         .map(|v| match v {
             CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
             CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
+            CaptureValue::Device(d) if relocatable => CaptureData::DeviceSlot { shape: &d.shape, strides: &d.strides },
             CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
         })
         .collect()
@@ -127,11 +135,23 @@ fn local_init(body: &crate::ir::Block, l: usize) -> Option<&ExprKind> {
     })
 }
 
+/// The kernels warned about as "not cached on disk" in this process: each once, whatever
+/// `Jit` compiled it.
+fn warn_not_persisted_once(id: String, msg: &str) {
+    static WARNED: std::sync::OnceLock<Mutex<std::collections::HashSet<String>>> = std::sync::OnceLock::new();
+    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if warned.insert(id) {
+        crate::logging::warning!("{msg}");
+    }
+}
+
 /// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
-pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
-    let ty = |t: &Ty| match t {
-        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
-        t => t.to_string(),
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef], types: &Types) -> String {
+    let ty = |t: &Ty| {
+        types.name_with(*t, &|t| match t {
+            Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        })
     };
     format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
@@ -143,6 +163,7 @@ impl KernelInner {
         Ok(KernelInner {
             jit: module.jit.clone(),
             enums: program.enums.clone(),
+            types: program.types.clone(),
             name: name.to_string(),
             program,
             captures,
@@ -150,6 +171,7 @@ impl KernelInner {
             compiled: Mutex::new(HashMap::new()),
             generic: None,
             faults: OnceLock::new(),
+            persist: module.persist,
             source: module.source.clone(),
         })
     }
@@ -173,7 +195,7 @@ impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner.generic {
             Some(g) => write!(f, "Kernel({})", g.sig.signature),
-            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums)),
+            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums, &self.inner.types)),
         }
     }
 }
@@ -257,7 +279,12 @@ impl Kernel {
 
     /// The kernel's code library tree (without LLVM modules): what it references and how.
     pub fn library(&self) -> Arc<CodeLibrary> {
-        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None)
+        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable())
+    }
+
+    /// Whether device arrays are captured through slots (the JIT's configuration).
+    fn relocatable(&self) -> bool {
+        self.inner.jit.config().relocatable_captures
     }
 
     /// How its fault records are reported (computed once per kernel).
@@ -299,6 +326,7 @@ impl Kernel {
             libdevice,
             toolchain: &config.toolchain,
             salt: &config.salt,
+            relocatable_captures: config.relocatable_captures,
         })
     }
 
@@ -376,7 +404,7 @@ impl Kernel {
         let target = options.target;
         let (d, libdevice) = self.derive(options, spec)?;
         let mut key = d.key;
-        let sig = signature_text(&inner.signature, &inner.enums);
+        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
             (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
@@ -413,7 +441,8 @@ impl Kernel {
             }
             None => None,
         };
-        let data = capture_data(&inner.captures);
+        let relocatable = self.relocatable();
+        let data = capture_data(&inner.captures, relocatable);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
             spec,
@@ -423,10 +452,10 @@ impl Kernel {
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
-        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
+        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules), relocatable);
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
-        let ck = Arc::new(CompiledKernel::new(
+        let mut ck = CompiledKernel::new(
             self,
             target,
             spec,
@@ -436,29 +465,38 @@ impl Kernel {
             library.clone(),
             Origin::Compiled { ms: compile_ms },
             options.checked,
-        ));
+        );
         match library.persistable() {
             Ok(proof) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
-                cache.store(proof, Entry { meta, payload });
+                if inner.persist {
+                    cache.store(proof, Entry { meta, payload });
+                } else {
+                    cache.store_in_memory(proof, Entry { meta, payload });
+                }
+                Ok(Arc::new(ck))
             }
             Err(refs) => {
                 let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
                 let msg = format!(
                     "kernel '{}' is not cached on disk: it captures device array {}; device pointers are valid only in this process. \
-                     Pass the array as a kernel argument to make it cacheable.",
+                     Pass the array as a kernel argument, or set KACHE_CAPTURES=relocatable, to make it cacheable.",
                     inner.name,
                     what.join(" and device array ")
                 );
-                if jit.config().strict {
+                if jit.config().strict && inner.persist {
                     return Err(Error::NotPersisted(msg));
                 }
+                ck.pinned = true;
+                let ck = Arc::new(ck);
                 let any: Arc<dyn std::any::Any + Send + Sync> = ck.clone();
                 cache.pin(key, &any, msg.clone());
-                cache.warn_once(&format!("not-persisted:{}", inner.name), &msg);
+                if inner.persist {
+                    warn_not_persisted_once(format!("{}\0{}", self.inner.source.file.name(), inner.name), &msg);
+                }
+                Ok(ck)
             }
         }
-        Ok(ck)
     }
 
     /// Checks `args` against the signature, compiles the matching bounds-checked
@@ -495,7 +533,7 @@ impl Kernel {
         if let Some(g) = &self.inner.generic {
             return g.instance_for(&args)?.launch_values(device, grid, args, checked);
         }
-        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &self.inner.types, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let options = Options { checked, ..self.inner.jit.config().options(device.target()) };
@@ -520,7 +558,7 @@ impl Kernel {
     /// A compiled kernel around code built elsewhere (keyed by its bytes).
     fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
-        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
+        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable());
         let entry = abi::symbol_name(&self.inner.program.kernel().name);
         Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt, true))
     }
@@ -560,7 +598,7 @@ impl Kernel {
         let options = self.inner.jit.config().options(target);
         let (_, libdevice) = self.derive(&options, spec)?;
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
-        let data = capture_data(&self.inner.captures);
+        let data = capture_data(&self.inner.captures, self.relocatable());
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,
             spec,
@@ -571,13 +609,15 @@ impl Kernel {
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
-    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
-    /// device array fails with [`Error::NotSerializable`].
+    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel whose code holds
+    /// the address of a device array (baked captures) fails with [`Error::NotSerializable`]
+    /// naming every such array; with relocatable captures the bytes name the slots instead,
+    /// which [`CompiledKernel::bind`] fills.
     pub fn serialize(&self, target: Target) -> Result<Vec<u8>> {
         self.not_generic()?;
         let lib = self.library();
         if let Err(refs) = lib.persistable() {
-            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: refs[0].describe() });
+            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: crate::library::describe_device_arrays(&refs) });
         }
         self.compile(target, &Specialization::uniform(&self.inner.program, Layout::C))?.serialize()
     }

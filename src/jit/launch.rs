@@ -6,6 +6,7 @@ use super::compiled::CompiledKernel;
 use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
 use crate::ir::Program;
+use crate::runtime::launch::CapturedArray;
 pub(super) use crate::runtime::launch::check_args;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, launch};
 use crate::target::Target;
@@ -58,7 +59,7 @@ impl CompiledKernel {
 
     fn checked_args(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<Vec<ArgValue>> {
         let args = args.args()?;
-        let spec = check_args(&self.name, &self.signature, &self.enums, &args, device)?;
+        let spec = check_args(&self.name, &self.signature, &self.enums, &self.types, &args, device)?;
         if spec != self.spec {
             return Err(Error::BadArgument {
                 kernel: self.name.clone(),
@@ -82,7 +83,13 @@ impl CompiledKernel {
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }
-        for c in &self.captured {
+        // Relocatable captures are checked as the arrays bound to their slots now.
+        let captured: std::borrow::Cow<'_, [CapturedArray]> = if self.slots.is_empty() {
+            std::borrow::Cow::Borrowed(&self.captured)
+        } else {
+            self.captured.iter().cloned().chain(super::slots::slot_arrays(&self.slots)).collect()
+        };
+        for c in captured.iter() {
             if c.desc.location() != device.location() {
                 return Err(Error::Device(format!(
                     "kernel '{}' captured an array in {} and cannot run on {}",
@@ -92,7 +99,7 @@ impl CompiledKernel {
                 )));
             }
         }
-        launch::check_aliasing(&self.name, &self.signature, args, &self.captured)?;
+        launch::check_aliasing(&self.name, &self.signature, args, &captured)?;
         let slots = launch::param_slots(&self.name, &self.abi, args)?;
         match device.cuda_impl() {
             None => {
@@ -105,7 +112,7 @@ impl CompiledKernel {
             }
             Some(dev) => {
                 let f = self.cuda_function(dev)?;
-                let queues = launch::queues_of(args).chain(self.captured.iter().filter_map(|c| c.desc.queue())).collect();
+                let queues = launch::queues_of(args).chain(captured.iter().filter_map(|c| c.desc.queue())).collect();
                 let cuda = launch::CudaLaunch { faults: &self.faults, queues, checked: self.checked };
                 // SAFETY: `f` is this kernel's code, `slots` its checked parameters; the code is
                 // bounds-checked or the caller vouched for every access.

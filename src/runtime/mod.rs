@@ -14,10 +14,19 @@ pub(crate) mod cuda;
 #[cfg(not(feature = "cuda"))]
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
+#[cfg(feature = "dlpack")]
+mod dlpack;
 pub(crate) mod fault;
 pub(crate) mod host;
 mod host_sync;
 pub(crate) mod launch;
+mod structs;
+
+pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
+pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
+
+#[cfg(feature = "dlpack")]
+pub use dlpack::DlpackArray;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -352,30 +361,44 @@ impl<T: Element> DeviceArray<T> {
 
     /// A strided view: element `[i, j, ..]` of the view is element
     /// `offset + i*strides[0] + j*strides[1] + ..` of this array's memory (strides in elements,
-    /// counted from this array's first element).
-    pub fn view(&self, offset: usize, shape: &[usize], strides: &[usize]) -> Result<DeviceArray<T>> {
+    /// signed, counted from this array's first element): `a.view(n - 1, &[n], &[-1])` is `a`
+    /// reversed. Every element the view reaches must lie in the array's memory.
+    pub fn view(&self, offset: usize, shape: &[usize], strides: &[isize]) -> Result<DeviceArray<T>> {
         if shape.len() != strides.len() || shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray("a view needs one stride per dimension, at most 4".into()));
         }
-        let past_end = || {
-            Error::BadArray(format!("the view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches past the end of the memory"))
+        let outside = || {
+            Error::BadArray(format!("the view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches outside the array's memory"))
         };
-        let start = self.offset.checked_add(offset).ok_or_else(past_end)?;
+        let size = elem_size::<T>() as i128;
+        let start = (self.offset as i128).checked_add(offset as i128).ok_or_else(outside)?;
         if shape.iter().all(|d| *d > 0) {
-            // The last element the view touches, in checked arithmetic: a view that wraps
-            // around would otherwise pass for one inside the memory.
-            let last = shape.iter().zip(strides).try_fold(start, |acc, (d, s)| (d - 1).checked_mul(*s).and_then(|x| acc.checked_add(x)));
-            let end = last.and_then(|l| l.checked_add(1)).and_then(|n| n.checked_mul(elem_size::<T>()));
-            if end.is_none_or(|e| e > self.buf.len()) || strides.iter().any(|s| isize::try_from(*s).is_err()) {
-                return Err(past_end());
+            // Lowest and highest elements it touches, in checked i128 arithmetic: a view that
+            // wraps around would otherwise pass for one inside the memory.
+            let (mut lo, mut hi) = (start, start);
+            for (d, s) in shape.iter().zip(strides) {
+                let reach = (*d as i128 - 1).checked_mul(*s as i128).ok_or_else(outside)?;
+                if reach < 0 {
+                    lo = lo.checked_add(reach).ok_or_else(outside)?;
+                } else {
+                    hi = hi.checked_add(reach).ok_or_else(outside)?;
+                }
             }
+            let end = hi.checked_add(1).and_then(|n| n.checked_mul(size));
+            if lo < 0 || end.is_none_or(|e| e > self.buf.len() as i128) {
+                return Err(outside());
+            }
+        }
+        // An empty view touches nothing, but its first element's address is still computed.
+        if start.checked_mul(size).is_none_or(|b| usize::try_from(b).is_err()) {
+            return Err(outside());
         }
         Ok(DeviceArray {
             buf: self.buf.clone(),
             device: self.device.clone(),
-            offset: start,
+            offset: usize::try_from(start).map_err(|_| outside())?,
             shape: shape.to_vec(),
-            strides: strides.iter().map(|s| *s as isize).collect(),
+            strides: strides.to_vec(),
             read_only: self.read_only,
             _t: PhantomData,
         })
@@ -602,6 +625,16 @@ pub enum ArgValue {
         desc: ArrayDesc,
         /// May the kernel write it.
         writable: bool,
+    },
+    /// An array of plain-data structs ([`StructArray`]).
+    Structs(StructsArg),
+    /// A plain-data struct or fixed-size array by value ([`ByValue`]): its bytes as the host
+    /// lays it out.
+    Struct {
+        /// The value's bytes (padding zeroed).
+        bytes: Vec<u8>,
+        /// The host's layout of its type.
+        kind: Arc<FieldKind>,
     },
 }
 

@@ -11,11 +11,13 @@ mod capture_scenarios;
 #[path = "../shared/foreign.rs"]
 mod foreign;
 
+mod aggregates;
 mod cache;
 mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
+mod dlpack;
 mod docs;
 mod fast_code;
 mod faults;
@@ -27,6 +29,7 @@ mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;
+mod relocatable;
 mod remote;
 mod runtime;
 mod safety;

@@ -371,7 +371,10 @@ fn descriptions_that_cannot_be_addressed_are_refused() {
     // Views whose arithmetic would wrap are refused, not wrapped.
     let big = dev.alloc::<f32>(&[4]).unwrap();
     assert!(big.view(usize::MAX, &[1], &[1]).is_err());
-    assert!(big.view(0, &[2], &[usize::MAX / 2]).is_err());
+    assert!(big.view(0, &[2], &[isize::MAX / 2]).is_err());
+    assert!(big.view(3, &[2], &[isize::MIN]).is_err());
+    assert!(big.view(0, &[usize::MAX; 4], &[isize::MAX; 4]).is_err());
+    assert!(big.view(0, &[usize::MAX; 4], &[isize::MIN; 4]).is_err());
     assert!(kache::HostArray::strided(vec![1.0f32; 4], &[2], &[usize::MAX], 0).is_err());
 }
 

@@ -214,8 +214,9 @@ fn checked_strided_loops_still_unroll_by_four() {
     let reduce = speed_ptx("reduce_block", true);
     let loads = |ptx: &str| loads_per_block(ptx).into_iter().sum::<usize>();
     assert_eq!(loads(&reduce), 4, "{reduce}");
+    // The online softmax has two strided loops.
     let softmax = speed_ptx("softmax_rows", true);
-    assert_eq!(loads(&softmax), 3 * 4, "{softmax}");
+    assert_eq!(loads(&softmax), 2 * 4, "{softmax}");
     assert!(reduce.contains("atom.global.cas.b32") && softmax.contains("atom.global.cas.b32"), "the fault record is written");
     if let Some(p) = common::ptxas() {
         for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax)] {

@@ -344,6 +344,8 @@ fn prebuild_tracks_every_environment_variable_kache_reads() {
         "CARGO_PKG_NAME",
         "CARGO_PKG_VERSION",
         "PATH",
+        // Read only by unit tests (src/codegen/pipeline.rs), never by a build.
+        "KACHE_REQUIRE_PTXAS",
     ];
     // Read by a dependency (`dirs`, for the default cache folder), not by kache's own code.
     let through_dependencies = ["XDG_CACHE_HOME", "HOME"];

@@ -32,6 +32,16 @@ pub(super) struct KernelInner {
     _source: Arc<Source>,
 }
 
+/// A compile whose key is derived ([`Kernel::prepare`]): what a batch of compiles looks up
+/// together before compiling anything.
+pub(super) struct Prepared {
+    /// The kernel's key.
+    pub(super) key: Key,
+    libdevice: Option<crate::toolchain::Libdevice>,
+    /// Keys to fetch with it (the cubin's, on a GPU).
+    pub(super) prefetch: Vec<Key>,
+}
+
 /// Resolves each capture of a program to its value.
 fn resolve_captures(program: &Program, bindings: &[CaptureValue]) -> Result<Vec<CaptureValue>> {
     program
@@ -162,13 +172,23 @@ impl Kernel {
     }
 
     fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
-        let memo_key = (target, spec.clone());
-        if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
-            return Ok(c.clone());
+        if let Some(c) = self.memoized(target, spec) {
+            return Ok(c);
         }
-        let c = self.compile_uncached(target, spec, device)?;
-        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
-        Ok(c)
+        let prepared = self.prepare(target, spec, device)?;
+        let cache = self.inner.jit.cache();
+        let found = cache.lookup_prefetch(&[prepared.key], &prepared.prefetch).pop().unwrap_or(Lookup::Miss);
+        let c = match self.take_hit(target, spec, &prepared, found) {
+            Some(c) => c,
+            None => {
+                let (c, entry) = self.build(target, spec, &prepared)?;
+                if let (Some(entry), Ok(proof)) = (entry, c.library().persistable()) {
+                    cache.store(proof, entry);
+                }
+                c
+            }
+        };
+        Ok(self.memoize(target, spec, c))
     }
 
     /// Compiles for `device` with every array parameter C-contiguous.
@@ -176,34 +196,68 @@ impl Kernel {
         self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+    /// The specialisation compiled earlier by this kernel or a clone.
+    pub(super) fn memoized(&self, target: Target, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(target, spec.clone())).cloned()
+    }
+
+    /// Remembers a compiled specialisation; the one remembered first wins a race.
+    pub(super) fn memoize(&self, target: Target, spec: &Specialization, c: Arc<CompiledKernel>) -> Arc<CompiledKernel> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry((target, spec.clone())).or_insert(c).clone()
+    }
+
+    /// The first step of a compile: the key (and on a GPU, the cubin's key, fetched in the same
+    /// pass), so that several compiles can be looked up together.
+    pub(super) fn prepare(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Prepared> {
+        let (d, libdevice) = self.derive(target, spec)?;
+        let key = d.key;
+        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
+            Some(dev) if self.inner.jit.config().cubin_tier => {
+                vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)]
+            }
+            _ => Vec::new(),
+        };
+        Ok(Prepared { key, libdevice, prefetch })
+    }
+
+    /// The compiled kernel a lookup found, if it is usable (an unusable entry is warned about
+    /// and recompiled).
+    pub(super) fn take_hit(
+        &self,
+        target: Target,
+        spec: &Specialization,
+        prepared: &Prepared,
+        found: Lookup,
+    ) -> Option<Arc<CompiledKernel>> {
+        let key = prepared.key;
+        match found {
+            Lookup::Pinned(any) => any.downcast::<CompiledKernel>().ok(),
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
+                Ok(c) => Some(Arc::new(c)),
+                Err(e) => {
+                    self.inner.jit.cache().warn_once(
+                        &format!("bad-artifact:{key}"),
+                        &format!("cached kernel '{}' is unusable ({e}); recompiling", self.inner.name),
+                    );
+                    None
+                }
+            },
+            Lookup::Miss => None,
+        }
+    }
+
+    /// Compiles after a miss. Returns the kernel and the entry to store, or no entry for a
+    /// kernel that captured a device array (kept in memory only, warned about once; an error
+    /// with `KACHE_STRICT`).
+    pub(super) fn build(&self, target: Target, spec: &Specialization, prepared: &Prepared) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
-        let (d, libdevice) = self.derive(target, spec)?;
-        let key = d.key;
+        let key = prepared.key;
         let sig = signature_text(&inner.signature);
-        // On a GPU, fetch the cubin with the PTX in one opening of the store.
-        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
-            Some(dev) if jit.config().cubin_tier => vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)],
-            _ => Vec::new(),
-        };
-        match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
-            Lookup::Pinned(any) => {
-                if let Ok(c) = any.downcast::<CompiledKernel>() {
-                    return Ok(c);
-                }
-            }
-            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
-                Ok(c) => return Ok(Arc::new(c)),
-                Err(e) => cache
-                    .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
-            },
-            Lookup::Miss => {}
-        }
         let options = jit.config().options(target);
         let t0 = Instant::now();
-        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let libdevice_bytes = prepared.libdevice.as_ref().and_then(|l| l.bytes());
         let data = capture_data(&inner.captures);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
@@ -227,9 +281,9 @@ impl Kernel {
             Origin::Compiled { ms: compile_ms },
         ));
         match library.persistable() {
-            Ok(proof) => {
+            Ok(_) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
-                cache.store(proof, Entry { meta, payload });
+                Ok((ck, Some(Entry { meta, payload })))
             }
             Err(refs) => {
                 let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
@@ -245,9 +299,9 @@ impl Kernel {
                 let any: Arc<dyn std::any::Any + Send + Sync> = ck.clone();
                 cache.pin(key, &any, msg.clone());
                 cache.warn_once(&format!("not-persisted:{}", inner.name), &msg);
+                Ok((ck, None))
             }
         }
-        Ok(ck)
     }
 
     /// Checks `args` against the signature, compiles the matching specialisation on first use

@@ -2,12 +2,14 @@
 //! kernels through the cache. This file holds [`Jit`] and the state its modules and kernels
 //! share (parsed sources and live kernels, each deduplicated).
 
+mod batch;
 mod compiled;
 mod kernel;
 mod launch;
 mod module;
 mod serialize;
 
+pub use batch::CompileRequest;
 pub use compiled::{CompiledKernel, Origin};
 pub use kernel::Kernel;
 pub(crate) use launch::check_args;

@@ -10,8 +10,8 @@ use super::names::{first_collision, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureTy, Layout};
-use crate::{Arch, Config, Jit, Specialization, Target};
+use crate::ir::CaptureTy;
+use crate::{Arch, CompileRequest, Config, Jit, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
@@ -39,6 +39,8 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_REMOTE_KEY",
     "KACHE_REMOTE_READONLY",
     "KACHE_REMOTE_TIMEOUT_MS",
+    "KACHE_REMOTE_TTL",
+    "KACHE_REMOTE_CA",
     // What is printed, and the toolchain.
     "KACHE_QUIET",
     "KACHE_PTXAS",
@@ -248,8 +250,8 @@ impl Builder {
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
         }
-        let mut kernels = Vec::new();
-        for (k_index, name) in names.into_iter().enumerate() {
+        let mut checked = Vec::new();
+        for name in names {
             let k = m.kernel(&name)?;
             if let Some(c) = k.program().captures.iter().find(|c| matches!(c.ty, CaptureTy::Array { device: true, .. })) {
                 return Err(Error::Config(format!(
@@ -257,10 +259,19 @@ impl Builder {
                     c.origin
                 )));
             }
+            checked.push((name, k));
+        }
+        // The file's kernels for every architecture in one batch: one pass over the cache (one
+        // round trip to a remote cache) for the lookups, one for the stores.
+        let requests: Vec<CompileRequest> =
+            checked.iter().flat_map(|(_, k)| archs.iter().map(move |a| CompileRequest::new(k, Target::Nvptx(*a)))).collect();
+        let mut compiled = jit.compile_many(&requests).into_iter();
+        let mut kernels = Vec::new();
+        for (k_index, (name, k)) in checked.into_iter().enumerate() {
             let rust = rust_name(&name);
             let mut ptx = Vec::new();
             for a in archs {
-                let c = k.compile(Target::Nvptx(*a), &Specialization::uniform(k.program(), Layout::C))?;
+                let c = compiled.next().ok_or_else(|| Error::Config(format!("kernel '{name}' was not compiled for {a}")))??;
                 // Numbered, so that names differing only in case stay apart on any file system.
                 let name = format!("f{}-k{k_index}-{}-{rust}.{a}.ptx", file.index, file.module);
                 ptx.push((a.to_string(), data.write(&name, c.ptx().unwrap_or("").as_bytes())?));

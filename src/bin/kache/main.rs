@@ -8,13 +8,16 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+mod remote;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
 use kache::abi::CaptureData;
 use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
 use kache::codegen;
-use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
+use kache::{Arch, CaptureValue, CompileRequest, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
 #[command(name = "kache", version, about = "A GPU kernel compiler for Rust with a persistent kernel cache")]
@@ -120,6 +123,11 @@ enum Command {
         /// Archive to read.
         file: PathBuf,
     },
+    /// The remote cache ($KACHE_REMOTE): reachability, this namespace's size, purging it.
+    Remote {
+        #[command(subcommand)]
+        command: remote::RemoteCommand,
+    },
 }
 
 /// An error with its exit status.
@@ -156,7 +164,8 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            let msg = f.message.trim_end();
+            // No message carries the remote's password or KACHE_REMOTE_KEY, whatever produced it.
+            let msg = kache::cache::remote::Redactor::from_env().redact(f.message.trim_end());
             eprintln!("{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
@@ -186,6 +195,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Export { file } => export(&file),
         Command::Import { file } => import(&file),
+        Command::Remote { command } => remote::run(command),
     }
 }
 
@@ -276,43 +286,31 @@ fn compile(
     if to_stdout && several {
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
-    for k in kernels {
-        let spec = Specialization::uniform(k.program(), kache::Layout::C);
-        let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => {
-                let data: Vec<CaptureData> = k
-                    .captures()
-                    .iter()
-                    .map(|v| match v {
-                        CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-                        CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-                        CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
-                    })
-                    .collect();
-                let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
-                let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-                    program: k.program(),
-                    spec: &spec,
-                    captures: &data,
-                    options: config.options(target),
-                    libdevice: lib.as_deref(),
-                })
-                .map_err(|e| Failure::from(Error::from(e)))?;
-                ir.into_bytes()
+    // Every kernel of the file looked up together, then the misses compiled and stored
+    // together: with a remote cache, one round trip for the lookups and one for the stores.
+    let compiled = match emit {
+        Emit::LlvmIr => None,
+        Emit::Ptx | Emit::Cubin => {
+            let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
+            let mut done = Vec::new();
+            for r in jit.compile_many(&requests) {
+                done.push(r?);
             }
-            Emit::Ptx => {
-                let c = k.compile(target, &spec)?;
-                c.artifact().bytes().to_vec()
-            }
-            Emit::Cubin => {
-                let c = k.compile(target, &spec)?;
-                let Target::Nvptx(a) = target else { return Err(user("--emit cubin needs a GPU architecture")) };
-                cubin_through_cache(&jit, &c, a)?
-            }
+            Some(done)
+        }
+    };
+    let cubins = match (&compiled, emit, target) {
+        (Some(c), Emit::Cubin, Target::Nvptx(a)) => Some(cubins_through_cache(&jit, c, a)?),
+        _ => None,
+    };
+    for (i, k) in kernels.iter().enumerate() {
+        let bytes: Vec<u8> = match (emit, &compiled, &cubins) {
+            (Emit::Cubin, _, Some(cubins)) => cubins[i].clone(),
+            (Emit::Ptx, Some(c), _) => c[i].artifact().bytes().to_vec(),
+            _ => llvm_ir(k, target, &config)?,
         };
         let path = match &output {
-            Some(p) if to_stdout => {
-                let _ = p;
+            Some(_) if to_stdout => {
                 std::io::stdout().write_all(&bytes).map_err(|e| internal(format!("stdout: {e}")))?;
                 continue;
             }
@@ -332,26 +330,66 @@ fn compile(
     Ok(())
 }
 
-/// Assembles a cubin with ptxas, through the cache (keyed by PTX, arch and ptxas identity).
-fn cubin_through_cache(jit: &Jit, c: &kache::CompiledKernel, arch: Arch) -> Result<Vec<u8>, Failure> {
-    let ptx = c.ptx().ok_or_else(|| internal("no PTX"))?;
+/// The optimised LLVM IR of a kernel (not cached: for inspection).
+fn llvm_ir(k: &kache::Kernel, target: Target, config: &Config) -> Result<Vec<u8>, Failure> {
+    let spec = Specialization::uniform(k.program(), kache::Layout::C);
+    let data: Vec<CaptureData> = k
+        .captures()
+        .iter()
+        .map(|v| match v {
+            CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
+            CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
+            CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
+        })
+        .collect();
+    let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
+    let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
+        program: k.program(),
+        spec: &spec,
+        captures: &data,
+        options: config.options(target),
+        libdevice: lib.as_deref(),
+    })
+    .map_err(|e| Failure::from(Error::from(e)))?;
+    Ok(ir.into_bytes())
+}
+
+/// Assembles each kernel's cubin with ptxas, through the cache (keyed by PTX, arch and ptxas
+/// identity): every key looked up together, the cubins assembled stored together.
+fn cubins_through_cache(jit: &Jit, compiled: &[Arc<kache::CompiledKernel>], arch: Arch) -> Result<Vec<Vec<u8>>, Failure> {
     let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
         user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
     })?;
     let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let key = kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id);
-    if let Lookup::Hit(e, _) = jit.cache().lookup(&key) {
-        return Ok(e.payload.to_vec());
+    let mut ptxs = Vec::new();
+    for c in compiled {
+        ptxs.push(c.ptx().ok_or_else(|| internal("no PTX"))?);
     }
-    let t0 = std::time::Instant::now();
-    let cubin = kache::toolchain::ptxas(&ptxas, ptx, &arch.to_string())
-        .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-    if let Ok(proof) = c.library().persistable() {
+    let keys: Vec<kache::cache::Key> = ptxs
+        .iter()
+        .map(|ptx| kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id))
+        .collect();
+    let mut cubins = Vec::new();
+    let mut assembled = Vec::new();
+    for (i, found) in jit.cache().lookup_many(&keys).into_iter().enumerate() {
+        if let Lookup::Hit(e, _) = found {
+            cubins.push(e.payload.to_vec());
+            continue;
+        }
+        let c = &compiled[i];
+        let t0 = std::time::Instant::now();
+        let cubin = kache::toolchain::ptxas(&ptxas, ptxs[i], &arch.to_string())
+            .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
         let meta =
-            kache::cache::Meta::new(key, c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        jit.cache().store(proof, kache::cache::Entry { meta, payload: cubin.clone().into() });
+            kache::cache::Meta::new(keys[i], c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
+        assembled.push((i, kache::cache::Entry { meta, payload: cubin.clone().into() }));
+        cubins.push(cubin);
     }
-    Ok(cubin)
+    let stores: Vec<_> = assembled.into_iter().filter_map(|(i, entry)| Some((compiled[i].library().persistable().ok()?, entry))).collect();
+    if !stores.is_empty() {
+        jit.cache().store_many(stores);
+    }
+    Ok(cubins)
 }
 
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {

@@ -24,10 +24,14 @@ pub(super) enum Failure {
 }
 
 impl Failure {
-    /// Whether the server refused a command that writes (an ACL without it, a replica): reads
-    /// go on, with commands that do not write.
-    pub(super) fn is_write_refused(&self) -> bool {
-        matches!(self, Failure::Redis(e) if matches!(e.code(), Some("NOPERM" | "READONLY")))
+    /// Whether the server refused a command while the connection is fine: an ACL without it, a
+    /// replica refusing writes, a server too old for it (`GETEX` came with Redis 6.2). Reads go
+    /// on, with commands the server takes.
+    pub(super) fn is_refused_command(&self) -> bool {
+        match self {
+            Failure::Redis(e) => matches!(e.code(), Some("NOPERM" | "READONLY")) || e.to_string().contains("unknown command"),
+            _ => false,
+        }
     }
 }
 

@@ -203,8 +203,8 @@ impl RemoteStore {
     /// Fetches and authenticates the entries under `keys` in one round trip (one pipeline of
     /// `GETEX`, which resets each hit's expiry to the configured one), within one time budget:
     /// for each key its entry, or `None` on a miss, a failure or a bad MAC (counted). A server
-    /// that refuses `GETEX` (a read-only ACL user, a replica) is asked with `GET` instead, at the
-    /// cost of a second round trip once per process.
+    /// that refuses `GETEX` (a read-only ACL user, a replica, a server older than 6.2) is asked
+    /// with `GET` instead, at the cost of a second round trip once per process.
     pub fn get_many(&self, counters: &Counters, keys: &[Key]) -> Vec<Option<Vec<u8>>> {
         let misses = || vec![None; keys.len()];
         if keys.is_empty() || !self.available() {
@@ -214,7 +214,7 @@ impl RemoteStore {
         let refresh = !self.health.lock().unwrap_or_else(|e| e.into_inner()).getex_refused;
         let commands = self.lookup_commands(keys, refresh);
         let mut reply = self.worker.call(deadline, move |s: &mut Session| s.run(|link| link.pipeline(commands)));
-        if refresh && reply.as_ref().err().is_some_and(Failure::is_write_refused) {
+        if refresh && reply.as_ref().err().is_some_and(Failure::is_refused_command) {
             self.health.lock().unwrap_or_else(|e| e.into_inner()).getex_refused = true;
             let commands = self.lookup_commands(keys, false);
             reply = self.worker.call(deadline, move |s: &mut Session| s.run(|link| link.pipeline(commands)));
@@ -290,7 +290,7 @@ impl RemoteStore {
         let deadline = Instant::now() + self.config.timeout();
         match self.worker.call(deadline, move |s: &mut Session| s.run(|link| link.pipeline(commands))) {
             Ok(_) => counters.add(Counter::RemoteBytesWritten, bytes),
-            Err(f) if f.is_write_refused() => {
+            Err(f) if f.is_refused_command() => {
                 self.health.lock().unwrap_or_else(|e| e.into_inner()).writes_refused = true;
                 counters.add(Counter::RemoteErrors, 1);
                 self.warn_once(

@@ -28,7 +28,7 @@ impl Session {
         };
         exchange(link).map_err(|e| {
             let failure = Failure::Redis(e);
-            if !failure.is_write_refused() {
+            if !failure.is_refused_command() {
                 self.link = None;
             }
             failure

@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export LLVM_SYS_191_PREFIX ?= /usr/lib/llvm-19
 export CARGO_TERM_QUIET ?= true
 
-.PHONY: run test deps bench fuzz
+.PHONY: run test lint deps bench fuzz
 
 deps:
 	@scripts/deps.sh
@@ -16,6 +16,12 @@ run: deps
 test: deps
 	@cargo test --all-targets
 	@cargo test --doc
+
+# The gates CI runs before the tests: the tree is formatted (rustfmt.toml) and clean under
+# clippy with the [lints] table of Cargo.toml, warnings as errors.
+lint: deps
+	@cargo fmt --check
+	@cargo clippy --all-targets -- -D warnings
 
 bench: deps
 	@cargo bench

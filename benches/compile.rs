@@ -2,6 +2,9 @@
 //! (saxpy), a medium (about 100 lines) and a large (about 1,000 lines) module. Run with
 //! `cargo bench --bench compile`.
 
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use kache::{Arch, Config, Jit, Layout, Specialization, Target};
 

@@ -2,6 +2,9 @@
 //! cold process served from the cache (hit). Build the CLI first:
 //! `cargo build --release --bin kache && cargo run --release --example cold_hit`.
 
+// A measurement program: any failure stops it, with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 

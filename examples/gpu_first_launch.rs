@@ -9,6 +9,9 @@
 //! `gpu_first_launch [--reps N] [--json FILE]`. Prints a table; with `--json`, also the raw
 //! figures.
 
+// A measurement program: any failure stops it, with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;

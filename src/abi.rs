@@ -58,6 +58,7 @@ impl ParamAbi {
             .map(|p| match p.ty {
                 Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
                 Ty::Scalar(s) => ParamAbi::Scalar(s),
+                Ty::Enum(e) => ParamAbi::Scalar(e.repr),
                 _ => ParamAbi::Scalar(Scalar::Bool),
             })
             .collect()

@@ -117,7 +117,7 @@ pub enum Error {
     /// A device does not support what was asked (e.g. a kernel compiled for another device).
     #[error("{0}")]
     Device(String),
-    /// ptxas rejected PTX or could not be run.
+    /// ptxas rejected kache's PTX or could not be run (not the user's mistake).
     #[error("ptxas: {0}")]
     Ptxas(String),
 }
@@ -136,7 +136,7 @@ impl Error {
     /// Whether this is the user's mistake (exit status 1 in the CLI) rather than the
     /// environment's or kache's (2).
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. })
+        !matches!(self, Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. } | Error::Ptxas(_))
     }
 }
 

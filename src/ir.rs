@@ -191,16 +191,40 @@ pub enum Ty {
     Scalar(Scalar),
     /// An array reference.
     Array(ArrayTy),
+    /// A C-like enum of the source ([`Program::enums`]), represented as its discriminant.
+    Enum(EnumTy),
 }
 
 impl Ty {
-    /// The scalar inside, if this is one.
+    /// The scalar a value of this type is: itself, or an enum's discriminant type.
     pub fn scalar(self) -> Option<Scalar> {
         match self {
             Ty::Scalar(s) => Some(s),
+            Ty::Enum(e) => Some(e.repr),
             _ => None,
         }
     }
+}
+
+/// A C-like enum type: which one (its index in [`Program::enums`], or in the checker's table
+/// while checking) and the integer type of its discriminants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EnumTy {
+    /// Index of its definition.
+    pub id: u32,
+    /// `#[repr(..)]`, or `i32` (C's `int`) without one.
+    pub repr: Scalar,
+}
+
+/// A C-like enum: its variants' names and discriminants, for launch checks and messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnumDef {
+    /// Its name, qualified by its module outside the root.
+    pub name: String,
+    /// The integer type of its discriminants.
+    pub repr: Scalar,
+    /// Variant names and discriminants, in declaration order.
+    pub variants: Vec<(String, i128)>,
 }
 
 impl fmt::Display for Ty {
@@ -210,6 +234,7 @@ impl fmt::Display for Ty {
             Ty::Never => f.write_str("!"),
             Ty::Scalar(s) => write!(f, "{s}"),
             Ty::Array(a) => write!(f, "{a}"),
+            Ty::Enum(e) => write!(f, "enum #{} ({})", e.id, e.repr),
         }
     }
 }
@@ -403,6 +428,12 @@ pub struct Program {
     pub funcs: Vec<Func>,
     /// Values captured by any function of the program.
     pub captures: Vec<Capture>,
+    /// The C-like enums of its types, by [`EnumTy::id`]. Not part of the code: enum values are
+    /// their discriminants; the definitions name them and check kernel arguments at launch.
+    pub enums: Vec<EnumDef>,
+    /// What the checker warns about (an unreachable `match` arm): where, and the message.
+    /// Diagnostics only, never keyed.
+    pub warnings: Vec<(Span, String)>,
 }
 
 impl Program {
@@ -823,6 +854,26 @@ pub enum ExprKind<T = Ty> {
     Continue(LoopId),
     /// `return`
     Return(Option<Box<Expr<T>>>),
+    /// `match scrutinee { arms }`: the first arm whose pattern holds the value and whose guard
+    /// is true runs. The arms cover every value (the checker proved it); the last arm without
+    /// a guard that every value left reaches is taken without a test.
+    Match(Box<Expr<T>>, Vec<MatchArm<T>>),
+}
+
+/// An arm of a `match`.
+#[derive(Clone, Debug)]
+pub struct MatchArm<T = Ty> {
+    /// The values it takes, as inclusive ranges of constants of the scrutinee's type (`None`:
+    /// every value: `_` or a plain binding).
+    pub ranges: Option<Vec<(Expr<T>, Expr<T>)>>,
+    /// `name` or `name @ pattern`: the local bound to the value for the guard and the body.
+    pub binding: Option<LocalId>,
+    /// `if guard`
+    pub guard: Option<Expr<T>>,
+    /// The arm's value.
+    pub body: Expr<T>,
+    /// Where its pattern is (diagnostics only).
+    pub pat_span: Span,
 }
 
 /// Calls `f` on every expression of a block, outer expressions before inner ones.
@@ -889,6 +940,19 @@ pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
         ExprKind::Break(_, v) | ExprKind::Return(v) => {
             if let Some(v) = v {
                 visit_expr(v, f);
+            }
+        }
+        ExprKind::Match(s, arms) => {
+            visit_expr(s, f);
+            for a in arms {
+                for (lo, hi) in a.ranges.iter().flatten() {
+                    visit_expr(lo, f);
+                    visit_expr(hi, f);
+                }
+                if let Some(g) = &a.guard {
+                    visit_expr(g, f);
+                }
+                visit_expr(&a.body, f);
             }
         }
     }

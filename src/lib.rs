@@ -45,6 +45,7 @@ pub mod ir;
 mod jit;
 pub mod lang;
 pub mod library;
+pub mod logging;
 pub mod prebuild;
 pub mod runtime;
 pub mod span;
@@ -77,16 +78,3 @@ pub struct RuntimeGuide;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/cache.md")]
 pub struct CacheGuide;
-
-/// Prints a warning (`KACHE_QUIET=1` silences warnings): on stderr, or inside a build script
-/// as `cargo::warning=` lines, which cargo shows (it hides a build script's stderr).
-pub(crate) fn warn(msg: &str) {
-    if std::env::var_os("KACHE_QUIET").is_some() {
-        return;
-    }
-    if build_script::running() {
-        build_script::instruction("warning", &format!("kache: {msg}"));
-    } else {
-        eprintln!("kache: warning: {msg}");
-    }
-}

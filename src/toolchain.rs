@@ -34,16 +34,16 @@ fn python_site_dirs() -> &'static [PathBuf] {
                 .args(["-c", "import site,sys; print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]+sys.path))"])
                 .stderr(std::process::Stdio::null())
                 .output();
-            if let Ok(o) = r {
-                if o.status.success() {
-                    for l in String::from_utf8_lossy(&o.stdout).lines() {
-                        let p = PathBuf::from(l.trim());
-                        if !l.trim().is_empty() && p.is_dir() && !out.contains(&p) {
-                            out.push(p);
-                        }
+            if let Ok(o) = r
+                && o.status.success()
+            {
+                for l in String::from_utf8_lossy(&o.stdout).lines() {
+                    let p = PathBuf::from(l.trim());
+                    if !l.trim().is_empty() && p.is_dir() && !out.contains(&p) {
+                        out.push(p);
                     }
-                    break;
                 }
+                break;
             }
         }
         out
@@ -73,12 +73,12 @@ fn memo_path(what: &str) -> Option<PathBuf> {
 
 fn wheel_file_memoized(what: &str, rel: &str) -> Option<PathBuf> {
     let memo = memo_path(what);
-    if let Some(m) = &memo {
-        if let Ok(text) = std::fs::read_to_string(m) {
-            let p = PathBuf::from(text.trim());
-            if p.is_file() {
-                return Some(p);
-            }
+    if let Some(m) = &memo
+        && let Ok(text) = std::fs::read_to_string(m)
+    {
+        let p = PathBuf::from(text.trim());
+        if p.is_file() {
+            return Some(p);
         }
     }
     let found = wheel_file(rel)?;
@@ -120,14 +120,12 @@ pub fn libdevice() -> Option<Libdevice> {
             meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0)
         );
         let memo = memo_path("libdevice-hash");
-        if let Some(text) = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok()) {
-            if let Some((head, hash)) = text.rsplit_once('\n') {
-                if head == stamp {
-                    if let Some(hash) = crate::cache::Key::from_hex(hash) {
-                        return Some(Libdevice { path, hash: hash.0, bytes: Arc::new(OnceLock::new()) });
-                    }
-                }
-            }
+        if let Some(text) = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok())
+            && let Some((head, hash)) = text.rsplit_once('\n')
+            && head == stamp
+            && let Some(hash) = crate::cache::Key::from_hex(hash)
+        {
+            return Some(Libdevice { path, hash: hash.0, bytes: Arc::new(OnceLock::new()) });
         }
         let bytes: Arc<[u8]> = std::fs::read(&path).ok()?.into();
         let hash = *blake3::hash(&bytes).as_bytes();

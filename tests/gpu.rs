@@ -4,6 +4,9 @@
 //! under `KACHE_REQUIRE_GPU=1`. Run on a GPU machine with `../shared/tools/stage-gpu`, then
 //! `bash .gpu/run.sh`.
 
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use kache::cache::Tier;

@@ -17,7 +17,7 @@
 //! tags are [`Scalar::tag`] and [`Layout::tag`].)
 
 use super::key::{Key, build_id};
-use crate::ir::{ArrayTy, Layout, Scalar};
+use crate::ir::{ArrayTy, EnumDef, Layout, Scalar};
 use crate::target::Arch;
 
 /// Leading bytes of every entry.
@@ -87,8 +87,10 @@ pub enum BuiltFor {
 pub struct Param {
     /// Its name.
     pub name: String,
-    /// Its type.
+    /// Its type (an enum's is its discriminant's scalar type).
     pub ty: ParamTy,
+    /// For an enum parameter, the enum: its name and variants, to check arguments at launch.
+    pub enum_def: Option<EnumDef>,
 }
 
 /// A parameter's type; for an array, also the layout the code was specialised for.
@@ -244,9 +246,18 @@ fn put_interface(out: &mut Vec<u8>, i: &Interface) {
     out.extend_from_slice(&(i.params.len() as u32).to_le_bytes());
     for p in &i.params {
         put_str(out, &p.name);
-        match p.ty {
-            ParamTy::Scalar(s) => out.extend_from_slice(&[1, s.tag()]),
-            ParamTy::Array { ty, layout } => out.extend_from_slice(&[2, ty.elem.tag(), ty.ndim, ty.writable as u8, layout.tag()]),
+        match (p.ty, &p.enum_def) {
+            (ParamTy::Scalar(_), Some(e)) => {
+                out.extend_from_slice(&[3, e.repr.tag()]);
+                put_str(out, &e.name);
+                out.extend_from_slice(&(e.variants.len() as u32).to_le_bytes());
+                for (n, d) in &e.variants {
+                    put_str(out, n);
+                    out.extend_from_slice(&d.to_le_bytes());
+                }
+            }
+            (ParamTy::Scalar(s), None) => out.extend_from_slice(&[1, s.tag()]),
+            (ParamTy::Array { ty, layout }, _) => out.extend_from_slice(&[2, ty.elem.tag(), ty.ndim, ty.writable as u8, layout.tag()]),
         }
     }
 }
@@ -310,8 +321,25 @@ impl<'a> Reader<'a> {
         for _ in 0..n {
             let name = self.str("parameter name")?;
             let scalar = |t: u8| Scalar::from_tag(t).ok_or(EnvelopeError::Malformed("scalar type"));
+            let mut enum_def = None;
             let ty = match self.u8()? {
                 1 => ParamTy::Scalar(scalar(self.u8()?)?),
+                3 => {
+                    let repr = scalar(self.u8()?)?;
+                    let ename = self.str("enum name")?;
+                    let count = self.u32()?;
+                    if count > 1 << 16 || !repr.is_int() {
+                        return Err(EnvelopeError::Malformed("enum parameter"));
+                    }
+                    let mut variants = Vec::new();
+                    for _ in 0..count {
+                        let vname = self.str("variant name")?;
+                        let d = i128::from_le_bytes(self.take(16)?.try_into().map_err(|_| EnvelopeError::Truncated)?);
+                        variants.push((vname, d));
+                    }
+                    enum_def = Some(EnumDef { name: ename, repr, variants });
+                    ParamTy::Scalar(repr)
+                }
                 2 => {
                     let elem = scalar(self.u8()?)?;
                     let ndim = self.u8()?;
@@ -324,7 +352,7 @@ impl<'a> Reader<'a> {
                 }
                 _ => return Err(EnvelopeError::Malformed("parameter type")),
             };
-            params.push(Param { name, ty });
+            params.push(Param { name, ty, enum_def });
         }
         Ok(Some(Interface { built_for, params, cooperative, static_shared }))
     }
@@ -393,9 +421,14 @@ mod tests {
         let interface = Interface {
             built_for,
             params: vec![
-                Param { name: "a".into(), ty: ParamTy::Scalar(Scalar::F32) },
-                Param { name: "x".into(), ty: array(false, Layout::C) },
-                Param { name: "y".into(), ty: array(true, Layout::F) },
+                Param { name: "a".into(), ty: ParamTy::Scalar(Scalar::F32), enum_def: None },
+                Param {
+                    name: "mode".into(),
+                    ty: ParamTy::Scalar(Scalar::U8),
+                    enum_def: Some(EnumDef { name: "Mode".into(), repr: Scalar::U8, variants: vec![("Add".into(), 0), ("Mul".into(), 7)] }),
+                },
+                Param { name: "x".into(), ty: array(false, Layout::C), enum_def: None },
+                Param { name: "y".into(), ty: array(true, Layout::F), enum_def: None },
             ],
             cooperative: true,
             static_shared: 4096,
@@ -494,6 +527,7 @@ mod tests {
         assert_eq!(rewrite(2, 2).unwrap_err(), EnvelopeError::Malformed("array mutability"));
         assert_eq!(rewrite(3, 5).unwrap_err(), EnvelopeError::Malformed("array dimensions"));
         assert_eq!(rewrite(4, 200).unwrap_err(), EnvelopeError::Malformed("scalar type"));
-        assert_eq!(rewrite(5, 3).unwrap_err(), EnvelopeError::Malformed("parameter type"));
+        // (3 is an enum parameter's tag.)
+        assert_eq!(rewrite(5, 4).unwrap_err(), EnvelopeError::Malformed("parameter type"));
     }
 }

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
-pub use key::{Derivation, Key, KeyInputs, cubin_key, derive};
+pub use key::{Derivation, Key, KeyInputs, cubin_key, derive, ptxas_cubin_key};
 pub use store::{Batch, LocalStore, Record, StoreError};
 
 use crate::library::Persistable;
@@ -116,7 +116,7 @@ impl Cache {
             Some(d) => match LocalStore::new(d, config.lock_timeout, config.max_size) {
                 Ok(s) => Some(s),
                 Err(e) => {
-                    crate::warn(&format!("{e}; continuing without the local cache"));
+                    crate::logging::warning!("{e}; continuing without the local cache");
                     None
                 }
             },
@@ -175,7 +175,7 @@ impl Cache {
     pub fn warn_once(&self, id: &str, msg: &str) {
         let mut w = self.warned.lock().unwrap_or_else(|e| e.into_inner());
         if w.insert(id.to_string()) {
-            crate::warn(msg);
+            crate::logging::warning!("{msg}");
         }
     }
 
@@ -203,7 +203,8 @@ impl Cache {
     fn verify(&self, key: &Key, bytes: &[u8]) -> Option<Arc<Entry>> {
         match envelope::decode(bytes, Some(key)) {
             Ok((meta, payload)) => Some(Arc::new(Entry { meta, payload: payload.into() })),
-            Err(_) => {
+            Err(e) => {
+                crate::logging::debug!("entry {key} does not verify ({e}): a miss");
                 self.count(Counter::BadEntries, 1);
                 None
             }
@@ -271,9 +272,11 @@ impl Cache {
             }
         }
         out.into_iter()
-            .map(|o| match o {
+            .zip(keys)
+            .map(|(o, key)| match o {
                 Some(l) => {
                     if let Lookup::Hit(e, tier) = &l {
+                        crate::logging::debug!("hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
                         self.count(Counter::Hits, 1);
                         self.count(
                             match tier {
@@ -285,12 +288,14 @@ impl Cache {
                         );
                         self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
                     } else {
+                        crate::logging::debug!("hit {key} (Memory): a kernel kept in this process only");
                         self.count(Counter::Hits, 1);
                         self.count(Counter::HitsMemory, 1);
                     }
                     l
                 }
                 None => {
+                    crate::logging::debug!("miss {key}");
                     self.count(Counter::Misses, 1);
                     Lookup::Miss
                 }
@@ -307,6 +312,10 @@ impl Cache {
         match r {
             Ok(()) => {}
             Err(StoreError::Busy) => {
+                crate::logging::debug!(
+                    "the store's catalogue is busy: {} entries written as files, their bookkeeping parked",
+                    encoded.len()
+                );
                 // Nothing is lost: files now, bookkeeping parked.
                 let mut stored = Vec::new();
                 for (k, b) in encoded {
@@ -343,6 +352,9 @@ impl Cache {
     /// trip to the remote.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
         let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|(_, e)| (e.meta.key, e.encode())).collect();
+        for (_, e) in &items {
+            crate::logging::debug!("store {} ({:?}): {}, {} bytes", e.meta.key, e.meta.kind, e.meta.kernel, e.payload.len());
+        }
         for (_, e) in items {
             self.remember(e.meta.key, Arc::new(e));
         }

@@ -1,7 +1,8 @@
-//! Compiling several kernels together ([`Jit::compile_many`], [`Module::compile_all`]): every
-//! key is looked up in one pass over the cache's tiers (one round trip to a remote cache), the
-//! misses are compiled, and their entries stored together (one more round trip). This is how
-//! the `kache` command compiles a file and how the prebuild step compiles a kernel file.
+//! Compiling several kernels together ([`Jit::compile_many`], [`Module::compile_all`],
+//! [`Jit::assemble_cubins`]): every key is looked up in one pass over the cache's tiers (one
+//! round trip to a remote cache), the misses are compiled, and their entries stored together
+//! (one more round trip). This is how the `kache` command compiles a file and how the prebuild
+//! step compiles a kernel file.
 
 use std::sync::Arc;
 
@@ -88,6 +89,15 @@ impl Jit {
             out[i] = Some(Ok(r.kernel.memoize(r.target, &r.spec, c)));
         }
         out.into_iter().map(|o| o.unwrap_or_else(|| Err(crate::Error::Config("a compile request was lost".into())))).collect()
+    }
+}
+
+impl Jit {
+    /// [`CompiledKernel::assemble_cubin`] for several kernels, through this JIT's cache: every
+    /// cubin looked up together (one round trip to a remote cache) and the ones ptxas assembled
+    /// stored together. In the kernels' order.
+    pub fn assemble_cubins(&self, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
+        super::compiled::assemble_cubins(Some(self.cache()), kernels)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
-use crate::ir::Ty;
+use crate::ir::{EnumDef, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
 use crate::target::{Specialization, Target};
@@ -41,6 +41,7 @@ pub struct CompiledKernel {
     pub(super) target: Target,
     pub(super) spec: Specialization,
     pub(super) signature: Vec<(String, Ty)>,
+    pub(super) enums: Vec<EnumDef>,
     pub(super) abi: Vec<ParamAbi>,
     pub(super) artifact: Artifact,
     pub(super) entry: String,
@@ -86,6 +87,7 @@ impl CompiledKernel {
             target,
             spec: spec.clone(),
             signature: k.inner.signature.clone(),
+            enums: k.inner.enums.clone(),
             abi: ParamAbi::of(p),
             artifact,
             entry,
@@ -183,6 +185,19 @@ impl CompiledKernel {
         &self.signature
     }
 
+    /// A cubin of this kernel for its architecture, assembled from its PTX by ptxas (found by
+    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by the PTX, the
+    /// architecture and the ptxas binary's content ([`ptxas_cubin_key`]), and stored unless
+    /// the kernel captured a device array. A kernel that holds a cubin already returns it.
+    /// Errors: compiled for the host ([`Error::Device`]), no ptxas ([`Error::Config`]), ptxas
+    /// rejecting the PTX ([`Error::Ptxas`]).
+    ///
+    /// [`ptxas_cubin_key`]: crate::cache::ptxas_cubin_key
+    pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
+        let cache = self.jit.as_ref().map(|j| j.cache());
+        assemble_cubins(cache, &[self]).pop().unwrap_or_else(|| Err(Error::Device(format!("no cubin for '{}'", self.name))))
+    }
+
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),
@@ -239,7 +254,8 @@ impl CompiledKernel {
                 let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
                 if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
                     let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-                    let meta = Meta::new(ckey, &self.name, &signature_text(&self.signature), ArtifactKind::Cubin, &self.entry, ms);
+                    let meta =
+                        Meta::new(ckey, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
                     cache.store(proof, Entry { meta, payload: cubin.into() });
                 }
                 f
@@ -258,4 +274,91 @@ pub(super) fn artifact_kind(artifact: &Artifact) -> ArtifactKind {
         Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
         Artifact::Cubin(_) => ArtifactKind::Cubin,
     }
+}
+
+/// ptxas, and the hash of its binary (part of a cubin's key).
+fn ptxas_identity() -> Result<(std::path::PathBuf, blake3::Hash)> {
+    let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+        Error::Config(
+            "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+             or `pip install nvidia-cuda-nvcc-cu12`"
+                .into(),
+        )
+    })?;
+    let hash = blake3::hash(&std::fs::read(&ptxas).map_err(|e| Error::io(&ptxas, e))?);
+    Ok((ptxas, hash))
+}
+
+/// [`CompiledKernel::assemble_cubin`] for several kernels through `cache`: ptxas found and
+/// hashed once, every cubin looked up in one pass over the cache (one round trip to a remote
+/// cache), the ones assembled stored together. In the kernels' order.
+pub(super) fn assemble_cubins(cache: Option<&crate::cache::Cache>, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
+    let mut out: Vec<Option<Result<Vec<u8>>>> = Vec::new();
+    let mut identity: Option<(std::path::PathBuf, blake3::Hash)> = None;
+    // (index, architecture, key) of each cubin to look up.
+    let mut wanted = Vec::new();
+    for (i, k) in kernels.iter().enumerate() {
+        let arch = match (&k.artifact, k.target) {
+            (Artifact::Cubin(image), _) => {
+                out.push(Some(Ok(image.clone())));
+                continue;
+            }
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
+            _ => {
+                out.push(Some(Err(Error::Device(format!(
+                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                    k.name, k.target
+                )))));
+                continue;
+            }
+        };
+        if identity.is_none() {
+            match ptxas_identity() {
+                Ok(id) => identity = Some(id),
+                Err(e) => {
+                    out.push(Some(Err(e)));
+                    continue;
+                }
+            }
+        }
+        let Some((_, hash)) = &identity else { continue };
+        wanted.push((i, arch, crate::cache::ptxas_cubin_key(k.ptx().unwrap_or_default(), &arch.to_string(), hash.as_bytes())));
+        out.push(None);
+    }
+    let keys: Vec<Key> = wanted.iter().map(|(_, _, key)| *key).collect();
+    let found = match cache {
+        Some(c) => c.lookup_many(&keys),
+        None => keys.iter().map(|_| Lookup::Miss).collect(),
+    };
+    let mut assembled = Vec::new();
+    for ((i, arch, key), found) in wanted.into_iter().zip(found) {
+        let k = kernels[i];
+        if let Lookup::Hit(e, _) = found
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            out[i] = Some(Ok(e.payload.to_vec()));
+            continue;
+        }
+        let Some((ptxas, _)) = &identity else { continue };
+        let t0 = Instant::now();
+        let cubin = match crate::toolchain::ptxas(ptxas, k.ptx().unwrap_or_default(), &arch.to_string()) {
+            Ok(c) => c,
+            Err(e) => {
+                out[i] = Some(Err(Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.display(), k.name))));
+                continue;
+            }
+        };
+        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", k.name);
+        let meta = Meta::new(key, &k.name, &signature_text(&k.signature, &k.enums), ArtifactKind::Cubin, &k.entry, ms);
+        assembled.push((i, Entry { meta, payload: cubin.clone().into() }));
+        out[i] = Some(Ok(cubin));
+    }
+    if let Some(cache) = cache {
+        let stores: Vec<_> = assembled.into_iter().filter_map(|(i, e)| Some((kernels[i].library.persistable().ok()?, e))).collect();
+        if !stores.is_empty() {
+            cache.store_many(stores);
+        }
+    }
+    out.into_iter().map(|o| o.unwrap_or_else(|| Err(Error::Device("no cubin was assembled".into())))).collect()
 }

@@ -14,7 +14,7 @@ use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
 use crate::library::CodeLibrary;
 use crate::runtime::{Device, Grid, KernelArgs};
 use crate::target::{Arch, Specialization, Target};
@@ -28,6 +28,8 @@ pub(super) struct KernelInner {
     pub(super) program: Program,
     pub(super) captures: Vec<CaptureValue>,
     pub(super) signature: Vec<(String, Ty)>,
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub(super) enums: Vec<EnumDef>,
     compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
     _source: Arc<Source>,
 }
@@ -79,9 +81,13 @@ fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
         .collect()
 }
 
-/// A signature as text: `(a: f32, x: &[f32])`.
-pub(super) fn signature_text(sig: &[(String, Ty)]) -> String {
-    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "))
+/// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
+    let ty = |t: &Ty| match t {
+        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+        t => t.to_string(),
+    };
+    format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
 
 impl KernelInner {
@@ -90,6 +96,7 @@ impl KernelInner {
         let signature = program.kernel().param_decls().iter().map(|p| (p.name.clone(), p.ty)).collect();
         Ok(KernelInner {
             jit: module.jit.clone(),
+            enums: program.enums.clone(),
             name: name.to_string(),
             program,
             captures,
@@ -109,7 +116,7 @@ pub struct Kernel {
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature))
+        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums))
     }
 }
 
@@ -122,6 +129,13 @@ impl Kernel {
     /// Parameter names and types.
     pub fn signature(&self) -> &[(String, Ty)] {
         &self.inner.signature
+    }
+
+    /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy): an enum
+    /// parameter takes the enum's discriminant as its integer type (`2u8`), checked to be a
+    /// variant's at launch.
+    pub fn enums(&self) -> &[EnumDef] {
+        &self.inner.enums
     }
 
     /// The checked program: the kernel and everything it reaches.
@@ -254,7 +268,7 @@ impl Kernel {
         let jit = &inner.jit;
         let cache = jit.cache();
         let key = prepared.key;
-        let sig = signature_text(&inner.signature);
+        let sig = signature_text(&inner.signature, &inner.enums);
         let options = jit.config().options(target);
         let t0 = Instant::now();
         let libdevice_bytes = prepared.libdevice.as_ref().and_then(|l| l.bytes());
@@ -267,6 +281,7 @@ impl Kernel {
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
@@ -308,7 +323,7 @@ impl Kernel {
     /// and launches it on `device`. Nothing runs if an argument does not match.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = check_args(&self.inner.name, &self.inner.signature, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let c = self.compile_on(device.target(), &spec, Some(device))?;
@@ -347,6 +362,22 @@ impl Kernel {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
         }
         Ok(self.prebuilt(Target::Nvptx(arch), &Specialization::uniform(&self.inner.program, Layout::C), Artifact::Cubin(cubin)))
+    }
+
+    /// The LLVM IR that [`compile`](Self::compile) generates code from for `target` and
+    /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
+    /// inspection (`kache compile --emit llvm-ir`); not cached.
+    pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
+        let (_, libdevice) = self.derive(target, spec)?;
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let data = capture_data(&self.inner.captures);
+        Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
+            program: &self.inner.program,
+            spec,
+            captures: &data,
+            options: self.inner.jit.config().options(target),
+            libdevice: libdevice_bytes.as_deref(),
+        })?)
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes

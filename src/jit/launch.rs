@@ -5,7 +5,7 @@ use super::compiled::CompiledKernel;
 use crate::abi::ParamAbi;
 use crate::capture::{ArrayDesc, CaptureValue};
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, Program, ScalarValue, Ty};
+use crate::ir::{ArrayTy, EnumDef, Program, ScalarValue, Ty};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, host};
 use crate::target::{Specialization, Target};
 
@@ -27,7 +27,13 @@ pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[Captu
 }
 
 /// Checks arguments against a signature; returns the specialisation they select.
-pub(crate) fn check_args(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], device: &Device) -> Result<Specialization> {
+pub(crate) fn check_args(
+    kernel: &str,
+    sig: &[(String, Ty)],
+    enums: &[EnumDef],
+    args: &[ArgValue],
+    device: &Device,
+) -> Result<Specialization> {
     if sig.len() != args.len() {
         return Err(Error::ArgumentCount { kernel: kernel.to_string(), expected: sig.len(), got: args.len() });
     }
@@ -50,10 +56,33 @@ pub(crate) fn check_args(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], 
                 }
                 layouts.push(Some(desc.layout));
             }
+            (Ty::Enum(e), ArgValue::Scalar(v)) => {
+                let Some(def) = enums.get(e.id as usize) else { return Err(bad("an enum parameter without its definition".into())) };
+                check_enum_arg(def, *v).map_err(bad)?;
+                layouts.push(None);
+            }
+            (Ty::Enum(e), ArgValue::Array { desc, .. }) => {
+                let name = enums.get(e.id as usize).map(|d| d.name.as_str()).unwrap_or("an enum");
+                return Err(bad(format!("expected `{name}` (its discriminant as a `{}`), got {}", e.repr, desc.describe())));
+            }
             _ => return Err(bad("unsupported parameter type".into())),
         }
     }
     Ok(Specialization { layouts })
+}
+
+/// An enum argument is its discriminant as the enum's integer type, and must be one of its
+/// variants' (a kernel never sees a value its enum does not have).
+fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), String> {
+    let variants = || def.variants.iter().map(|(n, d)| format!("{n} = {d}")).collect::<Vec<_>>().join(", ");
+    if v.ty() != def.repr {
+        return Err(format!("expected `{}`, passed as its discriminant, a `{}`; got a `{}` ({})", def.name, def.repr, v.ty(), variants()));
+    }
+    let d = v.as_i128().unwrap_or(i128::MIN);
+    if !def.variants.iter().any(|(_, x)| *x == d) {
+        return Err(format!("{d} is not a discriminant of `{}` (variants: {})", def.name, variants()));
+    }
+    Ok(())
 }
 
 fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
@@ -77,7 +106,7 @@ impl CompiledKernel {
     /// Launches with arguments checked against the signature and the specialisation.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = check_args(&self.name, &self.signature, &args, device)?;
+        let spec = check_args(&self.name, &self.signature, &self.enums, &args, device)?;
         if spec != self.spec {
             return Err(Error::BadArgument {
                 kernel: self.name.clone(),

@@ -30,6 +30,62 @@ use kernel::KernelInner;
 struct Source {
     file: Arc<SourceFile>,
     ast: SourceModule,
+    /// Every module file looked for: path relative to the root's folder, and its text (`None`:
+    /// there was none).
+    modules: Vec<(String, Option<String>)>,
+}
+
+/// The identity of a source: its root's name and bytes, and each module file it read (the
+/// same bytes as a plain load of a single file give the same id).
+fn source_id(name: &str, bytes: &[u8], modules: &[(String, Option<String>)]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(&(name.len() as u64).to_le_bytes());
+    h.update(name.as_bytes());
+    h.update(bytes);
+    for (path, text) in modules {
+        h.update(&(path.len() as u64).to_le_bytes());
+        h.update(path.as_bytes());
+        match text {
+            Some(t) => {
+                h.update(&[1]);
+                h.update(&(t.len() as u64).to_le_bytes());
+                h.update(t.as_bytes());
+            }
+            None => {
+                h.update(&[0]);
+            }
+        }
+    }
+    *h.finalize().as_bytes()
+}
+
+/// Reads module files from the disk, relative to the root file's folder.
+struct FileLoader {
+    dir: std::path::PathBuf,
+}
+
+impl lang::SourceLoader for FileLoader {
+    fn load(&mut self, path: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+        match std::fs::read(self.dir.join(path)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+/// Keeps every file a loader was asked for, and what it returned.
+struct Recorder<'l> {
+    inner: &'l mut dyn lang::SourceLoader,
+    read: Vec<(String, Option<String>)>,
+}
+
+impl lang::SourceLoader for Recorder<'_> {
+    fn load(&mut self, path: &str) -> std::result::Result<Option<Vec<u8>>, String> {
+        let r = self.inner.load(path)?;
+        self.read.push((path.to_string(), r.as_ref().map(|b| String::from_utf8_lossy(b).into_owned())));
+        Ok(r)
+    }
 }
 
 /// What the clones of a [`Jit`] share: parsed sources and live kernels are kept by weak
@@ -98,11 +154,62 @@ impl Jit {
         &self.inner.cache
     }
 
-    /// Reads and parses a kernel source file.
+    /// Reads and parses a kernel source file, and the files its `mod` items name (`name.rs` or
+    /// `name/mod.rs` beside it, as Rust finds them).
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-        self.load_bytes(&path.display().to_string(), &bytes)
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        self.load_crate(&path.display().to_string(), &bytes, &mut FileLoader { dir })
+    }
+
+    /// Parses kernel source text whose `mod` items name the files of `modules` (paths relative
+    /// to `name`'s folder: `common.rs`, `util/mod.rs`), given as text.
+    ///
+    /// ```
+    /// # use kache::{Config, Jit, lang::MemorySources};
+    /// let jit = Jit::new(Config::in_memory())?;
+    /// let common = "pub fn twice(x: f32) -> f32 { 2.0 * x }";
+    /// let m = jit.load_sources(
+    ///     "k.rs",
+    ///     "mod common;\n#[kernel] pub fn k(x: &mut [f32]) { x[0] = common::twice(x[0]); }",
+    ///     MemorySources::new().with("common.rs", common),
+    /// )?;
+    /// assert_eq!(m.kernel_names(), vec!["k"]);
+    /// assert_eq!(m.files().len(), 2);
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn load_sources(&self, name: &str, text: &str, mut modules: lang::MemorySources) -> Result<Module> {
+        self.load_crate(name, text.as_bytes(), &mut modules)
+    }
+
+    /// Parses a crate whose module files come from `loader`. A source already loaded is
+    /// reused when its root and every module file it read are unchanged.
+    fn load_crate(&self, name: &str, bytes: &[u8], loader: &mut dyn lang::SourceLoader) -> Result<Module> {
+        let root_id = source_id(name, bytes, &[]);
+        let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&root_id).and_then(Weak::upgrade);
+        if let Some(s) = cached {
+            // The same root: its module files (read again, in the order they were) must be too.
+            let same = s.modules.iter().all(|(path, text)| match (loader.load(path), text) {
+                (Ok(Some(b)), Some(t)) => b == t.as_bytes(),
+                (Ok(None), None) => true,
+                _ => false,
+            });
+            if same {
+                let id = source_id(name, bytes, &s.modules);
+                return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()) });
+            }
+        }
+        let mut recorder = Recorder { inner: loader, read: Vec::new() };
+        let ast = lang::parse_crate(name, bytes, Some(&mut recorder))?;
+        let modules = recorder.read;
+        let id = source_id(name, bytes, &modules);
+        let s = Arc::new(Source { file: ast.file.clone(), ast, modules });
+        self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
+        Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()) })
     }
 
     /// Parses kernel source text; `name` is shown in diagnostics.
@@ -112,17 +219,13 @@ impl Jit {
 
     /// Parses kernel source bytes (non-UTF-8 input is a diagnostic).
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<Module> {
-        let mut h = blake3::Hasher::new();
-        h.update(&(name.len() as u64).to_le_bytes());
-        h.update(name.as_bytes());
-        h.update(bytes);
-        let id = *h.finalize().as_bytes();
+        let id = source_id(name, bytes, &[]);
         let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&id).and_then(Weak::upgrade);
         let source = match cached {
             Some(s) => s,
             None => {
                 let ast = lang::parse_bytes(name, bytes)?;
-                let s = Arc::new(Source { file: ast.file.clone(), ast });
+                let s = Arc::new(Source { file: ast.file.clone(), ast, modules: Vec::new() });
                 self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::downgrade(&s));
                 s
             }

@@ -79,7 +79,19 @@ impl Module {
         self.source.file.name()
     }
 
-    /// Names of the `#[kernel]` functions.
+    /// Every source file of the module: the root, then each file its `mod` items named, in
+    /// the order they were read (their names are paths, as loaded; their texts as parsed).
+    pub fn files(&self) -> &[std::sync::Arc<crate::lang::SourceFile>] {
+        &self.source.ast.files
+    }
+
+    /// The module files read for it (after the root), by path relative to the root file's
+    /// folder (`common.rs`, `geo/mod.rs`), with their texts.
+    pub fn module_files(&self) -> Vec<(String, String)> {
+        self.source.modules.iter().filter_map(|(p, t)| Some((p.clone(), t.clone()?))).collect()
+    }
+
+    /// Names of the `#[kernel]` functions (`name` in the root file, `module::name` in a module).
     pub fn kernel_names(&self) -> Vec<String> {
         self.source.ast.kernel_names()
     }
@@ -96,6 +108,14 @@ impl Module {
 
     fn env(&self) -> Env {
         Env { globals: self.globals.iter().map(|(n, v)| (n.clone(), v.ty())).collect() }
+    }
+
+    /// Logs what the checker warned about (once per checked kernel).
+    fn warn(&self, p: &crate::ir::Program) {
+        for (span, msg) in &p.warnings {
+            let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
+            crate::logging::warning!("{}: {msg}", file.location(*span));
+        }
     }
 
     /// Type-checks every item with the bound globals.
@@ -154,6 +174,7 @@ impl Module {
         let id = self.request_id("kernel", name, &[]);
         self.memo(id, || {
             let program = lang::check_kernel(&self.source.ast, &self.env(), name)?;
+            self.warn(&program);
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             KernelInner::new(self, name, program, &bindings)
         })
@@ -167,6 +188,7 @@ impl Module {
         self.memo(id, || {
             let types: Vec<CaptureTy> = args.iter().map(|a| a.ty()).collect();
             let program = lang::check_factory(&self.source.ast, &self.env(), factory, &types)?;
+            self.warn(&program);
             let mut bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             bindings.extend(args.iter().cloned());
             KernelInner::new(self, factory, program, &bindings)

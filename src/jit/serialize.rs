@@ -11,7 +11,7 @@ use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
 use crate::cache::{ArtifactKind, Meta};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::Ty;
+use crate::ir::{EnumTy, Ty};
 use crate::library::CodeLibrary;
 use crate::target::{Specialization, Target};
 
@@ -43,12 +43,13 @@ impl CompiledKernel {
             .iter()
             .zip(&self.spec.layouts)
             .map(|((name, ty), layout)| {
-                let ty = match (ty, layout) {
-                    (Ty::Scalar(s), None) => ParamTy::Scalar(*s),
-                    (Ty::Array(a), Some(l)) => ParamTy::Array { ty: *a, layout: *l },
+                let (ty, enum_def) = match (ty, layout) {
+                    (Ty::Scalar(s), None) => (ParamTy::Scalar(*s), None),
+                    (Ty::Enum(e), None) => (ParamTy::Scalar(e.repr), Some(self.enums.get(e.id as usize).cloned().ok_or_else(unfit)?)),
+                    (Ty::Array(a), Some(l)) => (ParamTy::Array { ty: *a, layout: *l }, None),
                     _ => return Err(unfit()),
                 };
-                Ok(Param { name: name.clone(), ty })
+                Ok(Param { name: name.clone(), ty, enum_def })
             })
             .collect::<Result<Vec<_>>>()?;
         let interface = Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared };
@@ -56,9 +57,15 @@ impl CompiledKernel {
             Origin::Compiled { ms } => ms,
             _ => 0,
         };
-        let meta =
-            Meta::new(self.key, &self.name, &signature_text(&self.signature), artifact_kind(&self.artifact), &self.entry, compile_ms)
-                .with_interface(interface);
+        let meta = Meta::new(
+            self.key,
+            &self.name,
+            &signature_text(&self.signature, &self.enums),
+            artifact_kind(&self.artifact),
+            &self.entry,
+            compile_ms,
+        )
+        .with_interface(interface);
         Ok(envelope::encode(&meta, self.artifact.bytes()))
     }
 
@@ -95,8 +102,16 @@ impl CompiledKernel {
         let mut signature = Vec::new();
         let mut layouts = Vec::new();
         let mut abi = Vec::new();
+        let mut enums = Vec::new();
         for p in interface.params {
             match p.ty {
+                ParamTy::Scalar(s) if p.enum_def.is_some() => {
+                    let id = enums.len() as u32;
+                    enums.extend(p.enum_def);
+                    signature.push((p.name, Ty::Enum(EnumTy { id, repr: s })));
+                    layouts.push(None);
+                    abi.push(ParamAbi::Scalar(s));
+                }
                 ParamTy::Scalar(s) => {
                     signature.push((p.name, Ty::Scalar(s)));
                     layouts.push(None);
@@ -116,6 +131,7 @@ impl CompiledKernel {
             target,
             spec: Specialization { layouts },
             signature,
+            enums,
             abi,
             artifact,
             entry: meta.entry,

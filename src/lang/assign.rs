@@ -174,6 +174,23 @@ impl<'a> Pass<'a> {
         match &e.kind {
             ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Capture(_) => s,
             ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => s,
+            ExprKind::Match(x, arms) => {
+                // One arm runs (its guard first); paths meet after the match. No arm: unreachable.
+                let s = self.expr(x, s);
+                let mut out: State = None;
+                for a in arms {
+                    let mut at = s.clone();
+                    if let (Some(l), Some(v)) = (a.binding, at.as_mut()) {
+                        v[l] = true;
+                    }
+                    if let Some(g) = &a.guard {
+                        at = self.expr(g, at);
+                    }
+                    let end = self.expr(&a.body, at);
+                    out = self.merge(out, end);
+                }
+                out
+            }
             ExprKind::Local(l) => {
                 self.read(&s, *l, e.span);
                 s

@@ -7,41 +7,102 @@ use super::source::SourceFile;
 use crate::ir::{BinOp, LogicOp, Scalar, UnOp};
 use crate::span::Span;
 
-/// A parsed kernel module.
+/// A parsed kernel crate: the root file and the modules its `mod` items declare (inline or in
+/// files of their own), with every item of every module.
 #[derive(Debug)]
 pub struct SourceModule {
-    /// The file it came from.
+    /// The root file.
     pub file: Arc<SourceFile>,
-    /// Its items, in source order.
+    /// Every file read, the root first (their spans do not overlap).
+    pub files: Vec<Arc<SourceFile>>,
+    /// Every item of every module, each module's in source order.
     pub items: Vec<Item>,
+    /// The modules: `ModId` 0 is the root.
+    pub modules: Vec<ModuleDecl>,
+    /// What each name means in each module (items, child modules, imports).
+    pub scopes: crate::lang::names::Scopes,
+}
+
+/// Index of a module in [`SourceModule::modules`]; 0 is the crate root.
+pub type ModId = usize;
+
+/// A module of the crate.
+#[derive(Clone, Debug)]
+pub struct ModuleDecl {
+    /// Its name (empty for the root).
+    pub name: String,
+    /// The enclosing module (`None` for the root).
+    pub parent: Option<ModId>,
+    /// Declared `pub` (visible outside its parent).
+    pub public: bool,
+    /// Where it is declared (the `mod` item; the whole root file for the root).
+    pub span: Span,
+    /// Its `use` declarations.
+    pub uses: Vec<UseDecl>,
+}
+
+/// One name a `use` declaration brings in: `use a::b::c as d;` is the path `a::b::c` bound to
+/// `d`; `use a::b::*;` is the path `a::b` with `glob`.
+#[derive(Clone, Debug)]
+pub struct UseDecl {
+    /// The path, as written.
+    pub path: Vec<Ident>,
+    /// The name bound (the last segment unless renamed with `as`); unused for globs.
+    pub alias: Ident,
+    /// `use path::*;`
+    pub glob: bool,
+    /// `pub use`
+    pub public: bool,
 }
 
 impl SourceModule {
-    /// The function item called `name`.
-    pub fn func(&self, name: &str) -> Option<&FnItem> {
+    /// The module path of `m` (`common::inner`; empty for the root).
+    pub fn module_path(&self, m: ModId) -> String {
+        let mut parts = Vec::new();
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            if self.modules[c].parent.is_some() {
+                parts.push(self.modules[c].name.as_str());
+            }
+            cur = self.modules[c].parent;
+        }
+        parts.reverse();
+        parts.join("::")
+    }
+
+    /// `name` qualified by the path of module `m` (`common::dot`, or `dot` in the root).
+    pub fn qualified(&self, m: ModId, name: &str) -> String {
+        let p = self.module_path(m);
+        if p.is_empty() { name.to_string() } else { format!("{p}::{name}") }
+    }
+
+    /// The function item a kernel is looked up by: `name` in the root, `common::name` in a
+    /// module.
+    pub fn func(&self, path: &str) -> Option<&FnItem> {
         self.items.iter().find_map(|i| match i {
-            Item::Fn(f) if f.name.name == name => Some(f),
+            Item::Fn(f) if self.qualified(f.module, &f.name.name) == path => Some(f),
             _ => None,
         })
     }
 
-    /// Names of the `#[kernel]` functions, in source order.
+    /// Names of the `#[kernel]` functions (qualified outside the root), in source order.
     pub fn kernel_names(&self) -> Vec<String> {
         self.items
             .iter()
             .filter_map(|i| match i {
-                Item::Fn(f) if f.is_kernel => Some(f.name.name.clone()),
+                Item::Fn(f) if f.is_kernel => Some(self.qualified(f.module, &f.name.name)),
                 _ => None,
             })
             .collect()
     }
 
-    /// Names of the factories that return `impl Kernel`, in source order.
+    /// Names of the factories that return `impl Kernel` (qualified outside the root), in source
+    /// order.
     pub fn kernel_factory_names(&self) -> Vec<String> {
         self.items
             .iter()
             .filter_map(|i| match i {
-                Item::Fn(f) if matches!(f.ret, RetTy::ImplKernel(_)) => Some(f.name.name.clone()),
+                Item::Fn(f) if matches!(f.ret, RetTy::ImplKernel(_)) => Some(self.qualified(f.module, &f.name.name)),
                 _ => None,
             })
             .collect()
@@ -64,6 +125,66 @@ pub enum Item {
     Fn(FnItem),
     /// `const NAME: T = expr;` or `static NAME: T = expr;` (both are constants).
     Const(ConstItem),
+    /// A C-like `enum`.
+    Enum(EnumItem),
+}
+
+impl Item {
+    /// The item's name.
+    pub fn name(&self) -> &Ident {
+        match self {
+            Item::Fn(f) => &f.name,
+            Item::Const(c) => &c.name,
+            Item::Enum(e) => &e.name,
+        }
+    }
+
+    /// The module it is declared in.
+    pub fn module(&self) -> ModId {
+        match self {
+            Item::Fn(f) => f.module,
+            Item::Const(c) => c.module,
+            Item::Enum(e) => e.module,
+        }
+    }
+
+    /// Declared `pub` (any `pub(..)` too).
+    pub fn is_pub(&self) -> bool {
+        match self {
+            Item::Fn(f) => f.public,
+            Item::Const(c) => c.public,
+            Item::Enum(e) => e.public,
+        }
+    }
+}
+
+/// A C-like `enum`: variants without fields, each with an integer discriminant.
+#[derive(Debug)]
+pub struct EnumItem {
+    /// Its name.
+    pub name: Ident,
+    /// The module it is declared in.
+    pub module: ModId,
+    /// `pub`
+    pub public: bool,
+    /// `#[repr(u8)]` and friends (`None`: `#[repr(C)]` or no `repr`, whose discriminants are
+    /// `i32`s as C's `int`).
+    pub repr: Option<Scalar>,
+    /// The traits of its `#[derive(..)]` attributes.
+    pub derives: Vec<String>,
+    /// The variants, in order.
+    pub variants: Vec<VariantDecl>,
+    /// The whole item.
+    pub span: Span,
+}
+
+/// A variant of a C-like enum.
+#[derive(Debug)]
+pub struct VariantDecl {
+    /// Its name.
+    pub name: Ident,
+    /// `= expr`: an explicit discriminant (else the previous one plus one, from 0).
+    pub discriminant: Option<Expr>,
 }
 
 /// A `const` or `static` item.
@@ -71,6 +192,10 @@ pub enum Item {
 pub struct ConstItem {
     /// Its name.
     pub name: Ident,
+    /// The module it is declared in.
+    pub module: ModId,
+    /// `pub`
+    pub public: bool,
     /// Written `static` rather than `const`; the checker treats both as constants.
     pub is_static: bool,
     /// Declared type.
@@ -86,6 +211,10 @@ pub struct ConstItem {
 pub struct FnItem {
     /// Its name.
     pub name: Ident,
+    /// The module it is declared in.
+    pub module: ModId,
+    /// `pub`
+    pub public: bool,
     /// `#[kernel]`
     pub is_kernel: bool,
     /// Parameters.
@@ -149,6 +278,8 @@ pub enum TypeExpr {
         /// Where.
         span: Span,
     },
+    /// A named type: an enum of the kernel's modules (`Mode`, `common::Mode`).
+    Named(Vec<Ident>, Span),
     /// `[T; N]` (only in `static` and `const` items).
     Fixed {
         /// Element type (may itself be fixed-size).
@@ -165,7 +296,7 @@ impl TypeExpr {
     /// Where.
     pub fn span(&self) -> Span {
         match self {
-            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) => *s,
+            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) => *s,
             TypeExpr::ArrayRef { span, .. } | TypeExpr::Fixed { span, .. } => *span,
         }
     }
@@ -249,6 +380,11 @@ pub enum ExprKind {
     Lit(Lit),
     /// A name.
     Path(Ident),
+    /// A path of two or more segments: `Mode::Add`, `common::SCALE`, `crate::common::dot`
+    /// (associated constants such as `f32::MAX` are literals already).
+    QPath(Vec<Ident>),
+    /// `match scrutinee { arms }`
+    Match(Box<Expr>, Vec<Arm>),
     /// `()`
     Unit,
     /// `-x`, `!x`
@@ -272,8 +408,11 @@ pub enum ExprKind {
         /// Written with the `[[..]]` form.
         multi: bool,
     },
-    /// `f(args)` or `f::<G>(args)`.
+    /// `f(args)`, `f::<G>(args)` or `path::to::f(args)`.
     Call {
+        /// The module path before the function's name (`common` in `common::dot(..)`; empty
+        /// for a plain name).
+        qualifier: Vec<Ident>,
         /// The function's name.
         func: Ident,
         /// Turbofish arguments.
@@ -336,4 +475,64 @@ pub enum ExprKind {
     ArrayLit(Vec<Expr>),
     /// `[x; n]` (only in `static`/`const` initialisers).
     ArrayRepeat(Box<Expr>, Box<Expr>),
+}
+
+/// An arm of a `match`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arm {
+    /// The pattern (alternatives of `|` are [`Pat::Or`]).
+    pub pat: Pat,
+    /// `if guard`
+    pub guard: Option<Expr>,
+    /// `=> body`
+    pub body: Expr,
+    /// The whole arm.
+    pub span: Span,
+}
+
+/// A pattern of a `match` arm.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pat {
+    /// `_`
+    Wild(Span),
+    /// A name: a binding of the value, unless it names a constant or a unit variant in scope.
+    /// `name @ pattern` binds and tests `sub`.
+    Bind {
+        /// The name.
+        name: Ident,
+        /// `mut name`
+        mutable: bool,
+        /// `name @ sub`
+        sub: Option<Box<Pat>>,
+    },
+    /// A literal, a constant or a variant: a constant expression (`3`, `-1`, `true`,
+    /// `Mode::Add`, `LIMIT`, `i32::MIN`).
+    Const(Expr),
+    /// `lo..=hi`, `lo..hi`, `lo..`, `..=hi`: bounds are constant expressions.
+    Range {
+        /// Lower bound (`None`: the type's minimum).
+        lo: Option<Box<Expr>>,
+        /// Upper bound (`None`: the type's maximum).
+        hi: Option<Box<Expr>>,
+        /// `..=`
+        inclusive: bool,
+        /// Where.
+        span: Span,
+    },
+    /// `a | b | c`
+    Or(Vec<Pat>, Span),
+}
+
+impl Pat {
+    /// Where.
+    pub fn span(&self) -> Span {
+        match self {
+            Pat::Wild(s) | Pat::Range { span: s, .. } | Pat::Or(_, s) => *s,
+            Pat::Bind { name, sub, .. } => match sub {
+                Some(p) => name.span.to(p.span()),
+                None => name.span,
+            },
+            Pat::Const(e) => e.span,
+        }
+    }
 }

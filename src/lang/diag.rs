@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::SimpleFile;
+use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, Chars, Config};
 
 use super::source::SourceFile;
@@ -58,28 +58,42 @@ impl Diagnostic {
     }
 }
 
-/// Errors found in one source file. kache never builds an empty one (one built empty through
-/// [`Diagnostics::new`] displays as its file name alone).
+/// Errors found in a kernel source: one file, or the files of a crate (its root and the files
+/// its `mod` items include), each error located by its span. kache never builds an empty one
+/// (one built empty through [`Diagnostics::new`] displays as its file name alone).
 #[derive(Clone)]
 pub struct Diagnostics {
-    file: Arc<SourceFile>,
+    files: Vec<Arc<SourceFile>>,
     items: Vec<Diagnostic>,
 }
 
 impl Diagnostics {
     /// Wraps errors found in `file`.
     pub fn new(file: Arc<SourceFile>, items: Vec<Diagnostic>) -> Diagnostics {
-        Diagnostics { file, items }
+        Diagnostics { files: vec![file], items }
+    }
+
+    /// Wraps errors found in the files of a crate (the root first).
+    pub fn in_files(files: Vec<Arc<SourceFile>>, items: Vec<Diagnostic>) -> Diagnostics {
+        Diagnostics { files, items }
     }
 
     /// One error.
     pub fn single(file: Arc<SourceFile>, d: Diagnostic) -> Diagnostics {
-        Diagnostics { file, items: vec![d] }
+        Diagnostics { files: vec![file], items: vec![d] }
     }
 
-    /// The file the errors are in.
+    /// The file of the first error (the root file when there is none).
     pub fn file(&self) -> &Arc<SourceFile> {
-        &self.file
+        match self.items.first() {
+            Some(d) => self.file_of(d.span),
+            None => &self.files[0],
+        }
+    }
+
+    /// The file a span is in (the root file if none holds it).
+    pub fn file_of(&self, span: Span) -> &Arc<SourceFile> {
+        self.files.iter().rev().find(|f| f.contains(span)).unwrap_or(&self.files[0])
     }
 
     /// The errors.
@@ -90,23 +104,28 @@ impl Diagnostics {
     /// `file:line:col` of the first error.
     pub fn location(&self) -> String {
         match self.items.first() {
-            Some(d) => self.file.location(d.span),
-            None => self.file.name().to_string(),
+            Some(d) => self.file_of(d.span).location(d.span),
+            None => self.files[0].name().to_string(),
         }
     }
 
     /// Renders every error like rustc does (source line, caret, notes), with ANSI colours when
     /// `color` is set.
     pub fn render(&self, color: bool) -> String {
-        let files = SimpleFile::new(self.file.name(), self.file.text());
+        let mut files = SimpleFiles::new();
+        let ids: Vec<usize> = self.files.iter().map(|f| files.add(f.name(), f.text())).collect();
         let config = Config { chars: Chars::ascii(), ..Config::default() };
         let mut out = String::new();
+        let label = |span: Span| {
+            let i = self.files.iter().rposition(|f| f.contains(span)).unwrap_or(0);
+            (ids[i], self.files[i].local_range(span))
+        };
         for d in &self.items {
-            let len = self.file.text().len();
-            let clamp = |s: Span| (s.lo as usize).min(len)..(s.hi as usize).min(len);
-            let mut labels = vec![Label::primary((), clamp(d.span)).with_message(&d.label)];
+            let (fid, range) = label(d.span);
+            let mut labels = vec![Label::primary(fid, range).with_message(&d.label)];
             for (s, m) in &d.secondary {
-                labels.push(Label::secondary((), clamp(*s)).with_message(m));
+                let (sid, srange) = label(*s);
+                labels.push(Label::secondary(sid, srange).with_message(m));
             }
             let mut notes: Vec<String> = d.notes.clone();
             notes.extend(d.help.iter().map(|h| format!("help: {h}")));
@@ -120,7 +139,7 @@ impl Diagnostics {
             }
             match term::emit_into_string(&config, &files, &cs) {
                 Ok(s) => out.push_str(&s),
-                Err(_) => out.push_str(&format!("error: {}\n --> {}\n", d.message, self.file.location(d.span))),
+                Err(_) => out.push_str(&format!("error: {}\n --> {}\n", d.message, self.file_of(d.span).location(d.span))),
             }
         }
         out
@@ -130,7 +149,7 @@ impl Diagnostics {
 impl fmt::Display for Diagnostics {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(d) = self.items.first() else {
-            return f.write_str(self.file.name());
+            return f.write_str(self.files[0].name());
         };
         write!(f, "{}: {}", self.location(), d.message)?;
         if self.items.len() > 1 {

@@ -9,6 +9,7 @@ pub mod ast;
 pub mod builtins;
 mod check;
 mod diag;
+pub(crate) mod names;
 mod source;
 mod syntax;
 
@@ -16,4 +17,7 @@ pub use crate::span::Span;
 pub use check::{Env, KernelSig, ModuleSummary, check_factory, check_kernel, check_module};
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::SourceFile;
-pub use syntax::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, parse, parse_bytes, parse_scalar_literal};
+pub use syntax::{
+    MAX_BRACKET_DEPTH, MAX_CRATE_FILES, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, MemorySources, SourceLoader, parse, parse_bytes, parse_crate,
+    parse_scalar_literal,
+};

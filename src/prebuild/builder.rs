@@ -43,6 +43,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_REMOTE_CA",
     // What is printed, and the toolchain.
     "KACHE_QUIET",
+    "KACHE_LOG",
     "KACHE_PTXAS",
     // Where the default cache folder is (read by the `dirs` crate).
     "XDG_CACHE_HOME",
@@ -207,9 +208,26 @@ impl Builder {
         let mut data = DataFiles::new(out_dir.join("kache"))?;
         let mut modules = Vec::new();
         let mut first_error = None;
-        for file in &files {
+        // A file another kernel file includes with `mod` is part of that one, not a kernel
+        // file of its own.
+        let loaded: Vec<Result<crate::jit::Module>> = files.iter().map(|f| jit.load_file(&f.path)).collect();
+        let mut included = std::collections::HashSet::new();
+        for (file, m) in files.iter().zip(&loaded) {
+            if let Ok(m) = m {
+                let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+                for (rel, _) in m.module_files() {
+                    let p = dir.join(&rel);
+                    println!("cargo::rerun-if-changed={}", p.display());
+                    included.insert(p);
+                }
+            }
+        }
+        for (file, m) in files.iter().zip(loaded) {
             println!("cargo::rerun-if-changed={}", file.path.display());
-            match self.build_file(&jit, file, &archs, &mut data) {
+            if included.contains(&file.path) {
+                continue;
+            }
+            match m.and_then(|m| self.build_file(&jit, m, file, &archs, &mut data)) {
                 Ok(m) => modules.push(m),
                 Err(e) => {
                     report(&e, Some(&file.path));
@@ -238,8 +256,23 @@ impl Builder {
         Ok(out)
     }
 
-    fn build_file(&self, jit: &Jit, file: &KernelFile, archs: &[Arch], data: &mut DataFiles) -> Result<GenModule> {
-        let mut m = jit.load_file(&file.path)?;
+    fn build_file(
+        &self,
+        jit: &Jit,
+        mut m: crate::jit::Module,
+        file: &KernelFile,
+        archs: &[Arch],
+        data: &mut DataFiles,
+    ) -> Result<GenModule> {
+        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let module_files = m
+            .module_files()
+            .into_iter()
+            .map(|(rel, _)| {
+                let p = dir.join(&rel);
+                Ok((rel, p.to_str().ok_or_else(|| not_utf8(&p))?.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
         }
@@ -279,12 +312,19 @@ impl Builder {
             kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
         }
         for f in m.factory_names() {
-            crate::warn(&format!(
+            crate::logging::warning!(
                 "{}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
                 file.path.display()
-            ));
+            );
         }
-        Ok(GenModule { rust: file.module.clone(), source: utf8(&file.path)?, shown: file.shown.clone(), file: file_name, kernels })
+        Ok(GenModule {
+            rust: file.module.clone(),
+            source: utf8(&file.path)?,
+            modules: module_files,
+            shown: file.shown.clone(),
+            file: file_name,
+            kernels,
+        })
     }
 }
 

@@ -35,6 +35,9 @@ pub(crate) struct GenModule {
     pub(crate) rust: String,
     /// The source file, for `include_str!`.
     pub(crate) source: String,
+    /// The module files it includes: path relative to its folder, and the file for
+    /// `include_str!`.
+    pub(crate) modules: Vec<(String, String)>,
     /// The file as the documentation shows it (relative to the crate).
     pub(crate) shown: String,
     /// The file's name, for diagnostics at run time.
@@ -115,6 +118,7 @@ fn module(m: &GenModule) -> Result<TokenStream> {
     let launches = m.kernels.iter().map(|k| launch(m, k)).collect::<Result<Vec<_>>>()?;
     let accessors = m.kernels.iter().map(|k| accessor(m, k));
     let source = &m.source;
+    let module_files = m.modules.iter().map(|(rel, path)| quote!((#rel, include_str!(#path))));
     Ok(quote! {
         #[doc = #doc]
         #[allow(dead_code, non_snake_case, unreachable_pub, clippy::all, clippy::pedantic, clippy::nursery)]
@@ -125,6 +129,7 @@ fn module(m: &GenModule) -> Result<TokenStream> {
                 #(#accessors)*
                 mod source {
                     pub(super) const TEXT: &str = include_str!(#source);
+                    pub(super) const MODULES: &[(&str, &str)] = &[#(#module_files),*];
                 }
             }
         }
@@ -157,7 +162,7 @@ fn accessor(m: &GenModule, k: &GenKernel) -> TokenStream {
         #[doc = #doc]
         pub fn #function() -> &'static ::kache::prebuild::Prebuilt {
             static KERNEL: ::kache::prebuild::Prebuilt =
-                ::kache::prebuild::Prebuilt::new(#name, #file, source::TEXT, &[#(#ptx),*], super::super::KACHE_GLOBALS);
+                ::kache::prebuild::Prebuilt::new(#name, #file, source::TEXT, source::MODULES, &[#(#ptx),*], super::super::KACHE_GLOBALS);
             &KERNEL
         }
     }
@@ -184,6 +189,8 @@ fn rust_scalar(s: Scalar) -> TokenStream {
 fn rust_type(t: &Ty) -> Result<TokenStream> {
     match t {
         Ty::Scalar(s) => Ok(rust_scalar(*s)),
+        // An enum argument is its discriminant, checked at launch.
+        Ty::Enum(e) => Ok(rust_scalar(e.repr)),
         Ty::Array(a) => {
             let elem = rust_scalar(a.elem);
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })

@@ -84,6 +84,7 @@ pub struct Prebuilt {
     name: &'static str,
     file: &'static str,
     source: &'static str,
+    modules: &'static [(&'static str, &'static str)],
     ptx: &'static [(&'static str, &'static str)],
     globals: Globals,
     state: OnceLock<std::result::Result<State, String>>,
@@ -110,16 +111,18 @@ impl Prebuilt {
         name: &'static str,
         file: &'static str,
         source: &'static str,
+        modules: &'static [(&'static str, &'static str)],
         ptx: &'static [(&'static str, &'static str)],
         globals: Globals,
     ) -> Prebuilt {
-        Prebuilt { name, file, source, ptx, globals, state: OnceLock::new() }
+        Prebuilt { name, file, source, modules, ptx, globals, state: OnceLock::new() }
     }
 
     fn state(&self) -> Result<&State> {
         let s = self.state.get_or_init(|| {
             let build = || -> Result<State> {
-                let mut m = runtime_jit()?.load_source(self.file, self.source)?;
+                let files = self.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
+                let mut m = runtime_jit()?.load_sources(self.file, self.source, files)?;
                 for (n, g) in self.globals {
                     m = m.with_global(n, g.value()?)?;
                 }
@@ -159,7 +162,7 @@ impl Prebuilt {
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let st = self.state()?;
         let args = args.args()?;
-        let spec = crate::jit::check_args(self.name, st.kernel.signature(), &args, device)?;
+        let spec = crate::jit::check_args(self.name, st.kernel.signature(), st.kernel.enums(), &args, device)?;
         let all_c = spec.layouts.iter().all(|l| matches!(l, None | Some(Layout::C)));
         if let (Some(arch), true) = (device.arch(), all_c)
             && let Some(ptx) = self.ptx_for(arch)

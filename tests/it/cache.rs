@@ -14,10 +14,7 @@ use proptest::prelude::*;
 
 use crate::common::{disk_jit, fixture, kache_bin, memory_jit};
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
-#[path = "../shared/capture_scenarios.rs"]
-mod scenarios;
+use crate::capture_scenarios as scenarios;
 
 const SM90: Target = Target::Nvptx(Arch { sm: 90, accelerated: false });
 
@@ -743,4 +740,34 @@ fn archives_stream_both_ways_refuse_damage_whole_and_concurrent_exports_do_not_c
     let e = archive::export(&store, &out.path().join("missing/x.kar"), &mut |_, _| {}).unwrap_err();
     assert!(e.is_user_error(), "{e}");
     assert!(!out.path().join("missing").exists());
+}
+
+/// Each scalar type's byte in keys, entries and serialised kernels never changes: the eight
+/// types of the first language keep their numbers, the six added after them take new ones.
+#[test]
+fn scalar_tags_are_stable() {
+    use kache::Scalar as S;
+    let pinned = [
+        (S::Bool, 0),
+        (S::I32, 1),
+        (S::I64, 2),
+        (S::U32, 3),
+        (S::U64, 4),
+        (S::Usize, 5),
+        (S::F32, 6),
+        (S::F64, 7),
+        (S::I8, 8),
+        (S::U8, 9),
+        (S::I16, 10),
+        (S::U16, 11),
+        (S::F16, 12),
+        (S::Bf16, 13),
+    ];
+    assert_eq!(pinned.len(), S::ALL.len(), "a scalar type without a pinned tag");
+    for (s, t) in pinned {
+        assert_eq!(s.tag(), t, "{s}");
+        assert_eq!(s as u8, t, "{s}: `as u8` and tag() disagree");
+        assert_eq!(S::from_tag(t), Some(s));
+    }
+    assert_eq!(S::from_tag(14), None);
 }

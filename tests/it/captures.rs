@@ -5,12 +5,8 @@ use std::sync::atomic::Ordering;
 
 use kache::{CaptureValue, CompiledKernel, Device, Grid, IntoCapture, Target};
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
-#[path = "../shared/capture_scenarios.rs"]
-mod scenarios;
-
-use foreign::ForeignArray;
+use crate::capture_scenarios as scenarios;
+use crate::foreign::ForeignArray;
 use scenarios::Wrap;
 
 macro_rules! scenario_tests {

@@ -97,10 +97,10 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
                         text.contains(&format!(".entry {}", kache::abi::symbol_name(&k))),
                         "{name}::{k}: no entry for the kernel in its PTX"
                     );
-                    if let Some(p) = &ptxas {
-                        if let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90") {
-                            failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
-                        }
+                    if let Some(p) = &ptxas
+                        && let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90")
+                    {
+                        failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
                     }
                 }
             }
@@ -113,8 +113,18 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
 /// modules, constant lengths): every kernel compiles for sm_70, sm_80 and sm_90 and ptxas
 /// accepts each, since what LLVM emits for `f16`/`bf16` differs by architecture (native
 /// instructions from sm_80 and sm_90, `f32` emulation before).
-const V2_FILES: &[&str] =
-    &["image_u8.rs", "int8_dot.rs", "axpy_f16.rs", "bf16_elementwise.rs", "histogram_small.rs", "small_casts.rs", "bf16_gemm_tile.rs"];
+const V2_FILES: &[&str] = &[
+    "image_u8.rs",
+    "int8_dot.rs",
+    "axpy_f16.rs",
+    "bf16_elementwise.rs",
+    "histogram_small.rs",
+    "small_casts.rs",
+    "bf16_gemm_tile.rs",
+    "state_machine.rs",
+    "match_ints.rs",
+    "split_kernels.rs",
+];
 
 #[test]
 fn v2_corpus_kernels_assemble_for_sm_70_80_and_90() {
@@ -309,6 +319,19 @@ fn corpus_covers_the_language() {
         "let h: f16 = ",
         "shared_array::<bf16, { TILE * TILE }>",
         "static WEIGHTS: [f32; TAPS]",
+        "match ",
+        "..=",
+        " | ",
+        " if ",
+        "@ ",
+        "enum ",
+        "#[repr(u8)]",
+        "#[derive(Clone, Copy, PartialEq",
+        "use State::*;",
+        "mod split_geometry;",
+        "use split_geometry::{",
+        " as dot2",
+        "split_geometry::vector::length2(",
     ];
     for c in constructs {
         need(format!("`{c}`"), text.contains(c));

@@ -256,7 +256,7 @@ fn non_utf8_bytes_are_a_located_error() {
         &b"#[kernel]\npub fn k(out: &mut [f32]) { out[0] = 1.0; } // \xe2\x82"[..],
         &b"\x80"[..],
     ] {
-        let d = parse_bytes("bytes.rs", bytes).err().expect("invalid UTF-8 accepted");
+        let Err(d) = parse_bytes("bytes.rs", bytes) else { panic!("invalid UTF-8 accepted") };
         assert_location("bytes.rs", &d.location());
         assert!(d.render(false).contains("UTF-8"), "{}", d.render(false));
     }

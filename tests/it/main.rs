@@ -1,7 +1,15 @@
 //! The one integration-test binary (every test binary links LLVM statically, so there is one
 //! plus tests/gpu.rs). Modules by subject.
 
+// Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod common;
+// Shared with tests/gpu.rs; declared once here so that each is compiled once.
+#[path = "../shared/capture_scenarios.rs"]
+mod capture_scenarios;
+#[path = "../shared/foreign.rs"]
+mod foreign;
 
 mod cache;
 mod captures;
@@ -10,6 +18,8 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod invariants;
+mod logging;
+mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

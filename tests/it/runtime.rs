@@ -5,8 +5,7 @@ use kache::{ArgValue, Device, Error, Grid, Layout, Order};
 
 use crate::common::memory_jit;
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
+use crate::foreign;
 
 #[test]
 fn cuda_without_a_driver_is_a_typed_error_not_a_panic() {

@@ -1,8 +1,7 @@
 //! Tests: semantics. Every scenario of `tests/shared/scenarios/` on the host backend: corpus
 //! kernels run and compared with plain Rust references.
 
-#[path = "../shared/foreign.rs"]
-mod foreign;
+use crate::foreign;
 #[path = "../shared/scenarios/mod.rs"]
 mod scenarios;
 
@@ -79,6 +78,9 @@ host_scenarios! {
     histogram_small,
     small_casts,
     bf16_gemm_tile,
+    state_machine,
+    match_ints,
+    split_kernels,
 }
 
 #[test]

@@ -445,8 +445,11 @@ pub fn closure_read_only(dev: &Device, w: Wrap) -> R {
     check("closure read-only read", out.download().map_err(e)?, vec![9.0])
 }
 
+/// A scenario: runs on a device with its arrays wrapped one way.
+pub type Scenario = fn(&Device, Wrap) -> R;
+
 /// Every scenario.
-pub const ALL: &[(&str, fn(&Device, Wrap) -> R)] = &[
+pub const ALL: &[(&str, Scenario)] = &[
     ("read_through_device_function", read_through_device_function),
     ("compute_with_it", compute_with_it),
     ("direct_access_from_kernel", direct_access_from_kernel),

@@ -8,15 +8,13 @@
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 mod remote;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::abi::CaptureData;
-use kache::cache::{LocalStore, Lookup, archive, atomic, envelope, ops};
-use kache::codegen;
+use kache::cache::{LocalStore, archive, atomic, envelope, ops};
+use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, CompileRequest, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
@@ -24,6 +22,11 @@ use kache::{Arch, CaptureValue, CompileRequest, Config, Error, Jit, Specializati
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Say what the cache and the compiler do, on stderr: -v debug records (hits, misses,
+    /// stores, compile times), -vv trace. Adds to $KACHE_LOG (a filter: `debug`,
+    /// `kache::cache=debug`); without either, only warnings (none under $KACHE_QUIET).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -161,6 +164,9 @@ fn color() -> bool {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.verbose > 0 {
+        verbose(cli.verbose);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
@@ -169,6 +175,22 @@ fn main() -> ExitCode {
             eprintln!("{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
+    }
+}
+
+/// Installs kache's stderr logger taking kache's debug (or trace) records on top of
+/// `KACHE_LOG`. Without `-v` nothing is installed: the library prints its warnings itself,
+/// filtered by `KACHE_LOG` and `KACHE_QUIET`.
+fn verbose(count: u8) {
+    let level = if count > 1 { "trace" } else { "debug" };
+    let spec = std::env::var("KACHE_LOG").unwrap_or_default();
+    let logger = StderrLogger::try_new(&format!("{spec},kache={level}")).unwrap_or_else(|e| {
+        eprintln!("kache: warning: KACHE_LOG=`{spec}` is not a filter ({e}); ignored");
+        StderrLogger::new(&format!("kache={level}"))
+    });
+    let max = logger.max_level();
+    if log::set_boxed_logger(Box::new(logger)).is_ok() {
+        log::set_max_level(max);
     }
 }
 
@@ -211,8 +233,10 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let bytes = std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
-    let mut m = jit.load_bytes(&file.display().to_string(), &bytes)?;
+    // Read once here for a plain message when the file is missing; the JIT reads it and its
+    // module files.
+    std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
+    let mut m = jit.load_file(file)?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
@@ -287,28 +311,30 @@ fn compile(
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
     // Every kernel of the file looked up together, then the misses compiled and stored
-    // together: with a remote cache, one round trip for the lookups and one for the stores.
-    let compiled = match emit {
-        Emit::LlvmIr => None,
-        Emit::Ptx | Emit::Cubin => {
-            let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
-            let mut done = Vec::new();
-            for r in jit.compile_many(&requests) {
-                done.push(r?);
-            }
-            Some(done)
+    // together: with a remote cache, one round trip for the lookups and one for the stores (and
+    // as many again for the cubins of --emit cubin). Everything is built before anything is
+    // written.
+    let mut outputs: Vec<Vec<u8>> = Vec::new();
+    if emit == Emit::LlvmIr {
+        for k in &kernels {
+            outputs.push(k.emit_llvm_ir(target, &Specialization::uniform(k.program(), kache::Layout::C))?.into_bytes());
         }
-    };
-    let cubins = match (&compiled, emit, target) {
-        (Some(c), Emit::Cubin, Target::Nvptx(a)) => Some(cubins_through_cache(&jit, c, a)?),
-        _ => None,
-    };
-    for (i, k) in kernels.iter().enumerate() {
-        let bytes: Vec<u8> = match (emit, &compiled, &cubins) {
-            (Emit::Cubin, _, Some(cubins)) => cubins[i].clone(),
-            (Emit::Ptx, Some(c), _) => c[i].artifact().bytes().to_vec(),
-            _ => llvm_ir(k, target, &config)?,
-        };
+    } else {
+        let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
+        let mut compiled = Vec::new();
+        for r in jit.compile_many(&requests) {
+            compiled.push(r?);
+        }
+        if emit == Emit::Cubin {
+            let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();
+            for r in jit.assemble_cubins(&refs) {
+                outputs.push(r?);
+            }
+        } else {
+            outputs.extend(compiled.iter().map(|c| c.artifact().bytes().to_vec()));
+        }
+    }
+    for (k, bytes) in kernels.iter().zip(outputs) {
         let path = match &output {
             Some(_) if to_stdout => {
                 std::io::stdout().write_all(&bytes).map_err(|e| internal(format!("stdout: {e}")))?;
@@ -330,68 +356,6 @@ fn compile(
     Ok(())
 }
 
-/// The optimised LLVM IR of a kernel (not cached: for inspection).
-fn llvm_ir(k: &kache::Kernel, target: Target, config: &Config) -> Result<Vec<u8>, Failure> {
-    let spec = Specialization::uniform(k.program(), kache::Layout::C);
-    let data: Vec<CaptureData> = k
-        .captures()
-        .iter()
-        .map(|v| match v {
-            CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
-            CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
-            CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
-        })
-        .collect();
-    let lib = kache::toolchain::libdevice().and_then(|l| l.bytes());
-    let ir = codegen::emit_llvm_ir(&codegen::CompileInput {
-        program: k.program(),
-        spec: &spec,
-        captures: &data,
-        options: config.options(target),
-        libdevice: lib.as_deref(),
-    })
-    .map_err(|e| Failure::from(Error::from(e)))?;
-    Ok(ir.into_bytes())
-}
-
-/// Assembles each kernel's cubin with ptxas, through the cache (keyed by PTX, arch and ptxas
-/// identity): every key looked up together, the cubins assembled stored together.
-fn cubins_through_cache(jit: &Jit, compiled: &[Arc<kache::CompiledKernel>], arch: Arch) -> Result<Vec<Vec<u8>>, Failure> {
-    let ptxas = kache::toolchain::find_ptxas().ok_or_else(|| {
-        user("--emit cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, or `pip install nvidia-cuda-nvcc-cu12`")
-    })?;
-    let ptxas_id = std::fs::metadata(&ptxas).map(|m| m.len() as i32).unwrap_or(0);
-    let mut ptxs = Vec::new();
-    for c in compiled {
-        ptxs.push(c.ptx().ok_or_else(|| internal("no PTX"))?);
-    }
-    let keys: Vec<kache::cache::Key> = ptxs
-        .iter()
-        .map(|ptx| kache::cache::cubin_key(blake3::hash(ptx.as_bytes()).as_bytes(), &format!("ptxas-{arch}"), ptxas_id))
-        .collect();
-    let mut cubins = Vec::new();
-    let mut assembled = Vec::new();
-    for (i, found) in jit.cache().lookup_many(&keys).into_iter().enumerate() {
-        if let Lookup::Hit(e, _) = found {
-            cubins.push(e.payload.to_vec());
-            continue;
-        }
-        let c = &compiled[i];
-        let t0 = std::time::Instant::now();
-        let cubin = kache::toolchain::ptxas(&ptxas, ptxs[i], &arch.to_string())
-            .map_err(|e| internal(format!("ptxas rejected the PTX of '{}': {e}", c.name())))?;
-        let meta =
-            kache::cache::Meta::new(keys[i], c.name(), "", kache::cache::ArtifactKind::Cubin, c.entry(), t0.elapsed().as_millis() as u32);
-        assembled.push((i, kache::cache::Entry { meta, payload: cubin.clone().into() }));
-        cubins.push(cubin);
-    }
-    let stores: Vec<_> = assembled.into_iter().filter_map(|(i, entry)| Some((compiled[i].library().persistable().ok()?, entry))).collect();
-    if !stores.is_empty() {
-        jit.cache().store_many(stores);
-    }
-    Ok(cubins)
-}
-
 fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     let jit = Jit::new(Config { cache_dir: None, ..Config::from_env()? })?;
     let m = load(&jit, file, defines)?;
@@ -407,12 +371,15 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
         if s.device_functions.len() == 1 { "" } else { "s" }
     );
     for k in &s.kernels {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.kernel_factories {
-        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {t}")).collect();
+        let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+    }
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
     }
     Ok(())
 }

@@ -124,15 +124,43 @@ pub fn derive(k: &KeyInputs<'_>) -> Derivation {
 
 /// The key of a cubin built for `arch` by the driver of `driver_version` from the PTX
 /// identified by `ptx_identity`: the kernel's own key (which determines its PTX exactly, and is
-/// known before the PTX is read, so one opening of the store fetches both), or the PTX's hash
-/// for PTX from elsewhere.
+/// known before the PTX is read, so one opening of the store fetches both).
 pub fn cubin_key(ptx_identity: &[u8; 32], arch: &str, driver_version: i32) -> Key {
+    cubin_key_of(b"kache-cubin\0", ptx_identity, arch, &driver_version.to_le_bytes())
+}
+
+/// The key of a cubin assembled by ptxas for `arch` from `ptx`: the PTX's content and the
+/// ptxas binary's (`ptxas` is its blake3), so another ptxas build never answers.
+pub fn ptxas_cubin_key(ptx: &str, arch: &str, ptxas: &[u8; 32]) -> Key {
+    cubin_key_of(b"kache-ptxas-cubin\0", blake3::hash(ptx.as_bytes()).as_bytes(), arch, ptxas)
+}
+
+fn cubin_key_of(domain: &[u8], ptx_identity: &[u8; 32], arch: &str, builder: &[u8]) -> Key {
     let mut h = blake3::Hasher::new();
-    h.update(b"kache-cubin\0");
+    h.update(domain);
     h.update(&KEY_SCHEMA.to_le_bytes());
     h.update(ptx_identity);
     h.update(&(arch.len() as u64).to_le_bytes());
     h.update(arch.as_bytes());
-    h.update(&driver_version.to_le_bytes());
+    h.update(builder);
     Key(*h.finalize().as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cubin assembled by ptxas is keyed by everything that makes its bytes: the PTX, the
+    /// architecture and the ptxas binary (by content), and never shares a key with the cubin
+    /// tier's.
+    #[test]
+    fn ptxas_cubins_are_keyed_by_ptx_arch_and_ptxas_content() {
+        let ptxas = *blake3::hash(b"ptxas 12.8").as_bytes();
+        let base = ptxas_cubin_key(".entry k", "sm_90", &ptxas);
+        assert_ne!(base, ptxas_cubin_key(".entry j", "sm_90", &ptxas));
+        assert_ne!(base, ptxas_cubin_key(".entry k", "sm_80", &ptxas));
+        assert_ne!(base, ptxas_cubin_key(".entry k", "sm_90", blake3::hash(b"ptxas 12.9").as_bytes()));
+        assert_eq!(base, ptxas_cubin_key(".entry k", "sm_90", &ptxas));
+        assert_ne!(base, cubin_key(blake3::hash(b".entry k").as_bytes(), "sm_90", 0));
+    }
 }

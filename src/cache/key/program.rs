@@ -8,14 +8,16 @@
 //! layouts use [`Scalar::tag`] and [`Layout::tag`], the numbering every encoding shares.
 
 use crate::ir::{
-    ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, Expr, ExprKind, Func, FuncKind, Layout,
-    LocalDecl, LogicOp, MathFn, PendingLit, Place, Program, Scalar, ScalarValue, Stmt, Ty, UnOp,
+    ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, EnumTy, Expr, ExprKind, Func, FuncKind,
+    Layout, LocalDecl, LogicOp, MatchArm, MathFn, PendingLit, Place, Program, Scalar, ScalarValue, Stmt, Ty, UnOp,
 };
 
 /// Writes the canonical encoding of `p`'s code into `out`. Spans and local names are not
 /// encoded: comments, formatting, file names and renamed locals keep their keys.
 pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
-    let Program { kernel, funcs, captures } = p;
+    // `enums` names the enum types and checks kernel arguments; the code only has their
+    // discriminants (keyed where they appear). `warnings` are diagnostics.
+    let Program { kernel, funcs, captures, enums: _, warnings: _ } = p;
     let mut e = Encoder { out };
     e.byte(b'P');
     e.u64(*kernel as u64);
@@ -42,6 +44,7 @@ impl Tag for Ty {
             Ty::Never => 1,
             Ty::Scalar(_) => 2,
             Ty::Array(_) => 3,
+            Ty::Enum(_) => 4,
         }
     }
 }
@@ -234,6 +237,7 @@ impl Tag for ExprKind {
             ExprKind::Continue(_) => 22,
             ExprKind::Return(_) => 23,
             ExprKind::PendingLit(_) => 24,
+            ExprKind::Match(..) => 25,
         }
     }
 }
@@ -281,6 +285,12 @@ impl Encoder<'_> {
             Ty::Unit | Ty::Never => {}
             Ty::Scalar(s) => self.scalar(s),
             Ty::Array(a) => self.array_ty(a),
+            Ty::Enum(e) => {
+                // The id tells two enums of the program apart; the definition is not code.
+                let EnumTy { id, repr } = e;
+                self.u64(id as u64);
+                self.scalar(repr)
+            }
         }
     }
     fn array_ty(&mut self, a: ArrayTy) {
@@ -487,6 +497,22 @@ impl Encoder<'_> {
             }
             ExprKind::Continue(id) => self.u64(*id as u64),
             ExprKind::Return(v) => self.option(v.as_deref(), Self::expr),
+            ExprKind::Match(s, arms) => {
+                self.expr(s);
+                self.u64(arms.len() as u64);
+                for MatchArm { ranges, binding, guard, body, pat_span: _ } in arms {
+                    self.option(ranges.as_deref(), |e, r| {
+                        e.u64(r.len() as u64);
+                        for (lo, hi) in r {
+                            e.expr(lo);
+                            e.expr(hi);
+                        }
+                    });
+                    self.option(*binding, |e, l| e.u64(l as u64));
+                    self.option(guard.as_ref(), Self::expr);
+                    self.expr(body);
+                }
+            }
         }
     }
     fn builtin(&mut self, b: Builtin) {

@@ -150,7 +150,8 @@ impl RemoteStore {
     /// Prints `msg`, without secrets, once per store for each `id`.
     fn warn_once(&self, id: &'static str, msg: &str) {
         if self.warned.lock().unwrap_or_else(|e| e.into_inner()).insert(id) {
-            crate::warn(&self.config.redactor().redact(msg));
+            let msg = self.config.redactor().redact(msg);
+            crate::logging::warning!("{msg}");
         }
     }
 

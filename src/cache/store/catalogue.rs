@@ -67,15 +67,15 @@ impl LocalStore {
     fn move_aside(&self, why: &str) {
         let aside = self.db_path.with_file_name(format!("db.broken-{}-{}", now_secs(), std::process::id()));
         match std::fs::rename(&self.db_path, &aside) {
-            Ok(()) => crate::warn(&format!(
+            Ok(()) => crate::logging::warning!(
                 "the cache store at {} could not be opened ({why}); moved it to {} and started a new one",
                 self.db_path.display(),
                 aside.display()
-            )),
+            ),
             Err(_) => {
                 let _ = std::fs::remove_dir_all(&self.db_path);
                 let _ = std::fs::remove_file(&self.db_path);
-                crate::warn(&format!("the cache store at {} could not be opened ({why}); started a new one", self.db_path.display()));
+                crate::logging::warning!("the cache store at {} could not be opened ({why}); started a new one", self.db_path.display());
             }
         }
     }

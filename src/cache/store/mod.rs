@@ -353,6 +353,7 @@ impl LocalStore {
             }
         }
         cat.resync(total, &removed)?;
+        crate::logging::debug!("evicted {} entries ({freed} bytes) down to {total} bytes (limit {target})", removed.len());
         Ok((removed.len() as u64, freed))
     }
 }

@@ -4,7 +4,7 @@
 use inkwell::IntPredicate;
 use inkwell::values::BasicValueEnum;
 
-use super::{FnLower, LErr, LoopBlocks, R, Slot, Val, llvm_err};
+use super::{FnLower, LErr, LoopBlocks, R, Slot, Val, llvm_err, value_ty};
 use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
@@ -17,7 +17,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             match s {
                 Stmt::Let(l, init) => {
                     let decl = &self.f.locals[*l];
-                    match decl.ty {
+                    match value_ty(decl.ty) {
                         Ty::Array(_) => {
                             if let Some(e) = init {
                                 let v = self.expr(e)?;
@@ -161,6 +161,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::SharedArray { elem, len, site } => Val::Array(self.shared_array(*elem, *len, *site)?),
             K::DynSharedArray(elem) => Val::Array(self.dyn_shared(*elem)?),
             K::If(c, t, f) => self.if_expr(c, t, f.as_ref(), e.ty)?,
+            K::Match(s, arms) => self.match_expr(s, arms, e.ty)?,
             K::Block(b) => self.block(b)?,
             K::While(id, c, body) => {
                 let head = self.ctx().append_basic_block(self.fv, "");
@@ -184,7 +185,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Loop(id, body) => {
                 let bodyb = self.ctx().append_basic_block(self.fv, "");
                 let exit = self.ctx().append_basic_block(self.fv, "");
-                let value = match e.ty {
+                let value = match value_ty(e.ty) {
                     Ty::Scalar(s) => Some((self.alloca(s)?, s)),
                     _ => None,
                 };
@@ -242,10 +243,10 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 };
                 if !self.terminated() {
                     match val {
-                        Some(Val::Scalar(x)) if matches!(self.f.ret, Ty::Scalar(_)) => {
+                        Some(Val::Scalar(x)) if matches!(value_ty(self.f.ret), Ty::Scalar(_)) => {
                             self.b.build_return(Some(&x))?;
                         }
-                        _ if matches!(self.f.ret, Ty::Scalar(_)) => {
+                        _ if matches!(value_ty(self.f.ret), Ty::Scalar(_)) => {
                             self.b.build_unreachable()?;
                         }
                         _ => {
@@ -293,7 +294,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if !self.terminated() {
             self.b.build_conditional_branch(cv, then_bb, else_bb)?;
         }
-        let slot = match ty {
+        let slot = match value_ty(ty) {
             Ty::Scalar(s) => Some((self.alloca(s)?, s)),
             _ => None,
         };

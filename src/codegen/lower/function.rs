@@ -9,7 +9,7 @@ use inkwell::module::Module;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType};
 use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
 
-use super::{ArrayVal, Cx, FnLower, R, Slot, Val, llvm_err};
+use super::{ArrayVal, Cx, FnLower, R, Slot, Val, llvm_err, value_ty};
 use crate::abi::{entry_symbol, symbol_name};
 use crate::ir::*;
 use crate::target::Target;
@@ -25,14 +25,18 @@ pub(super) fn func_symbol(p: &Program, id: FuncId, target: Target) -> String {
         // Every internal symbol ends in a letter: NVPTX's linking merges a declaration of `f2`
         // into a definition of `f` (names that differ by a digit suffix), so no name may be
         // another one plus digits.
+        // Two device functions of the same name (from two modules) are told apart by id.
         FuncKind::Closure { .. } => format!("__kache_cl_{}_k", symbol_name(&f.name)),
+        _ if p.funcs.iter().filter(|g| g.name == f.name && !matches!(g.kind, FuncKind::Closure { .. })).count() > 1 => {
+            format!("__kache_dev_{}_{id}_k", symbol_name(&f.name))
+        }
         _ => format!("__kache_dev_{}_k", symbol_name(&f.name)),
     }
 }
 
 impl<'a, 'ctx> Cx<'a, 'ctx> {
     pub(super) fn param_types(&self, ty: Ty, out: &mut Vec<BasicMetadataTypeEnum<'ctx>>) {
-        match ty {
+        match value_ty(ty) {
             Ty::Scalar(s) => out.push(self.scalar_ty(s).into()),
             Ty::Array(a) => {
                 out.push(self.ptr.into());
@@ -52,7 +56,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         for p in f.param_decls() {
             self.param_types(p.ty, &mut params);
         }
-        match f.ret {
+        match value_ty(f.ret) {
             Ty::Scalar(s) => self.scalar_ty(s).fn_type(&params, false),
             _ => self.ctx.void_type().fn_type(&params, false),
         }
@@ -101,7 +105,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         }
         let spec = self.input.spec;
         for (li, decl) in f.param_decls().iter().enumerate() {
-            match decl.ty {
+            match value_ty(decl.ty) {
                 Ty::Scalar(s) => {
                     let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
                     idx += 1;
@@ -131,7 +135,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         }
         let v = fl.block(&f.body)?;
         if !fl.terminated() {
-            match (f.ret, v) {
+            match (value_ty(f.ret), v) {
                 (Ty::Scalar(_), Val::Scalar(v)) => {
                     fl.b.build_return(Some(&v))?;
                 }
@@ -170,7 +174,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         let mut args: Vec<BasicMetadataValueEnum> = vec![ctx.into()];
         let mut flat = Vec::new();
         for decl in p.funcs[id].param_decls() {
-            match decl.ty {
+            match value_ty(decl.ty) {
                 Ty::Scalar(s) => flat.push(Some(s)),
                 Ty::Array(a) => {
                     flat.push(None);
@@ -225,7 +229,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             self.push_args(e, &mut a)?;
         }
         let c = self.b.build_call(callee, &a, "")?;
-        Ok(match ty {
+        Ok(match value_ty(ty) {
             Ty::Scalar(_) => Val::Scalar(c.try_as_basic_value().basic().ok_or_else(|| llvm_err("call value"))?),
             Ty::Never => {
                 self.b.build_unreachable()?;

@@ -17,6 +17,7 @@ mod expr;
 mod function;
 mod half;
 mod intrinsics;
+mod matching;
 mod memory;
 
 use std::collections::HashMap;
@@ -161,6 +162,14 @@ struct LoopBlocks<'ctx> {
     cont: BasicBlock<'ctx>,
     exit: BasicBlock<'ctx>,
     value: Option<(PointerValue<'ctx>, Scalar)>,
+}
+
+/// The type a value is lowered as: an enum is its discriminant.
+fn value_ty(t: Ty) -> Ty {
+    match t {
+        Ty::Enum(e) => Ty::Scalar(e.repr),
+        t => t,
+    }
 }
 
 impl<'a, 'ctx> Cx<'a, 'ctx> {

@@ -6,10 +6,10 @@ use crate::lang::ast::{self, TypeExpr};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
+use super::CResult;
 use super::factory::FactoryScope;
 use super::items::ModuleCx;
 use super::unify::{H, Kind, Oblig, Unifier};
-use super::{CResult, type_of_decl};
 
 /// A local variable or parameter of the function being checked.
 pub(super) struct LocalInfo {
@@ -48,6 +48,8 @@ pub(super) struct FnCx<'c, 'm> {
     pub(super) shared_sites: usize,
     pub(super) uses_libdevice: bool,
     pub(super) uses_block_sync: bool,
+    /// The module whose names the body sees.
+    pub(super) module: ast::ModId,
 }
 
 pub(super) type CExpr = Expr<H>;
@@ -55,8 +57,8 @@ pub(super) type CExpr = Expr<H>;
 pub(super) type CBlock = Block<H>;
 
 impl<'c, 'm> FnCx<'c, 'm> {
-    pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>) -> Self {
-        let mut u = Unifier::default();
+    pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>, module: ast::ModId) -> Self {
+        let mut u = Unifier::with_enum_names(mcx.enum_names.clone());
         let ret = u.known(Ty::Unit);
         FnCx {
             mcx,
@@ -73,7 +75,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
             shared_sites: 0,
             uses_libdevice: false,
             uses_block_sync: false,
+            module,
         }
+    }
+
+    /// The type a declared parameter or annotation stands for, in this body's module.
+    pub(super) fn ty_of(&mut self, t: &TypeExpr) -> CResult<Ty> {
+        self.mcx.ty_of(t, self.module)
     }
 
     pub(super) fn declare(&mut self, name: &ast::Ident, ty: H, mutable: bool, deferred_init: bool) -> LocalId {
@@ -99,7 +107,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let _ = id;
         self.ret = self.u.known(ret);
         for p in &f.params {
-            let t = type_of_decl(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
+            let t = self.ty_of(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
             let h = self.u.known(t);
             self.declare(&p.name, h, p.mutable, false);
         }
@@ -141,7 +149,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         for (i, p) in params.iter().enumerate() {
             let h = match (&p.ty, &expected) {
                 (Some(t), exp) => {
-                    let ty = type_of_decl(t)?;
+                    let ty = self.ty_of(t)?;
                     if let Some((want, _)) = exp
                         && want.get(i).is_some_and(|w| !same_shape(*w, ty))
                     {
@@ -171,7 +179,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         self.ret = match (ret, &expected) {
             (Some(t), _) => {
-                let t = type_of_decl(t)?;
+                let t = self.ty_of(t)?;
                 self.u.known(t)
             }
             (None, Some((_, r))) => self.u.known(*r),
@@ -205,7 +213,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Oblig::Class { h, class, span, what } => match self.u.settle(h) {
                     Some(Ty::Scalar(s)) if !class.accepts(s) => return Err(self.class_error(s.name(), class, span, &what).into()),
                     Some(Ty::Scalar(_)) | Some(Ty::Never) => {}
-                    Some(t) => return Err(self.class_error(&t.to_string(), class, span, &what).into()),
+                    Some(t) => {
+                        let name = self.u.ty_name(t);
+                        return Err(self.class_error(&name, class, span, &what).into());
+                    }
                     None => {
                         return Err(Diagnostic::error(span, "type annotations needed")
                             .label("cannot infer the type of this value")
@@ -230,6 +241,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         }
                     }
                     Some(Ty::Never) => {}
+                    Some(Ty::Enum(_)) if to.is_int() => {}
+                    Some(t @ Ty::Enum(_)) => {
+                        let name = self.u.ty_name(t);
+                        return Err(Diagnostic::error(span, format!("casting `{name}` as `{to}` is invalid"))
+                            .label("an enum casts to integer types only")
+                            .help(format!("cast to its discriminant first, then convert: `(x as i64) as {to}`"))
+                            .into());
+                    }
                     Some(t) => {
                         return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`"))
                             .label("only scalars can be cast")

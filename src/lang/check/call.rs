@@ -7,13 +7,35 @@ use crate::lang::builtins::{self, ArgTy, Function, Receiver};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
+use crate::lang::names::Res;
+
 use super::body::{CExpr, FnCx};
 use super::factory::ScopeItem;
 use super::unify::Class;
 use super::{CResult, close_matches, plural};
 
 impl<'c, 'm> FnCx<'c, 'm> {
-    pub(super) fn call(&mut self, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    pub(super) fn call(
+        &mut self,
+        qualifier: &[ast::Ident],
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
+        if !qualifier.is_empty() {
+            let mut path = qualifier.to_vec();
+            path.push(func.clone());
+            let text = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+            return match self.mcx.m.scopes.path(self.mcx.m, self.module, &path)?.0 {
+                Some(Res::Item(i)) if matches!(self.mcx.m.items[i], Item::Fn(_)) => self.call_item(i, &text, func, generics, args, span),
+                Some(_) => Err(Diagnostic::error(func.span, format!("`{text}` is a value, not a function")).label("not callable").into()),
+                None => Err(Diagnostic::error(func.span, format!("cannot find function `{text}`"))
+                    .label("not found")
+                    .help("a path names a function of a module of the kernel: `common::dot(..)`, `crate::util::f(..)`")
+                    .into()),
+            };
+        }
         if let Some(l) = self.lookup_local(&func.name) {
             return Err(Diagnostic::error(func.span, format!("`{}` is a variable, not a function", func.name))
                 .label("not callable")
@@ -35,31 +57,20 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None => {}
             }
         }
-        if let Some(f) = self.mcx.m.func(&func.name) {
-            self.no_generics(generics)?;
-            if f.is_kernel {
-                return Err(Diagnostic::error(func.span, format!("`{}` is a kernel", func.name))
-                    .label("kernels cannot be called from device code")
-                    .secondary(f.name.span, "defined here")
-                    .help("move the shared code into a device function (a `fn` without `#[kernel]`)")
-                    .into());
-            }
-            let id = self.mcx.ensure_fn(f, Some(func.span))?;
-            let decl = f.sig_span;
-            return self.call_fn(id, &func.name, args, span, Some(decl));
+        let res = self.mcx.m.scopes.value(self.module, &func.name);
+        if let Some(Res::Item(i)) = res
+            && matches!(self.mcx.m.items[i], Item::Fn(_))
+        {
+            return self.call_item(i, &func.name, func, generics, args, span);
         }
         if let Some(b) = builtins::function(&func.name) {
             return self.builtin_call(b, func, generics, args, span);
         }
-        if self.mcx.const_item(&func.name).is_some() || self.mcx.env.global(&func.name).is_some() {
+        if res.is_some() || self.mcx.env.global(&func.name).is_some() {
             return Err(Diagnostic::error(func.span, format!("`{}` is a value, not a function", func.name)).label("not callable").into());
         }
         let mut names: Vec<&str> = builtins::FUNCTIONS.iter().map(|(n, _)| *n).collect();
-        for i in &self.mcx.m.items {
-            if let Item::Fn(f) = i {
-                names.push(&f.name.name);
-            }
-        }
+        names.extend(self.mcx.m.scopes.names(self.module));
         if let Some(s) = self.scope_items {
             names.extend(s.names.iter().map(|(n, _, _)| n.as_str()));
         }
@@ -71,6 +82,33 @@ impl<'c, 'm> FnCx<'c, 'm> {
             d = d.help("call a device function of this file, a closure of the factory, or a builtin (see the language reference)");
         }
         Err(d.into())
+    }
+
+    /// A call of the function item `i`, named `name` at the call.
+    fn call_item(
+        &mut self,
+        i: usize,
+        name: &str,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
+        let m = self.mcx.m;
+        let Item::Fn(f) = &m.items[i] else {
+            return Err(Diagnostic::error(func.span, format!("`{name}` is not a function")).label("not callable").into());
+        };
+        self.no_generics(generics)?;
+        if f.is_kernel {
+            return Err(Diagnostic::error(func.span, format!("`{name}` is a kernel"))
+                .label("kernels cannot be called from device code")
+                .secondary(f.name.span, "defined here")
+                .help("move the shared code into a device function (a `fn` without `#[kernel]`)")
+                .into());
+        }
+        let id = self.mcx.ensure_fn(f, Some(func.span))?;
+        let decl = f.sig_span;
+        self.call_fn(id, name, args, span, Some(decl))
     }
 
     fn no_generics(&self, g: &[GenericArg]) -> CResult<()> {
@@ -173,7 +211,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .help(usage)
                         .into());
                 };
-                let len = self.mcx.eval_const(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
+                let len = self.mcx.eval_const(n, Some(Scalar::Usize), self.module).map_err(|d| d.help(usage))?;
                 let len = len.as_i128().unwrap_or(0) as u64;
                 if len == 0 {
                     return Err(Diagnostic::error(n.span, "a shared array needs at least one element")

@@ -23,6 +23,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::Lit(l) => self.lit(*l, false, span),
             A::Unit => Ok(self.mk(ExprKind::Unit, Ty::Unit, span)),
             A::Path(n) => self.path(n),
+            A::QPath(p) => self.qpath(p, span),
+            A::Match(s, arms) => self.match_expr(s, arms, span),
             A::Unary(op, x) => {
                 if let (UnOp::Neg, A::Lit(l @ (Lit::Int(..) | Lit::Float { .. }))) = (op, &x.kind) {
                     let r = self.lit(*l, true, span)?;
@@ -75,6 +77,19 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::Cast(x, t) => {
                 let x = self.expr(x)?;
                 let TypeExpr::Scalar(to, _) = t else {
+                    if let TypeExpr::Named(..) = t
+                        && let Ok(Ty::Enum(_)) = self.ty_of(t)
+                    {
+                        let from = self.u.describe(x.ty);
+                        let name = match t {
+                            TypeExpr::Named(p, _) => p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"),
+                            _ => String::new(),
+                        };
+                        return Err(Diagnostic::error(span, format!("non-primitive cast: `{from}` as `{name}`"))
+                            .label("an integer cannot become an enum")
+                            .help(format!("name the variant (`{name}::Variant`), or `match` on the integer"))
+                            .into());
+                    }
                     return Err(Diagnostic::error(t.span(), "`as` casts to scalar types only").label("not a scalar type").into());
                 };
                 if let Some(Ty::Array(_) | Ty::Unit) = self.u.ty(x.ty) {
@@ -90,7 +105,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let (a, elem, idx) = self.index(array, indices, *multi, span)?;
                 Ok(self.mk(ExprKind::Index(Box::new(a), idx), Ty::Scalar(elem), span))
             }
-            A::Call { func, generics, args } => self.call(func, generics, args, span),
+            A::Call { qualifier, func, generics, args } => self.call(qualifier, func, generics, args, span),
             A::MethodCall { receiver, method, args } => self.method(receiver, method, args, span),
             A::If(c, t, f) => self.if_expr(c, t, f.as_deref(), span),
             A::While(label, c, body) => {
@@ -280,6 +295,20 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 d = d.help(format!("convert one side with `as`, for example `(..) as {}`", if ta.starts_with('{') { &tb } else { &ta }));
             }
             return Err(d.into());
+        }
+        if let Some(Ty::Enum(e)) = self.u.ty(a.ty) {
+            // Enums compare with `#[derive(PartialEq)]` (and order with `PartialOrd`), as in
+            // Rust; they have no arithmetic.
+            let derived = match op {
+                BinOp::Eq | BinOp::Ne => self.mcx.enum_derives(e, "PartialEq"),
+                BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => self.mcx.enum_derives(e, "PartialOrd"),
+                _ => false,
+            };
+            if !derived {
+                return Err(self.mcx.enum_op_error(e, op, span).into());
+            }
+            let ty = self.u.known(Ty::Scalar(Scalar::Bool));
+            return Ok(Expr { kind: ExprKind::Binary(op, Box::new(a), Box::new(b)), ty, span });
         }
         let (class, ty) = if op.is_comparison() {
             (Class::Scalar, self.u.known(Ty::Scalar(Scalar::Bool)))

@@ -9,7 +9,9 @@ use crate::span::Span;
 use super::body::FnCx;
 use super::consts::ConstVal;
 use super::items::{ModuleCx, Sig};
-use super::{CResult, plural, type_of_decl};
+use super::{CResult, plural};
+use crate::lang::ast::ModId;
+use crate::lang::names::Res;
 
 /// What a name bound in a factory body stands for.
 #[derive(Clone, Debug)]
@@ -22,6 +24,8 @@ pub(super) enum ScopeItem {
 #[derive(Debug)]
 pub(super) struct FactoryScope {
     factory: String,
+    /// The module of the factory, whose names its body sees.
+    module: ModId,
     pub(super) names: Vec<(String, ScopeItem, Span)>,
 }
 
@@ -45,7 +49,7 @@ impl<'m> ModuleCx<'m> {
             let Some(decl) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
-            let want = type_of_decl(decl)?;
+            let want = self.ty_of(decl, f.module)?;
             let ok = match (want, ty) {
                 (Ty::Scalar(a), CaptureTy::Scalar(b)) => a == *b,
                 (Ty::Array(a), CaptureTy::Array { ty: b, .. }) => a.elem == b.elem && a.ndim == b.ndim && (!a.writable || b.writable),
@@ -66,7 +70,7 @@ impl<'m> ModuleCx<'m> {
 
     fn factory_body(&mut self, f: &'m ast::FnItem, args: Vec<(CaptureId, CaptureTy)>) -> CResult<FuncId> {
         let fname = f.name.name.clone();
-        let mut scope = FactoryScope { factory: fname.clone(), names: Vec::new() };
+        let mut scope = FactoryScope { factory: fname.clone(), module: f.module, names: Vec::new() };
         for (p, (id, ty)) in f.params.iter().zip(args) {
             scope.names.push((p.name.name.clone(), ScopeItem::Capture(id, ty), p.name.span));
         }
@@ -90,9 +94,23 @@ impl<'m> ModuleCx<'m> {
                     let id = self.check_closure(&scope, &name.name, params, ret.as_ref(), body, init.span, None, false)?;
                     scope.names.push((name.name.clone(), ScopeItem::Closure(id), name.span));
                 }
-                A::Call { func, generics, args } if generics.is_empty() => {
-                    let Some(inner) = self.m.func(&func.name).filter(|g| matches!(g.ret, RetTy::ImplFn { .. } | RetTy::ImplKernel(_)))
-                    else {
+                A::Call { qualifier, func, generics, args } if generics.is_empty() => {
+                    let res = if qualifier.is_empty() {
+                        self.m.scopes.value(f.module, &func.name)
+                    } else {
+                        let mut path = qualifier.clone();
+                        path.push(func.clone());
+                        self.m.scopes.path(self.m, f.module, &path)?.0
+                    };
+                    let m = self.m;
+                    let inner = match res {
+                        Some(Res::Item(i)) => match &m.items[i] {
+                            ast::Item::Fn(g) if matches!(g.ret, RetTy::ImplFn { .. } | RetTy::ImplKernel(_)) => Some(g),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    let Some(inner) = inner else {
                         return Err(Diagnostic::error(func.span, format!("`{}` is not a factory", func.name))
                             .label("expected a factory call or a closure")
                             .help(shape_help)
@@ -163,9 +181,9 @@ impl<'m> ModuleCx<'m> {
                 self.check_closure(&scope, &fname, params, None, body, tail.span, None, true)
             }
             RetTy::ImplFn { params: want, ret: want_ret, span } => {
-                let want: Vec<Ty> = want.iter().map(type_of_decl).collect::<CResult<_>>()?;
+                let want: Vec<Ty> = want.iter().map(|t| self.ty_of(t, f.module)).collect::<CResult<_>>()?;
                 let want_ret = match want_ret {
-                    Some(t) => type_of_decl(t)?,
+                    Some(t) => self.ty_of(t, f.module)?,
                     None => Ty::Unit,
                 };
                 if want.len() != params.len() {
@@ -212,8 +230,8 @@ impl<'m> ModuleCx<'m> {
                 }
                 None => {}
             }
-            if let Some(c) = self.const_item(&n.name)
-                && let ConstVal::Array(arr) = self.const_value(&c.name.name, n.span)?
+            if let Some(c) = self.const_named(scope.module, &n.name)
+                && let ConstVal::Array(arr) = self.const_value(c, n.span)?
             {
                 let ty = CaptureTy::Array {
                     ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
@@ -228,13 +246,13 @@ impl<'m> ModuleCx<'m> {
                 return Ok((id, ty));
             }
         }
-        let want = type_of_decl(decl)?;
+        let want = self.ty_of(decl, scope.module)?;
         let Ty::Scalar(s) = want else {
             return Err(Diagnostic::error(a.span, format!("argument `{}` of factory `{inner}` must be an array", p.name.name))
                 .label("pass a parameter of this factory, a global or a `static`")
                 .into());
         };
-        let v = self.eval_const(a, Some(s))?;
+        let v = self.eval_const(a, Some(s), scope.module)?;
         let ty = CaptureTy::Scalar(s);
         let id = self.add_capture(
             CaptureOrigin::FactoryArg { factory: inner.to_string(), param: p.name.name.clone() },
@@ -267,7 +285,7 @@ impl<'m> ModuleCx<'m> {
             FuncKind::Closure { factory: scope.factory.clone() }
         };
         let id = self.reserve(Sig { params: Vec::new(), ret: Ty::Unit });
-        let mut cx = FnCx::new(self, Some(scope));
+        let mut cx = FnCx::new(self, Some(scope), scope.module);
         let func = cx.check_closure_body(&full, kind, params, ret, body, span, expected, is_kernel)?;
         self.sigs[id] = Sig { params: func.param_decls().iter().map(|l| l.ty).collect(), ret: func.ret };
         self.funcs[id] = Some(func);

@@ -1,16 +1,19 @@
 //! The module context: the program being built, one function at a time. Checks each `fn` item once
 //! (its signature, then its body), rejects recursion, and owns the capture and function tables.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::ir::*;
-use crate::lang::ast::{self, RetTy, TypeExpr};
+use crate::lang::ast::{self, ModId, RetTy, TypeExpr};
 use crate::lang::diag::Diagnostic;
+use crate::lang::names::Res;
 use crate::span::Span;
 
 use super::body::FnCx;
 use super::consts::ConstVal;
-use super::{CResult, Env, close_matches, type_of_decl};
+use super::{CResult, Env, close_matches};
 
 /// The signature of a function of the program, known before its body is checked.
 #[derive(Clone, Debug)]
@@ -25,11 +28,19 @@ pub(super) struct ModuleCx<'m> {
     pub(super) env: &'m Env,
     pub(super) funcs: Vec<Option<Func>>,
     pub(super) sigs: Vec<Sig>,
-    fn_ids: HashMap<String, FuncId>,
-    in_progress: Vec<(String, Span)>,
+    /// Functions by their item (its address).
+    fn_ids: HashMap<usize, FuncId>,
+    in_progress: Vec<(usize, String, Span)>,
     pub(super) captures: Vec<Capture>,
-    pub(super) consts: HashMap<String, ConstVal>,
-    pub(super) consts_in_progress: Vec<String>,
+    /// Constants by their item (index into `m.items`).
+    pub(super) consts: HashMap<usize, ConstVal>,
+    pub(super) consts_in_progress: Vec<usize>,
+    /// The enums used so far, by [`EnumTy::id`], and the id of each enum item.
+    pub(super) enums: Vec<EnumDef>,
+    pub(super) enum_ids: HashMap<usize, EnumTy>,
+    /// The enums' names by id, shared with each function's unifier for its messages.
+    pub(super) enum_names: Rc<RefCell<Vec<String>>>,
+    pub(super) warnings: Vec<(Span, String)>,
     pub(super) factories_in_progress: Vec<String>,
     pub(super) closure_names: HashMap<String, usize>,
 }
@@ -46,6 +57,10 @@ impl<'m> ModuleCx<'m> {
             captures: Vec::new(),
             consts: HashMap::new(),
             consts_in_progress: Vec::new(),
+            enums: Vec::new(),
+            enum_ids: HashMap::new(),
+            enum_names: Rc::default(),
+            warnings: Vec::new(),
             factories_in_progress: Vec::new(),
             closure_names: HashMap::new(),
         }
@@ -60,7 +75,7 @@ impl<'m> ModuleCx<'m> {
                 .label("while checking this file")
                 .into());
         };
-        Ok(Program { kernel, funcs, captures: self.captures })
+        Ok(Program { kernel, funcs, captures: self.captures, enums: self.enums, warnings: self.warnings })
     }
 
     pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {
@@ -93,8 +108,8 @@ impl<'m> ModuleCx<'m> {
         self.funcs.len() - 1
     }
 
-    pub(super) fn capture_ty_of_decl(&self, t: &TypeExpr) -> CResult<CaptureTy> {
-        Ok(match type_of_decl(t)? {
+    pub(super) fn capture_ty_of_decl(&mut self, t: &TypeExpr, module: ModId) -> CResult<CaptureTy> {
+        Ok(match self.ty_of(t, module)? {
             Ty::Scalar(s) => CaptureTy::Scalar(s),
             Ty::Array(a) => CaptureTy::Array { ty: a, device: true, layout: Layout::A },
             _ => return Err(Diagnostic::error(t.span(), "factory parameters are scalars or arrays").label("here").into()),
@@ -104,8 +119,9 @@ impl<'m> ModuleCx<'m> {
     /// Checks a `fn` item (kernel or device function) once; detects recursion.
     pub(super) fn ensure_fn(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<FuncId> {
         let name = &f.name.name;
-        if let Some(pos) = self.in_progress.iter().position(|(n, _)| n == name) {
-            let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(n, _)| n.as_str()).collect();
+        let key = f as *const ast::FnItem as usize;
+        if let Some(pos) = self.in_progress.iter().position(|(k, _, _)| *k == key) {
+            let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(_, n, _)| n.as_str()).collect();
             chain.push(name);
             let span = call.unwrap_or(f.name.span);
             let what = if chain.len() <= 2 {
@@ -123,7 +139,7 @@ impl<'m> ModuleCx<'m> {
                 .help("rewrite the recursion as a loop")
                 .into());
         }
-        if let Some(&id) = self.fn_ids.get(name) {
+        if let Some(&id) = self.fn_ids.get(&key) {
             return Ok(id);
         }
         let (kind, ret) = match &f.ret {
@@ -135,7 +151,7 @@ impl<'m> ModuleCx<'m> {
                         .help("write results into a `&mut` array parameter")
                         .into());
                 }
-                let ty = type_of_decl(t)?;
+                let ty = self.ty_of(t, f.module)?;
                 if let Ty::Array(_) = ty {
                     return Err(Diagnostic::error(t.span(), "device functions cannot return arrays")
                         .label("returns an array")
@@ -162,22 +178,55 @@ impl<'m> ModuleCx<'m> {
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
-            let ty = type_of_decl(t)?;
+            let ty = self.ty_of(t, f.module)?;
             if ty == Ty::Unit {
                 return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
             }
             params.push(ty);
         }
         let id = self.reserve(Sig { params, ret });
-        self.fn_ids.insert(name.clone(), id);
-        self.in_progress.push((name.clone(), f.name.span));
+        self.fn_ids.insert(key, id);
+        self.in_progress.push((key, name.clone(), f.name.span));
         let r = crate::stack::ensure(256 << 10, 8 << 20, || {
-            let mut cx = FnCx::new(self, None);
+            let mut cx = FnCx::new(self, None, f.module);
             cx.check_fn_body(f, id, kind, ret)
         });
         self.in_progress.pop();
         let func = r?;
         self.funcs[id] = Some(func);
         Ok(id)
+    }
+
+    /// The type a declared parameter or annotation stands for, names resolved in `module`.
+    pub(super) fn ty_of(&mut self, t: &TypeExpr, module: ModId) -> CResult<Ty> {
+        match t {
+            TypeExpr::Unit(_) => Ok(Ty::Unit),
+            TypeExpr::Scalar(s, _) => Ok(Ty::Scalar(*s)),
+            TypeExpr::ArrayRef { elem, ndim, mutable, .. } => Ok(Ty::Array(ArrayTy { elem: *elem, ndim: *ndim, writable: *mutable })),
+            TypeExpr::Named(path, span) => {
+                let res = if path.len() == 1 {
+                    self.m.scopes.type_name(module, &path[0].name)
+                } else {
+                    self.m.scopes.path(self.m, module, path)?.1
+                };
+                match res {
+                    Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Enum(_)) => Ok(Ty::Enum(self.enum_ty(i)?)),
+                    Some(Res::Module(_)) => Err(Diagnostic::error(*span, "expected a type, found a module").label("a module").into()),
+                    _ => {
+                        let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+                        Err(Diagnostic::error(*span, format!("unknown type `{name}`"))
+                            .label("not a kernel type")
+                            .help("supported types: the scalars (`f32`, `u8`, `bool`, ..), `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, and the kernel's enums")
+                            .into())
+                    }
+                }
+            }
+            TypeExpr::Fixed { span, .. } => {
+                Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
+                    .label("not supported here")
+                    .help("take a slice: `&[T]` or `&mut [T]`")
+                    .into())
+            }
+        }
     }
 }

@@ -16,10 +16,12 @@
 mod body;
 mod call;
 mod consts;
+mod enums;
 mod expr;
 mod factory;
 mod fold;
 mod items;
+mod matching;
 mod path;
 mod place;
 mod resolve;
@@ -27,7 +29,7 @@ mod stmt;
 mod unify;
 
 use crate::ir::*;
-use crate::lang::ast::{self, Item, RetTy, TypeExpr};
+use crate::lang::ast::{self, Item, RetTy};
 use crate::lang::builtins;
 use crate::lang::diag::{Diagnostic, Diagnostics};
 
@@ -56,6 +58,18 @@ pub struct KernelSig {
     pub name: String,
     /// Parameter names and types.
     pub params: Vec<(String, Ty)>,
+    /// The enums of the parameters' types, by [`EnumTy::id`].
+    pub enums: Vec<EnumDef>,
+}
+
+impl KernelSig {
+    /// A parameter type as the source writes it (an enum by its name).
+    pub fn type_name(&self, t: Ty) -> String {
+        match t {
+            Ty::Enum(e) => self.enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        }
+    }
 }
 
 /// What `check_module` found.
@@ -67,11 +81,13 @@ pub struct ModuleSummary {
     pub kernel_factories: Vec<KernelSig>,
     /// Device functions.
     pub device_functions: Vec<String>,
+    /// Warnings about the kernels (an unreachable `match` arm), each `file:line:col: message`.
+    pub warnings: Vec<String>,
 }
 
 /// Checks the `#[kernel]` function `name` and everything it reaches.
 pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Program, Diagnostics> {
-    let diag = |d| Diagnostics::single(m.file.clone(), d);
+    let diag = |d| Diagnostics::in_files(m.files.clone(), vec![d]);
     let mut cx = ModuleCx::new(m, env);
     let f = match m.func(name) {
         Some(f) if f.is_kernel => f,
@@ -126,7 +142,7 @@ fn check_shared_total(p: &Program) -> CResult<()> {
 /// Checks the factory `name` instantiated with arguments of the given types (their binding
 /// numbers follow the globals': `env.globals.len() + i`).
 pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[CaptureTy]) -> Result<Program, Diagnostics> {
-    let diag = |d| Diagnostics::single(m.file.clone(), d);
+    let diag = |d| Diagnostics::in_files(m.files.clone(), vec![d]);
     let mut cx = ModuleCx::new(m, env);
     let Some(f) = m.func(name) else {
         return Err(diag(cx.no_such_kernel(name)));
@@ -179,16 +195,18 @@ pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[Captu
 pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, Diagnostics> {
     let mut errors = Vec::new();
     let mut summary = ModuleSummary::default();
-    for item in &m.items {
+    let mut warned = Vec::new();
+    for (index, item) in m.items.iter().enumerate() {
         let mut cx = ModuleCx::new(m, env);
         let r = match item {
-            Item::Const(c) => cx.const_value(&c.name.name, c.name.span).map(|_| ()),
+            Item::Const(c) => cx.const_value(index, c.name.span).map(|_| ()),
+            Item::Enum(_) => cx.enum_ty(index).map(|_| ()),
             Item::Fn(f) => match &f.ret {
                 RetTy::ImplKernel(_) | RetTy::ImplFn { .. } => {
                     let mut bound = Vec::new();
                     let mut r = Ok(());
                     for p in &f.params {
-                        match p.ty.as_ref().map(|t| cx.capture_ty_of_decl(t)) {
+                        match p.ty.as_ref().map(|t| cx.capture_ty_of_decl(t, f.module)) {
                             Some(Ok(ty)) => {
                                 let id = cx.add_capture(
                                     CaptureOrigin::FactoryArg { factory: f.name.name.clone(), param: p.name.name.clone() },
@@ -203,22 +221,29 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                     }
                     r.and_then(|_| cx.instantiate_factory(f, bound, f.name.span)).map(|_| {
                         if matches!(f.ret, RetTy::ImplKernel(_)) {
-                            summary.kernel_factories.push(KernelSig {
-                                name: f.name.name.clone(),
-                                params: f
-                                    .params
-                                    .iter()
-                                    .filter_map(|p| Some((p.name.name.clone(), type_of_decl(p.ty.as_ref()?).ok()?)))
-                                    .collect(),
-                            });
+                            let params = f
+                                .params
+                                .iter()
+                                .filter_map(|p| Some((p.name.name.clone(), cx.ty_of(p.ty.as_ref()?, f.module).ok()?)))
+                                .collect();
+                            let enums = cx.enums.clone();
+                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params, enums });
                         }
                     })
                 }
-                _ if f.is_kernel => match check_kernel(m, env, &f.name.name) {
+                _ if f.is_kernel => match check_kernel(m, env, &m.qualified(f.module, &f.name.name)) {
                     Ok(p) => {
+                        for (span, msg) in &p.warnings {
+                            let at = Diagnostics::in_files(m.files.clone(), vec![Diagnostic::error(*span, msg.clone())]).location();
+                            let w = format!("{at}: {msg}");
+                            if !warned.contains(&w) {
+                                warned.push(w);
+                            }
+                        }
                         summary.kernels.push(KernelSig {
-                            name: f.name.name.clone(),
+                            name: m.qualified(f.module, &f.name.name),
                             params: p.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect(),
+                            enums: p.enums.clone(),
                         });
                         Ok(())
                     }
@@ -232,9 +257,10 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                             params: func
                                 .map(|func| func.param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect())
                                 .unwrap_or_default(),
+                            enums: cx.enums.clone(),
                         });
                     } else {
-                        summary.device_functions.push(f.name.name.clone());
+                        summary.device_functions.push(m.qualified(f.module, &f.name.name));
                     }
                 }),
             },
@@ -245,24 +271,12 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
             errors.push(*e);
         }
     }
-    if errors.is_empty() { Ok(summary) } else { Err(Diagnostics::new(m.file.clone(), errors)) }
+    summary.warnings = warned;
+    if errors.is_empty() { Ok(summary) } else { Err(Diagnostics::in_files(m.files.clone(), errors)) }
 }
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// The type a declared parameter or annotation stands for.
-fn type_of_decl(t: &TypeExpr) -> CResult<Ty> {
-    match t {
-        TypeExpr::Unit(_) => Ok(Ty::Unit),
-        TypeExpr::Scalar(s, _) => Ok(Ty::Scalar(*s)),
-        TypeExpr::ArrayRef { elem, ndim, mutable, .. } => Ok(Ty::Array(ArrayTy { elem: *elem, ndim: *ndim, writable: *mutable })),
-        TypeExpr::Fixed { span, .. } => Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
-            .label("not supported here")
-            .help("take a slice: `&[T]` or `&mut [T]`")
-            .into()),
-    }
 }
 
 fn close_matches<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<String> {

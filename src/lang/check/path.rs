@@ -1,5 +1,5 @@
-//! Names in expressions: locals, factory captures, constants and globals, and the error for a name
-//! that is none of them.
+//! Names in expressions: locals, factory captures, constants, statics and enum variants (plain
+//! names and paths through modules), globals, and the error for a name that is none of them.
 
 use crate::ir::*;
 use crate::lang::ast::{self, Item};
@@ -7,9 +7,12 @@ use crate::lang::builtins;
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
+use crate::lang::names::Res;
+
 use super::body::{CExpr, FnCx};
 use super::consts::ConstVal;
 use super::factory::ScopeItem;
+use super::fold::int_value;
 use super::{CResult, close_matches};
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -34,26 +37,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None => {}
             }
         }
-        if self.mcx.const_item(&n.name).is_some() {
-            return match self.mcx.const_value(&n.name, span)? {
-                ConstVal::Scalar(v) => Ok(self.mk(ExprKind::Lit(v), Ty::Scalar(v.ty()), span)),
-                ConstVal::Array(arr) => {
-                    let ty = CaptureTy::Array {
-                        ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
-                        device: false,
-                        layout: Layout::C,
-                    };
-                    let id = self.mcx.add_capture(CaptureOrigin::Static(n.name.clone()), ty, CaptureSource::Static(arr));
-                    Ok(self.capture_expr(id, ty, span))
-                }
-            };
-        }
-        if let Some(f) = self.mcx.m.func(&n.name) {
-            return Err(Diagnostic::error(span, format!("`{}` is a function", n.name))
-                .label("functions are not values in kernels")
-                .secondary(f.name.span, "defined here")
-                .help(format!("call it: `{}(..)`", n.name))
-                .into());
+        if let Some(res) = self.mcx.m.scopes.value(self.module, &n.name) {
+            return self.item_value(res, &n.name, span);
         }
         if let Some((i, ty)) = self.mcx.env.global(&n.name) {
             let id = self.mcx.add_capture(CaptureOrigin::Global(n.name.clone()), ty, CaptureSource::Binding(i));
@@ -66,6 +51,58 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .into());
         }
         Err(self.unresolved(n).into())
+    }
+
+    /// A path of two or more segments as a value: an enum variant, or a constant or static of
+    /// another module.
+    pub(super) fn qpath(&mut self, path: &[ast::Ident], span: Span) -> CResult<CExpr> {
+        let text = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+        match self.mcx.m.scopes.path(self.mcx.m, self.module, path)? {
+            (Some(res), _) => self.item_value(res, &text, span),
+            (None, Some(_)) => Err(Diagnostic::error(span, format!("expected a value, found `{text}`"))
+                .label("a module or a type, not a value")
+                .into()),
+            (None, None) => Err(Diagnostic::error(span, format!("cannot find `{text}` in the kernel's modules"))
+                .label("not found")
+                .help("a path names an item of a module (`common::SCALE`), a variant of an enum (`Mode::Add`), or a numeric constant (`f32::MAX`)")
+                .into()),
+        }
+    }
+
+    /// The value an item or a variant stands for: a constant, a static array or a variant;
+    /// a function is not a value.
+    fn item_value(&mut self, res: Res, name: &str, span: Span) -> CResult<CExpr> {
+        match res {
+            Res::Variant(e, k) => {
+                let t = self.mcx.enum_ty(e)?;
+                let d = self.mcx.enums[t.id as usize].variants[k].1;
+                Ok(self.mk(ExprKind::Lit(int_value(t.repr, d)), Ty::Enum(t), span))
+            }
+            Res::Item(i) => match &{ self.mcx.m }.items[i] {
+                Item::Const(c) => match self.mcx.const_value(i, span)? {
+                    ConstVal::Scalar(v) => Ok(self.mk(ExprKind::Lit(v), Ty::Scalar(v.ty()), span)),
+                    ConstVal::Array(arr) => {
+                        let ty = CaptureTy::Array {
+                            ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
+                            device: false,
+                            layout: Layout::C,
+                        };
+                        let id = self.mcx.add_capture(CaptureOrigin::Static(c.name.name.clone()), ty, CaptureSource::Static(arr));
+                        Ok(self.capture_expr(id, ty, span))
+                    }
+                },
+                Item::Fn(f) => Err(Diagnostic::error(span, format!("`{name}` is a function"))
+                    .label("functions are not values in kernels")
+                    .secondary(f.name.span, "defined here")
+                    .help(format!("call it: `{name}(..)`"))
+                    .into()),
+                Item::Enum(_) => Err(Diagnostic::error(span, format!("expected a value, found enum `{name}`"))
+                    .label("an enum type")
+                    .help(format!("name a variant: `{name}::Variant`"))
+                    .into()),
+            },
+            Res::Module(_) => Err(Diagnostic::error(span, format!("expected a value, found module `{name}`")).label("a module").into()),
+        }
     }
 
     pub(super) fn unresolved(&self, n: &ast::Ident) -> Diagnostic {
@@ -81,11 +118,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if let Some(s) = self.scope_items {
             candidates.extend(s.names.iter().map(|(n, _, _)| n.as_str()));
         }
-        for i in &self.mcx.m.items {
-            if let Item::Const(c) = i {
-                candidates.push(&c.name.name);
-            }
-        }
+        candidates.extend(self.mcx.m.scopes.names(self.module));
         let close = close_matches(&n.name, candidates.into_iter());
         if let Some(c) = close.first() {
             d = d.help(format!("a name with a similar spelling exists: `{c}`"));

@@ -40,7 +40,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         "a captured closure variable",
                         "captured scalars are constants compiled into the closure; pass a value that changes as a kernel argument",
                     )
-                } else if self.mcx.const_item(&n.name).is_some() {
+                } else if self.mcx.const_named(self.module, &n.name).is_some() {
                     ("a constant", "declare a local copy: `let mut x = NAME;`")
                 } else if self.mcx.env.global(&n.name).is_some() {
                     (

@@ -104,6 +104,22 @@ impl<'c, 'm> FnCx<'c, 'm> {
             K::Break(id, v) => K::Break(id, v.map(|v| self.resolve_box(*v)).transpose()?),
             K::Continue(id) => K::Continue(id),
             K::Return(v) => K::Return(v.map(|v| self.resolve_box(*v)).transpose()?),
+            K::Match(s, arms) => {
+                let s = self.resolve_box(*s)?;
+                let mut out = Vec::with_capacity(arms.len());
+                for a in arms {
+                    let ranges = match a.ranges {
+                        Some(r) => {
+                            Some(r.into_iter().map(|(lo, hi)| Ok((self.resolve(lo)?, self.resolve(hi)?))).collect::<CResult<Vec<_>>>()?)
+                        }
+                        None => None,
+                    };
+                    let guard = a.guard.map(|g| self.resolve(g)).transpose()?;
+                    out.push(MatchArm { ranges, binding: a.binding, guard, body: self.resolve(a.body)?, pat_span: a.pat_span });
+                }
+                super::matching::check_match(&s, &mut out, &self.mcx.enums, &mut self.mcx.warnings)?;
+                K::Match(s, out)
+            }
         };
         Ok(Expr { kind, ty, span })
     }

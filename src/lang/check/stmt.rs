@@ -6,9 +6,9 @@ use crate::lang::ast::{self, ExprKind as A, Stmt as AStmt};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
+use super::CResult;
 use super::body::{CBlock, CExpr, FnCx};
 use super::unify::{H, Kind, Oblig};
-use super::{CResult, type_of_decl};
 
 impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn block(&mut self, b: &ast::Block) -> CResult<CBlock> {
@@ -25,7 +25,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 AStmt::Let { name, mutable, ty, init, span } => {
                     let ann = match ty {
                         Some(t) => {
-                            let ty = type_of_decl(t)?;
+                            let ty = self.ty_of(t)?;
                             if ty == Ty::Unit {
                                 return Err(Diagnostic::error(t.span(), "variables of type `()` are not supported").label("here").into());
                             }

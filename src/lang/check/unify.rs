@@ -31,9 +31,23 @@ pub(super) enum Node {
 #[derive(Default)]
 pub(super) struct Unifier {
     nodes: Vec<Node>,
+    /// The names of the module's enums, by id, for messages.
+    enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
 }
 
 impl Unifier {
+    pub(super) fn with_enum_names(enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>) -> Unifier {
+        Unifier { nodes: Vec::new(), enum_names }
+    }
+
+    /// A type as the source writes it (an enum by its name).
+    pub(super) fn ty_name(&self, t: Ty) -> String {
+        match t {
+            Ty::Enum(e) => self.enum_names.borrow().get(e.id as usize).cloned().unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        }
+    }
+
     pub(super) fn var(&mut self, k: Kind) -> H {
         self.nodes.push(Node::Var(k));
         (self.nodes.len() - 1) as H
@@ -66,7 +80,7 @@ impl Unifier {
     }
     pub(super) fn describe(&mut self, h: H) -> String {
         match self.get(h) {
-            Node::Known(t) => t.to_string(),
+            Node::Known(t) => self.ty_name(t),
             Node::Var(Kind::Int) => "{integer}".into(),
             Node::Var(Kind::Float) => "{float}".into(),
             Node::Var(Kind::Any) => "_".into(),
@@ -186,7 +200,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
         match self.u.get(h) {
             Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
             Node::Known(Ty::Never) => Ok(()),
-            Node::Known(t @ (Ty::Unit | Ty::Array(_))) => Err(self.class_error(&t.to_string(), class, span, &what).into()),
+            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::Enum(_))) => {
+                let name = self.u.ty_name(t);
+                Err(self.class_error(&name, class, span, &what).into())
+            }
             Node::Var(k) if !class.kind_ok(k) => {
                 let d = self.u.describe(h);
                 Err(self.class_error(&d, class, span, &what).into())

@@ -163,13 +163,23 @@ impl Lower {
                 let E::Path(p) = &*c.func else {
                     return Err(unsupported(spn(&c.func), "calls through expressions", "call a function or closure by name").into());
                 };
-                if p.path.segments.len() != 1 || p.qself.is_some() || p.path.leading_colon.is_some() {
+                if p.qself.is_some() || p.path.leading_colon.is_some() {
                     return Err(Diagnostic::error(spn(&c.func), format!("unknown function `{}`", quote_path(&p.path)))
                         .label("paths are not supported here")
-                        .help("call a device function, closure or builtin by its plain name")
+                        .help("call a device function, closure or builtin by its name or its module path (`common::dot(..)`)")
                         .into());
                 }
-                let seg = &p.path.segments[0];
+                let n = p.path.segments.len();
+                let mut qualifier = Vec::new();
+                for s in p.path.segments.iter().take(n - 1) {
+                    if !s.arguments.is_none() {
+                        return Err(Diagnostic::error(spn(s), "generic arguments are only written after the function's name")
+                            .label("here")
+                            .into());
+                    }
+                    qualifier.push(ident(&s.ident));
+                }
+                let seg = &p.path.segments[n - 1];
                 let generics = match &seg.arguments {
                     syn::PathArguments::None => Vec::new(),
                     syn::PathArguments::AngleBracketed(ab) => ab.args.iter().map(|g| self.generic_arg(g)).collect::<PResult<_>>()?,
@@ -177,7 +187,12 @@ impl Lower {
                         return Err(Diagnostic::error(spn(pa), "unexpected parenthesised arguments").label("here").into());
                     }
                 };
-                ExprKind::Call { func: ident(&seg.ident), generics, args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()? }
+                ExprKind::Call {
+                    qualifier,
+                    func: ident(&seg.ident),
+                    generics,
+                    args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()?,
+                }
             }
             E::MethodCall(m) => {
                 if let Some(t) = &m.turbofish {
@@ -257,13 +272,19 @@ impl Lower {
             }
             E::Array(a) => ExprKind::ArrayLit(a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?),
             E::Repeat(r) => ExprKind::ArrayRepeat(self.boxed(&r.expr)?, self.boxed(&r.len)?),
+            E::Macro(m) if m.mac.path.is_ident("matches") => self.matches_macro(&m.mac, span)?,
             E::Macro(m) => return Err(macro_error(&m.mac).into()),
             E::Unsafe(u) => return Err(unsupported(spn(&u.unsafe_token), "`unsafe` blocks", "kernels need no `unsafe`").into()),
             E::Struct(s) => return Err(unsupported(spn(&s.path), "struct literals", "use separate values").into()),
             E::Field(f) => {
                 return Err(unsupported(spn(f), "field access", "kernels have no structs; call methods like `a.len()` instead").into());
             }
-            E::Match(m) => return Err(unsupported(spn(&m.match_token), "`match` expressions", "use `if`/`else if`").into()),
+            E::Match(m) => {
+                for a in &m.attrs {
+                    check_attr(a, false)?;
+                }
+                self.match_expr(m)?
+            }
             E::Range(r) => {
                 return Err(Diagnostic::error(spn(r), "ranges are only supported in `for` loops")
                     .label("not supported here")
@@ -313,9 +334,13 @@ impl Lower {
         if let Some(e) = assoc_const(&trimmed, span) {
             return Ok(e);
         }
-        Err(Diagnostic::error(span, format!("unknown path `{}`", quote_path(path)))
-            .label("not found")
-            .help("kernels refer to items by plain names; supported paths are numeric constants like `f32::MAX`, `i32::MIN` and `f32::consts::PI`").into())
+        if path.leading_colon.is_some() || segs[0] == "std" || segs[0] == "core" {
+            return Err(Diagnostic::error(span, format!("unknown path `{}`", quote_path(path)))
+                .label("not found")
+                .help("kernels name their own items (`common::SCALE`, `Mode::Add`) and numeric constants like `f32::MAX`, `i32::MIN` and `f32::consts::PI`").into());
+        }
+        // A module path or an enum variant, resolved by the checker.
+        Ok(Expr { kind: ExprKind::QPath(path.segments.iter().map(|s| ident(&s.ident)).collect()), span })
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> PResult<ExprKind> {

@@ -1,6 +1,8 @@
 //! Items: `fn` (signature, parameters, kernel and factory return types), `const` and `static`,
-//! attributes, and the explanation for every other kind of item.
+//! C-like `enum`s, `use` declarations and `mod` items, attributes, and the explanation for every
+//! other kind of item.
 
+use crate::ir::Scalar;
 use crate::lang::ast::*;
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
@@ -19,7 +21,7 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
             }
             Ok(true)
         }
-        "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" => Ok(false),
+        "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" | "cfg_attr" => Ok(false),
         _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`"))
             .label("not supported here")
             .help("supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing")
@@ -27,9 +29,30 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
     }
 }
 
+/// `pub`, `pub(crate)`, `pub(super)`, `pub(in path)`: all visible to the rest of the crate.
+fn is_pub(v: &syn::Visibility) -> bool {
+    !matches!(v, syn::Visibility::Inherited)
+}
+
+/// The scalar of an integer `#[repr(..)]`.
+fn repr_int(name: &str) -> Option<Scalar> {
+    Scalar::from_name(name).filter(|s| s.is_int())
+}
+
 impl Lower {
-    pub(super) fn item(&mut self, item: &syn::Item) -> PResult<Option<Item>> {
+    /// Lowers the items of one module (a file's, or an inline `mod`'s) into `self.items`.
+    pub(super) fn items(&mut self, items: &[syn::Item]) -> PResult<()> {
+        for item in items {
+            if let Some(i) = self.item(item)? {
+                self.items.push(i);
+            }
+        }
+        Ok(())
+    }
+
+    fn item(&mut self, item: &syn::Item) -> PResult<Option<Item>> {
         use syn::Item as I;
+        let module = self.module;
         Ok(Some(match item {
             I::Fn(f) => Item::Fn(self.fn_item(f)?),
             I::Const(c) => {
@@ -41,6 +64,8 @@ impl Lower {
                 }
                 Item::Const(ConstItem {
                     name: ident(&c.ident),
+                    module,
+                    public: is_pub(&c.vis),
                     is_static: false,
                     ty: self.ty(&c.ty, true)?,
                     value: self.expr(&c.expr)?,
@@ -61,19 +86,33 @@ impl Lower {
                 }
                 Item::Const(ConstItem {
                     name: ident(&s.ident),
+                    module,
+                    public: is_pub(&s.vis),
                     is_static: true,
                     ty: self.ty(&s.ty, true)?,
                     value: self.expr(&s.expr)?,
                     span: spn(s),
                 })
             }
-            I::Use(_) => return Ok(None),
+            I::Use(u) => {
+                for a in &u.attrs {
+                    check_attr(a, false)?;
+                }
+                let mut prefix = Vec::new();
+                if u.leading_colon.is_none() {
+                    self.use_tree(&u.tree, &mut prefix, is_pub(&u.vis))?;
+                }
+                return Ok(None);
+            }
             I::Struct(s) => return Err(unsupported(spn(&s.ident), "structs", "pass the fields as separate parameters").into()),
-            I::Enum(e) => return Err(unsupported(spn(&e.ident), "enums", "use integer constants").into()),
+            I::Enum(e) => Item::Enum(self.enum_item(e)?),
             I::Union(u) => return Err(unsupported(spn(&u.ident), "unions", "use separate arrays").into()),
             I::Trait(t) => return Err(unsupported(spn(&t.ident), "traits", "write plain functions").into()),
             I::Impl(i) => return Err(unsupported(spn(&i.self_ty), "`impl` blocks", "write plain functions").into()),
-            I::Mod(m) => return Err(unsupported(spn(&m.ident), "modules", "put every item in the kernel file").into()),
+            I::Mod(m) => {
+                self.mod_item(m)?;
+                return Ok(None);
+            }
             I::Type(t) => return Err(unsupported(spn(&t.ident), "type aliases", "write the type out").into()),
             I::Macro(m) => return Err(unsupported(spn(&m.mac.path), "macros", "write the code out; kache has no macros").into()),
             I::ExternCrate(e) => return Err(unsupported(spn(e), "`extern crate` items", "remove it").into()),
@@ -125,7 +164,161 @@ impl Lower {
             syn::ReturnType::Type(_, t) => self.ret_ty(t)?,
         };
         let sig_span = Span::new(spn(&sig.fn_token).lo as usize, spn(&sig.output).hi.max(spn(&sig.paren_token.span.join()).hi) as usize);
-        Ok(FnItem { name: ident(&sig.ident), is_kernel, params, ret, body: self.block(&f.block)?, sig_span })
+        Ok(FnItem {
+            name: ident(&sig.ident),
+            module: self.module,
+            public: is_pub(&f.vis),
+            is_kernel,
+            params,
+            ret,
+            body: self.block(&f.block)?,
+            sig_span,
+        })
+    }
+
+    /// `use` trees, flattened into one [`UseDecl`] per name they bind.
+    fn use_tree(&mut self, tree: &syn::UseTree, prefix: &mut Vec<Ident>, public: bool) -> PResult<()> {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(ident(&p.ident));
+                self.use_tree(&p.tree, prefix, public)?;
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) if n.ident == "self" => {
+                // `use a::b::{self}` binds `b`.
+                let Some(last) = prefix.last().cloned() else {
+                    return Err(Diagnostic::error(spn(n), "`self` imports are only allowed within a `{ }` list").label("here").into());
+                };
+                self.uses.push((self.module, UseDecl { path: prefix.clone(), alias: last, glob: false, public }));
+            }
+            syn::UseTree::Name(n) => {
+                let mut path = prefix.clone();
+                path.push(ident(&n.ident));
+                self.uses.push((self.module, UseDecl { path, alias: ident(&n.ident), glob: false, public }));
+            }
+            syn::UseTree::Rename(r) => {
+                let mut path = prefix.clone();
+                path.push(ident(&r.ident));
+                self.uses.push((self.module, UseDecl { path, alias: ident(&r.rename), glob: false, public }));
+            }
+            syn::UseTree::Glob(g) => {
+                let alias = Ident { name: "*".into(), span: spn(g) };
+                self.uses.push((self.module, UseDecl { path: prefix.clone(), alias, glob: true, public }));
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(t, prefix, public)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn enum_item(&mut self, e: &syn::ItemEnum) -> PResult<EnumItem> {
+        let mut repr = None;
+        let mut derives = Vec::new();
+        for a in &e.attrs {
+            if a.path().is_ident("derive") {
+                let _ = a.parse_nested_meta(|m| {
+                    derives.push(m.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::"));
+                    Ok(())
+                });
+                continue;
+            }
+            if a.path().is_ident("repr") {
+                let mut bad = None;
+                let _ = a.parse_nested_meta(|m| {
+                    let name = m.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+                    match (name.as_str(), repr_int(&name)) {
+                        (_, Some(s)) => repr = Some(s),
+                        ("C", _) => {}
+                        _ => bad = Some(spn(&m.path)),
+                    }
+                    Ok(())
+                });
+                if let Some(span) = bad {
+                    return Err(Diagnostic::error(span, "unsupported `repr` for an enum")
+                        .label("not an integer type or `C`")
+                        .help("write `#[repr(u8)]` (or another integer type), `#[repr(C)]`, or no `repr`")
+                        .into());
+                }
+                continue;
+            }
+            check_attr(a, false)?;
+        }
+        if !e.generics.params.is_empty() {
+            return Err(unsupported(spn(&e.generics), "generic enums", "remove the generic parameters").into());
+        }
+        let mut variants = Vec::new();
+        for v in &e.variants {
+            for a in &v.attrs {
+                if !a.path().is_ident("default") {
+                    check_attr(a, false)?;
+                }
+            }
+            if !matches!(v.fields, syn::Fields::Unit) {
+                return Err(Diagnostic::error(spn(&v.fields), "enum variants with data are not supported in kernels")
+                    .label("fields")
+                    .help("kernel enums are C-like: `enum Mode { Add, Mul = 4 }`")
+                    .into());
+            }
+            let discriminant = match &v.discriminant {
+                Some((_, x)) => Some(self.expr(x)?),
+                None => None,
+            };
+            variants.push(VariantDecl { name: ident(&v.ident), discriminant });
+        }
+        Ok(EnumItem { name: ident(&e.ident), module: self.module, public: is_pub(&e.vis), repr, derives, variants, span: spn(&e.ident) })
+    }
+
+    fn mod_item(&mut self, m: &syn::ItemMod) -> PResult<()> {
+        let mut path_attr = None;
+        for a in &m.attrs {
+            if a.path().is_ident("path") {
+                if let syn::Meta::NameValue(nv) = &a.meta
+                    && let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value
+                {
+                    path_attr = Some((s.value(), spn(a)));
+                    continue;
+                }
+                return Err(Diagnostic::error(spn(a), "malformed `#[path]` attribute").label("write `#[path = \"file.rs\"]`").into());
+            }
+            check_attr(a, false)?;
+        }
+        if let Some(u) = &m.unsafety {
+            return Err(unsupported(spn(u), "`unsafe` modules", "remove `unsafe`").into());
+        }
+        let name = ident(&m.ident);
+        let id = self.modules.len();
+        let span = spn(&m.ident);
+        self.modules.push(ModuleDecl {
+            name: name.name.clone(),
+            parent: Some(self.module),
+            public: is_pub(&m.vis),
+            span,
+            uses: Vec::new(),
+        });
+        match &m.content {
+            Some((_, items)) => {
+                if let Some((_, at)) = path_attr {
+                    return Err(Diagnostic::error(at, "`#[path]` on an inline module is not supported").label("remove it").into());
+                }
+                let saved = (self.module, self.child_dir.clone());
+                self.module = id;
+                self.child_dir = format!("{}{}/", self.child_dir, name.name);
+                let r = self.items(items);
+                (self.module, self.child_dir) = saved;
+                r?;
+            }
+            None => self.pending.push(super::crate_tree::PendingMod {
+                module: id,
+                name,
+                dir: self.child_dir.clone(),
+                file_dir: self.file_dir.clone(),
+                path_attr: path_attr.map(|p| p.0),
+            }),
+        }
+        Ok(())
     }
 
     fn ret_ty(&mut self, t: &syn::Type) -> PResult<RetTy> {

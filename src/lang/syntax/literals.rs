@@ -50,7 +50,11 @@ pub(super) fn lit(l: &syn::Lit) -> PResult<Lit> {
         syn::Lit::Str(_) | syn::Lit::ByteStr(_) | syn::Lit::CStr(_) => {
             Err(unsupported(span, "strings", "kernels work on numbers and arrays").into())
         }
-        syn::Lit::Char(_) | syn::Lit::Byte(_) => Err(unsupported(span, "character literals", "use an integer: `65u32`").into()),
+        // `b'a'` is a `u8`, as in Rust.
+        syn::Lit::Byte(b) => Ok(Lit::Int(b.value() as u128, Some(Scalar::U8))),
+        syn::Lit::Char(_) => {
+            Err(unsupported(span, "character literals", "use a byte literal (`b'a'`, a `u8`) or an integer: `65u32`").into())
+        }
         _ => Err(unsupported(span, "this literal", "use integer, float and bool literals").into()),
     }
 }

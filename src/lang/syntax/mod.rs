@@ -10,13 +10,16 @@
 //! split by job: `items`, `types`, `expr` (statements and expressions), `literals`, and
 //! `spans` (byte ranges of syntax nodes).
 
+mod crate_tree;
 mod expr;
 mod items;
 mod limits;
 mod literals;
+mod patterns;
 mod spans;
 mod types;
 
+pub use crate_tree::{MAX_CRATE_FILES, MemorySources, SourceLoader, parse_crate};
 pub use limits::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES};
 pub use literals::parse_scalar_literal;
 
@@ -36,48 +39,67 @@ use spans::{LinesGuard, sp};
 
 type PResult<T> = Result<T, Box<Diagnostic>>;
 
-/// Parses a kernel module from raw bytes: non-UTF-8 input is a diagnostic, not a panic.
+/// Parses a kernel module from raw bytes: non-UTF-8 input is a diagnostic, not a panic. A
+/// `mod name;` item is an error (there are no files around the text to read it from); see
+/// [`parse_crate`] for sources with modules in files.
 pub fn parse_bytes(name: &str, bytes: &[u8]) -> Result<SourceModule, Diagnostics> {
+    parse_crate(name, bytes, None)
+}
+
+/// Parses a kernel module (without files around it, as [`parse_bytes`]).
+pub fn parse(file: Arc<SourceFile>) -> Result<SourceModule, Diagnostics> {
+    crate_tree::parse_root(file, None)
+}
+
+/// The source file of `bytes` whose spans start at `base`: non-UTF-8 input is a diagnostic,
+/// and a byte-order mark is dropped (editors do not count it; neither do our columns).
+fn decode(name: &str, bytes: &[u8], base: usize) -> Result<Arc<SourceFile>, (Arc<SourceFile>, Box<Diagnostic>)> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => parse(SourceFile::new(name, text)),
+        Ok(text) => Ok(SourceFile::with_base(name, text.strip_prefix('\u{feff}').unwrap_or(text), base)),
         Err(e) => {
             let valid = e.valid_up_to();
-            let file = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
-            let lossy_offset = String::from_utf8_lossy(&bytes[..valid]).len();
+            let file = SourceFile::with_base(name, String::from_utf8_lossy(bytes).into_owned(), base);
+            let lossy_offset = base + String::from_utf8_lossy(&bytes[..valid]).len();
             let d = Diagnostic::error(Span::new(lossy_offset, lossy_offset + 1), "kernel source is not valid UTF-8")
                 .label(format!("invalid byte 0x{:02x} at byte offset {valid}", bytes[valid]))
                 .help("save the file as UTF-8");
-            Err(Diagnostics::single(file, d))
+            Err((file, Box::new(d)))
         }
     }
 }
 
-/// Parses a kernel module.
-pub fn parse(file: Arc<SourceFile>) -> Result<SourceModule, Diagnostics> {
-    let err = |d: Diagnostic| Diagnostics::single(file.clone(), d);
+/// Parses one file of a crate into `lower` (its items into `lower.module`). The root file
+/// must have items; a module's file may be empty.
+fn parse_file(file: &Arc<SourceFile>, lower: &mut Lower, root: bool) -> PResult<()> {
+    let at = Span::new(file.base(), file.base());
     let text = file.text();
     if text.len() > MAX_SOURCE_BYTES {
-        return Err(err(Diagnostic::error(Span::new(0, 0), "kernel source is too large")
+        return Err(Diagnostic::error(at, "kernel source is too large")
             .label(format!("{} bytes", text.len()))
-            .note(format!("kache accepts kernel sources up to {} MiB", MAX_SOURCE_BYTES >> 20))));
+            .note(format!("kache accepts kernel sources up to {} MiB", MAX_SOURCE_BYTES >> 20))
+            .into());
     }
-    if let Some(body) = text.strip_prefix('\u{feff}') {
-        // Editors do not count the byte-order mark; neither do our columns.
-        return parse(SourceFile::new(file.name(), body));
-    }
-    let body = text;
-    if body.trim().is_empty() {
-        return Err(err(Diagnostic::error(Span::new(0, 0), "kernel source is empty")
+    if root && text.trim().is_empty() {
+        return Err(Diagnostic::error(at, "kernel source is empty")
             .label("expected at least one item")
-            .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`")));
+            .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`")
+            .into());
     }
-    let result = parse_inner(&file);
+    let before = lower.items.len() + lower.modules.len();
+    let result = parse_inner(file, lower);
     // The fallback span map of proc-macro2 keeps every parsed text alive on this thread.
     proc_macro2::extra::invalidate_current_thread_spans();
-    result.map_err(|d| err(*d))
+    result?;
+    if root && lower.items.len() + lower.modules.len() == before {
+        return Err(Diagnostic::error(at, "kernel source has no items")
+            .label("expected a `fn`, `const` or `static` item")
+            .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`")
+            .into());
+    }
+    Ok(())
 }
 
-fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
+fn parse_inner(file: &Arc<SourceFile>, lower: &mut Lower) -> PResult<()> {
     let _lines = LinesGuard::set(file);
     let tokens = TokenStream::from_str(file.text()).map_err(|e| {
         Diagnostic::error(sp(e.span()), "syntax error: the source cannot be split into tokens")
@@ -89,44 +111,17 @@ fn parse_inner(file: &Arc<SourceFile>) -> PResult<SourceModule> {
     // than a small parse). The syntax tree is dropped on the same stack: dropping recurses too.
     let (cost, depth) = prescan(&tokens)?;
     let shallow = cost < 256 && depth < 16;
-    let run = || -> PResult<Vec<Item>> {
+    let run = || -> PResult<()> {
         let parsed: syn::File =
             syn::parse2(tokens).map_err(|e| Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here"))?;
-        let mut items = Vec::new();
-        let mut lower = Lower { depth: 0 };
         for attr in &parsed.attrs {
             // Inner attributes (`#![allow(..)]`) change nothing in kernels.
             check_attr(attr, false)?;
         }
-        for item in &parsed.items {
-            if let Some(i) = lower.item(item)? {
-                items.push(i);
-            }
-        }
-        Ok(items)
+        lower.depth = 0;
+        lower.items(&parsed.items)
     };
-    let items = if shallow { crate::stack::ensure(1 << 20, 16 << 20, run)? } else { stacker::grow(256 << 20, run)? };
-    if items.is_empty() {
-        return Err(Diagnostic::error(Span::new(0, 0), "kernel source has no items")
-            .label("expected a `fn`, `const` or `static` item")
-            .help("write a kernel, for example `#[kernel] pub fn k(out: &mut [f32]) { }`")
-            .into());
-    }
-    let mut names: Vec<&Ident> = Vec::new();
-    for i in &items {
-        let n = match i {
-            Item::Fn(f) => &f.name,
-            Item::Const(c) => &c.name,
-        };
-        if let Some(prev) = names.iter().find(|p| p.name == n.name) {
-            return Err(Diagnostic::error(n.span, format!("the name `{}` is defined more than once", n.name))
-                .label("redefined here")
-                .secondary(prev.span, "first defined here")
-                .into());
-        }
-        names.push(n);
-    }
-    Ok(SourceModule { file: file.clone(), items })
+    if shallow { crate::stack::ensure(1 << 20, 16 << 20, run) } else { stacker::grow(256 << 20, run) }
 }
 
 fn unsupported(span: Span, what: &str, instead: &str) -> Diagnostic {
@@ -138,8 +133,24 @@ fn unsupported(span: Span, what: &str, instead: &str) -> Diagnostic {
 }
 
 /// The lowering from `syn`'s tree to [`ast`](crate::lang::ast): its methods live in the file of
-/// the syntax they lower.
+/// the syntax they lower. One runs over every file of a crate.
+#[derive(Default)]
 struct Lower {
     /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
     depth: usize,
+    /// The module whose items are being lowered.
+    module: ModId,
+    /// Every item lowered so far.
+    items: Vec<Item>,
+    /// Every module declared so far (the root first).
+    modules: Vec<ModuleDecl>,
+    /// `use` declarations, by module.
+    uses: Vec<(ModId, UseDecl)>,
+    /// `mod name;` items whose files are still to be read.
+    pending: Vec<crate_tree::PendingMod>,
+    /// Where the files of the current module's `mod name;` children are (relative to the
+    /// root's folder, ending in `/` unless empty).
+    child_dir: String,
+    /// The folder of the file being lowered (for `#[path]`).
+    file_dir: String,
 }

@@ -38,11 +38,12 @@ impl LineIndex {
     /// Byte offset of a (1-based line, column in chars) position.
     fn offset(&self, lc: proc_macro2::LineColumn) -> Option<usize> {
         let &(start, ascii) = self.starts.get(lc.line.checked_sub(1)?)?;
+        let base = self.text.base();
         if ascii {
-            return Some(start + lc.column);
+            return Some(base + start + lc.column);
         }
         let rest = &self.text.text()[start..];
-        Some(start + rest.char_indices().nth(lc.column).map(|(i, _)| i).unwrap_or(rest.len()))
+        Some(base + start + rest.char_indices().nth(lc.column).map(|(i, _)| i).unwrap_or(rest.len()))
     }
 }
 
@@ -66,19 +67,21 @@ impl Drop for LinesGuard {
 /// through a search tree that it fills as it goes (a fifth of a parse's time); line and column
 /// come from a binary search, and the line index turns them into bytes.
 pub(super) fn sp(s: proc_macro2::Span) -> Span {
-    let fast = LINES.with(|l| {
+    let (fast, base) = LINES.with(|l| {
         let l = l.borrow();
-        let idx = l.as_ref()?;
-        Some(Span::new(idx.offset(s.start())?, idx.offset(s.end())?))
+        match l.as_ref() {
+            Some(idx) => (idx.offset(s.start()).zip(idx.offset(s.end())).map(|(a, b)| Span::new(a, b)), idx.text.base()),
+            None => (None, 0),
+        }
     });
     let span = fast.unwrap_or_else(|| {
         let r = s.byte_range();
-        Span::new(r.start, r.end)
+        Span::new(base + r.start, base + r.end)
     });
     #[cfg(debug_assertions)]
     {
         let r = s.byte_range();
-        debug_assert_eq!(span, Span::new(r.start, r.end), "line index disagrees with proc-macro2");
+        debug_assert_eq!(span, Span::new(base + r.start, base + r.end), "line index disagrees with proc-macro2");
     }
     span
 }

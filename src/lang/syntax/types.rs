@@ -59,10 +59,16 @@ impl Lower {
                         .help("take a slice parameter: `&[T]` or `&mut [T]`")
                         .into());
                 }
-                Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
-                    .label("not a kernel type")
-                    .help(format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`"))
-                    .into())
+                if p.path.leading_colon.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+                    return Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
+                        .label("not a kernel type")
+                        .help(format!(
+                            "supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, and the kernel's enums"
+                        ))
+                        .into());
+                }
+                // An enum of the kernel's modules, or an unknown name: the checker says which.
+                Ok(TypeExpr::Named(p.path.segments.iter().map(|s| super::expr::ident(&s.ident)).collect(), span))
             }
             syn::Type::Reference(r) => {
                 if let Some(l) = &r.lifetime {
@@ -150,6 +156,10 @@ impl Lower {
     fn elem_scalar(&mut self, t: &syn::Type) -> PResult<Scalar> {
         match self.ty(t, false)? {
             TypeExpr::Scalar(s, _) => Ok(s),
+            TypeExpr::Named(_, span) => Err(Diagnostic::error(span, "array elements must be scalars")
+                .label("not a scalar type")
+                .help("an array of enum values is passed as an array of their discriminants (`&[u8]` for a `#[repr(u8)]` enum), converted with `as` inside the kernel's logic")
+                .into()),
             other => Err(Diagnostic::error(other.span(), "array elements must be scalars")
                 .label("not a scalar")
                 .help(format!("supported element types: {SCALAR_LIST}"))

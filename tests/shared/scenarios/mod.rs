@@ -18,6 +18,7 @@ mod arrays;
 mod atomics;
 mod control;
 mod helpers;
+mod matching;
 mod math;
 mod programs;
 mod small_types;
@@ -26,6 +27,7 @@ pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
+pub use matching::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
@@ -93,4 +95,8 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("histogram_small", histogram_small),
     ("small_casts", small_casts),
     ("bf16_gemm_tile", bf16_gemm_tile),
+    // `match`, enums and kernels across files.
+    ("state_machine", state_machine),
+    ("match_ints", match_ints),
+    ("split_kernels", split_kernels),
 ];

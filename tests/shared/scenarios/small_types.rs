@@ -365,7 +365,7 @@ pub fn small_casts(dev: &Device) -> Outcome {
     let want16: Vec<u16> = (0..k)
         .flat_map(|i| {
             let (x, y) = (c16[i], d16[i]);
-            let q = if y == 0 { 0 } else { x / y + x % y };
+            let q = x.checked_div(y).map_or(0, |d| d + x % y);
             [x.wrapping_sub(y).wrapping_shl(20), q, x.max(y) - x.min(y) + x.leading_zeros() as u16]
         })
         .collect();

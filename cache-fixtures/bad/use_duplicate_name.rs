@@ -4,7 +4,13 @@ mod helpers {
     }
 }
 
+use helpers::one;
+
+fn one() -> f32 {
+    2.0
+}
+
 #[kernel]
 pub fn k(out: &mut [f32]) {
-    out[0] = 1.0;
+    out[0] = one();
 }

@@ -1,6 +1,6 @@
-enum Mode {
-    Add,
-    Mul,
+enum Shape {
+    Circle(f32),
+    Square,
 }
 
 #[kernel]

@@ -1,7 +1,7 @@
 #[kernel]
-pub fn k(out: &mut [f32], mode: u32) {
+pub fn k(out: &mut [f32], mode: i32) {
     out[0] = match mode {
         0 => 1.0,
-        _ => 2.0,
+        1 | 2 => 2.0,
     };
 }

@@ -1,0 +1,148 @@
+//! `match` expressions and their patterns: literals, constants and enum variants, ranges
+//! (`a..=b`, `a..b`, `a..`, `..=b`), `|` alternatives, `_`, bindings (`n`, `n @ 1..=9`) and
+//! guards; the explanation for every other pattern.
+
+use crate::ir::UnOp;
+use crate::lang::ast::*;
+use crate::lang::diag::Diagnostic;
+
+use super::expr::ident;
+use super::items::check_attr;
+use super::literals::lit;
+use super::spans::{expr_span, spn};
+use super::{Lower, PResult, unsupported};
+
+impl Lower {
+    pub(super) fn match_expr(&mut self, m: &syn::ExprMatch) -> PResult<ExprKind> {
+        let scrutinee = self.expr(&m.expr)?;
+        let mut arms = Vec::new();
+        for a in &m.arms {
+            for at in &a.attrs {
+                check_attr(at, false)?;
+            }
+            let pat = self.pattern(&a.pat)?;
+            let guard = match &a.guard {
+                Some((_, g)) => Some(self.expr(g)?),
+                None => None,
+            };
+            let body = self.expr(&a.body)?;
+            let span = pat.span().to(body.span);
+            arms.push(Arm { pat, guard, body, span });
+        }
+        Ok(ExprKind::Match(Box::new(scrutinee), arms))
+    }
+
+    /// `matches!(value, pattern)` and `matches!(value, pattern if guard)`: a `match` giving
+    /// `true` for the pattern and `false` otherwise.
+    pub(super) fn matches_macro(&mut self, mac: &syn::Macro, span: crate::span::Span) -> PResult<ExprKind> {
+        let parsed = mac.parse_body_with(|input: syn::parse::ParseStream| {
+            let value: syn::Expr = input.parse()?;
+            input.parse::<syn::Token![,]>()?;
+            let pat = syn::Pat::parse_multi_with_leading_vert(input)?;
+            let guard = if input.peek(syn::Token![if]) {
+                input.parse::<syn::Token![if]>()?;
+                Some(input.parse::<syn::Expr>()?)
+            } else {
+                None
+            };
+            if input.peek(syn::Token![,]) {
+                input.parse::<syn::Token![,]>()?;
+            }
+            Ok((value, pat, guard))
+        });
+        let (value, pat, guard) = parsed.map_err(|e| {
+            Diagnostic::error(super::spans::sp(e.span()), format!("malformed `matches!`: {e}"))
+                .label("here")
+                .help("write `matches!(value, pattern)`")
+        })?;
+        let scrutinee = self.expr(&value)?;
+        let pat = self.pattern(&pat)?;
+        let guard = match &guard {
+            Some(g) => Some(self.expr(g)?),
+            None => None,
+        };
+        let lit = |b: bool| Expr { kind: ExprKind::Lit(Lit::Bool(b)), span };
+        let arms =
+            vec![Arm { span: pat.span(), pat, guard, body: lit(true) }, Arm { pat: Pat::Wild(span), guard: None, body: lit(false), span }];
+        Ok(ExprKind::Match(Box::new(scrutinee), arms))
+    }
+
+    fn pattern(&mut self, p: &syn::Pat) -> PResult<Pat> {
+        let span = spn(p);
+        self.enter(span)?;
+        let r = self.pattern_inner(p);
+        self.depth -= 1;
+        r
+    }
+
+    fn pattern_inner(&mut self, p: &syn::Pat) -> PResult<Pat> {
+        use syn::Pat as P;
+        let span = spn(p);
+        Ok(match p {
+            P::Wild(_) => Pat::Wild(span),
+            P::Paren(x) => return self.pattern(&x.pat),
+            P::Or(o) => Pat::Or(o.cases.iter().map(|c| self.pattern(c)).collect::<PResult<_>>()?, span),
+            P::Ident(i) => {
+                if let Some(r) = &i.by_ref {
+                    return Err(unsupported(spn(r), "`ref` bindings", "bind by value").into());
+                }
+                let sub = match &i.subpat {
+                    Some((_, s)) => Some(Box::new(self.pattern(s)?)),
+                    None => None,
+                };
+                Pat::Bind { name: ident(&i.ident), mutable: i.mutability.is_some(), sub }
+            }
+            P::Lit(l) => Pat::Const(self.pat_lit(l)?),
+            P::Path(path) => Pat::Const(self.expr(&syn::Expr::Path(path.clone()))?),
+            P::Range(r) => {
+                let bound = |me: &mut Self, e: &Option<Box<syn::Expr>>| -> PResult<Option<Box<Expr>>> {
+                    Ok(match e.as_deref() {
+                        Some(syn::Expr::Lit(l)) => Some(Box::new(me.pat_lit(l)?)),
+                        Some(x) => Some(Box::new(me.expr(x)?)),
+                        None => None,
+                    })
+                };
+                let lo = bound(self, &r.start)?;
+                let hi = bound(self, &r.end)?;
+                Pat::Range { lo, hi, inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)), span }
+            }
+            P::Const(c) => Pat::Const(self.expr(&syn::Expr::Const(c.clone()))?),
+            P::Tuple(_) => return Err(unsupported(span, "tuple patterns", "match on one value").into()),
+            P::TupleStruct(_) | P::Struct(_) => {
+                return Err(unsupported(span, "struct patterns", "match on integers, `bool` or C-like enums").into());
+            }
+            P::Reference(_) => return Err(unsupported(span, "reference patterns", "match on the value").into()),
+            P::Slice(_) | P::Rest(_) => return Err(unsupported(span, "slice patterns", "match on one value").into()),
+            P::Type(_) => {
+                return Err(Diagnostic::error(span, "type ascription is not allowed in patterns").label("remove the type").into());
+            }
+            P::Macro(m) => return Err(unsupported(spn(&m.mac.path), "macros", "write the pattern out").into()),
+            _ => return Err(unsupported(span, "this pattern", "use literals, ranges, `|`, `_`, names and enum variants").into()),
+        })
+    }
+
+    /// A literal pattern; syn keeps the `-` of a negative number inside the literal's digits.
+    fn pat_lit(&mut self, l: &syn::ExprLit) -> PResult<Expr> {
+        for a in &l.attrs {
+            check_attr(a, false)?;
+        }
+        let span = expr_span(&syn::Expr::Lit(l.clone()));
+        let digits = match &l.lit {
+            syn::Lit::Int(i) => Some(i.base10_digits().to_string()),
+            syn::Lit::Float(f) => Some(f.base10_digits().to_string()),
+            _ => None,
+        };
+        if let Some(d) = digits
+            && let Some(abs) = d.strip_prefix('-')
+        {
+            let positive: syn::Lit = match &l.lit {
+                syn::Lit::Int(i) => syn::Lit::Int(syn::LitInt::new(&format!("{abs}{}", i.suffix()), i.span())),
+                syn::Lit::Float(f) => syn::Lit::Float(syn::LitFloat::new(&format!("{abs}{}", f.suffix()), f.span())),
+                other => other.clone(),
+            };
+            let inner = Expr { kind: ExprKind::Lit(lit(&positive)?), span };
+            return Ok(Expr { kind: ExprKind::Unary(UnOp::Neg, Box::new(inner)), span });
+        }
+        Ok(Expr { kind: ExprKind::Lit(lit(&l.lit)?), span })
+    }
+}

@@ -383,6 +383,32 @@ fn a_files_lookups_and_stores_take_one_round_trip_each() {
     let t = proxy.take();
     assert_eq!((t.carrying("GETEX"), t.carrying("SET")), (1, 0), "{t:?}");
     assert_eq!(local_stats(&work.path().join("c2"))["hits_remote"], 8);
+    // --emit cubin: the PTX lookups, then the cubins' (keyed by the PTX), and as many stores.
+    if crate::common::ptxas().is_some() {
+        let cubins = kernel_file(work.path(), "cubins", 4);
+        let out = work.path().join("cubin-out");
+        let o = kache(&work.path().join("c5"), &env)
+            .arg("compile")
+            .arg(&cubins)
+            .args(["--arch", "sm_80", "--emit", "cubin", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", said(&o));
+        let t = proxy.take();
+        assert_eq!((t.carrying("GETEX"), t.carrying("SET")), (2, 2), "{t:?}");
+        let o = kache(&work.path().join("c6"), &env)
+            .arg("compile")
+            .arg(&cubins)
+            .args(["--arch", "sm_80", "--emit", "cubin", "-o"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", said(&o));
+        let t = proxy.take();
+        assert_eq!((t.carrying("GETEX"), t.carrying("SET")), (2, 0), "{t:?}");
+        assert_eq!(local_stats(&work.path().join("c6"))["hits_remote"], 8);
+    }
     // Through the library: a module's kernels compiled together.
     let jit = machine(&work.path().join("c3"), remote(&url, SECRET, false));
     let m = jit.load_file(kernel_file(work.path(), "lib", 5)).unwrap();

@@ -211,7 +211,8 @@ impl RemoteStore {
         if keys.is_empty() || !self.available() {
             return misses();
         }
-        let deadline = Instant::now() + self.config.timeout();
+        let started = Instant::now();
+        let deadline = started + self.config.timeout();
         let refresh = !self.health.lock().unwrap_or_else(|e| e.into_inner()).getex_refused;
         let commands = self.lookup_commands(keys, refresh);
         let mut reply = self.worker.call(deadline, move |s: &mut Session| s.run(|link| link.pipeline(commands)));
@@ -221,11 +222,20 @@ impl RemoteStore {
             reply = self.worker.call(deadline, move |s: &mut Session| s.run(|link| link.pipeline(commands)));
         }
         match reply {
-            Ok(values) => keys
-                .iter()
-                .zip(values.into_iter().chain(std::iter::repeat(Value::Nil)))
-                .map(|(k, v)| self.authenticate(counters, k, v))
-                .collect(),
+            Ok(values) => {
+                let found: Vec<Option<Vec<u8>>> = keys
+                    .iter()
+                    .zip(values.into_iter().chain(std::iter::repeat(Value::Nil)))
+                    .map(|(k, v)| self.authenticate(counters, k, v))
+                    .collect();
+                crate::logging::debug!(
+                    "remote: {} looked up, {} found, in {:.2} ms",
+                    keys.len(),
+                    found.iter().filter(|f| f.is_some()).count(),
+                    ms(started.elapsed())
+                );
+                found
+            }
             Err(f) => {
                 self.fail(counters, &f);
                 misses()
@@ -288,9 +298,13 @@ impl RemoteStore {
                 c
             })
             .collect();
-        let deadline = Instant::now() + self.config.timeout();
+        let started = Instant::now();
+        let deadline = started + self.config.timeout();
         match self.worker.call(deadline, move |s: &mut Session| s.run(|link| link.pipeline(commands))) {
-            Ok(_) => counters.add(Counter::RemoteBytesWritten, bytes),
+            Ok(_) => {
+                counters.add(Counter::RemoteBytesWritten, bytes);
+                crate::logging::debug!("remote: {} stored, {bytes} bytes, in {:.2} ms", entries.len(), ms(started.elapsed()));
+            }
             Err(f) if f.is_refused_command() => {
                 self.health.lock().unwrap_or_else(|e| e.into_inner()).writes_refused = true;
                 counters.add(Counter::RemoteErrors, 1);

@@ -10,7 +10,7 @@ pub(crate) fn running() -> bool {
     std::env::var_os("HOST").is_some() && std::env::var_os("CARGO_CFG_TARGET_ARCH").is_some()
 }
 
-/// Prints `message` as cargo instructions of `kind` (`warning`, `error`), one line each: cargo
+/// Prints `message` as cargo instructions of `kind` (`warning`, `error`, `rerun-if-changed`, ...), one line each: cargo
 /// reads its instructions line by line.
 pub(crate) fn instruction(kind: &str, message: &str) {
     let mut out = std::io::stdout().lock();

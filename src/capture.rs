@@ -1,6 +1,6 @@
 //! Captured values and the array interface.
 //!
-//! What a kernel captures decides how it is lowered (LANGUAGE.md, "Captures"): host scalars
+//! What a kernel captures decides how it is lowered (`docs/captures.md`): host scalars
 //! become immediates, host arrays are copied into the module as constant data, device arrays
 //! are captured by pointer. [`ArrayInterface`] is how arrays from any library come in: the Rust
 //! counterpart of the CUDA Array Interface.

@@ -1,3 +1,6 @@
+//! The crate's build script: compiles `kernels/` for sm_80 and sm_90 with `kache::prebuild`,
+//! binding the host globals the kernels read.
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     kache::prebuild::Builder::new()
         .kernels_dir("kernels")

@@ -179,9 +179,9 @@ impl Builder {
         };
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
         let dir = manifest.join(self.kernels_dir.clone().unwrap_or_else(|| "kernels".into()));
-        println!("cargo::rerun-if-changed={}", dir.display());
+        build_script::instruction("rerun-if-changed", &dir.display().to_string());
         for v in TRACKED_ENV {
-            println!("cargo::rerun-if-env-changed={v}");
+            build_script::instruction("rerun-if-env-changed", v);
         }
         if let Some(e) = self.errors.first() {
             return Err(Error::Config(e.clone()));
@@ -217,13 +217,13 @@ impl Builder {
                 let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
                 for (rel, _) in m.module_files() {
                     let p = dir.join(&rel);
-                    println!("cargo::rerun-if-changed={}", p.display());
+                    build_script::instruction("rerun-if-changed", &p.display().to_string());
                     included.insert(p);
                 }
             }
         }
         for (file, m) in files.iter().zip(loaded) {
-            println!("cargo::rerun-if-changed={}", file.path.display());
+            build_script::instruction("rerun-if-changed", &file.path.display().to_string());
             if included.contains(&file.path) {
                 continue;
             }

@@ -365,8 +365,8 @@ fn assert_located_error_without_panic(what: &str, src: &str) {
 }
 
 /// `-170141183460469231731687303715884105728` is -2^127: the checker computes `-(v as i128)`
-/// before it checks that `v` fits, and the negation overflows (check.rs, in `lit`,
-/// `resolve_inner` and `lit_value`).
+/// before it checks that `v` fits, and the negation overflowed (in `src/lang/check/`: `lit` in
+/// expr.rs, `resolve_inner` in resolve.rs, `lit_value` in consts.rs).
 #[test]
 fn bug_negated_literal_2_pow_127_panics() {
     let lit = "170141183460469231731687303715884105728";

@@ -238,4 +238,13 @@ fn prebuild_tracks_every_environment_variable_kache_reads() {
     let docs = std::fs::read_to_string(root().join("docs/prebuild.md")).unwrap();
     let undocumented: Vec<_> = tracked.iter().filter(|v| !docs.contains(&format!("`{v}`"))).collect();
     assert!(undocumented.is_empty(), "tracked but not in docs/prebuild.md: {undocumented:?}");
+    // kache's own variables are in the cache's environment table too.
+    let cache_doc = std::fs::read_to_string(root().join("docs/cache.md")).unwrap();
+    let environment = &cache_doc[cache_doc.find("## Environment").expect("docs/cache.md has an Environment section")..];
+    let unlisted: Vec<_> = read
+        .iter()
+        .filter(|v| v.starts_with("KACHE_") || v.starts_with("CUDA_"))
+        .filter(|v| !environment.contains(&format!("`{v}")))
+        .collect();
+    assert!(unlisted.is_empty(), "read by kache but not in docs/cache.md's Environment table: {unlisted:?}");
 }

@@ -1,6 +1,7 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
-//! layer over the library: argument parsing, rendering and exit statuses; the cache operations
-//! are `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! layer over the library: argument parsing, rendering and exit statuses; compiles are
+//! `Kernel`'s and `CompiledKernel`'s (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
+//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.

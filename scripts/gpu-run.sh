@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# On the GPU machine: the GPU tests, the prebuild demo, then the first-launch bench beside numba-cuda.
+# On the GPU machine: the GPU tests, the prebuild demo, the first-launch bench beside numba-cuda,
+# then the execution-speed suite (kache, NVRTC, numba-cuda, Triton; benches/speed/run.sh).
 # usage: bash scripts/gpu-run.sh [REPS] [OUT_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,4 +13,5 @@ bash .gpu/run.sh 2>&1 | tee "$out/gpu-tests.txt" || status=1
 # Kernels compiled at cargo build time, loaded from the binary: no compiler, no cache.
 { time .gpu/prebuild-demo; } 2>&1 | tee "$out/prebuild-demo.txt" || status=1
 bash benches/compare/run.sh "$reps" "$out" 2>&1 | tee "$out/compare.txt" || status=1
+bash benches/speed/run.sh "$out" 2>&1 | tee "$out/speed.txt" || status=1
 exit $status

@@ -78,8 +78,31 @@ pub mod host_ctx_layout {
     pub const SHARED: u64 = 64;
     pub const BARRIER_FN: u64 = 72;
     pub const BARRIER_DATA: u64 = 80;
-    pub const SIZE: u64 = 88;
+    pub const WARP_FN: u64 = 88;
+    pub const SIZE: u64 = 96;
 }
+
+/// The warp-level collectives of the host backend: generated code calls the context's
+/// `warp_fn(ctx, op, mask, value, b, c) -> u64` with one of these as `op`; the runtime meets
+/// the lanes named by `mask` there and answers each. `value` is the lane's operand (a shuffled
+/// value's bits, zero-extended, or a predicate as 0 or 1); for shuffles `b` is the lane, delta
+/// or lane mask and `c` PTX's packed segment mask and clamp (`shfl.sync`'s operand `c`); for
+/// `activemask` `b` numbers the call site.
+#[allow(missing_docs)]
+pub mod warp_op {
+    pub const SHFL_IDX: u32 = 0;
+    pub const SHFL_UP: u32 = 1;
+    pub const SHFL_DOWN: u32 = 2;
+    pub const SHFL_XOR: u32 = 3;
+    pub const BALLOT: u32 = 4;
+    pub const ALL: u32 = 5;
+    pub const ANY: u32 = 6;
+    pub const ACTIVEMASK: u32 = 7;
+    pub const SYNC_WARP: u32 = 8;
+}
+
+/// The signature of the host context's `warp_fn`.
+pub type HostWarpFn = extern "C" fn(*mut u8, u32, u32, u64, u32, u32) -> u64;
 
 /// The signature of a host kernel entry: `(HostCtx*, void** params)`.
 pub type HostEntry = unsafe extern "C" fn(*mut u8, *const *const u8);

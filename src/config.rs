@@ -29,6 +29,9 @@ pub struct Config {
     pub opt_level: u8,
     /// Fast-math (`KACHE_FAST_MATH=1`).
     pub fast_math: bool,
+    /// Floating-point contraction: `a * b + c` as one fused multiply-add (`KACHE_FMAD`, default
+    /// on, as nvcc and NVRTC; `KACHE_FMAD=0` for separately rounded operations).
+    pub fmad: bool,
     /// On CUDA, also cache the cubin the driver builds from PTX (`KACHE_CUBIN_TIER=0` turns it
     /// off, for measuring the PTX tier alone).
     pub cubin_tier: bool,
@@ -46,8 +49,18 @@ impl Default for Config {
             arch: Arch { sm: 70, accelerated: false },
             opt_level: 3,
             fast_math: false,
+            fmad: true,
             cubin_tier: true,
         }
+    }
+}
+
+/// `1 true yes on` or `0 false no off`, in any case.
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
     }
 }
 
@@ -78,7 +91,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
 impl Config {
     /// From the environment: `KACHE_DIR` (else `~/.cache/kache`), `KACHE_DISABLE=1` (no disk
     /// cache), `KACHE_MAX_SIZE`, `KACHE_LOCK_TIMEOUT_MS`, `KACHE_STRICT`, `KACHE_SALT`,
-    /// `KACHE_ARCH`, `KACHE_OPT_LEVEL`, `KACHE_FAST_MATH`, and the remote's variables.
+    /// `KACHE_ARCH`, `KACHE_OPT_LEVEL`, `KACHE_FAST_MATH`, `KACHE_FMAD`, and the remote's variables.
     pub fn from_env() -> Result<Config> {
         let mut c = Config::default();
         if env_flag("KACHE_DISABLE") {
@@ -99,6 +112,9 @@ impl Config {
                 v.trim().parse().ok().filter(|l| *l <= 3).ok_or_else(|| Error::Config(format!("KACHE_OPT_LEVEL={v} is not 0..=3")))?;
         }
         c.fast_math = env_flag("KACHE_FAST_MATH");
+        if let Ok(v) = std::env::var("KACHE_FMAD") {
+            c.fmad = parse_bool(&v).ok_or_else(|| Error::Config(format!("KACHE_FMAD={v} is not a boolean (1/0, true/false)")))?;
+        }
         c.cubin_tier = !matches!(std::env::var("KACHE_CUBIN_TIER").as_deref().map(str::trim), Ok("0" | "false" | "no" | "off"));
         c.remote = RemoteConfig::from_env()?;
         Ok(c)
@@ -115,9 +131,15 @@ impl Config {
         self
     }
 
+    /// The same settings with floating-point contraction on or off (see [`Config::fmad`](field@Config::fmad)).
+    pub fn fmad(mut self, on: bool) -> Config {
+        self.fmad = on;
+        self
+    }
+
     /// Code generation options for `target`.
     pub fn options(&self, target: Target) -> Options {
-        Options { target, opt_level: self.opt_level, fast_math: self.fast_math }
+        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, fmad: self.fmad }
     }
 }
 

@@ -12,6 +12,10 @@ use std::sync::Arc;
 
 use crate::span::Span;
 
+mod builtin;
+
+pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
+
 /// A scalar type of the kernel language.
 ///
 /// Each type's byte in every encoding is its [`tag`](Scalar::tag), the discriminant written on
@@ -428,6 +432,9 @@ pub struct Program {
     pub funcs: Vec<Func>,
     /// Values captured by any function of the program.
     pub captures: Vec<Capture>,
+    /// `#[kernel(fmad = ..)]`: the kernel's own choice of floating-point contraction, which
+    /// overrides the compile's [`Options`](crate::target::Options).
+    pub fmad: Option<bool>,
     /// The C-like enums of its types, by [`EnumTy::id`]. Not part of the code: enum values are
     /// their discriminants; the definitions name them and check kernel arguments at launch.
     pub enums: Vec<EnumDef>,
@@ -497,7 +504,8 @@ pub struct Func {
     pub captures: Vec<CaptureId>,
     /// Uses a builtin that is implemented by libdevice on NVPTX.
     pub uses_libdevice: bool,
-    /// Uses `sync_threads` or shared memory (the host backend runs such blocks cooperatively).
+    /// Uses `sync_threads`, shared memory or a warp-level collective (the host backend runs such
+    /// blocks cooperatively).
     pub uses_block_sync: bool,
     /// Span of the function's name.
     pub span: Span,
@@ -703,81 +711,6 @@ pub enum Place<T = Ty> {
     Local(LocalId),
     /// An array element: array, indices (one per dimension).
     Index(Box<Expr<T>>, Vec<Expr<T>>),
-}
-
-/// Builtin operations; the list of builtins and their signatures lives in `lang::builtins`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Builtin {
-    /// `thread_idx_x/y/z()`
-    ThreadIdx(u8),
-    /// `block_idx_x/y/z()`
-    BlockIdx(u8),
-    /// `block_dim_x/y/z()`
-    BlockDim(u8),
-    /// `grid_dim_x/y/z()`
-    GridDim(u8),
-    /// `global_id_x/y/z()`
-    GlobalId(u8),
-    /// `sync_threads()`
-    SyncThreads,
-    /// `atomic_add(&mut a[i], v)`: the first argument is an [`ExprKind::Index`] expression naming
-    /// the element.
-    AtomicAdd,
-    /// `atomic_max`
-    AtomicMax,
-    /// `atomic_min`
-    AtomicMin,
-    /// `atomic_cas(&mut a[i], expected, new)`
-    AtomicCas,
-    /// `a.len()`: number of elements.
-    Len,
-    /// `a.shape(d)`
-    Shape,
-    /// `a.stride(d)`, in elements.
-    Stride,
-    /// Float and integer methods.
-    Math(MathFn),
-}
-
-/// Math methods on scalars. Names, arities and which types take them live in one table,
-/// `lang::builtins::METHODS`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[allow(missing_docs)]
-pub enum MathFn {
-    Abs,
-    Sqrt,
-    Floor,
-    Ceil,
-    Round,
-    Trunc,
-    Min,
-    Max,
-    MulAdd,
-    Exp,
-    Exp2,
-    Ln,
-    Log2,
-    Log10,
-    Sin,
-    Cos,
-    Tan,
-    Asin,
-    Acos,
-    Atan,
-    Atan2,
-    Sinh,
-    Cosh,
-    Tanh,
-    Powf,
-    Powi,
-    Cbrt,
-    Hypot,
-    WrappingAdd,
-    WrappingSub,
-    WrappingMul,
-    CountOnes,
-    LeadingZeros,
-    TrailingZeros,
 }
 
 /// Expression kinds.

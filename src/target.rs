@@ -88,12 +88,16 @@ pub struct Options {
     pub opt_level: u8,
     /// Allow float reassociation and approximations (`fast` flags on float operations).
     pub fast_math: bool,
+    /// Contract a float multiply and a dependent add into one fused multiply-add (one rounding
+    /// instead of two), as nvcc and NVRTC do by default (`--fmad=true`). A kernel's
+    /// `#[kernel(fmad = ..)]` overrides it.
+    pub fmad: bool,
 }
 
 impl Options {
-    /// O3, IEEE float semantics, for `target`.
+    /// O3, IEEE float semantics with contraction (as nvcc's default), for `target`.
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false }
+        Options { target, opt_level: 3, fast_math: false, fmad: true }
     }
 
     /// Writes the options into a key component; `host_cpu` names the CPU host code is
@@ -116,6 +120,7 @@ impl Options {
         }
         out.push(self.opt_level);
         out.push(self.fast_math as u8);
+        out.push(self.fmad as u8);
     }
 }
 

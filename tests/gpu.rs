@@ -16,6 +16,8 @@ use kache::{Config, Device, Grid, Jit, Layout, Origin, Specialization};
 mod capture_scenarios;
 #[path = "shared/foreign.rs"]
 mod foreign;
+#[path = "shared/math_check.rs"]
+mod math_check;
 #[path = "shared/scenarios/mod.rs"]
 mod scenarios;
 
@@ -53,6 +55,32 @@ fn corpus_scenarios_on_cuda() {
     }
     eprintln!("corpus scenarios on CUDA: {} of {} passed", scenarios::ALL.len() - failures.len(), scenarios::ALL.len());
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Every float method on the GPU (libdevice) within the bound `docs/language.md` documents,
+/// plus one ulp for Rust's own rounding; the worst error per method is printed. Integer
+/// methods and float tests exactly.
+#[test]
+fn math_methods_on_cuda_within_the_documented_ulps() {
+    let Some(d) = gpu() else { return };
+    let bound = |name: &str, f32: bool| {
+        let (_, b) = math_check::GPU_ULPS.iter().find(|(n, _)| *n == name)?;
+        b.map(|(a, b)| if f32 { a as u64 + 1 } else { b as u64 + 1 })
+    };
+    let worst = math_check::check_float_methods(&d, bound).unwrap_or_else(|e| panic!("{e}"));
+    for (name, w32, w64) in worst {
+        eprintln!("{name:>12}: worst {w32} ulps (f32), {w64} ulps (f64)");
+    }
+    math_check::check_float_tests(&d).unwrap();
+    for r in [
+        math_check::check_i32(&d),
+        math_check::check_i64(&d),
+        math_check::check_u32(&d),
+        math_check::check_u64(&d),
+        math_check::check_usize(&d),
+    ] {
+        r.unwrap();
+    }
 }
 
 #[test]

@@ -167,6 +167,16 @@ macro_rules! host_math {
             extern "C" fn hypot_f64(x: f64, y: f64) -> f64 { x.hypot(y) }
             extern "C" fn powi_f32(x: f32, n: i32) -> f32 { x.powi(n) }
             extern "C" fn powi_f64(x: f64, n: i32) -> f64 { x.powi(n) }
+            // Not in Rust's std (erf and erfc are unstable there): the `libm` crate, Rust's own
+            // port of musl's libm; rsqrt as Rust code writes it.
+            extern "C" fn erf_f32(x: f32) -> f32 { libm::erff(x) }
+            extern "C" fn erf_f64(x: f64) -> f64 { libm::erf(x) }
+            extern "C" fn erfc_f32(x: f32) -> f32 { libm::erfcf(x) }
+            extern "C" fn erfc_f64(x: f64) -> f64 { libm::erfc(x) }
+            extern "C" fn exp10_f32(x: f32) -> f32 { libm::exp10f(x) }
+            extern "C" fn exp10_f64(x: f64) -> f64 { libm::exp10(x) }
+            extern "C" fn rsqrt_f32(x: f32) -> f32 { 1.0 / x.sqrt() }
+            extern "C" fn rsqrt_f64(x: f64) -> f64 { 1.0 / x.sqrt() }
             Some(match name {
                 "__kache_host_atan2_f32" => atan2_f32 as extern "C" fn(f32, f32) -> f32 as usize,
                 "__kache_host_atan2_f64" => atan2_f64 as extern "C" fn(f64, f64) -> f64 as usize,
@@ -176,13 +186,21 @@ macro_rules! host_math {
                 "__kache_host_hypot_f64" => hypot_f64 as extern "C" fn(f64, f64) -> f64 as usize,
                 "__kache_host_powi_f32" => powi_f32 as extern "C" fn(f32, i32) -> f32 as usize,
                 "__kache_host_powi_f64" => powi_f64 as extern "C" fn(f64, i32) -> f64 as usize,
+                "__kache_host_erf_f32" => erf_f32 as extern "C" fn(f32) -> f32 as usize,
+                "__kache_host_erf_f64" => erf_f64 as extern "C" fn(f64) -> f64 as usize,
+                "__kache_host_erfc_f32" => erfc_f32 as extern "C" fn(f32) -> f32 as usize,
+                "__kache_host_erfc_f64" => erfc_f64 as extern "C" fn(f64) -> f64 as usize,
+                "__kache_host_exp10_f32" => exp10_f32 as extern "C" fn(f32) -> f32 as usize,
+                "__kache_host_exp10_f64" => exp10_f64 as extern "C" fn(f64) -> f64 as usize,
+                "__kache_host_rsqrt_f32" => rsqrt_f32 as extern "C" fn(f32) -> f32 as usize,
+                "__kache_host_rsqrt_f64" => rsqrt_f64 as extern "C" fn(f64) -> f64 as usize,
                 _ => return None,
             })
         }
     };
 }
 
-host_math!(exp, exp2, ln, log2, log10, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, cbrt);
+host_math!(exp, exp2, ln, log2, log10, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, cbrt, exp_m1, ln_1p);
 
 #[cfg(test)]
 mod tests {

@@ -146,12 +146,16 @@ pub struct CompileInput<'a> {
 /// module with everything it reaches, optimises, and emits PTX or host bitcode.
 pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
     let tm = pipeline::target_machine(input.options.target, input.options.opt_level)?;
+    let diagnostics = pipeline::Diagnostics::default();
     let context = Context::create();
+    diagnostics.install(&context);
     let built = pipeline::build(&context, input, &tm)?;
+    diagnostics.check()?;
     let function_modules: Vec<Vec<u8>> = built.functions.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect();
     let artifact = match input.options.target {
         Target::Nvptx(_) => {
             let buf = tm.write_to_memory_buffer(&built.linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
+            diagnostics.check()?;
             Artifact::Ptx(String::from_utf8_lossy(buf.as_slice()).into_owned())
         }
         Target::Host => Artifact::HostBitcode(built.linked.write_bitcode_to_memory().as_slice().to_vec()),
@@ -163,8 +167,11 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
 /// it, internalised and optimised), as LLVM IR text (`--emit llvm-ir`).
 pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
     let tm = pipeline::target_machine(input.options.target, input.options.opt_level)?;
+    let diagnostics = pipeline::Diagnostics::default();
     let context = Context::create();
+    diagnostics.install(&context);
     let built = pipeline::build(&context, input, &tm)?;
+    diagnostics.check()?;
     Ok(built.linked.print_to_string().to_string())
 }
 
@@ -177,9 +184,10 @@ pub fn first_libdevice_use(p: &Program) -> Option<String> {
                 return;
             }
             match &e.kind {
-                crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), _) => {
+                crate::ir::ExprKind::Builtin(crate::ir::Builtin::Math(m), args) => {
                     let d = crate::lang::builtins::method_def(*m);
-                    if d.libdevice.is_some() {
+                    let s = args.first().and_then(|a| a.ty.scalar());
+                    if s.is_some_and(|s| crate::lang::builtins::needs_libdevice(*m, s)) {
                         out = Some(format!("{}()", d.name));
                     }
                 }

@@ -51,6 +51,52 @@ pub(super) fn target_machine(target: Target, opt_level: u8) -> Result<TargetMach
         .ok_or_else(|| CodegenError::Llvm(format!("no target machine for {target}")))
 }
 
+/// LLVM's diagnostics of one compile: errors are kept (and fail the compile), warnings and
+/// remarks are dropped. Without a handler LLVM prints warnings to the process's stderr and
+/// exits the process on an error.
+#[derive(Default)]
+pub(super) struct Diagnostics {
+    errors: std::sync::Mutex<Vec<String>>,
+}
+
+extern "C" fn on_diagnostic(info: inkwell::llvm_sys::prelude::LLVMDiagnosticInfoRef, data: *mut std::ffi::c_void) {
+    use inkwell::llvm_sys::core::{LLVMDisposeMessage, LLVMGetDiagInfoDescription, LLVMGetDiagInfoSeverity};
+    // SAFETY: LLVM passes a live diagnostic; `data` is the `Diagnostics` installed with this
+    // handler, which outlives the context (see `Diagnostics::install`).
+    unsafe {
+        if LLVMGetDiagInfoSeverity(info) != inkwell::llvm_sys::LLVMDiagnosticSeverity::LLVMDSError {
+            return;
+        }
+        let text = LLVMGetDiagInfoDescription(info);
+        let msg = std::ffi::CStr::from_ptr(text).to_string_lossy().into_owned();
+        LLVMDisposeMessage(text);
+        if let Some(d) = (data as *const Diagnostics).as_ref() {
+            d.errors.lock().unwrap_or_else(|e| e.into_inner()).push(msg);
+        }
+    }
+}
+
+impl Diagnostics {
+    /// Routes `context`'s diagnostics here. `self` must outlive every use of the context.
+    pub(super) fn install(&self, context: &Context) {
+        // SAFETY: the handler only reads `self` through the pointer, and the caller keeps
+        // `self` alive for as long as the context is used.
+        unsafe {
+            inkwell::llvm_sys::core::LLVMContextSetDiagnosticHandler(
+                context.raw(),
+                Some(on_diagnostic),
+                self as *const Diagnostics as *mut std::ffi::c_void,
+            )
+        }
+    }
+
+    /// The errors LLVM reported, as one failure.
+    pub(super) fn check(&self) -> Result<(), CodegenError> {
+        let errors = self.errors.lock().unwrap_or_else(|e| e.into_inner());
+        if errors.is_empty() { Ok(()) } else { Err(CodegenError::Llvm(errors.join("; "))) }
+    }
+}
+
 /// What [`build`] made: each function's own module and the kernel's linked, optimised module.
 pub(super) struct Built<'ctx> {
     /// Per function (by `FuncId`), its own unoptimised module.

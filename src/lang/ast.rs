@@ -206,6 +206,13 @@ pub struct ConstItem {
     pub span: Span,
 }
 
+/// Options given to `#[kernel(..)]`; each overrides the compile's setting for that kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelOptions {
+    /// `fmad = true|false`: contract `a * b + c` into a fused multiply-add.
+    pub fmad: Option<bool>,
+}
+
 /// A function item.
 #[derive(Debug)]
 pub struct FnItem {
@@ -217,6 +224,8 @@ pub struct FnItem {
     pub public: bool,
     /// `#[kernel]`
     pub is_kernel: bool,
+    /// The options of `#[kernel(..)]`.
+    pub options: KernelOptions,
     /// Parameters.
     pub params: Vec<Param>,
     /// Return type.

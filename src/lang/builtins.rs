@@ -1,7 +1,7 @@
 //! The one table of builtins: functions, methods, their signatures and how NVPTX implements the
 //! transcendental ones. The checker, the code generator and the language reference read it.
 
-use crate::ir::{Builtin, MathFn, Scalar};
+use crate::ir::{Builtin, FenceScope, MathFn, Scalar, ShflMode};
 
 /// Which receivers a method accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -14,6 +14,8 @@ pub enum Receiver {
     SignedOrFloat,
     /// Integers and floats.
     Numeric,
+    /// Signed integers.
+    SignedInt,
 }
 
 /// Type of the extra arguments of a method.
@@ -23,6 +25,8 @@ pub enum ArgTy {
     SameAsSelf,
     /// `i32` (`powi`).
     I32,
+    /// `u32` (`pow`, `wrapping_pow`, `wrapping_shl`, `wrapping_shr`).
+    U32,
 }
 
 /// Result type of a method.
@@ -32,6 +36,10 @@ pub enum RetTy {
     SameAsSelf,
     /// `u32` (bit counts).
     U32,
+    /// `bool` (`is_nan`, `is_finite`, `is_infinite`).
+    Bool,
+    /// The unsigned type of the receiver's width (`abs_diff`, as Rust's).
+    Unsigned,
 }
 
 /// One math method.
@@ -51,6 +59,18 @@ pub struct MethodDef {
     pub ret: RetTy,
     /// libdevice functions for f32 and f64 receivers, where NVPTX has no native instruction.
     pub libdevice: Option<(&'static str, &'static str)>,
+}
+
+const fn full(
+    name: &'static str,
+    func: MathFn,
+    args: usize,
+    arg_ty: ArgTy,
+    receiver: Receiver,
+    ret: RetTy,
+    libdevice: Option<(&'static str, &'static str)>,
+) -> MethodDef {
+    MethodDef { name, func, args, arg_ty, receiver, ret, libdevice }
 }
 
 const fn m(
@@ -133,6 +153,33 @@ pub const METHODS: &[MethodDef] = &[
         ret: RetTy::U32,
         libdevice: None,
     },
+    m("erf", MathFn::Erf, 0, Float, Some(("__nv_erff", "__nv_erf"))),
+    m("erfc", MathFn::Erfc, 0, Float, Some(("__nv_erfcf", "__nv_erfc"))),
+    m("exp_m1", MathFn::ExpM1, 0, Float, Some(("__nv_expm1f", "__nv_expm1"))),
+    m("ln_1p", MathFn::Ln1p, 0, Float, Some(("__nv_log1pf", "__nv_log1p"))),
+    m("exp10", MathFn::Exp10, 0, Float, Some(("__nv_exp10f", "__nv_exp10"))),
+    m("rsqrt", MathFn::Rsqrt, 0, Float, Some(("__nv_rsqrtf", "__nv_rsqrt"))),
+    m("copysign", MathFn::Copysign, 1, Float, None),
+    full("is_nan", MathFn::IsNan, 0, ArgTy::SameAsSelf, Float, RetTy::Bool, None),
+    full("is_finite", MathFn::IsFinite, 0, ArgTy::SameAsSelf, Float, RetTy::Bool, None),
+    full("is_infinite", MathFn::IsInfinite, 0, ArgTy::SameAsSelf, Float, RetTy::Bool, None),
+    m("signum", MathFn::Signum, 0, SignedOrFloat, None),
+    m("clamp", MathFn::Clamp, 2, Numeric, None),
+    // On floats libdevice's fmod (as `%`); see `needs_libdevice`.
+    m("rem_euclid", MathFn::RemEuclid, 1, Numeric, None),
+    m("reverse_bits", MathFn::ReverseBits, 0, Int, None),
+    full("pow", MathFn::Pow, 1, ArgTy::U32, Int, RetTy::SameAsSelf, None),
+    full("abs_diff", MathFn::AbsDiff, 1, ArgTy::SameAsSelf, Int, RetTy::Unsigned, None),
+    m("saturating_add", MathFn::SaturatingAdd, 1, Int, None),
+    m("saturating_sub", MathFn::SaturatingSub, 1, Int, None),
+    m("saturating_mul", MathFn::SaturatingMul, 1, Int, None),
+    m("wrapping_div", MathFn::WrappingDiv, 1, Int, None),
+    m("wrapping_rem", MathFn::WrappingRem, 1, Int, None),
+    m("wrapping_neg", MathFn::WrappingNeg, 0, Int, None),
+    full("wrapping_shl", MathFn::WrappingShl, 1, ArgTy::U32, Int, RetTy::SameAsSelf, None),
+    full("wrapping_shr", MathFn::WrappingShr, 1, ArgTy::U32, Int, RetTy::SameAsSelf, None),
+    full("wrapping_pow", MathFn::WrappingPow, 1, ArgTy::U32, Int, RetTy::SameAsSelf, None),
+    m("wrapping_abs", MathFn::WrappingAbs, 0, SignedInt, None),
 ];
 
 /// Array methods: `len()`, `shape(d)`, `stride(d)`.
@@ -152,7 +199,7 @@ pub fn method_def(f: MathFn) -> &'static MethodDef {
 
 /// Whether `f` on a receiver of type `s` needs libdevice on NVPTX.
 pub fn needs_libdevice(f: MathFn, s: Scalar) -> bool {
-    s.is_float() && method_def(f).libdevice.is_some()
+    s.is_float() && (method_def(f).libdevice.is_some() || f == MathFn::RemEuclid)
 }
 
 /// Builtin functions (called by plain name).
@@ -168,6 +215,18 @@ pub enum Function {
     SharedArray,
     /// `dynamic_shared_array::<T>()`
     DynSharedArray,
+    /// `lane_id()`, `warp_size()`: `u32` queries.
+    WarpQuery(Builtin),
+    /// `shfl_sync(mask, v, lane)` and the `up`, `down`, `xor` forms; `width` may follow.
+    Shuffle(ShflMode),
+    /// `ballot_sync`, `all_sync`, `any_sync`: `(mask: u32, pred: bool)`.
+    Vote(Builtin),
+    /// `activemask() -> u32`
+    ActiveMask,
+    /// `sync_warp(mask: u32)`
+    SyncWarp,
+    /// `threadfence_block()`, `threadfence()`, `threadfence_system()`
+    Fence(FenceScope),
 }
 
 /// Every builtin function, by name.
@@ -192,6 +251,27 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("atomic_max", Function::Atomic(Builtin::AtomicMax)),
     ("atomic_min", Function::Atomic(Builtin::AtomicMin)),
     ("atomic_cas", Function::Atomic(Builtin::AtomicCas)),
+    ("atomic_sub", Function::Atomic(Builtin::AtomicSub)),
+    ("atomic_and", Function::Atomic(Builtin::AtomicAnd)),
+    ("atomic_or", Function::Atomic(Builtin::AtomicOr)),
+    ("atomic_xor", Function::Atomic(Builtin::AtomicXor)),
+    ("atomic_exch", Function::Atomic(Builtin::AtomicExch)),
+    ("atomic_inc", Function::Atomic(Builtin::AtomicInc)),
+    ("atomic_dec", Function::Atomic(Builtin::AtomicDec)),
+    ("lane_id", Function::WarpQuery(Builtin::LaneId)),
+    ("warp_size", Function::WarpQuery(Builtin::WarpSize)),
+    ("shfl_sync", Function::Shuffle(ShflMode::Idx)),
+    ("shfl_up_sync", Function::Shuffle(ShflMode::Up)),
+    ("shfl_down_sync", Function::Shuffle(ShflMode::Down)),
+    ("shfl_xor_sync", Function::Shuffle(ShflMode::Xor)),
+    ("ballot_sync", Function::Vote(Builtin::Ballot)),
+    ("all_sync", Function::Vote(Builtin::AllSync)),
+    ("any_sync", Function::Vote(Builtin::AnySync)),
+    ("activemask", Function::ActiveMask),
+    ("sync_warp", Function::SyncWarp),
+    ("threadfence_block", Function::Fence(FenceScope::Block)),
+    ("threadfence", Function::Fence(FenceScope::Device)),
+    ("threadfence_system", Function::Fence(FenceScope::System)),
     ("shared_array", Function::SharedArray),
     ("dynamic_shared_array", Function::DynSharedArray),
 ];
@@ -200,6 +280,9 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
 pub fn function(name: &str) -> Option<Function> {
     FUNCTIONS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
+
+/// Lanes in a warp, on every NVIDIA GPU kache generates code for and on the host backend.
+pub const WARP_SIZE: u32 = 32;
 
 /// Largest static shared array, in bytes (48 KiB is what every target offers without opt-in).
 pub const MAX_SHARED_BYTES: u64 = 48 << 10;
@@ -213,6 +296,6 @@ mod tests {
         for d in METHODS {
             assert_eq!(method_def(d.func).name, d.name, "two rows for {:?}", d.func);
         }
-        assert_eq!(METHODS.len(), 34, "a MathFn without a row, or a row without a MathFn");
+        assert_eq!(METHODS.len(), 60, "a MathFn without a row, or a row without a MathFn");
     }
 }

@@ -24,6 +24,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_ARCH",
     "KACHE_OPT_LEVEL",
     "KACHE_FAST_MATH",
+    "KACHE_FMAD",
     "KACHE_SALT",
     "KACHE_LIBDEVICE",
     "CUDA_HOME",

@@ -1,22 +1,20 @@
 //! The host backend: kernels JIT-compiled for this CPU, the grid run by worker threads.
 //!
 //! Blocks run in parallel on a pool of workers (one per core). Kernels that use neither
-//! `sync_threads` nor shared memory run a block's threads one after the other. Kernels that do
-//! run each thread of the block as a coroutine (a stackful fiber) on the worker: `sync_threads`
-//! suspends the calling thread, and when every live thread of the block has reached it they all
-//! resume, so a barrier costs a few context switches of nanoseconds, not OS scheduling. Each
-//! block has its own shared memory. A thread that returns early leaves the barrier, as on Volta
-//! and later GPUs, so `if i >= n { return; }` before a `sync_threads` does not deadlock.
+//! `sync_threads`, shared memory nor warp-level collectives run a block's threads one after the
+//! other. Kernels that do run each thread of the block as a coroutine (a stackful fiber) on the
+//! worker, scheduled by `host_sync`: `sync_threads` and the warp collectives suspend the calling
+//! thread until every thread they wait for has arrived, so a barrier costs a few context
+//! switches of nanoseconds, not OS scheduling. Each block has its own shared memory. A thread
+//! that returns early leaves the barrier, as on Volta and later GPUs, so
+//! `if i >= n { return; }` before a `sync_threads` does not deadlock.
 //!
-//! Not modelled: timing, warps (no lock-step execution, no warp-synchronous tricks), memory
-//! ordering weaker than the CPU's, and out-of-bounds faults (an out-of-bounds index reads or
-//! writes host memory, as it would corrupt device memory on a GPU).
+//! Not modelled: timing, memory ordering weaker than the CPU's, and out-of-bounds faults (an
+//! out-of-bounds index reads or writes host memory, as it would corrupt device memory on a
+//! GPU).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use crate::abi::HostEntry;
 use crate::abi::host_ctx_layout as L;
@@ -101,6 +99,7 @@ pub(crate) struct HostCtx {
     shared: *mut u8,
     barrier_fn: extern "C" fn(*mut HostCtx),
     barrier_data: *const std::ffi::c_void,
+    warp_fn: extern "C" fn(*mut HostCtx, u32, u32, u64, u32, u32) -> u64,
 }
 
 const _: () = {
@@ -113,21 +112,50 @@ const _: () = {
     assert!(std::mem::offset_of!(HostCtx, shared) as u64 == L::SHARED);
     assert!(std::mem::offset_of!(HostCtx, barrier_fn) as u64 == L::BARRIER_FN);
     assert!(std::mem::offset_of!(HostCtx, barrier_data) as u64 == L::BARRIER_DATA);
+    assert!(std::mem::offset_of!(HostCtx, warp_fn) as u64 == L::WARP_FN);
     assert!(std::mem::size_of::<HostCtx>() as u64 == L::SIZE);
 };
 
-extern "C" fn barrier_yield(ctx: *mut HostCtx) {
-    // SAFETY: in cooperative mode `barrier_data` points to the yielder of the coroutine that
-    // runs this thread, and this function runs on that coroutine's stack.
-    unsafe {
-        let y = (*ctx).barrier_data as *const Yielder<(), ()>;
-        if let Some(y) = y.as_ref() {
-            y.suspend(());
-        }
-    }
+extern "C" fn no_barrier(_: *mut HostCtx) {}
+
+/// Outside the cooperative executor a thread is alone: a collective answers with its own value.
+extern "C" fn no_warp(_: *mut HostCtx, _op: u32, _mask: u32, value: u64, _b: u32, _c: u32) -> u64 {
+    value
 }
 
-extern "C" fn no_barrier(_: *mut HostCtx) {}
+impl HostCtx {
+    /// A thread's context; `barrier_data` is what the cooperative executor's `barrier_fn` and
+    /// `warp_fn` find the thread's fiber by.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        thread_idx: [u32; 3],
+        block_idx: [u32; 3],
+        launch: &HostLaunch,
+        dyn_shared: *mut u8,
+        shared: *mut u8,
+        barrier_fn: extern "C" fn(*mut HostCtx),
+        warp_fn: extern "C" fn(*mut HostCtx, u32, u32, u64, u32, u32) -> u64,
+        barrier_data: *const std::ffi::c_void,
+    ) -> HostCtx {
+        HostCtx {
+            thread_idx,
+            block_idx,
+            block_dim: launch.block,
+            grid_dim: launch.grid,
+            dyn_shared,
+            dyn_shared_len: launch.dyn_shared as u64,
+            shared,
+            barrier_fn,
+            barrier_data,
+            warp_fn,
+        }
+    }
+
+    /// What `barrier_data` points to.
+    pub(crate) fn barrier_data(&self) -> *const std::ffi::c_void {
+        self.barrier_data
+    }
+}
 
 /// Launch geometry for the host executor.
 #[derive(Clone, Copy, Debug)]
@@ -144,12 +172,6 @@ struct SendPtr(*const *const u8);
 unsafe impl Send for SendPtr {}
 // SAFETY: as above.
 unsafe impl Sync for SendPtr {}
-
-fn unflatten(i: usize, dims: [u32; 3]) -> [u32; 3] {
-    let x = dims[0] as usize;
-    let y = dims[1] as usize;
-    [(i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32]
-}
 
 /// Runs the grid to completion. `params` holds one pointer per flattened kernel parameter.
 ///
@@ -174,17 +196,16 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
             for _ in 0..workers {
                 s.spawn(|| {
                     let dyn_buf = vec![0u8; dyn_len];
-                    let mut ctx = HostCtx {
-                        thread_idx: [0; 3],
-                        block_idx: [0; 3],
-                        block_dim: launch.block,
-                        grid_dim: launch.grid,
-                        dyn_shared: dyn_buf.as_ptr() as *mut u8,
-                        dyn_shared_len: dyn_len as u64,
-                        shared: std::ptr::null_mut(),
-                        barrier_fn: no_barrier,
-                        barrier_data: std::ptr::null(),
-                    };
+                    let mut ctx = HostCtx::new(
+                        [0; 3],
+                        [0; 3],
+                        &launch,
+                        dyn_buf.as_ptr() as *mut u8,
+                        std::ptr::null_mut(),
+                        no_barrier,
+                        no_warp,
+                        std::ptr::null(),
+                    );
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
                         if b >= n_blocks {
@@ -202,15 +223,18 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
         });
         return Ok(());
     }
-    // Cooperative: the threads of a block are coroutines on one worker, switched at barriers.
+    // Cooperative: the threads of a block are coroutines on one worker (`host_sync`).
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(n_blocks);
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<String>> = Mutex::new(None);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
-                if let Err(e) = cooperative_worker(entry, launch, n_blocks, n_threads, &next, params.0 as usize) {
-                    *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                if let Err(e) = super::host_sync::cooperative_worker(entry, launch, n_blocks, n_threads, &next, params.0 as usize) {
+                    let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
+                    if f.is_none() {
+                        *f = Some(e);
+                    }
                     next.store(n_blocks, Ordering::Relaxed);
                 }
             });
@@ -222,71 +246,9 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
     Ok(())
 }
 
-/// Stack of one simulated GPU thread (virtual memory; touched only as deep as the kernel goes).
-const FIBER_STACK: usize = 256 << 10;
-
-fn cooperative_worker(
-    entry: HostEntry,
-    launch: HostLaunch,
-    n_blocks: usize,
-    n_threads: usize,
-    next: &AtomicUsize,
-    params: usize,
-) -> std::result::Result<(), String> {
-    let mut stacks = Vec::with_capacity(n_threads);
-    for _ in 0..n_threads {
-        stacks.push(DefaultStack::new(FIBER_STACK).map_err(|e| format!("could not allocate a stack for a simulated thread: {e}"))?);
-    }
-    let mut shared = vec![0u8; launch.static_shared.max(1)];
-    let mut dyn_shared = vec![0u8; launch.dyn_shared.max(1)];
-    loop {
-        let b = next.fetch_add(1, Ordering::Relaxed);
-        if b >= n_blocks {
-            return Ok(());
-        }
-        shared.fill(0);
-        dyn_shared.fill(0);
-        let block_idx = unflatten(b, launch.grid);
-        let shared_ptr = shared.as_mut_ptr() as usize;
-        let dyn_ptr = dyn_shared.as_mut_ptr() as usize;
-        let mut fibers: Vec<Option<Coroutine<(), (), (), DefaultStack>>> = Vec::with_capacity(n_threads);
-        for t in 0..n_threads {
-            let Some(stack) = stacks.pop() else { return Err("stack pool exhausted".into()) };
-            let thread_idx = unflatten(t, launch.block);
-            fibers.push(Some(Coroutine::with_stack(stack, move |y: &Yielder<(), ()>, ()| {
-                let mut ctx = HostCtx {
-                    thread_idx,
-                    block_idx,
-                    block_dim: launch.block,
-                    grid_dim: launch.grid,
-                    dyn_shared: dyn_ptr as *mut u8,
-                    dyn_shared_len: launch.dyn_shared as u64,
-                    shared: shared_ptr as *mut u8,
-                    barrier_fn: barrier_yield,
-                    barrier_data: y as *const Yielder<(), ()> as *const std::ffi::c_void,
-                };
-                // SAFETY: `entry` was JIT-compiled for this parameter list; `params`, the shared
-                // buffers and the yielder outlive the fiber (it completes before the block ends).
-                unsafe { entry(&mut ctx as *mut HostCtx as *mut u8, params as *const *const u8) };
-            })));
-        }
-        // Each round runs every live thread to its next barrier or to its end.
-        loop {
-            let mut live = 0;
-            for slot in fibers.iter_mut() {
-                let Some(f) = slot else { continue };
-                match f.resume(()) {
-                    CoroutineResult::Yield(()) => live += 1,
-                    CoroutineResult::Return(()) => {
-                        if let Some(done) = slot.take() {
-                            stacks.push(done.into_stack());
-                        }
-                    }
-                }
-            }
-            if live == 0 {
-                break;
-            }
-        }
-    }
+/// The block of linear index `i` in a grid (or the thread of index `i` in a block).
+pub(crate) fn unflatten(i: usize, dims: [u32; 3]) -> [u32; 3] {
+    let x = dims[0] as usize;
+    let y = dims[1] as usize;
+    [(i % x) as u32, ((i / x) % y) as u32, (i / (x * y)) as u32]
 }

@@ -8,6 +8,7 @@
 
 pub(crate) mod cuda;
 pub(crate) mod host;
+mod host_sync;
 
 use std::any::Any;
 use std::fmt;

@@ -62,6 +62,10 @@ enum Command {
         /// (`0.08f32`, `3u32`; unsuffixed: i64, f64, bool).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Contract `a * b + c` into fused multiply-adds (default: $KACHE_FMAD, else true, as
+        /// nvcc); a kernel's `#[kernel(fmad = ..)]` overrides it.
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Run the front end only: parse and type-check.
     Check {
@@ -84,6 +88,9 @@ enum Command {
         /// Bind a host scalar global (see `compile`).
         #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
         defines: Vec<String>,
+        /// Floating-point contraction (see `compile`).
+        #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
+        fmad: Option<bool>,
     },
     /// Cache statistics, counted across processes.
     Stats {
@@ -197,11 +204,11 @@ fn verbose(count: u8) {
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Compile { file, kernel, arch, emit, output, defines } => {
-            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines)
+        Command::Compile { file, kernel, arch, emit, output, defines, fmad } => {
+            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines, fmad)
         }
         Command::Check { file, defines } => check(&file, &defines),
-        Command::Explain { file, kernel, arch, defines } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines),
+        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines, fmad),
         Command::Stats { json, reset } => stats(json, reset),
         Command::Ls { json } => ls(json),
         Command::Show { key } => show(&key),
@@ -277,8 +284,12 @@ fn compile(
     emit: Emit,
     output: Option<PathBuf>,
     defines: &[String],
+    fmad: Option<bool>,
 ) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(config.clone())?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
@@ -385,8 +396,11 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String]) -> Result<(), Failure> {
-    let config = Config::from_env()?;
+fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
+    let mut config = Config::from_env()?;
+    if let Some(on) = fmad {
+        config = config.fmad(on);
+    }
     let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;

@@ -17,7 +17,7 @@ use crate::ir::{
 pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
     // `enums` names the enum types and checks kernel arguments; the code only has their
     // discriminants (keyed where they appear). `warnings` are diagnostics.
-    let Program { kernel, funcs, captures, enums: _, warnings: _ } = p;
+    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad } = p;
     let mut e = Encoder { out };
     e.byte(b'P');
     e.u64(*kernel as u64);
@@ -29,6 +29,11 @@ pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
     for c in captures {
         e.capture_decl(c);
     }
+    e.byte(match fmad {
+        None => 0,
+        Some(false) => 1,
+        Some(true) => 2,
+    });
 }
 
 /// The byte that says which variant of an enum follows: one numbering per enum, used by every
@@ -165,6 +170,22 @@ impl Tag for Builtin {
             Builtin::Shape => 11,
             Builtin::Stride => 12,
             Builtin::Math(_) => 13,
+            Builtin::AtomicSub => 14,
+            Builtin::AtomicAnd => 15,
+            Builtin::AtomicOr => 16,
+            Builtin::AtomicXor => 17,
+            Builtin::AtomicExch => 18,
+            Builtin::AtomicInc => 19,
+            Builtin::AtomicDec => 20,
+            Builtin::LaneId => 21,
+            Builtin::WarpSize => 22,
+            Builtin::Shfl(_) => 23,
+            Builtin::Ballot => 24,
+            Builtin::AllSync => 25,
+            Builtin::AnySync => 26,
+            Builtin::ActiveMask => 27,
+            Builtin::SyncWarp => 28,
+            Builtin::Fence(_) => 29,
         }
     }
 }
@@ -206,6 +227,32 @@ impl Tag for MathFn {
             MathFn::CountOnes => 31,
             MathFn::LeadingZeros => 32,
             MathFn::TrailingZeros => 33,
+            MathFn::Erf => 34,
+            MathFn::Erfc => 35,
+            MathFn::ExpM1 => 36,
+            MathFn::Ln1p => 37,
+            MathFn::Exp10 => 38,
+            MathFn::Rsqrt => 39,
+            MathFn::Copysign => 40,
+            MathFn::IsNan => 41,
+            MathFn::IsFinite => 42,
+            MathFn::IsInfinite => 43,
+            MathFn::Signum => 44,
+            MathFn::Clamp => 45,
+            MathFn::RemEuclid => 46,
+            MathFn::ReverseBits => 47,
+            MathFn::Pow => 48,
+            MathFn::AbsDiff => 49,
+            MathFn::SaturatingAdd => 50,
+            MathFn::SaturatingSub => 51,
+            MathFn::SaturatingMul => 52,
+            MathFn::WrappingDiv => 53,
+            MathFn::WrappingRem => 54,
+            MathFn::WrappingNeg => 55,
+            MathFn::WrappingShl => 56,
+            MathFn::WrappingShr => 57,
+            MathFn::WrappingPow => 58,
+            MathFn::WrappingAbs => 59,
         }
     }
 }
@@ -521,7 +568,32 @@ impl Encoder<'_> {
         let sub = match b {
             Builtin::ThreadIdx(d) | Builtin::BlockIdx(d) | Builtin::BlockDim(d) | Builtin::GridDim(d) | Builtin::GlobalId(d) => d,
             Builtin::Math(m) => m.tag(),
-            Builtin::SyncThreads
+            Builtin::Shfl(mode) => match mode {
+                crate::ir::ShflMode::Idx => 0,
+                crate::ir::ShflMode::Up => 1,
+                crate::ir::ShflMode::Down => 2,
+                crate::ir::ShflMode::Xor => 3,
+            },
+            Builtin::Fence(scope) => match scope {
+                crate::ir::FenceScope::Block => 0,
+                crate::ir::FenceScope::Device => 1,
+                crate::ir::FenceScope::System => 2,
+            },
+            Builtin::AtomicSub
+            | Builtin::AtomicAnd
+            | Builtin::AtomicOr
+            | Builtin::AtomicXor
+            | Builtin::AtomicExch
+            | Builtin::AtomicInc
+            | Builtin::AtomicDec
+            | Builtin::LaneId
+            | Builtin::WarpSize
+            | Builtin::Ballot
+            | Builtin::AllSync
+            | Builtin::AnySync
+            | Builtin::ActiveMask
+            | Builtin::SyncWarp
+            | Builtin::SyncThreads
             | Builtin::AtomicAdd
             | Builtin::AtomicMax
             | Builtin::AtomicMin

@@ -9,11 +9,19 @@ use super::{FnLower, R};
 use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    /// Fast-math flags on a float operation: every flag under fast-math, else `contract` where
+    /// the kernel contracts (`fmad`), so a multiply feeding an add becomes one `fma`.
     pub(super) fn set_fast(&self, v: BasicValueEnum<'ctx>) {
-        if self.cx.input.options.fast_math
-            && let Some(i) = v.as_instruction_value()
-        {
-            let _ = i.set_fast_math_flags(inkwell::values::FastMathFlags::all());
+        use inkwell::values::FastMathFlags;
+        let flags = if self.cx.input.options.fast_math {
+            FastMathFlags::all()
+        } else if self.cx.fmad {
+            FastMathFlags::AllowContract
+        } else {
+            return;
+        };
+        if let Some(i) = v.as_instruction_value() {
+            let _ = i.set_fast_math_flags(flags);
         }
     }
 
@@ -38,13 +46,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 BinOp::Div => b.build_float_div(x, y, "")?.into(),
                 // NVPTX lowers `frem` as x - trunc(x / y) * y, which is wrong for large quotients
                 // and loses the sign of zero; libdevice's fmod is exact, like Rust's `%`.
-                BinOp::Rem if !self.cx.host => {
-                    let name = if s == Scalar::F32 { "__nv_fmodf" } else { "__nv_fmod" };
-                    let t = self.cx.scalar_ty(s);
-                    let f = self.intrinsic(name, t, &[t, t]);
-                    self.call_basic(f, &[x.into(), y.into()])?
-                }
-                BinOp::Rem => b.build_float_rem(x, y, "")?.into(),
+                BinOp::Rem => self.float_rem(x, y, s)?.into(),
                 cmp => {
                     let p = match cmp {
                         BinOp::Eq => FloatPredicate::OEQ,

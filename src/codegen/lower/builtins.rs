@@ -57,7 +57,26 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 }
                 Val::Unit
             }
-            Builtin::AtomicAdd | Builtin::AtomicMax | Builtin::AtomicMin | Builtin::AtomicCas => self.atomic(b, args)?,
+            Builtin::AtomicAdd
+            | Builtin::AtomicMax
+            | Builtin::AtomicMin
+            | Builtin::AtomicCas
+            | Builtin::AtomicSub
+            | Builtin::AtomicAnd
+            | Builtin::AtomicOr
+            | Builtin::AtomicXor
+            | Builtin::AtomicExch
+            | Builtin::AtomicInc
+            | Builtin::AtomicDec => self.atomic(b, args)?,
+            Builtin::LaneId
+            | Builtin::WarpSize
+            | Builtin::Shfl(_)
+            | Builtin::Ballot
+            | Builtin::AllSync
+            | Builtin::AnySync
+            | Builtin::ActiveMask
+            | Builtin::SyncWarp
+            | Builtin::Fence(_) => self.warp_builtin(b, args)?,
             Builtin::Len => {
                 let a = self.expr(&args[0])?.array()?;
                 let mut n = self.i64c(1);
@@ -109,18 +128,47 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Ok(Val::Scalar(self.half_atomic(b, p, v.into_int_value(), s)?.into()));
         }
         use llvm_sys::LLVMAtomicRMWBinOp as Op;
+        // An exchange moves bits: floats go as the integers of their width (NVPTX has
+        // `atom.exch.b32/b64` and no float form).
+        if b == Builtin::AtomicExch && s.is_float() {
+            let it = self.cx.int_bits(s.bits());
+            let bits = self.b.build_bit_cast(v, it, "")?;
+            let old = self.atomic_rmw(Op::LLVMAtomicRMWBinOpXchg, p, bits);
+            return Ok(Val::Scalar(self.b.build_bit_cast(old, self.cx.scalar_ty(s), "")?));
+        }
+        // Floats: add natively (sm_60+ has f64 add); max and min become a compare-and-swap
+        // loop (LLVM's expansion for NVPTX, which has no float atom.max/min before sm_90).
         let op = match (b, s.is_float(), s.is_signed()) {
             (Builtin::AtomicAdd, true, _) => Op::LLVMAtomicRMWBinOpFAdd,
             (Builtin::AtomicAdd, false, _) => Op::LLVMAtomicRMWBinOpAdd,
             (Builtin::AtomicMax, true, _) => Op::LLVMAtomicRMWBinOpFMax,
             (Builtin::AtomicMax, false, true) => Op::LLVMAtomicRMWBinOpMax,
             (Builtin::AtomicMax, false, false) => Op::LLVMAtomicRMWBinOpUMax,
-            (_, true, _) => Op::LLVMAtomicRMWBinOpFMin,
-            (_, false, true) => Op::LLVMAtomicRMWBinOpMin,
-            (_, false, false) => Op::LLVMAtomicRMWBinOpUMin,
+            (Builtin::AtomicMin, true, _) => Op::LLVMAtomicRMWBinOpFMin,
+            (Builtin::AtomicMin, false, true) => Op::LLVMAtomicRMWBinOpMin,
+            (Builtin::AtomicMin, false, false) => Op::LLVMAtomicRMWBinOpUMin,
+            (Builtin::AtomicSub, ..) => Op::LLVMAtomicRMWBinOpSub,
+            (Builtin::AtomicAnd, ..) => Op::LLVMAtomicRMWBinOpAnd,
+            (Builtin::AtomicOr, ..) => Op::LLVMAtomicRMWBinOpOr,
+            (Builtin::AtomicXor, ..) => Op::LLVMAtomicRMWBinOpXor,
+            (Builtin::AtomicExch, ..) => Op::LLVMAtomicRMWBinOpXchg,
+            // CUDA's atomicInc/atomicDec are LLVM's wrapping increment and decrement
+            // (`atom.inc.u32`, `atom.dec.u32` on NVPTX).
+            (Builtin::AtomicInc, ..) => Op::LLVMAtomicRMWBinOpUIncWrap,
+            (Builtin::AtomicDec, ..) => Op::LLVMAtomicRMWBinOpUDecWrap,
+            _ => return Err(llvm_err(format!("{b:?} is not a read-modify-write atomic"))),
         };
-        // SAFETY: the builder is positioned, `p` points to an element of type `s` and `v` has
-        // that type; LLVMBuildAtomicRMW only reads these handles.
+        Ok(Val::Scalar(self.atomic_rmw(op, p, v)))
+    }
+
+    fn atomic_rmw(
+        &self,
+        op: llvm_sys::LLVMAtomicRMWBinOp,
+        p: inkwell::values::PointerValue<'ctx>,
+        v: BasicValueEnum<'ctx>,
+    ) -> BasicValueEnum<'ctx> {
+        // SAFETY: the builder is positioned, `p` points to an element of `v`'s type; LLVMBuildAtomicRMW
+        // only reads these handles.
         let r = unsafe {
             llvm_sys::core::LLVMBuildAtomicRMW(
                 self.b.as_mut_ptr(),
@@ -132,7 +180,6 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             )
         };
         // SAFETY: `r` is the instruction just built, of the element's type.
-        let r = unsafe { BasicValueEnum::new(r) };
-        Ok(Val::Scalar(r))
+        unsafe { BasicValueEnum::new(r) }
     }
 }

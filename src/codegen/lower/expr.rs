@@ -1,7 +1,6 @@
 //! Expressions, statements and control flow: blocks, locals, operators' operands, `if`, the
 //! loops, `break`/`continue`/`return`, and the divergence they cause.
 
-use inkwell::IntPredicate;
 use inkwell::values::BasicValueEnum;
 
 use super::{FnLower, LErr, LoopBlocks, R, Slot, Val, llvm_err, value_ty};
@@ -321,76 +320,5 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             (_, Some((p, s))) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(s), p, "")?),
             _ => Val::Unit,
         })
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn for_loop(
-        &mut self,
-        id: LoopId,
-        var: LocalId,
-        start: &Expr,
-        end: &Expr,
-        inclusive: bool,
-        step: Option<&Expr>,
-        body: &Block,
-    ) -> R<()> {
-        let s = start.ty.scalar().unwrap_or(Scalar::I32);
-        let it = self.cx.scalar_ty(s).into_int_type();
-        let lo = self.scalar_of(start)?.into_int_value();
-        let hi = self.scalar_of(end)?.into_int_value();
-        let step_v = match step {
-            Some(st) => {
-                let v = self.scalar_of(st)?.into_int_value();
-                // step_by(0) would loop forever; it steps by one instead.
-                let zero = self.cx.i64.const_zero();
-                let is0 = self.b.build_int_compare(IntPredicate::EQ, v, zero, "")?;
-                let v = self.b.build_select(is0, self.cx.i64.const_int(1, false), v, "")?.into_int_value();
-                Some(self.b.build_int_cast_sign_flag(v, it, false, "")?)
-            }
-            None => None,
-        };
-        let slot = self.alloca(s)?;
-        self.b.build_store(slot, lo)?;
-        self.locals[var] = Slot::Scalar(slot, s);
-        let head = self.ctx().append_basic_block(self.fv, "");
-        let bodyb = self.ctx().append_basic_block(self.fv, "");
-        let latch = self.ctx().append_basic_block(self.fv, "");
-        let exit = self.ctx().append_basic_block(self.fv, "");
-        let (lt, le) = if s.is_signed() { (IntPredicate::SLT, IntPredicate::SLE) } else { (IntPredicate::ULT, IntPredicate::ULE) };
-        self.b.build_unconditional_branch(head)?;
-        self.b.position_at_end(head);
-        let i = self.b.build_load(it, slot, "")?.into_int_value();
-        let go = self.b.build_int_compare(if inclusive { le } else { lt }, i, hi, "")?;
-        self.b.build_conditional_branch(go, bodyb, exit)?;
-        self.b.position_at_end(bodyb);
-        self.loops.insert(id, LoopBlocks { cont: latch, exit, value: None });
-        self.block(body)?;
-        if !self.terminated() {
-            self.b.build_unconditional_branch(latch)?;
-        }
-        self.b.position_at_end(latch);
-        let i = self.b.build_load(it, slot, "")?.into_int_value();
-        // Never step past the bound: `i + step` may overflow the type near its maximum.
-        let remaining = self.b.build_int_sub(hi, i, "")?;
-        let stop = match step_v {
-            Some(st) => {
-                let pred = if inclusive { IntPredicate::ULT } else { IntPredicate::ULE };
-                self.b.build_int_compare(pred, remaining, st, "")?
-            }
-            None if inclusive => self.b.build_int_compare(IntPredicate::EQ, remaining, it.const_zero(), "")?,
-            None => self.cx.i1.const_zero(),
-        };
-        let next = self.b.build_int_add(i, step_v.unwrap_or(it.const_int(1, false)), "")?;
-        self.b.build_store(slot, next)?;
-        let cont = self.ctx().append_basic_block(self.fv, "");
-        self.b.build_conditional_branch(stop, exit, cont)?;
-        self.b.position_at_end(cont);
-        if inclusive || step_v.is_some() {
-            self.b.build_unconditional_branch(bodyb)?;
-        } else {
-            self.b.build_unconditional_branch(head)?;
-        }
-        self.b.position_at_end(exit);
-        Ok(())
     }
 }

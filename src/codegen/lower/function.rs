@@ -62,6 +62,10 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         }
     }
 
+    pub(super) fn enum_attr(&self, name: &str) -> inkwell::attributes::Attribute {
+        self.ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id(name), 0)
+    }
+
     pub(super) fn declare(&self, m: &Module<'ctx>, id: FuncId) -> FunctionValue<'ctx> {
         let p = self.input.program;
         let name = func_symbol(p, id, self.target);
@@ -73,13 +77,16 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         let f = &p.funcs[id];
         let fv = self.declare(m, id);
         let is_kernel = id == p.kernel;
+        // Kernels and device functions finish or do something observable, as C++ (CUDA)
+        // promises: LLVM may then assume a loop without side effects terminates, which lets it
+        // compute trip counts of loops whose index it cannot prove free of wrapping.
+        fv.add_attribute(AttributeLoc::Function, self.enum_attr("mustprogress"));
         if is_kernel {
             if let Target::Nvptx(_) = self.target {
                 fv.set_call_conventions(71); // ptx_kernel
             }
         } else {
-            let inline = self.ctx.create_enum_attribute(inkwell::attributes::Attribute::get_named_enum_kind_id("alwaysinline"), 0);
-            fv.add_attribute(AttributeLoc::Function, inline);
+            fv.add_attribute(AttributeLoc::Function, self.enum_attr("alwaysinline"));
         }
         let entry = self.ctx.append_basic_block(fv, "");
         let builder = self.ctx.create_builder();
@@ -96,6 +103,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             locals: vec![Slot::None; f.locals.len()],
             loops: HashMap::new(),
             host_ctx: None,
+            activemask_sites: 0,
         };
         fl.alloca_b.position_at_end(entry);
         let mut idx = 0u32;
@@ -115,6 +123,13 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                 }
                 Ty::Array(a) => {
                     let n = a.ndim as u32;
+                    if is_kernel && !a.writable {
+                        // A read-only array is never written during the launch, through it or
+                        // otherwise (a launch refuses one array passed as `&` and `&mut`): on
+                        // NVPTX its loads go through the non-coherent cache (`ld.global.nc`).
+                        fv.add_attribute(AttributeLoc::Param(idx), self.enum_attr("noalias"));
+                        fv.add_attribute(AttributeLoc::Param(idx), self.enum_attr("readonly"));
+                    }
                     let ptr = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?.into_pointer_value();
                     let shape: Vec<IntValue> = (0..n).filter_map(|d| fv.get_nth_param(idx + 1 + d)).map(|v| v.into_int_value()).collect();
                     let mut strides: Vec<IntValue> =

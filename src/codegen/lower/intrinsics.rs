@@ -48,6 +48,10 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             wide.push(if same { self.half_to_f32(v.into_int_value(), s)?.into() } else { *v });
         }
         let r = self.math_of(m, Scalar::F32, &wide)?;
+        // `is_nan`, `is_finite`, `is_infinite` answer a `bool`: nothing to round.
+        if def.ret == builtins::RetTy::Bool {
+            return Ok(r);
+        }
         Ok(self.float_to_half(r.into_float_value(), Scalar::F32, s)?.into())
     }
 
@@ -78,7 +82,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 MathFn::Min => "minnum",
                 MathFn::Max => "maxnum",
                 MathFn::MulAdd => "fma",
-                _ => return Err(llvm_err(format!("no float lowering for {m:?}"))),
+                MathFn::Copysign => "copysign",
+                _ => return self.float_method(m, s, vals),
             };
             let f = self.intrinsic(&format!("llvm.{name}.f{bits}"), t, &vec![t; vals.len()]);
             let args: Vec<BasicMetadataValueEnum> = vals.iter().map(|v| (*v).into()).collect();
@@ -128,7 +133,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     _ => self.b.build_int_z_extend(r, u32t, "")?.into(),
                 }
             }
-            _ => return Err(llvm_err(format!("no integer lowering for {m:?}"))),
+            _ => return self.int_method(m, s, vals),
         };
         Ok(r)
     }

@@ -17,8 +17,11 @@ mod expr;
 mod function;
 mod half;
 mod intrinsics;
+mod loops;
 mod matching;
+mod math;
 mod memory;
+mod warp;
 
 use std::collections::HashMap;
 
@@ -68,6 +71,8 @@ struct Cx<'a, 'ctx> {
     input: &'a CompileInput<'a>,
     target: Target,
     host: bool,
+    /// Float multiplies and adds may be contracted (the kernel's `fmad`, else the options').
+    fmad: bool,
     shared: HashMap<(FuncId, usize), u64>,
     i1: IntType<'ctx>,
     i8: IntType<'ctx>,
@@ -98,6 +103,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         input,
         target,
         host: target == Target::Host,
+        fmad: input.program.fmad.unwrap_or(input.options.fmad),
         shared,
         i1: ctx.bool_type(),
         i8: ctx.i8_type(),
@@ -185,6 +191,16 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         }
     }
 
+    /// The integer type of `bits` bits (8, 16, 32 or 64): a value's bits as an integer.
+    fn int_bits(&self, bits: u32) -> IntType<'ctx> {
+        match bits {
+            8 => self.i8,
+            16 => self.ctx.i16_type(),
+            32 => self.i32,
+            _ => self.i64,
+        }
+    }
+
     fn mem_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
     }
@@ -202,6 +218,8 @@ struct FnLower<'c, 'a, 'ctx> {
     locals: Vec<Slot<'ctx>>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
     host_ctx: Option<PointerValue<'ctx>>,
+    /// `activemask()` call sites lowered so far (the host numbers each site).
+    activemask_sites: u32,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

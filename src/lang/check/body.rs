@@ -304,6 +304,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 ExprKind::Binary(BinOp::Rem, a, _) | ExprKind::CompoundAssign(BinOp::Rem, _, a) => {
                     a.ty.scalar().is_some_and(|s| s.is_float())
                 }
+                ExprKind::Builtin(Builtin::Math(MathFn::RemEuclid), a) => a[0].ty.scalar().is_some_and(|s| s.is_float()),
                 _ => false,
             };
             self.uses_libdevice |= float_rem;

@@ -188,19 +188,117 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let Place::Index(arr, idx) = place else {
                     return Err(Diagnostic::error(target.span, "atomics operate on array elements").label("here").into());
                 };
-                let class = if bi == Builtin::AtomicCas { Class::Scalar } else { Class::Numeric };
-                self.need(pty, class, target.span, format!("`{name}`"))?;
-                if let Some(Ty::Scalar(Scalar::Bool)) = self.u.ty(pty) {
-                    return Err(Diagnostic::error(target.span, format!("`{name}` does not take `bool` elements")).label("here").into());
-                }
+                self.atomic_element(bi, name, pty, target.span)?;
                 let elem_ref = Expr { kind: ExprKind::Index(arr, idx), ty: pty, span: target.span };
                 let mut out = vec![elem_ref];
                 for a in &args[1..] {
                     let x = self.expr(a)?;
-                    self.unify_or(x.span, pty, x.ty, &format!(" (the element type of the array `{name}` updates)"))?;
+                    if matches!(bi, Builtin::AtomicInc | Builtin::AtomicDec) {
+                        let u = self.u.known(Ty::Scalar(Scalar::U32));
+                        self.unify_or(x.span, u, x.ty, &format!(" (the limit of `{name}`)"))?;
+                    } else {
+                        self.unify_or(x.span, pty, x.ty, &format!(" (the element type of the array `{name}` updates)"))?;
+                    }
                     out.push(x);
                 }
                 Ok(Expr { kind: ExprKind::Builtin(bi, out), ty: pty, span })
+            }
+            Function::WarpQuery(bi) => {
+                self.no_generics(generics)?;
+                self.arity(name, 0, args.len(), span, None)?;
+                Ok(self.mk(ExprKind::Builtin(bi, Vec::new()), Ty::Scalar(Scalar::U32), span))
+            }
+            Function::Fence(scope) => {
+                self.no_generics(generics)?;
+                self.arity(name, 0, args.len(), span, None)?;
+                Ok(self.mk(ExprKind::Builtin(Builtin::Fence(scope), Vec::new()), Ty::Unit, span))
+            }
+            Function::ActiveMask => {
+                self.no_generics(generics)?;
+                self.arity(name, 0, args.len(), span, None)?;
+                self.uses_block_sync = true;
+                Ok(self.mk(ExprKind::Builtin(Builtin::ActiveMask, Vec::new()), Ty::Scalar(Scalar::U32), span))
+            }
+            Function::SyncWarp => {
+                self.no_generics(generics)?;
+                self.arity(name, 1, args.len(), span, None)?;
+                let mask = self.mask_arg(name, &args[0])?;
+                self.uses_block_sync = true;
+                Ok(self.mk(ExprKind::Builtin(Builtin::SyncWarp, vec![mask]), Ty::Unit, span))
+            }
+            Function::Vote(bi) => {
+                self.no_generics(generics)?;
+                self.arity(name, 2, args.len(), span, None)?;
+                let mask = self.mask_arg(name, &args[0])?;
+                let pred = self.expr(&args[1])?;
+                let b = self.u.known(Ty::Scalar(Scalar::Bool));
+                self.unify_or(pred.span, b, pred.ty, &format!(" (the predicate of `{name}`)"))?;
+                self.uses_block_sync = true;
+                let ty = if bi == Builtin::Ballot { Scalar::U32 } else { Scalar::Bool };
+                Ok(self.mk(ExprKind::Builtin(bi, vec![mask, pred]), Ty::Scalar(ty), span))
+            }
+            Function::Shuffle(mode) => {
+                self.no_generics(generics)?;
+                if args.len() != 3 && args.len() != 4 {
+                    let what = if mode == ShflMode::Idx {
+                        "lane"
+                    } else if mode == ShflMode::Xor {
+                        "lane_mask"
+                    } else {
+                        "delta"
+                    };
+                    return Err(Diagnostic::error(
+                        span,
+                        format!(
+                            "`{name}` takes 3 arguments (or 4 with a width) but {} {} supplied",
+                            args.len(),
+                            if args.len() == 1 { "was" } else { "were" }
+                        ),
+                    )
+                    .label("expected 3 arguments")
+                    .help(format!("write `{name}(mask, value, {what})` or `{name}(mask, value, {what}, width)`"))
+                    .into());
+                }
+                let mask = self.mask_arg(name, &args[0])?;
+                let v = self.expr(&args[1])?;
+                self.need(v.ty, Class::Numeric, v.span, format!("`{name}`"))
+                    .map_err(|d| d.help("warp shuffles move integers and floats; convert a `bool` with `as u32`"))?;
+                let lane = self.u32_arg(name, &args[2], "lane")?;
+                let width = match args.get(3) {
+                    Some(w) => Some(self.u32_arg(name, w, "width")?),
+                    None => None,
+                };
+                let width_c = width.as_ref().and_then(const_u128);
+                if let (Some(w), Some(we)) = (width_c, &width)
+                    && (w == 0 || w > builtins::WARP_SIZE as u128 || !w.is_power_of_two())
+                {
+                    return Err(Diagnostic::error(we.span, format!("a shuffle width of {w} is not a power of two from 1 to 32"))
+                        .label("invalid width")
+                        .help("the width splits the warp into segments of 1, 2, 4, 8, 16 or 32 lanes")
+                        .into());
+                }
+                if let Some(l) = const_u128(&lane) {
+                    let limit = width_c.unwrap_or(builtins::WARP_SIZE as u128);
+                    if l >= limit {
+                        let what = match mode {
+                            ShflMode::Idx => "lane",
+                            ShflMode::Xor => "lane mask",
+                            _ => "delta",
+                        };
+                        return Err(Diagnostic::error(
+                            lane.span,
+                            format!("{what} {l} is out of range for a warp segment of {limit} lanes"),
+                        )
+                        .label(format!("expected 0..{limit}"))
+                        .note("lanes are numbered 0 to 31 within a warp (0 to width - 1 within a segment)")
+                        .into());
+                    }
+                }
+                self.uses_block_sync = true;
+                let vty = v.ty;
+                let mut out = vec![mask, v, lane];
+                out.extend(width);
+                Ok(Expr { kind: ExprKind::Builtin(Builtin::Shfl(mode), out), ty: vty, span })
             }
             Function::SharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
@@ -247,6 +345,51 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(self.mk(ExprKind::DynSharedArray(*elem), Ty::Array(ArrayTy { elem: *elem, ndim: 1, writable: true }), span))
             }
         }
+    }
+
+    /// The element type an atomic updates must suit the operation: numbers for add, max, min
+    /// and exch, integers for the bitwise ops and sub, `u32` for inc and dec.
+    fn atomic_element(&mut self, bi: Builtin, name: &str, pty: super::unify::H, span: Span) -> CResult<()> {
+        let (class, on) = match bi {
+            Builtin::AtomicCas => (Class::Scalar, "integers and floats"),
+            Builtin::AtomicSub | Builtin::AtomicAnd | Builtin::AtomicOr | Builtin::AtomicXor => (Class::Int, "integers"),
+            Builtin::AtomicInc | Builtin::AtomicDec => (Class::Int, "`u32`"),
+            _ => (Class::Numeric, "integers and floats"),
+        };
+        let help = |d: Diagnostic| d.help(format!("`{name}` takes {on}"));
+        self.need(pty, class, span, format!("`{name}`")).map_err(|d| help(*d))?;
+        match self.u.ty(pty) {
+            Some(Ty::Scalar(Scalar::Bool)) => {
+                Err(help(Diagnostic::error(span, format!("`{name}` does not take `bool` elements")).label("here")).into())
+            }
+            Some(Ty::Scalar(s)) if matches!(bi, Builtin::AtomicInc | Builtin::AtomicDec) && s != Scalar::U32 => Err(help(
+                Diagnostic::error(span, format!("`{name}` takes `u32` elements, not `{s}`"))
+                    .label("not `u32`")
+                    .note("CUDA's atomicInc and atomicDec wrap at a limit and exist for 32-bit unsigned integers only"),
+            )
+            .into()),
+            _ => Ok(()),
+        }
+    }
+
+    /// A `u32` argument of a warp-level builtin.
+    fn u32_arg(&mut self, name: &str, a: &ast::Expr, what: &str) -> CResult<CExpr> {
+        let x = self.expr(a)?;
+        let u = self.u.known(Ty::Scalar(Scalar::U32));
+        self.unify_or(x.span, u, x.ty, &format!(" (the {what} of `{name}` is a `u32`)"))?;
+        Ok(x)
+    }
+
+    /// The lane mask of a warp-level builtin: a `u32` naming at least one lane.
+    fn mask_arg(&mut self, name: &str, a: &ast::Expr) -> CResult<CExpr> {
+        let m = self.u32_arg(name, a, "mask")?;
+        if const_u128(&m) == Some(0) {
+            return Err(Diagnostic::error(m.span, format!("the mask of `{name}` names no lane"))
+                .label("mask 0")
+                .help("bit i of the mask stands for lane i; `0xffff_ffff` is the whole warp, `activemask()` the lanes here now")
+                .into());
+        }
+        Ok(m)
     }
 
     pub(super) fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
@@ -304,6 +447,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Receiver::Int => Class::Int,
             Receiver::SignedOrFloat => Class::SignedOrFloat,
             Receiver::Numeric => Class::Numeric,
+            Receiver::SignedInt => Class::SignedInt,
         };
         self.need(r.ty, class, method.span, format!("method `{name}`")).map_err(|d| {
             let on = match def.receiver {
@@ -311,6 +455,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Receiver::Int => "integers",
                 Receiver::SignedOrFloat => "signed integers and floats",
                 Receiver::Numeric => "numbers",
+                Receiver::SignedInt => "signed integers",
             };
             d.help(format!("`{name}` is defined for {on}; convert the value with `as` first"))
         })?;
@@ -321,6 +466,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let want = match def.arg_ty {
                 ArgTy::SameAsSelf => rty,
                 ArgTy::I32 => self.u.known(Ty::Scalar(Scalar::I32)),
+                ArgTy::U32 => self.u.known(Ty::Scalar(Scalar::U32)),
             };
             self.unify_or(x.span, want, x.ty, &format!(" (the argument of `{name}`)"))?;
             out.push(x);
@@ -331,7 +477,40 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let ty = match def.ret {
             builtins::RetTy::SameAsSelf => rty,
             builtins::RetTy::U32 => self.u.known(Ty::Scalar(Scalar::U32)),
+            builtins::RetTy::Bool => self.u.known(Ty::Scalar(Scalar::Bool)),
+            builtins::RetTy::Unsigned => {
+                // Rust's `abs_diff` answers in the unsigned type of the receiver's width: the
+                // receiver's type must be known here.
+                let s = match self.u.ty(rty) {
+                    Some(Ty::Scalar(s)) => s,
+                    _ => {
+                        self.u.settle(rty);
+                        self.u.ty(rty).and_then(|t| t.scalar()).unwrap_or(Scalar::I32)
+                    }
+                };
+                self.u.known(Ty::Scalar(unsigned_of(s)))
+            }
         };
         Ok(Expr { kind: ExprKind::Builtin(Builtin::Math(def.func), out), ty, span })
+    }
+}
+
+/// The value of an integer literal or constant, where the argument is one.
+fn const_u128(e: &CExpr) -> Option<u128> {
+    match &e.kind {
+        ExprKind::PendingLit(PendingLit { int: Some(v), neg: false, .. }) => Some(*v),
+        ExprKind::Lit(v @ ScalarValue::Int(..)) => v.as_i128().and_then(|v| u128::try_from(v).ok()),
+        _ => None,
+    }
+}
+
+/// The unsigned integer type of `s`'s width (`s` itself when unsigned).
+fn unsigned_of(s: Scalar) -> Scalar {
+    match s {
+        Scalar::I8 => Scalar::U8,
+        Scalar::I16 => Scalar::U16,
+        Scalar::I32 => Scalar::U32,
+        Scalar::I64 => Scalar::U64,
+        other => other,
     }
 }

@@ -75,7 +75,7 @@ impl<'m> ModuleCx<'m> {
                 .label("while checking this file")
                 .into());
         };
-        Ok(Program { kernel, funcs, captures: self.captures, enums: self.enums, warnings: self.warnings })
+        Ok(Program { kernel, funcs, captures: self.captures, enums: self.enums, warnings: self.warnings, fmad: None })
     }
 
     pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {

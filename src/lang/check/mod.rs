@@ -108,7 +108,8 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         None => return Err(diag(cx.no_such_kernel(name))),
     };
     let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
-    let p = cx.finish(id).map_err(|d| diag(*d))?;
+    let mut p = cx.finish(id).map_err(|d| diag(*d))?;
+    p.fmad = f.options.fmad;
     check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }

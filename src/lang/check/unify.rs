@@ -152,6 +152,7 @@ pub(super) enum Class {
     Int,
     Float,
     SignedOrFloat,
+    SignedInt,
     IntOrBool,
     Scalar,
 }
@@ -163,6 +164,7 @@ impl Class {
             Class::Int => s.is_int(),
             Class::Float => s.is_float(),
             Class::SignedOrFloat => s.is_signed() || s.is_float(),
+            Class::SignedInt => s.is_signed(),
             Class::IntOrBool => s.is_int() || s == Scalar::Bool,
             Class::Scalar => true,
         }
@@ -170,7 +172,7 @@ impl Class {
     fn kind_ok(self, k: Kind) -> bool {
         match (self, k) {
             (_, Kind::Any) => true,
-            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool, Kind::Float) => false,
+            (Class::Float, Kind::Int) | (Class::Int | Class::IntOrBool | Class::SignedInt, Kind::Float) => false,
             _ => true,
         }
     }
@@ -180,6 +182,7 @@ impl Class {
             Class::Int => "an integer",
             Class::Float => "a float (`f16`, `bf16`, `f32` or `f64`)",
             Class::SignedOrFloat => "a signed integer or a float",
+            Class::SignedInt => "a signed integer",
             Class::IntOrBool => "an integer or `bool`",
             Class::Scalar => "a scalar",
         }

@@ -8,7 +8,7 @@ use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
 use super::expr::ident;
-use super::spans::spn;
+use super::spans::{sp, spn};
 use super::{Lower, PResult, unsupported};
 
 pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
@@ -16,9 +16,7 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
     let name = path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
     match name.as_str() {
         "kernel" if on_fn => {
-            if !matches!(attr.meta, syn::Meta::Path(_)) {
-                return Err(Diagnostic::error(spn(attr), "`#[kernel]` takes no arguments").label("written with arguments").into());
-            }
+            kernel_options(attr)?;
             Ok(true)
         }
         "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" | "cfg_attr" => Ok(false),
@@ -27,6 +25,48 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
             .help("supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing")
             .into()),
     }
+}
+
+/// The options of `#[kernel(..)]`: `fmad = true|false`. A bare `#[kernel]` has none.
+fn kernel_options(attr: &syn::Attribute) -> PResult<KernelOptions> {
+    let mut opts = KernelOptions::default();
+    let list = match &attr.meta {
+        syn::Meta::Path(_) => return Ok(opts),
+        syn::Meta::List(l) => l,
+        syn::Meta::NameValue(nv) => {
+            return Err(Diagnostic::error(spn(nv), "`#[kernel]` takes options in parentheses")
+                .label("not `#[kernel = ..]`")
+                .help("write `#[kernel]` or `#[kernel(fmad = false)]`")
+                .into());
+        }
+    };
+    let parsed = list.parse_args_with(syn::punctuated::Punctuated::<syn::MetaNameValue, syn::Token![,]>::parse_terminated);
+    let items = parsed.map_err(|e| {
+        Diagnostic::error(sp(e.span()), format!("malformed `#[kernel(..)]`: {e}"))
+            .label("here")
+            .help("options are `name = value` pairs: `#[kernel(fmad = false)]`")
+    })?;
+    for nv in items {
+        let key = nv.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+        match key.as_str() {
+            "fmad" => {
+                let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. }) = &nv.value else {
+                    return Err(Diagnostic::error(spn(&nv.value), "`fmad` is `true` or `false`").label("expected a bool").into());
+                };
+                if opts.fmad.is_some() {
+                    return Err(Diagnostic::error(spn(&nv), "`fmad` is given twice").label("repeated").into());
+                }
+                opts.fmad = Some(b.value);
+            }
+            _ => {
+                return Err(Diagnostic::error(spn(&nv.path), format!("unknown kernel option `{key}`"))
+                    .label("not an option of `#[kernel]`")
+                    .help("the options of `#[kernel(..)]`: `fmad = true|false` (fuse `a * b + c` into one rounding)")
+                    .into());
+            }
+        }
+    }
+    Ok(opts)
 }
 
 /// `pub`, `pub(crate)`, `pub(super)`, `pub(in path)`: all visible to the rest of the crate.
@@ -124,8 +164,12 @@ impl Lower {
 
     fn fn_item(&mut self, f: &syn::ItemFn) -> PResult<FnItem> {
         let mut is_kernel = false;
+        let mut options = KernelOptions::default();
         for a in &f.attrs {
-            is_kernel |= check_attr(a, true)?;
+            if check_attr(a, true)? {
+                is_kernel = true;
+                options = kernel_options(a)?;
+            }
         }
         let sig = &f.sig;
         if let Some(u) = &sig.unsafety {
@@ -169,6 +213,7 @@ impl Lower {
             module: self.module,
             public: is_pub(&f.vis),
             is_kernel,
+            options,
             params,
             ret,
             body: self.block(&f.block)?,

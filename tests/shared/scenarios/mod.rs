@@ -22,6 +22,7 @@ mod matching;
 mod math;
 mod programs;
 mod small_types;
+mod warp;
 
 pub use arithmetic::*;
 pub use arrays::*;
@@ -31,6 +32,7 @@ pub use matching::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
+pub use warp::*;
 
 /// A scenario: runs on a device, `Err` says what differed.
 pub type Scenario = fn(&Device) -> helpers::Outcome;
@@ -95,6 +97,15 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("histogram_small", histogram_small),
     ("small_casts", small_casts),
     ("bf16_gemm_tile", bf16_gemm_tile),
+    // Warp-level primitives, every atomic, the math methods of the second language version.
+    ("warp_reduce", warp_reduce),
+    ("warp_aggregated_atomics", warp_aggregated_atomics),
+    ("atomics_every_op", atomics_every_op),
+    ("softmax_warp", softmax_warp),
+    ("block_scan_warp", block_scan_warp),
+    ("stream_compaction", stream_compaction),
+    ("radix_sort_pass", radix_sort_pass),
+    ("math_methods_more", math_methods_more),
     // `match`, enums and kernels across files.
     ("state_machine", state_machine),
     ("match_ints", match_ints),

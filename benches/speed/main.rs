@@ -1,0 +1,39 @@
+//! `speed`: the execution-speed suite (see `suite.rs` and docs/benchmarks.md). On the GPU
+//! machine, from the repository root: `.gpu/speed --json OUT.json`; without a GPU:
+//! `cargo run --release --example speed -- --dry-run`.
+
+mod suite;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("usage: speed [--dry-run] [--reps N] [--batches N] [--json FILE] [--root DIR]");
+        return ExitCode::SUCCESS;
+    }
+    let opts = suite::Options {
+        dry_run: args.iter().any(|a| a == "--dry-run"),
+        reps: value("--reps").and_then(|v| v.parse().ok()).unwrap_or(10),
+        batches: value("--batches").and_then(|v| v.parse().ok()).unwrap_or(15),
+        root: value("--root").map(Into::into).unwrap_or_else(|| ".".into()),
+    };
+    match suite::run(&opts) {
+        Ok(report) => {
+            print!("{}", suite::table(&report));
+            if let Some(path) = value("--json") {
+                let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+                if let Err(e) = std::fs::write(&path, text) {
+                    eprintln!("error: {path}: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

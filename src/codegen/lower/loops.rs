@@ -1,0 +1,158 @@
+//! Loops with Rust's meaning and a trip count LLVM can compute: `for` over ranges (plain,
+//! inclusive, stepped), and the unroll hint NVPTX gets for loops whose trip count is known only
+//! at run time.
+
+use inkwell::IntPredicate;
+use inkwell::values::{AsValueRef, InstructionValue};
+
+use super::{FnLower, LoopBlocks, R, Slot};
+use crate::ir::*;
+
+/// Whether a loop with this body may be unrolled by a forced count: no barrier or warp-level
+/// operation (convergent: a copy of the loop for the remainder iterations would run them in
+/// divergent code) and no way out but the loop's own exit (LLVM does not unroll loops with
+/// other exits by a runtime count, and would warn that it could not).
+fn unrollable(p: &Program, body: &Block) -> bool {
+    let mut ok = true;
+    let mut seen = Vec::new();
+    check_block(p, body, &mut ok, &mut seen, true);
+    ok
+}
+
+fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, top: bool) {
+    visit_block(b, &mut |e| match &e.kind {
+        ExprKind::Builtin(b, _) if b.is_convergent() => *ok = false,
+        ExprKind::Return(_) | ExprKind::Break(..) if top => *ok = false,
+        ExprKind::Call(id, _) if !seen.contains(id) => {
+            seen.push(*id);
+            if let Some(f) = p.funcs.get(*id) {
+                check_block(p, &f.body, ok, seen, false);
+            }
+        }
+        _ => {}
+    });
+}
+
+impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    /// `for var in start..end` (or `..=`, or `.step_by(step)`) with Rust's meaning: no value past
+    /// the bound, no overflow near the type's maximum, `step_by(0)` stepping by one. The trip
+    /// count is computed before the loop, as Rust's `StepBy` does, and the loop counts it down
+    /// with a counter that cannot wrap: LLVM then knows the trip count and unrolls and
+    /// vectorises the loop (a strided loop whose exit test is `i < end` after a wrapping `+=`
+    /// has no computable trip count).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn for_loop(
+        &mut self,
+        id: LoopId,
+        var: LocalId,
+        start: &Expr,
+        end: &Expr,
+        inclusive: bool,
+        step: Option<&Expr>,
+        body: &Block,
+    ) -> R<()> {
+        let s = start.ty.scalar().unwrap_or(Scalar::I32);
+        let it = self.cx.scalar_ty(s).into_int_type();
+        let lo = self.scalar_of(start)?.into_int_value();
+        let hi = self.scalar_of(end)?.into_int_value();
+        // The step as given (a `usize`, 0 meaning 1), and narrowed to the loop's type for the
+        // increment: a step the narrower type cannot hold takes one step across the whole range,
+        // so its narrowed value is never added.
+        let step_v = match step {
+            Some(st) => {
+                let v = self.scalar_of(st)?.into_int_value();
+                // step_by(0) would loop forever; it steps by one instead.
+                let zero = self.cx.i64.const_zero();
+                let is0 = self.b.build_int_compare(IntPredicate::EQ, v, zero, "")?;
+                Some(self.b.build_select(is0, self.cx.i64.const_int(1, false), v, "")?.into_int_value())
+            }
+            None => None,
+        };
+        let step_narrow = match step_v {
+            Some(v) if s.bits() < 64 => Some(self.b.build_int_truncate(v, it, "")?),
+            other => other,
+        };
+        let (lt, le) = if s.is_signed() { (IntPredicate::SLT, IntPredicate::SLE) } else { (IntPredicate::ULT, IntPredicate::ULE) };
+        let go = self.b.build_int_compare(if inclusive { le } else { lt }, lo, hi, "")?;
+        let setup = self.ctx().append_basic_block(self.fv, "");
+        let bodyb = self.ctx().append_basic_block(self.fv, "");
+        let latch = self.ctx().append_basic_block(self.fv, "");
+        let exit = self.ctx().append_basic_block(self.fv, "");
+        self.b.build_conditional_branch(go, setup, exit)?;
+        self.b.position_at_end(setup);
+        // The index of the last iteration: (end - start - 1) / step, or (end - start) / step for
+        // `..=`. `end >= start` here, so the difference fits the type read as unsigned.
+        let span = self.b.build_int_sub(hi, lo, "")?;
+        let span = if inclusive { span } else { self.b.build_int_nuw_sub(span, it.const_int(1, false), "")? };
+        let last = match step_v {
+            Some(st) if s.bits() < 64 => {
+                let wide = self.b.build_int_z_extend(span, self.cx.i64, "")?;
+                let q = self.b.build_int_unsigned_div(wide, st, "")?;
+                self.b.build_int_truncate(q, it, "")?
+            }
+            Some(st) => self.b.build_int_unsigned_div(span, st, "")?,
+            None => span,
+        };
+        let counter = self.alloca(s)?;
+        let current = self.alloca(s)?;
+        let slot = self.alloca(s)?;
+        self.b.build_store(counter, it.const_zero())?;
+        self.b.build_store(current, lo)?;
+        self.locals[var] = Slot::Scalar(slot, s);
+        self.b.build_unconditional_branch(bodyb)?;
+        self.b.position_at_end(bodyb);
+        let i = self.b.build_load(it, current, "")?;
+        self.b.build_store(slot, i)?;
+        self.loops.insert(id, LoopBlocks { cont: latch, exit, value: None });
+        self.block(body)?;
+        if !self.terminated() {
+            self.b.build_unconditional_branch(latch)?;
+        }
+        self.b.position_at_end(latch);
+        let k = self.b.build_load(it, counter, "")?.into_int_value();
+        let i = self.b.build_load(it, current, "")?.into_int_value();
+        let one = it.const_int(1, false);
+        // k < last on the way back, so neither the counter nor (for unsigned types) the index
+        // wraps on any iteration that runs; after the last one the next index is never used.
+        self.b.build_store(counter, self.b.build_int_nuw_add(k, one, "")?)?;
+        let st = step_narrow.unwrap_or(one);
+        let next = if s.is_signed() { self.b.build_int_add(i, st, "")? } else { self.b.build_int_nuw_add(i, st, "")? };
+        self.b.build_store(current, next)?;
+        let done = self.b.build_int_compare(IntPredicate::EQ, k, last, "")?;
+        let backedge = self.b.build_conditional_branch(done, exit, bodyb)?;
+        // NVIDIA's compiler unrolls a loop whose trip count is known only at run time by 4; so
+        // does kache on NVPTX (LLVM's own allowance for NVPTX, a quarter of the usual cost
+        // threshold, unrolls a loop with a libdevice call in it by 2 or not at all). A constant
+        // trip count is left to LLVM, which unrolls such loops fully where it pays.
+        if !self.cx.host && !last.is_const() && unrollable(self.cx.input.program, body) {
+            self.set_unroll_count(backedge, 4);
+        }
+        self.b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// Marks the loop whose back edge is `backedge` to be unrolled `count` times
+    /// (`llvm.loop.unroll.count`).
+    pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32) {
+        use inkwell::llvm_sys::core as c;
+        use inkwell::llvm_sys::debuginfo as di;
+        let ctx = self.ctx().raw();
+        let key = "llvm.loop.unroll.count";
+        let kind = "llvm.loop";
+        // SAFETY: every handle comes from this context; the temporary node stands for the loop
+        // id's reference to itself and is replaced by the id before it is dropped, as LLVM's
+        // own front ends build self-referential loop ids.
+        unsafe {
+            let tmp = di::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
+            let name = c::LLVMMDStringInContext2(ctx, key.as_ptr().cast(), key.len());
+            let n = c::LLVMValueAsMetadata(self.cx.i32.const_int(count as u64, false).as_value_ref());
+            let mut pair = [name, n];
+            let hint = c::LLVMMDNodeInContext2(ctx, pair.as_mut_ptr(), 2);
+            let mut ops = [tmp, hint];
+            let id = c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 2);
+            di::LLVMMetadataReplaceAllUsesWith(tmp, id);
+            let kind_id = c::LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
+            c::LLVMSetMetadata(backedge.as_value_ref(), kind_id, c::LLVMMetadataAsValue(ctx, id));
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Tests: code as fast as NVRTC's. Floating-point contraction (`fmad`: on by default, off by
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+//! `Config::fmad(false)`, `--fmad false` and `#[kernel(fmad = false)]`, and keyed), read-only
+//! array parameters loaded through `ld.global.nc`, strided loops unrolled by 4 on NVPTX (the
+//! speed suite's reduction and softmax, pinned by their PTX), and `for` loops keeping Rust's
+//! meaning at the edges of their types.
+
+use kache::{Arch, Config, Device, Grid, Jit, Layout, Specialization, Target};
+
+use crate::common;
+
+fn sm_90() -> Target {
+    Target::Nvptx(Arch::parse("sm_90").unwrap())
+}
+
+fn ptx_with(config: Config, source: &str, kernel: &str) -> String {
+    let jit = Jit::new(config).unwrap();
+    let k = jit.load_source("fast.rs", source).unwrap().kernel(kernel).unwrap_or_else(|e| panic!("{e}"));
+    let c = k.compile(sm_90(), &Specialization::uniform(k.program(), Layout::C)).unwrap_or_else(|e| panic!("{e}"));
+    c.ptx().unwrap().to_string()
+}
+
+const AXPY: &str = r#"
+#[kernel]
+pub fn axpy(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+#[kernel(fmad = false)]
+pub fn axpy_unfused(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+#[kernel(fmad = true)]
+pub fn axpy_fused(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+"#;
+
+fn fused(ptx: &str) -> bool {
+    let fma = ptx.contains("fma.rn.f32");
+    let split = ptx.contains("mul.rn.f32") && ptx.contains("add.rn.f32");
+    assert!(fma != split, "neither one fma nor a multiply and an add:\n{ptx}");
+    fma
+}
+
+#[test]
+fn contraction_is_on_by_default_and_off_by_config_or_attribute() {
+    let on = Config::in_memory();
+    assert!(on.fmad, "fmad is on by default, as with nvcc");
+    assert!(fused(&ptx_with(on.clone(), AXPY, "axpy")));
+    assert!(!fused(&ptx_with(on.clone(), AXPY, "axpy_unfused")), "#[kernel(fmad = false)] overrides the default");
+    let off = Config::in_memory().fmad(false);
+    assert!(!fused(&ptx_with(off.clone(), AXPY, "axpy")));
+    assert!(fused(&ptx_with(off, AXPY, "axpy_fused")), "#[kernel(fmad = true)] overrides Config::fmad(false)");
+}
+
+#[test]
+fn contraction_is_keyed() {
+    let key = |config: Config, kernel: &str| {
+        let jit = Jit::new(config).unwrap();
+        let k = jit.load_source("fast.rs", AXPY).unwrap().kernel(kernel).unwrap();
+        k.explain(sm_90(), &Specialization::uniform(k.program(), Layout::C)).unwrap().key
+    };
+    let on = key(Config::in_memory(), "axpy");
+    assert_ne!(on, key(Config::in_memory().fmad(false), "axpy"), "the option changes the code, so the key");
+    // The attribute is part of the program: same body, different attribute, different key; and
+    // the attribute wins over the option, whatever the option says.
+    assert_ne!(key(Config::in_memory(), "axpy_fused"), key(Config::in_memory(), "axpy_unfused"));
+    // A disk cache serves each setting its own PTX.
+    let dir = tempfile::tempdir().unwrap();
+    let a = ptx_with(Config::in_memory().with_cache_dir(dir.path()), AXPY, "axpy");
+    let b = ptx_with(Config::in_memory().with_cache_dir(dir.path()).fmad(false), AXPY, "axpy");
+    assert!(fused(&a) && !fused(&b));
+}
+
+#[test]
+fn the_command_line_takes_fmad() {
+    let work = tempfile::tempdir().unwrap();
+    let src = work.path().join("axpy.rs");
+    std::fs::write(&src, AXPY).unwrap();
+    let run = |flag: Option<&str>| {
+        let out = work.path().join(format!("axpy-{}.ptx", flag.unwrap_or("default")));
+        let mut c = std::process::Command::new(common::kache_bin());
+        c.env("KACHE_DIR", work.path().join("cache")).env_remove("KACHE_FMAD").env_remove("KACHE_ARCH");
+        c.arg("compile").arg(&src).args(["--kernel", "axpy", "--arch", "sm_90", "-o"]).arg(&out);
+        if let Some(f) = flag {
+            c.args(["--fmad", f]);
+        }
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(out).unwrap()
+    };
+    assert!(fused(&run(None)));
+    assert!(fused(&run(Some("true"))));
+    assert!(!fused(&run(Some("false"))));
+    let o = std::process::Command::new(common::kache_bin()).arg("compile").arg(&src).args(["--fmad", "maybe"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "clap rejects a non-boolean");
+}
+
+#[test]
+fn kernel_options_are_checked() {
+    let jit = common::memory_jit();
+    for (src, want) in [
+        ("#[kernel(fmad = 1)]\npub fn k(x: &mut [f32]) {}", "`fmad` is `true` or `false`"),
+        ("#[kernel(fmad = true, fmad = false)]\npub fn k(x: &mut [f32]) {}", "`fmad` is given twice"),
+        ("#[kernel(unroll = 4)]\npub fn k(x: &mut [f32]) {}", "unknown kernel option `unroll`"),
+        ("#[kernel = true]\npub fn k(x: &mut [f32]) {}", "takes options in parentheses"),
+        ("#[kernel(fmad)]\npub fn k(x: &mut [f32]) {}", "malformed `#[kernel(..)]`"),
+    ] {
+        let e = jit.load_source("opts.rs", src).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains(want) && e.contains("opts.rs:1:"), "{src}: {e}");
+    }
+}
+
+#[test]
+fn a_read_only_array_beside_a_writable_one_loads_through_the_non_coherent_path() {
+    let ptx = ptx_with(Config::in_memory(), AXPY, "axpy");
+    // x is `&[f32]`: ld.global.nc; y is `&mut [f32]`: a plain load (it is written).
+    assert!(ptx.contains("ld.global.nc.f32"), "{ptx}");
+    assert!(ptx.lines().any(|l| l.contains("ld.global.f32")), "{ptx}");
+    // Through a device function, for N-d arrays and integers too.
+    let src = r#"
+fn at(m: &Array<u32, 2>, i: usize, j: usize) -> u32 { m[[i, j]] }
+#[kernel]
+pub fn k(m: &Array<u32, 2>, out: &mut [u32]) {
+    let i = global_id_x();
+    if i < out.len() { out[i] = at(m, i, 0) + at(m, i, 1); }
+}"#;
+    let ptx = ptx_with(Config::in_memory(), src, "k");
+    assert!(ptx.matches("ld.global.nc.u32").count() >= 2, "{ptx}");
+    if let Some(p) = common::ptxas() {
+        common::assemble(&p, &ptx, "k");
+    }
+}
+
+/// The PTX of a kernel of the speed suite (benches/speed/kernels.rs).
+fn speed_ptx(kernel: &str) -> String {
+    let jit = common::memory_jit();
+    let m = jit.load_file(common::root().join("benches/speed/kernels.rs")).unwrap();
+    let k = m.kernel(kernel).unwrap_or_else(|e| panic!("{e}"));
+    let c = k.compile(sm_90(), &Specialization::uniform(k.program(), Layout::C)).unwrap_or_else(|e| panic!("{e}"));
+    c.ptx().unwrap().to_string()
+}
+
+/// The `ld.global.nc.f32` of each basic block of a PTX function, in order (blocks start at labels).
+fn loads_per_block(ptx: &str) -> Vec<usize> {
+    let mut out = vec![0];
+    for l in ptx.lines() {
+        if l.starts_with("$L__") {
+            out.push(0);
+        }
+        if l.contains("ld.global.nc.f32") {
+            *out.last_mut().unwrap() += 1;
+        }
+    }
+    out.into_iter().filter(|n| *n > 0).collect()
+}
+
+#[test]
+fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
+    // The grid-strided loop of the block reduction: a body of 4 loads, and a remainder of 1.
+    let reduce = speed_ptx("reduce_block");
+    assert_eq!(loads_per_block(&reduce), vec![4, 1], "{reduce}");
+    // The row softmax: its three block-strided loops (maximum, sum of exponentials, output),
+    // each 4 loads unrolled and 1 in the remainder.
+    let softmax = speed_ptx("softmax_rows");
+    assert_eq!(loads_per_block(&softmax), vec![4, 1, 4, 1, 4, 1], "{softmax}");
+    assert_eq!(softmax.matches("st.global.f32").count(), 5, "{softmax}");
+    // A loop with a barrier in it is not unrolled by a forced count (LLVM could not, and
+    // would say so on stderr): the tiled matmul's loop over tiles stays one copy.
+    let matmul = speed_ptx("matmul_tiled");
+    assert_eq!(matmul.matches("bar.sync").count(), 2, "{matmul}");
+    assert!(matmul.matches("fma.rn.f32").count() >= 32, "the inner tile loop is unrolled and fused:\n{matmul}");
+    if let Some(p) = common::ptxas() {
+        for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax), ("matmul_tiled", &matmul)] {
+            common::assemble(&p, t, k);
+        }
+    }
+}
+
+#[test]
+fn kernels_and_device_functions_must_progress() {
+    let jit = common::memory_jit();
+    let k = jit
+        .load_source("p.rs", "fn f(x: u32) -> u32 { x + 1 }\n#[kernel]\npub fn k(o: &mut [u32]) { o[0] = f(o[1]); }")
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    let input = kache::codegen::CompileInput {
+        program: k.program(),
+        spec: &Specialization::uniform(k.program(), Layout::C),
+        captures: &[],
+        options: Config::in_memory().options(Target::Host),
+        libdevice: None,
+    };
+    let ir = kache::codegen::emit_llvm_ir(&input).unwrap();
+    let attrs: Vec<&str> = ir.lines().filter(|l| l.starts_with("attributes #")).collect();
+    assert!(attrs.iter().any(|l| l.contains("mustprogress")), "{ir}");
+}
+
+/// `for` over every kind of range keeps Rust's meaning: the same values in the same order as
+/// Rust's own iterators, at the edges of each type and with steps past the range.
+#[test]
+fn ranges_run_as_rust_iterates_them_at_the_edges_of_their_types() {
+    let src = r#"
+#[kernel]
+pub fn walk_u32(lo: u32, hi: u32, step: usize, inclusive: bool, out: &mut [u32], count: &mut [u32]) {
+    let mut n = 0;
+    if inclusive {
+        for i in (lo..=hi).step_by(step) { if (n as usize) < out.len() { out[n as usize] = i; } n += 1; }
+    } else {
+        for i in (lo..hi).step_by(step) { if (n as usize) < out.len() { out[n as usize] = i; } n += 1; }
+    }
+    count[0] = n;
+}
+#[kernel]
+pub fn walk_i32(lo: i32, hi: i32, step: usize, inclusive: bool, out: &mut [i32], count: &mut [u32]) {
+    let mut n = 0;
+    if inclusive {
+        for i in (lo..=hi).step_by(step) { if (n as usize) < out.len() { out[n as usize] = i; } n += 1; }
+    } else {
+        for i in (lo..hi).step_by(step) { if (n as usize) < out.len() { out[n as usize] = i; } n += 1; }
+    }
+    count[0] = n;
+}
+"#;
+    let jit = common::memory_jit();
+    let m = jit.load_source("ranges.rs", src).unwrap();
+    let dev = Device::host();
+    // One kernel object each: a new one would JIT-compile its host code again.
+    let walk_u32 = m.kernel("walk_u32").unwrap();
+    let walk_i32 = m.kernel("walk_i32").unwrap();
+    let cap = 16usize;
+    let edges_u = [0u32, 1, 2, 7, 100, u32::MAX / 2, u32::MAX - 7, u32::MAX - 1, u32::MAX];
+    let edges_i = [i32::MIN, i32::MIN + 1, -9, -1, 0, 1, 5, i32::MAX - 3, i32::MAX];
+    let steps = [1usize, 2, 3, 7, 1 << 31, (1 << 32) + 1, usize::MAX];
+    let mut checked = 0;
+    for &lo in &edges_u {
+        for &hi in &edges_u {
+            for &step in &steps {
+                for inclusive in [false, true] {
+                    // Rust's own count (exact for these iterators) and first values.
+                    let (len, want): (usize, Vec<u32>) = if inclusive {
+                        let r = (lo..=hi).step_by(step);
+                        (r.size_hint().0, r.take(cap).collect())
+                    } else {
+                        let r = (lo..hi).step_by(step);
+                        (r.size_hint().0, r.take(cap).collect())
+                    };
+                    if len > 1 << 16 {
+                        continue;
+                    }
+                    let mut out = dev.alloc::<u32>(&[cap]).unwrap();
+                    let mut count = dev.alloc::<u32>(&[1]).unwrap();
+                    walk_u32.launch(&dev, Grid::linear(1, 1), (lo, hi, step, inclusive, &mut out, &mut count)).unwrap();
+                    let n = count.download().unwrap()[0] as usize;
+                    let got = out.download().unwrap();
+                    assert_eq!(n, len, "u32 {lo}..{}{hi} step {step}", if inclusive { "=" } else { "" });
+                    assert_eq!(&got[..n.min(cap)], &want[..], "u32 {lo}..{hi} step {step}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    for &lo in &edges_i {
+        for &hi in &edges_i {
+            for &step in &steps {
+                for inclusive in [false, true] {
+                    // Rust's own count (exact for these iterators) and first values.
+                    let (len, want): (usize, Vec<i32>) = if inclusive {
+                        let r = (lo..=hi).step_by(step);
+                        (r.size_hint().0, r.take(cap).collect())
+                    } else {
+                        let r = (lo..hi).step_by(step);
+                        (r.size_hint().0, r.take(cap).collect())
+                    };
+                    if len > 1 << 16 {
+                        continue;
+                    }
+                    let mut out = dev.alloc::<i32>(&[cap]).unwrap();
+                    let mut count = dev.alloc::<u32>(&[1]).unwrap();
+                    walk_i32.launch(&dev, Grid::linear(1, 1), (lo, hi, step, inclusive, &mut out, &mut count)).unwrap();
+                    let n = count.download().unwrap()[0] as usize;
+                    let got = out.download().unwrap();
+                    assert_eq!(n, len, "i32 {lo}..{}{hi} step {step}", if inclusive { "=" } else { "" });
+                    assert_eq!(&got[..n.min(cap)], &want[..], "i32 {lo}..{hi} step {step}");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 500, "{checked}");
+}

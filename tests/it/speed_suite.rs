@@ -1,0 +1,35 @@
+//! Tests: the execution-speed suite's dry run (benches/speed/): every kache kernel of the suite
+//! compiles for sm_90 (and ptxas accepts it), NVRTC compiles the CUDA twins on the CPU, and
+//! every kache kernel gives the reference's answer on the host backend. Speed itself is
+//! measured on the GPU only (docs/benchmarks.md).
+
+#[path = "../../benches/speed/suite.rs"]
+#[allow(dead_code)]
+mod suite;
+
+#[test]
+fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
+    if kache::toolchain::find_ptxas().is_none() && std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
+        panic!("ptxas not found and KACHE_REQUIRE_PTXAS=1");
+    }
+    let opts = suite::Options { dry_run: true, reps: 1, batches: 1, root: crate::common::root() };
+    let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));
+    let kernels: Vec<&str> = report.rows.iter().map(|r| r.kernel.as_str()).collect();
+    assert_eq!(kernels, ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan"]);
+    assert!(report.rows.iter().all(|r| r.implementation == "kache"));
+    let table = suite::table(&report);
+    assert!(table.contains("histogram") && table.contains("exact"), "{table}");
+}
+
+/// The numba-cuda and Triton twins run only on the GPU machine; here they must at least parse.
+#[test]
+fn the_python_twins_parse() {
+    let root = crate::common::root();
+    let o = std::process::Command::new("python3")
+        .args(["-c", "import ast, sys\nfor p in sys.argv[1:]: ast.parse(open(p).read(), p)"])
+        .arg(root.join("benches/speed/numba_speed.py"))
+        .arg(root.join("benches/speed/triton_speed.py"))
+        .output()
+        .expect("python3 runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

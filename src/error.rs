@@ -57,6 +57,19 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
+    /// A generic kernel was asked for something only an instance has (code, a key).
+    #[error(
+        "kernel `{kernel}` is generic over <{generics}>: compile an instance, like `{kernel}::<{example}>`, or launch it and its \
+         argument types choose the instance"
+    )]
+    GenericKernel {
+        /// Kernel name.
+        kernel: String,
+        /// Its generic parameters (`T: Float, const N: usize`).
+        generics: String,
+        /// Example generic arguments (`f32, 16`).
+        example: String,
+    },
     /// An array description is inconsistent.
     #[error("invalid array: {0}")]
     BadArray(String),

@@ -13,8 +13,10 @@ use std::sync::Arc;
 use crate::span::Span;
 
 mod builtin;
+mod generic;
 
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
+pub use generic::{Bound, ParamArrayTy, TypeParam};
 
 /// A scalar type of the kernel language.
 ///
@@ -197,6 +199,12 @@ pub enum Ty {
     Array(ArrayTy),
     /// A C-like enum of the source ([`Program::enums`]), represented as its discriminant.
     Enum(EnumTy),
+    /// A type parameter, in a generic body checked at its definition (never in a compiled
+    /// program).
+    Param(TypeParam),
+    /// An array of a type parameter's elements, in a generic body checked at its definition
+    /// (never in a compiled program).
+    ParamArray(ParamArrayTy),
 }
 
 impl Ty {
@@ -239,6 +247,12 @@ impl fmt::Display for Ty {
             Ty::Scalar(s) => write!(f, "{s}"),
             Ty::Array(a) => write!(f, "{a}"),
             Ty::Enum(e) => write!(f, "enum #{} ({})", e.id, e.repr),
+            // Diagnostics name type parameters as written; this spelling is for debugging.
+            Ty::Param(p) => write!(f, "T{}", p.index),
+            Ty::ParamArray(a) => {
+                let m = if a.writable { "&mut " } else { "&" };
+                if a.ndim == 1 { write!(f, "{m}[T{}]", a.elem.index) } else { write!(f, "{m}Array<T{}, {}>", a.elem.index, a.ndim) }
+            }
         }
     }
 }

@@ -60,7 +60,7 @@ pub use error::{Error, Result};
 /// `bf16` (re-exported so callers name the same version).
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
-pub use jit::{CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, Module, Origin};
+pub use jit::{CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 pub use target::{Arch, Specialization, Target};

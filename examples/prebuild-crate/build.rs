@@ -8,6 +8,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .arch("sm_90")
         .global("GAIN", 2.0f32)
         .global("TAPS", vec![0.25f32, 0.5, 0.25])
+        .instances("scale", ["f32", "i64"])
         .build()?;
     Ok(())
 }

@@ -102,12 +102,14 @@ impl Jit {
 }
 
 impl Module {
-    /// Compiles every `#[kernel]` function of the module for `target` (array parameters
-    /// C-contiguous) through [`Jit::compile_many`]: one pass over the cache for the whole file.
-    /// The kernels in [`kernel_names`](Self::kernel_names)'s order; the first error if any
+    /// Compiles every kernel [`kernels_to_compile`](Self::kernels_to_compile) lists (the
+    /// `#[kernel]` functions, and the instances of generic kernels whose every instance is
+    /// known) for `target`, array parameters C-contiguous, through [`Jit::compile_many`]: one
+    /// pass over the cache for the whole file. In that list's order; the first error if any
     /// kernel fails to check or compile.
     pub fn compile_all(&self, target: Target) -> Result<Vec<Arc<CompiledKernel>>> {
-        let requests = self.kernel_names().iter().map(|n| Ok(CompileRequest::new(&self.kernel(n)?, target))).collect::<Result<Vec<_>>>()?;
+        let names = self.kernels_to_compile()?.names;
+        let requests = names.iter().map(|n| Ok(CompileRequest::new(&self.kernel(n)?, target))).collect::<Result<Vec<_>>>()?;
         self.jit.compile_many(&requests).into_iter().collect()
     }
 }

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
+use super::generic::GenericPart;
 use super::launch::{check_args, check_capture_locations};
 use super::module::Module;
 use super::{Jit, Source};
@@ -15,8 +16,9 @@ use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
+use crate::lang::GenericKernelSig;
 use crate::library::CodeLibrary;
-use crate::runtime::{Device, Grid, KernelArgs};
+use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
 use crate::target::{Arch, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
@@ -31,6 +33,9 @@ pub(super) struct KernelInner {
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
     compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
+    /// Set for a generic kernel: its `program` is then its definition, and launches run
+    /// instances.
+    pub(super) generic: Option<GenericPart>,
     _source: Arc<Source>,
 }
 
@@ -102,8 +107,16 @@ impl KernelInner {
             captures,
             signature,
             compiled: Mutex::new(HashMap::new()),
+            generic: None,
             _source: module.source.clone(),
         })
+    }
+
+    /// A generic kernel: its definition, from which launches make instances.
+    pub(super) fn new_generic(module: &Module, g: crate::lang::GenericKernel, bindings: &[CaptureValue]) -> Result<KernelInner> {
+        let mut k = KernelInner::new(module, &g.sig.name, g.program, bindings)?;
+        k.generic = Some(GenericPart::new(g.sig, module.clone()));
+        Ok(k)
     }
 }
 
@@ -116,17 +129,20 @@ pub struct Kernel {
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums))
+        match &self.inner.generic {
+            Some(g) => write!(f, "Kernel({})", g.sig.signature),
+            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums)),
+        }
     }
 }
 
 impl Kernel {
-    /// Kernel name.
+    /// Kernel name; an instance's name for an instance (`axpy::<f32>`).
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
-    /// Parameter names and types.
+    /// Parameter names and types (for a generic kernel, with [`Ty::Param`] types).
     pub fn signature(&self) -> &[(String, Ty)] {
         &self.inner.signature
     }
@@ -138,7 +154,56 @@ impl Kernel {
         &self.inner.enums
     }
 
-    /// The checked program: the kernel and everything it reaches.
+    /// Whether this is a generic kernel (not one of its instances): launching it runs the
+    /// instance its argument types need; code and keys exist only for instances.
+    pub fn is_generic(&self) -> bool {
+        self.inner.generic.is_some()
+    }
+
+    /// A generic kernel's generic parameters and parameters; `None` for a kernel that is not
+    /// generic (instances included).
+    pub fn generic_signature(&self) -> Option<&GenericKernelSig> {
+        self.inner.generic.as_ref().map(|g| &g.sig)
+    }
+
+    /// The instance of this generic kernel for the generic arguments `args`, written as in a
+    /// turbofish: `k.instance("f64")` is `module.kernel("axpy::<f64>")`. Made once and kept.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let m = jit.load_source("g.rs", "#[kernel] pub fn fill<T: Num>(x: &mut [T], v: T) { let i = global_id_x(); if i < x.len() { x[i] = v; } }")?;
+    /// let fill = m.kernel("fill")?;
+    /// assert!(fill.is_generic());
+    /// assert_eq!(fill.instance("u32")?.name(), "fill::<u32>");
+    /// assert!(fill.instance("bool").is_err()); // `bool` is not `Num`
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn instance(&self, args: &str) -> Result<Kernel> {
+        let Some(g) = &self.inner.generic else {
+            return Err(Error::BadArgument {
+                kernel: self.inner.name.clone(),
+                param: "(generic arguments)".into(),
+                problem: "the kernel is not generic".into(),
+            });
+        };
+        g.instance_named(&format!("{}::<{args}>", self.inner.name))
+    }
+
+    /// The names of the instances this generic kernel has made so far (by launches and by
+    /// [`Kernel::instance`]), sorted; empty for a kernel that is not generic.
+    pub fn instances(&self) -> Vec<String> {
+        self.inner.generic.as_ref().map(|g| g.instance_names()).unwrap_or_default()
+    }
+
+    fn not_generic(&self) -> Result<()> {
+        match &self.inner.generic {
+            Some(g) => Err(g.not_an_instance()),
+            None => Ok(()),
+        }
+    }
+
+    /// The checked program: the kernel and everything it reaches (for a generic kernel, its
+    /// definition as checked against its bounds, which is not compiled).
     pub fn program(&self) -> &Program {
         &self.inner.program
     }
@@ -160,6 +225,7 @@ impl Kernel {
     }
 
     fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+        self.not_generic()?;
         let options = self.inner.jit.config().options(target);
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
@@ -186,6 +252,7 @@ impl Kernel {
     }
 
     fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+        self.not_generic()?;
         if let Some(c) = self.memoized(target, spec) {
             return Ok(c);
         }
@@ -321,8 +388,18 @@ impl Kernel {
 
     /// Checks `args` against the signature, compiles the matching specialisation on first use
     /// and launches it on `device`. Nothing runs if an argument does not match.
+    ///
+    /// A generic kernel runs the instance the argument types need (each type parameter is the
+    /// type of the scalars and array elements declared with it), checked and compiled on first
+    /// use, then kept.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        let args = args.args()?;
+        self.launch_values(device, grid, args.args()?)
+    }
+
+    fn launch_values(&self, device: &Device, grid: Grid, args: Vec<ArgValue>) -> Result<()> {
+        if let Some(g) = &self.inner.generic {
+            return g.instance_for(&args)?.launch_values(device, grid, args);
+        }
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
@@ -358,6 +435,7 @@ impl Kernel {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
+        self.not_generic()?;
         if !cubin.starts_with(b"\x7fELF") {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));
         }
@@ -384,6 +462,7 @@ impl Kernel {
     /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
     /// device array fails with [`Error::NotSerializable`].
     pub fn serialize(&self, target: Target) -> Result<Vec<u8>> {
+        self.not_generic()?;
         let lib = self.library();
         if let Err(refs) = lib.persistable() {
             return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: refs[0].describe() });

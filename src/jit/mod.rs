@@ -4,6 +4,7 @@
 
 mod batch;
 mod compiled;
+mod generic;
 mod kernel;
 mod launch;
 mod module;
@@ -13,7 +14,7 @@ pub use batch::CompileRequest;
 pub use compiled::{CompiledKernel, Origin};
 pub use kernel::Kernel;
 pub(crate) use launch::check_args;
-pub use module::{FactoryArgs, Module};
+pub use module::{FactoryArgs, KernelsToCompile, Module};
 
 use std::collections::HashMap;
 use std::path::Path;

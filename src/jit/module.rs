@@ -30,6 +30,15 @@ impl std::fmt::Debug for Module {
     }
 }
 
+/// The kernels [`Module::kernels_to_compile`] lists.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelsToCompile {
+    /// Kernel and instance names, in source order (instances in the order of their types).
+    pub names: Vec<String>,
+    /// Generic kernels left out (their signature), and why.
+    pub left_out: Vec<(String, String)>,
+}
+
 /// Arguments of a factory: a tuple of values that can be captured (up to 8), or a vector.
 pub trait FactoryArgs {
     /// The values, in parameter order.
@@ -170,14 +179,90 @@ impl Module {
 
     /// The `#[kernel]` function `name`, type-checked with the bound globals (compiled on first
     /// launch, through the cache).
+    ///
+    /// `name` may name an instance of a generic kernel, `axpy::<f64>` or `conv1d::<f32, 3>`
+    /// (spaces do not matter; constants may be expressions and `const` items). A generic kernel
+    /// named without arguments is checked against its bounds and returned as a generic
+    /// [`Kernel`]: each launch runs the instance its argument types need.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let env = self.env();
+        let resolved = lang::resolve_kernel_name(&self.source.ast, &env, name.trim())?;
+        let name = resolved.canonical.as_str();
         let id = self.request_id("kernel", name, &[]);
         self.memo(id, || {
-            let program = lang::check_kernel(&self.source.ast, &self.env(), name)?;
-            self.warn(&program);
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
+            if resolved.args.is_empty() && self.source.ast.func(name).is_some_and(|f| f.is_kernel && f.is_generic()) {
+                let g = lang::check_generic_kernel(&self.source.ast, &env, name)?;
+                return KernelInner::new_generic(self, g, &bindings);
+            }
+            let program = lang::check_kernel(&self.source.ast, &env, name)?;
+            self.warn(&program);
             KernelInner::new(self, name, program, &bindings)
         })
+    }
+
+    /// What compiling every kernel of the module means (`kache compile FILE` without
+    /// `--kernel`, the prebuild step without an instance list): each kernel that is not generic,
+    /// and each instance of each generic kernel whose generic parameters are all type
+    /// parameters (every type its bounds admit; `axpy<T: Float>` gives `axpy::<f16>` ..
+    /// `axpy::<f64>`). A generic kernel with a const parameter, or with more than
+    /// [`GenericKernelSig::MAX_INSTANCES`](lang::GenericKernelSig::MAX_INSTANCES) instances, is
+    /// left out, with the reason.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let m = jit.load_source("g.rs", r#"
+    ///     #[kernel] pub fn zero(x: &mut [f32]) { x[0] = 0.0; }
+    ///     #[kernel] pub fn neg<T: Float>(x: &mut [T]) { x[0] = -x[0]; }
+    ///     #[kernel] pub fn tile<const N: usize>(x: &mut [f32]) { x[0] = N as f32; }
+    /// "#)?;
+    /// let all = m.kernels_to_compile()?;
+    /// assert_eq!(all.names, ["zero", "neg::<f16>", "neg::<bf16>", "neg::<f32>", "neg::<f64>"]);
+    /// assert_eq!(all.left_out[0].0, "tile<const N: usize>(x: &mut [f32])");
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn kernels_to_compile(&self) -> Result<KernelsToCompile> {
+        let generic = self.generic_kernels()?;
+        let mut out = KernelsToCompile::default();
+        for name in self.kernel_names() {
+            match generic.iter().find(|g| g.name == name) {
+                None => out.names.push(name),
+                Some(g) => match g.every_instance() {
+                    Ok(names) => out.names.extend(names),
+                    Err(why) => out.left_out.push((g.signature.clone(), why)),
+                },
+            }
+        }
+        Ok(out)
+    }
+
+    /// The generic kernels of the module with their generic parameters and parameters, each
+    /// checked against its bounds.
+    ///
+    /// ```
+    /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
+    /// let m = jit.load_source("g.rs", r#"
+    ///     #[kernel]
+    ///     pub fn scale<T: Float, const N: usize>(x: &mut [T], by: T) {
+    ///         let i = global_id_x();
+    ///         if i < x.len() { x[i] *= by; }
+    ///     }
+    /// "#)?;
+    /// let g = m.generic_kernels()?;
+    /// assert_eq!(g[0].signature, "scale<T: Float, const N: usize>(x: &mut [T], by: T)");
+    /// assert_eq!(g[0].generics[1].to_string(), "const N: usize");
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn generic_kernels(&self) -> Result<Vec<lang::GenericKernelSig>> {
+        let env = self.env();
+        let mut out = Vec::new();
+        for f in self.source.ast.items.iter().filter_map(|i| match i {
+            lang::ast::Item::Fn(f) if f.is_kernel && f.is_generic() => Some(f),
+            _ => None,
+        }) {
+            out.push(lang::check_generic_kernel(&self.source.ast, &env, &self.source.ast.qualified(f.module, &f.name.name))?.sig);
+        }
+        Ok(out)
     }
 
     /// Instantiates the factory `factory` with `args` (its parameters become the closure's

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use super::source::SourceFile;
-use crate::ir::{BinOp, LogicOp, Scalar, UnOp};
+use crate::ir::{BinOp, Bound, LogicOp, Scalar, UnOp};
 use crate::span::Span;
 
 /// A parsed kernel crate: the root file and the modules its `mod` items declare (inline or in
@@ -85,7 +85,8 @@ impl SourceModule {
         })
     }
 
-    /// Names of the `#[kernel]` functions (qualified outside the root), in source order.
+    /// Names of the `#[kernel]` functions (generic ones included; qualified outside the root), in
+    /// source order.
     pub fn kernel_names(&self) -> Vec<String> {
         self.items
             .iter()
@@ -234,6 +235,36 @@ pub struct FnItem {
     pub body: Block,
     /// The signature, for messages.
     pub sig_span: Span,
+    /// Generic parameters (`<T: Float, const N: usize>`, with the `where` clause's bounds
+    /// merged in), in order; empty for a function that is not generic.
+    pub generics: Vec<GenericParamDef>,
+}
+
+impl FnItem {
+    /// Whether the function has generic parameters.
+    pub fn is_generic(&self) -> bool {
+        !self.generics.is_empty()
+    }
+}
+
+/// A generic parameter of a function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GenericParamDef {
+    /// Its name.
+    pub name: Ident,
+    /// A type or a constant.
+    pub kind: GenericParamKind,
+    /// The whole parameter (with its bounds).
+    pub span: Span,
+}
+
+/// What a generic parameter stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenericParamKind {
+    /// A type parameter with its bound (`T: Float`).
+    Type(Bound),
+    /// A const parameter of a scalar type (`const N: usize`).
+    Const(Scalar),
 }
 
 /// A parameter.
@@ -276,10 +307,12 @@ pub enum TypeExpr {
     Unit(Span),
     /// A scalar.
     Scalar(Scalar, Span),
+    /// A type parameter of the enclosing generic function (`T`).
+    Param(Ident),
     /// `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`.
     ArrayRef {
-        /// Element type.
-        elem: Scalar,
+        /// Element type: a scalar or a type parameter.
+        elem: Box<TypeExpr>,
         /// Dimensions.
         ndim: u8,
         /// `&mut`
@@ -306,6 +339,7 @@ impl TypeExpr {
     pub fn span(&self) -> Span {
         match self {
             TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) => *s,
+            TypeExpr::Param(i) => i.span,
             TypeExpr::ArrayRef { span, .. } | TypeExpr::Fixed { span, .. } => *span,
         }
     }
@@ -371,6 +405,19 @@ pub enum GenericArg {
     Type(TypeExpr),
     /// A constant expression.
     Const(Expr),
+    /// `_`: inferred.
+    Infer(Span),
+}
+
+impl GenericArg {
+    /// Where.
+    pub fn span(&self) -> Span {
+        match self {
+            GenericArg::Type(t) => t.span(),
+            GenericArg::Const(e) => e.span,
+            GenericArg::Infer(s) => *s,
+        }
+    }
 }
 
 /// An expression.
@@ -389,6 +436,13 @@ pub enum ExprKind {
     Lit(Lit),
     /// A name.
     Path(Ident),
+    /// An associated constant of a type parameter: `T::ZERO`, `T::MAX`.
+    ParamConst {
+        /// The type parameter.
+        param: Ident,
+        /// The constant's name.
+        name: Ident,
+    },
     /// A path of two or more segments: `Mode::Add`, `common::SCALE`, `crate::common::dot`
     /// (associated constants such as `f32::MAX` are literals already).
     QPath(Vec<Ident>),

@@ -14,10 +14,13 @@ mod source;
 mod syntax;
 
 pub use crate::span::Span;
-pub use check::{Env, KernelSig, ModuleSummary, check_factory, check_kernel, check_module};
+pub use check::{
+    Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary, check_factory,
+    check_generic_kernel, check_kernel, check_module, file_stem, infer_instance, instance_name, resolve_kernel_name, show_ty,
+};
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::SourceFile;
 pub use syntax::{
     MAX_BRACKET_DEPTH, MAX_CRATE_FILES, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES, MemorySources, SourceLoader, parse, parse_bytes, parse_crate,
-    parse_scalar_literal,
+    parse_instance_name, parse_scalar_literal,
 };

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use super::generate::{GenGlobal, GenKernel, GenModule, generate};
-use super::names::{first_collision, rust_name};
+use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::error::{Error, Result};
@@ -57,6 +57,8 @@ pub struct Builder {
     kernels_dir: Option<PathBuf>,
     archs: Vec<String>,
     globals: Vec<(String, CaptureValue)>,
+    /// Instances to build, by generic kernel name: each the generic arguments of a turbofish.
+    instances: Vec<(String, Vec<String>)>,
     errors: Vec<String>,
     out_file: Option<String>,
     out_dir: Option<PathBuf>,
@@ -136,6 +138,28 @@ impl Builder {
         self
     }
 
+    /// Lists the instances of the generic kernel `kernel` to build, each written as the
+    /// arguments of its turbofish: `.instances("axpy", ["f32", "f64"])` builds `axpy::<f32>`
+    /// and `axpy::<f64>`, `.instances("conv1d", ["f32, 3"])` builds `conv1d::<f32, 3>`.
+    /// Repeatable; the list applies to the generic kernel of that name in every kernel file.
+    /// A generic kernel without a list gets what `kache compile` builds without `--kernel`:
+    /// every instance when its generic parameters are all type parameters
+    /// ([`Module::kernels_to_compile`](crate::Module::kernels_to_compile)), else nothing and a
+    /// warning. Each instance gets its own typed launch function: `axpy::<f32>` becomes
+    /// `axpy_f32` (docs/prebuild.md, "Generic kernels").
+    pub fn instances<I, S>(mut self, kernel: &str, args: I) -> Builder
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let list: Vec<String> = args.into_iter().map(|a| a.as_ref().to_string()).collect();
+        match self.instances.iter_mut().find(|(k, _)| k == kernel) {
+            Some((_, l)) => l.extend(list),
+            None => self.instances.push((kernel.to_string(), list)),
+        }
+        self
+    }
+
     /// The generated file's name in the output folder (default `kache_kernels.rs`).
     pub fn out_file(mut self, name: &str) -> Builder {
         self.out_file = Some(name.to_string());
@@ -209,6 +233,7 @@ impl Builder {
         let mut data = DataFiles::new(out_dir.join("kache"))?;
         let mut modules = Vec::new();
         let mut first_error = None;
+        let mut listed_used: HashSet<&str> = HashSet::new();
         // A file another kernel file includes with `mod` is part of that one, not a kernel
         // file of its own.
         let loaded: Vec<Result<crate::jit::Module>> = files.iter().map(|f| jit.load_file(&f.path)).collect();
@@ -229,7 +254,10 @@ impl Builder {
                 continue;
             }
             match m.and_then(|m| self.build_file(&jit, m, file, &archs, &mut data)) {
-                Ok(m) => modules.push(m),
+                Ok((m, used)) => {
+                    modules.push(m);
+                    listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
+                }
                 Err(e) => {
                     report(&e, Some(&file.path));
                     first_error.get_or_insert(e);
@@ -239,6 +267,11 @@ impl Builder {
         if let Some(e) = first_error {
             *reported = true;
             return Err(e);
+        }
+        if let Some((k, _)) = self.instances.iter().find(|(k, _)| !listed_used.contains(k.as_str())) {
+            return Err(Error::Config(format!(
+                "Builder::instances lists instances of `{k}`, but no kernel file has a generic kernel of that name"
+            )));
         }
         let mut globals = Vec::new();
         for (i, (name, value)) in self.globals.iter().enumerate() {
@@ -257,6 +290,39 @@ impl Builder {
         Ok(out)
     }
 
+    /// The kernels and instances of a file to build: its kernels that are not generic, the
+    /// listed instances of its generic kernels, and the default instances of the others (with a
+    /// warning for each generic kernel left out). Also the generic kernels whose list was used.
+    fn names_of(&self, m: &crate::Module, file: &KernelFile) -> Result<(Vec<String>, Vec<String>)> {
+        let generic = m.generic_kernels()?;
+        let (mut names, mut used) = (Vec::new(), Vec::new());
+        for name in m.kernel_names() {
+            let Some(g) = generic.iter().find(|g| g.name == name) else {
+                names.push(name);
+                continue;
+            };
+            if let Some((_, list)) = self.instances.iter().find(|(k, _)| *k == name) {
+                used.push(name.clone());
+                for args in list {
+                    let k = m.kernel(&format!("{name}::<{args}>"))?;
+                    if !names.contains(&k.name().to_string()) {
+                        names.push(k.name().to_string());
+                    }
+                }
+                continue;
+            }
+            match g.every_instance() {
+                Ok(all) => names.extend(all),
+                Err(why) => crate::logging::warning!(
+                    "{}: generic kernel `{}` is not prebuilt: {why}, with Builder::instances(\"{name}\", [..])",
+                    file.path.display(),
+                    g.signature
+                ),
+            }
+        }
+        Ok((names, used))
+    }
+
     fn build_file(
         &self,
         jit: &Jit,
@@ -264,7 +330,7 @@ impl Builder {
         file: &KernelFile,
         archs: &[Arch],
         data: &mut DataFiles,
-    ) -> Result<GenModule> {
+    ) -> Result<(GenModule, Vec<String>)> {
         let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
         let module_files = m
             .module_files()
@@ -278,8 +344,8 @@ impl Builder {
             m = m.with_global(n, v.clone())?;
         }
         let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let names = m.kernel_names();
-        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), rust_name(n)))) {
+        let (names, used) = self.names_of(&m, file)?;
+        if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
             return Err(Error::Config(format!(
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
@@ -302,7 +368,7 @@ impl Builder {
         let mut compiled = jit.compile_many(&requests).into_iter();
         let mut kernels = Vec::new();
         for (k_index, (name, k)) in checked.into_iter().enumerate() {
-            let rust = rust_name(&name);
+            let rust = instance_rust_name(&name);
             let mut ptx = Vec::new();
             for a in archs {
                 let c = compiled.next().ok_or_else(|| Error::Config(format!("kernel '{name}' was not compiled for {a}")))??;
@@ -318,14 +384,17 @@ impl Builder {
                 file.path.display()
             );
         }
-        Ok(GenModule {
-            rust: file.module.clone(),
-            source: utf8(&file.path)?,
-            modules: module_files,
-            shown: file.shown.clone(),
-            file: file_name,
-            kernels,
-        })
+        Ok((
+            GenModule {
+                rust: file.module.clone(),
+                source: utf8(&file.path)?,
+                modules: module_files,
+                shown: file.shown.clone(),
+                file: file_name,
+                kernels,
+            },
+            used,
+        ))
     }
 }
 

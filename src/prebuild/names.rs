@@ -99,6 +99,15 @@ pub(crate) fn rust_name(name: &str) -> String {
     out
 }
 
+/// The Rust name of a kernel or of an instance of a generic kernel: [`rust_name`] of the
+/// kernel's name, and for an instance its generic arguments after it, each behind a `_`
+/// (`axpy::<f32>` is `axpy_f32`, `conv1d::<f32, 3>` `conv1d_f32_3`, `k::<-1>` `k_m1`). No two
+/// instances of one kernel map to one name; an instance that maps to the name of another
+/// kernel is a collision the build reports.
+pub(crate) fn instance_rust_name(name: &str) -> String {
+    rust_name(&crate::lang::file_stem(name))
+}
+
 /// The identifier for a name made by [`rust_name`] (or a generated one): raw where it is a
 /// keyword.
 pub(crate) fn ident(name: &str) -> Ident {

@@ -18,6 +18,7 @@ mod corpus;
 mod diagnostics;
 mod docs;
 mod fast_code;
+mod generics;
 mod invariants;
 mod logging;
 mod math;

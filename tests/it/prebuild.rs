@@ -63,6 +63,7 @@ impl Workspace {
                     "GAIN * (tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2))",
                     "(tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2)) * GAIN",
                 );
+                edit("generic.rs", "x[i] *= by;", "x[i] = by * x[i];");
                 edit(
                     "filters.rs",
                     "atomic_add(&mut bins[(values[i] as usize) % bins.len()], 1);",
@@ -131,9 +132,9 @@ impl Workspace {
 fn cargo_builds_compile_kernels_once_and_reuse_them() {
     let ws = Workspace::new();
     // First build: both crates' build scripts run (in parallel) against one fresh cache.
-    // 2 crates x 3 kernels x 2 architectures.
+    // 2 crates x 5 kernels (3, and 2 instances of a generic one) x 2 architectures.
     ws.build();
-    assert_eq!(ws.stats(), (12, 0));
+    assert_eq!(ws.stats(), (20, 0));
     // The generated launch functions work (host backend here, compiling the embedded source
     // through its own cache; the embedded PTX on a GPU).
     let run_cache = tempfile::tempdir().unwrap();
@@ -145,21 +146,21 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     // A second build recompiles nothing: cargo does not even run the build scripts.
     let err = ws.build();
     assert!(!err.contains("Compiling demo-"), "{err}");
-    assert_eq!(ws.stats(), (12, 0));
+    assert_eq!(ws.stats(), (20, 0));
     // After cargo clean, every kernel is a cache hit.
     let o = ws.cargo(&["clean", "-p", "demo-a", "-p", "demo-b"]);
     assert!(o.status.success());
     ws.build();
-    assert_eq!(ws.stats(), (12, 12));
+    assert_eq!(ws.stats(), (20, 20));
     // Editing one kernel recompiles exactly that one (for its two architectures).
     let f = ws.dir.path().join("a/kernels/saxpy.rs");
     std::fs::write(&f, std::fs::read_to_string(&f).unwrap().replace("a * x[i] + y[i]", "a * x[i] + y[i] + 0.0")).unwrap();
     ws.build();
-    assert_eq!(ws.stats(), (14, 16));
+    assert_eq!(ws.stats(), (22, 28));
     // A variable the step reads through the toolchain lookups re-runs the build scripts.
     let err = ws.build_with(&[("CUDA_PATH", Some("/nonexistent/cuda"))]);
     assert!(err.contains("Compiling demo-a") && err.contains("Compiling demo-b"), "{err}");
-    assert_eq!(ws.stats(), (14, 28));
+    assert_eq!(ws.stats(), (22, 48));
     // A kache warning inside a build script reaches cargo's output without -vv: here, a cache
     // folder that cannot be created (it would be inside a file).
     let not_a_dir = ws.dir.path().join("a/Cargo.toml").join("cache");

@@ -295,7 +295,7 @@ fn kache_rlib() -> (PathBuf, PathBuf) {
 }
 
 /// Type-checks `lib.rs` with rustc as a library of `edition`; `Err` holds rustc's output.
-fn rustc_check(lib: &Path, edition: &str) -> Result<(), String> {
+pub(crate) fn rustc_check(lib: &Path, edition: &str) -> Result<(), String> {
     let (rlib, deps) = kache_rlib();
     let out = lib.with_extension("rmeta");
     let o = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))

@@ -89,6 +89,14 @@ host_scenarios! {
     state_machine,
     match_ints,
     split_kernels,
+    generic_axpy,
+    generic_reduce,
+    generic_map,
+    generic_matmul_tiled,
+    generic_conv1d,
+    generic_bits,
+    generic_dot,
+    generic_device_calls,
 }
 
 #[test]

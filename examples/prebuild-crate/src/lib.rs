@@ -24,5 +24,12 @@ pub fn run_all(device: &kache::Device) -> kache::Result<()> {
     let mut bins = device.alloc::<u32>(&[10])?;
     filters::histogram(device, kache::Grid::linear(n, 128), &values, &mut bins)?;
     assert_eq!(bins.download()?, vec![100; 10], "histogram");
+
+    let mut v = device.upload(&[1.5f32, -2.0])?;
+    generic::scale_f32(device, kache::Grid::linear(2, 32), &mut v, 2.0)?;
+    assert_eq!(v.download()?, vec![3.0, -4.0], "scale::<f32>");
+    let mut w = device.upload(&[3i64, i64::MAX])?;
+    generic::scale_i64(device, kache::Grid::linear(2, 32), &mut w, 2)?;
+    assert_eq!(w.download()?, vec![6, -2], "scale::<i64> (wrapping)");
     Ok(())
 }

@@ -42,13 +42,18 @@ enum Emit {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Compile every kernel of a file (or one) to PTX through the cache.
+    /// Compile every kernel of a file (or those named) to PTX through the cache.
+    ///
+    /// Without --kernel: every kernel that is not generic, and every instance of each generic
+    /// kernel whose generic parameters are all type parameters (each type its bounds admit);
+    /// generic kernels with a const parameter are left out with a note.
     Compile {
         /// Kernel source file.
         file: PathBuf,
-        /// Compile only this kernel.
+        /// Compile only this kernel (repeatable); an instance of a generic kernel is named with
+        /// its generic arguments: --kernel 'axpy::<f32>'.
         #[arg(long)]
-        kernel: Option<String>,
+        kernel: Vec<String>,
         /// GPU architecture (default: $KACHE_ARCH, else sm_70). `host` compiles for this CPU.
         #[arg(long)]
         arch: Option<String>,
@@ -79,9 +84,9 @@ enum Command {
     Explain {
         /// Kernel source file.
         file: PathBuf,
-        /// Only this kernel.
+        /// Only this kernel or instance (repeatable), as for `compile`.
         #[arg(long)]
-        kernel: Option<String>,
+        kernel: Vec<String>,
         /// GPU architecture, or `host`.
         #[arg(long)]
         arch: Option<String>,
@@ -205,10 +210,10 @@ fn verbose(count: u8) {
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Compile { file, kernel, arch, emit, output, defines, fmad } => {
-            compile(&file, kernel.as_deref(), arch.as_deref(), emit, output, &defines, fmad)
+            compile(&file, &kernel, arch.as_deref(), emit, output, &defines, fmad)
         }
         Command::Check { file, defines } => check(&file, &defines),
-        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, kernel.as_deref(), arch.as_deref(), &defines, fmad),
+        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, &kernel, arch.as_deref(), &defines, fmad),
         Command::Stats { json, reset } => stats(json, reset),
         Command::Ls { json } => ls(json),
         Command::Show { key } => show(&key),
@@ -260,11 +265,18 @@ fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
     }
 }
 
-fn kernels_of(m: &kache::Module, only: Option<&str>) -> Result<Vec<String>, Failure> {
-    let all = m.kernel_names();
-    match only {
-        Some(k) => Ok(vec![k.to_string()]),
-        None if all.is_empty() => Err(user(format!(
+/// The kernels and instances to work on: those named, else every one the module lists (with
+/// a note for each generic kernel left out).
+fn kernels_of(m: &kache::Module, only: &[String]) -> Result<Vec<String>, Failure> {
+    if !only.is_empty() {
+        return Ok(only.to_vec());
+    }
+    let all = m.kernels_to_compile()?;
+    for (sig, why) in &all.left_out {
+        eprintln!("note: {}: generic kernel `{sig}` is not compiled: {why}, for example --kernel '{}'", m.name(), example_instance(sig));
+    }
+    match all.names {
+        all if all.is_empty() && m.kernel_names().is_empty() => Err(user(format!(
             "{} defines no `#[kernel]` functions{}",
             m.name(),
             if m.factory_names().is_empty() {
@@ -273,13 +285,31 @@ fn kernels_of(m: &kache::Module, only: Option<&str>) -> Result<Vec<String>, Fail
                 "; kernel factories are instantiated from the host with Module::closure".to_string()
             }
         ))),
-        None => Ok(all),
+        // Only generic kernels that need their arguments named: nothing to do, which the notes
+        // say; not an error.
+        all => Ok(all),
     }
+}
+
+/// `matmul::<16>` for the signature `matmul<const TILE: usize>(..)`: how to name an instance.
+fn example_instance(sig: &str) -> String {
+    let (name, rest) = sig.split_once('<').unwrap_or((sig, ""));
+    let params = rest.split_once(">(").map(|(p, _)| p).unwrap_or("");
+    let args: Vec<&str> = params
+        .split(',')
+        .map(|p| match p.trim() {
+            p if p.starts_with("const") && p.ends_with("bool") => "true",
+            p if p.starts_with("const") => "16",
+            p if p.ends_with("Int") => "i32",
+            _ => "f32",
+        })
+        .collect();
+    format!("{name}::<{}>", args.join(", "))
 }
 
 fn compile(
     file: &Path,
-    only: Option<&str>,
+    only: &[String],
     arch: Option<&str>,
     emit: Emit,
     output: Option<PathBuf>,
@@ -354,10 +384,10 @@ fn compile(
             }
             Some(p) if several || p.is_dir() || p.to_string_lossy().ends_with('/') => {
                 std::fs::create_dir_all(p).map_err(|e| user(format!("cannot create {}: {e}", p.display())))?;
-                p.join(format!("{}.{ext}", k.name()))
+                p.join(format!("{}.{ext}", kache::lang::file_stem(k.name())))
             }
             Some(p) => p.clone(),
-            None => PathBuf::from(format!("{stem}-{}.{ext}", k.name())),
+            None => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(k.name()))),
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
@@ -375,8 +405,8 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     println!(
         "{}: ok ({} kernel{}, {} kernel factor{}, {} device function{})",
         file.display(),
-        s.kernels.len(),
-        if s.kernels.len() == 1 { "" } else { "s" },
+        s.kernels.len() + s.generic_kernels.len(),
+        if s.kernels.len() + s.generic_kernels.len() == 1 { "" } else { "s" },
         s.kernel_factories.len(),
         if s.kernel_factories.len() == 1 { "y" } else { "ies" },
         s.device_functions.len(),
@@ -385,6 +415,9 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     for k in &s.kernels {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
         println!("  kernel {}({})", k.name, params.join(", "));
+    }
+    for k in &s.generic_kernels {
+        println!("  kernel {}", k.signature);
     }
     for k in &s.kernel_factories {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
@@ -396,7 +429,7 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
+fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
     let mut config = Config::from_env()?;
     if let Some(on) = fmad {
         config = config.fmad(on);
@@ -408,7 +441,7 @@ fn explain(file: &Path, only: Option<&str>, arch: Option<&str>, defines: &[Strin
         let k = m.kernel(&n)?;
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let d = k.explain(target, &spec)?;
-        println!("kernel {n} ({target}, layouts {})", spec.describe());
+        println!("kernel {} ({target}, layouts {})", k.name(), spec.describe());
         for (name, h) in &d.components {
             println!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }

@@ -9,7 +9,7 @@
 
 use crate::ir::{
     ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, EnumTy, Expr, ExprKind, Func, FuncKind,
-    Layout, LocalDecl, LogicOp, MatchArm, MathFn, PendingLit, Place, Program, Scalar, ScalarValue, Stmt, Ty, UnOp,
+    Layout, LocalDecl, LogicOp, MatchArm, MathFn, ParamArrayTy, PendingLit, Place, Program, Scalar, ScalarValue, Stmt, Ty, TypeParam, UnOp,
 };
 
 /// Writes the canonical encoding of `p`'s code into `out`. Spans and local names are not
@@ -50,6 +50,8 @@ impl Tag for Ty {
             Ty::Scalar(_) => 2,
             Ty::Array(_) => 3,
             Ty::Enum(_) => 4,
+            Ty::Param(_) => 5,
+            Ty::ParamArray(_) => 6,
         }
     }
 }
@@ -338,7 +340,21 @@ impl Encoder<'_> {
                 self.u64(id as u64);
                 self.scalar(repr)
             }
+            // A compiled program has none (instances substitute concrete types); encoded all
+            // the same, so that the encoding is total.
+            Ty::Param(p) => self.type_param(p),
+            Ty::ParamArray(a) => {
+                let ParamArrayTy { elem, ndim, writable } = a;
+                self.type_param(elem);
+                self.byte(ndim);
+                self.bool(writable);
+            }
         }
+    }
+    fn type_param(&mut self, p: TypeParam) {
+        let TypeParam { index, bound } = p;
+        self.byte(index);
+        self.byte(bound as u8);
     }
     fn array_ty(&mut self, a: ArrayTy) {
         let ArrayTy { elem, ndim, writable } = a;

@@ -8,6 +8,8 @@ use crate::span::Span;
 
 use super::CResult;
 use super::factory::FactoryScope;
+use super::generic_call::{PendingCall, cannot_infer};
+use super::generics::{GenericEnv, satisfies};
 use super::items::ModuleCx;
 use super::unify::{H, Kind, Oblig, Unifier};
 
@@ -48,6 +50,12 @@ pub(super) struct FnCx<'c, 'm> {
     pub(super) shared_sites: usize,
     pub(super) uses_libdevice: bool,
     pub(super) uses_block_sync: bool,
+    /// What the generic parameters of the function stand for.
+    pub(super) generics: GenericEnv,
+    /// Calls of generic functions whose instances are made when the body is finished.
+    pub(super) pending: Vec<PendingCall<'m>>,
+    /// Placeholder and real id of each instance made for a pending call.
+    pub(super) instantiated: Vec<(FuncId, FuncId)>,
     /// The module whose names the body sees.
     pub(super) module: ast::ModId,
 }
@@ -75,18 +83,24 @@ impl<'c, 'm> FnCx<'c, 'm> {
             shared_sites: 0,
             uses_libdevice: false,
             uses_block_sync: false,
+            generics: GenericEnv::none(),
+            pending: Vec::new(),
+            instantiated: Vec::new(),
             module,
         }
     }
 
     /// The type a declared parameter or annotation stands for, in this body's module.
     pub(super) fn ty_of(&mut self, t: &TypeExpr) -> CResult<Ty> {
-        self.mcx.ty_of(t, self.module)
+        self.mcx.ty_in(t, self.module, &self.generics)
     }
 
     pub(super) fn declare(&mut self, name: &ast::Ident, ty: H, mutable: bool, deferred_init: bool) -> LocalId {
         let id = self.locals.len();
-        let declared_readonly = matches!(self.u.ty(ty), Some(Ty::Array(a)) if !a.writable);
+        let declared_readonly = matches!(
+            self.u.ty(ty),
+            Some(Ty::Array(ArrayTy { writable: false, .. }) | Ty::ParamArray(ParamArrayTy { writable: false, .. }))
+        );
         self.locals.push(LocalInfo { name: name.name.clone(), ty, mutable, deferred_init, span: name.span, declared_readonly });
         if name.name != "_" {
             self.scope.push((name.name.clone(), id));
@@ -103,8 +117,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Expr { kind, ty, span }
     }
 
-    pub(super) fn check_fn_body(&mut self, f: &ast::FnItem, id: FuncId, kind: FuncKind, ret: Ty) -> CResult<Func> {
-        let _ = id;
+    /// Checks the body of `f`, named `name` (an instance's name for an instance).
+    pub(super) fn check_fn_body(&mut self, f: &ast::FnItem, name: String, kind: FuncKind, ret: Ty) -> CResult<Func> {
         self.ret = self.u.known(ret);
         for p in &f.params {
             let t = self.ty_of(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
@@ -131,7 +145,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             return Err(d.into());
         }
-        self.finish(f.name.name.clone(), kind, params, body, f.name.span)
+        self.finish(name, kind, params, body, f.name.span)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -210,9 +224,35 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         for o in obligations {
             match o {
+                Oblig::Bound { h, bound, param, func, span } => match self.u.settle(h) {
+                    Some(t) if satisfies(t, bound) => {}
+                    Some(t) => {
+                        let shown = self.u.ty_name(t);
+                        let what = super::generics::describe_param(&param, bound);
+                        let d =
+                            Diagnostic::error(span, format!("the type `{shown}` does not satisfy the bound `{what}` of `{func}`")).label(
+                                format!("`{param}` is inferred as `{shown}` here, which is not {}", super::generics::bound_admits(bound)),
+                            );
+                        let d = match t {
+                            Ty::Param(p) => d
+                                .help(format!("restrict the type parameter: `{}: {}`", shown, bound.name().unwrap_or("Num")))
+                                .note(match p.bound.name() {
+                                    Some(b) => format!("`{shown}` is only bounded by `{b}`"),
+                                    None => format!("`{shown}` has no bound"),
+                                }),
+                            _ => d.help(format!("`{}` is {}", bound.name().unwrap_or("_"), super::generics::bound_members(bound))),
+                        };
+                        return Err(d.into());
+                    }
+                    None => {
+                        let Some(f) = self.mcx.m.func(&func) else { continue };
+                        return Err(cannot_infer(f, &param, span).into());
+                    }
+                },
                 Oblig::Class { h, class, span, what } => match self.u.settle(h) {
                     Some(Ty::Scalar(s)) if !class.accepts(s) => return Err(self.class_error(s.name(), class, span, &what).into()),
-                    Some(Ty::Scalar(_)) | Some(Ty::Never) => {}
+                    Some(Ty::Param(p)) if !class.accepts_bound(p.bound) => return Err(self.bound_error(p, class, span, &what).into()),
+                    Some(Ty::Scalar(_)) | Some(Ty::Never) | Some(Ty::Param(_)) => {}
                     Some(t) => {
                         let name = self.u.ty_name(t);
                         return Err(self.class_error(&name, class, span, &what).into());
@@ -225,31 +265,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     }
                 },
                 Oblig::Cast { h, to, span } => match self.u.settle(h) {
-                    Some(Ty::Scalar(from)) => {
-                        let ok = match (from, to) {
-                            (_, Scalar::Bool) => from == Scalar::Bool,
-                            (Scalar::Bool, t) => t.is_int(),
-                            _ => true,
-                        };
-                        if !ok {
-                            let mut d =
-                                Diagnostic::error(span, format!("invalid cast from `{from}` to `{to}`")).label("not a valid `as` cast");
-                            if to == Scalar::Bool {
-                                d = d.help("compare instead: `x != 0`");
-                            }
-                            return Err(d.into());
-                        }
-                    }
+                    Some(from @ (Ty::Scalar(_) | Ty::Param(_))) => self.check_cast(from, to, span)?,
                     Some(Ty::Never) => {}
-                    Some(Ty::Enum(_)) if to.is_int() => {}
+                    Some(Ty::Enum(_)) if to.scalar().is_some_and(|s| s.is_int()) => {}
                     Some(t @ Ty::Enum(_)) => {
-                        let name = self.u.ty_name(t);
+                        let (name, to) = (self.u.ty_name(t), self.u.ty_name(to));
                         return Err(Diagnostic::error(span, format!("casting `{name}` as `{to}` is invalid"))
                             .label("an enum casts to integer types only")
                             .help(format!("cast to its discriminant first, then convert: `(x as i64) as {to}`"))
                             .into());
                     }
                     Some(t) => {
+                        let (t, to) = (self.u.ty_name(t), self.u.ty_name(to));
                         return Err(Diagnostic::error(span, format!("invalid cast from `{t}` to `{to}`"))
                             .label("only scalars can be cast")
                             .into());
@@ -280,6 +307,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             locals.push(LocalDecl { name: self.locals[i].name.clone(), ty });
         }
         let ret = self.u.settle(self.ret).unwrap_or(Ty::Unit);
+        self.instantiate_pending()?;
         let body = self.resolve_block(body)?;
         if let Some((l, used)) = crate::lang::assign::first_unassigned_use(&body, params, locals.len()) {
             let info = &self.locals[l];
@@ -322,6 +350,42 @@ impl<'c, 'm> FnCx<'c, 'm> {
             uses_block_sync: self.uses_block_sync,
             span,
         })
+    }
+}
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    /// `x as T`: between scalars as Rust allows; to and from a type parameter when its bound
+    /// makes every instance a valid numeric cast (`bool` casts only to integers).
+    fn check_cast(&self, from: Ty, to: Ty, span: Span) -> CResult<()> {
+        let num = |b: Bound| b.implies(Bound::Num);
+        let ok = match (from, to) {
+            (Ty::Scalar(f), Ty::Scalar(t)) => match (f, t) {
+                (_, Scalar::Bool) => f == Scalar::Bool,
+                (Scalar::Bool, t) => t.is_int(),
+                _ => true,
+            },
+            (Ty::Param(p), Ty::Param(q)) => p == q || (num(p.bound) && num(q.bound)),
+            (Ty::Param(p), Ty::Scalar(t)) => num(p.bound) && t.is_numeric(),
+            (Ty::Scalar(f), Ty::Param(q)) => (f.is_numeric() && num(q.bound)) || (f == Scalar::Bool && q.bound == Bound::Int),
+            _ => false,
+        };
+        if ok {
+            return Ok(());
+        }
+        let (f, t) = (self.u.ty_name(from), self.u.ty_name(to));
+        let mut d = Diagnostic::error(span, format!("invalid cast from `{f}` to `{t}`")).label("not a valid `as` cast");
+        if to == Ty::Scalar(Scalar::Bool) {
+            d = d.help("compare instead: `x != 0`");
+        }
+        for side in [from, to] {
+            if let Ty::Param(p) = side
+                && !num(p.bound)
+            {
+                let n = self.u.ty_name(side);
+                d = d.help(format!("casts with `as` need a number type: restrict the type parameter, `{n}: Num`"));
+            }
+        }
+        Err(d.into())
     }
 }
 

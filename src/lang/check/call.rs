@@ -11,6 +11,7 @@ use crate::lang::names::Res;
 
 use super::body::{CExpr, FnCx};
 use super::factory::ScopeItem;
+use super::generics::{array_of, array_view};
 use super::unify::Class;
 use super::{CResult, close_matches, plural};
 
@@ -98,7 +99,6 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let Item::Fn(f) = &m.items[i] else {
             return Err(Diagnostic::error(func.span, format!("`{name}` is not a function")).label("not callable").into());
         };
-        self.no_generics(generics)?;
         if f.is_kernel {
             return Err(Diagnostic::error(func.span, format!("`{name}` is a kernel"))
                 .label("kernels cannot be called from device code")
@@ -106,6 +106,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .help("move the shared code into a device function (a `fn` without `#[kernel]`)")
                 .into());
         }
+        if f.is_generic() {
+            return self.call_generic(f, func, generics, args, span);
+        }
+        self.no_generics(generics)?;
         let id = self.mcx.ensure_fn(f, Some(func.span))?;
         let decl = f.sig_span;
         self.call_fn(id, name, args, span, Some(decl))
@@ -113,11 +117,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     fn no_generics(&self, g: &[GenericArg]) -> CResult<()> {
         if let Some(first) = g.first() {
-            let span = match first {
-                GenericArg::Type(t) => t.span(),
-                GenericArg::Const(e) => e.span,
-            };
-            return Err(Diagnostic::error(span, "device functions take no generic arguments").label("remove this").into());
+            return Err(Diagnostic::error(first.span(), "this function takes no generic arguments").label("remove this").into());
         }
         Ok(())
     }
@@ -303,14 +303,21 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Function::SharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
                 let usage = "write `shared_array::<T, N>()`, for example `shared_array::<f32, 256>()`";
-                let [GenericArg::Type(TypeExpr::Scalar(elem, _)), GenericArg::Const(n)] = generics else {
+                let [GenericArg::Type(t), GenericArg::Const(n)] = generics else {
                     return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
                         .label("missing generic arguments")
                         .help(usage)
                         .into());
                 };
-                let len = self.mcx.eval_const(n, Some(Scalar::Usize), self.module).map_err(|d| d.help(usage))?;
-                let len = len.as_i128().unwrap_or(0) as u64;
+                let elem_ty = self.shared_elem(t)?;
+                let len = self.eval_const_here(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
+                let Some((elem, len)) = elem_ty.scalar().zip(len.map(|l| l.as_i128().unwrap_or(0) as u64)) else {
+                    // A definition: the element type or the length depends on the instance, which
+                    // checks them. Nothing here is compiled.
+                    self.uses_block_sync = true;
+                    let ty = array_of(elem_ty, 1, true).unwrap_or(Ty::Unit);
+                    return Ok(self.mk(ExprKind::SharedArray { elem: Scalar::U32, len: 1, site: usize::MAX }, ty, span));
+                };
                 if len == 0 {
                     return Err(Diagnostic::error(n.span, "a shared array needs at least one element")
                         .label("zero length")
@@ -327,23 +334,33 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 self.uses_block_sync = true;
                 let site = self.shared_sites;
                 self.shared_sites += 1;
-                Ok(self.mk(
-                    ExprKind::SharedArray { elem: *elem, len, site },
-                    Ty::Array(ArrayTy { elem: *elem, ndim: 1, writable: true }),
-                    span,
-                ))
+                Ok(self.mk(ExprKind::SharedArray { elem, len, site }, Ty::Array(ArrayTy { elem, ndim: 1, writable: true }), span))
             }
             Function::DynSharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
-                let [GenericArg::Type(TypeExpr::Scalar(elem, _))] = generics else {
+                let [GenericArg::Type(t)] = generics else {
                     return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
                         .label("missing generic argument")
                         .help("write `dynamic_shared_array::<f32>()`")
                         .into());
                 };
+                let elem_ty = self.shared_elem(t)?;
                 self.uses_block_sync = true;
-                Ok(self.mk(ExprKind::DynSharedArray(*elem), Ty::Array(ArrayTy { elem: *elem, ndim: 1, writable: true }), span))
+                let ty = array_of(elem_ty, 1, true).unwrap_or(Ty::Unit);
+                // At a definition the element type is a parameter; nothing there is compiled.
+                Ok(self.mk(ExprKind::DynSharedArray(elem_ty.scalar().unwrap_or(Scalar::U32)), ty, span))
             }
+        }
+    }
+
+    /// The element type of a shared array: a scalar, or a type parameter.
+    fn shared_elem(&mut self, t: &TypeExpr) -> CResult<Ty> {
+        match t {
+            TypeExpr::Scalar(..) | TypeExpr::Param(_) => self.ty_of(t),
+            other => Err(Diagnostic::error(other.span(), "shared array elements are scalars")
+                .label("not a scalar type")
+                .help("write `shared_array::<f32, 256>()`")
+                .into()),
         }
     }
 
@@ -395,7 +412,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let r = self.expr(receiver)?;
         let name = method.name.as_str();
-        if let Some(Ty::Array(at)) = self.u.ty(r.ty) {
+        if let Some(at) = self.u.ty(r.ty).and_then(array_view) {
             let Some(&(_, b, nargs)) = builtins::ARRAY_METHODS.iter().find(|(n, _, _)| *n == name) else {
                 let close = close_matches(name, builtins::ARRAY_METHODS.iter().map(|(n, _, _)| *n));
                 let mut d = Diagnostic::error(method.span, format!("no method `{name}` on arrays"))
@@ -449,7 +466,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Receiver::Numeric => Class::Numeric,
             Receiver::SignedInt => Class::SignedInt,
         };
+        let on_param = matches!(self.u.ty(r.ty), Some(Ty::Param(_)));
         self.need(r.ty, class, method.span, format!("method `{name}`")).map_err(|d| {
+            if on_param {
+                // The bound is what to change, not the value.
+                return *d;
+            }
             let on = match def.receiver {
                 Receiver::Float => "floats (`f16`, `bf16`, `f32`, `f64`)",
                 Receiver::Int => "integers",

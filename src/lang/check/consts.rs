@@ -81,12 +81,13 @@ impl<'m> ModuleCx<'m> {
                 self.eval_const_array(&c.value, &shape, *elem, &mut bytes, module)?;
                 Ok(ConstVal::Array(ConstArray { elem: *elem, shape, bytes: bytes.into() }))
             }
-            TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } | TypeExpr::Named(_, s) => {
-                Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
-                    .label("unsupported type")
-                    .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
-                    .into())
-            }
+            TypeExpr::Unit(s)
+            | TypeExpr::ArrayRef { span: s, .. }
+            | TypeExpr::Named(_, s)
+            | TypeExpr::Param(ast::Ident { span: s, .. }) => Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
+                .label("unsupported type")
+                .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
+                .into()),
         }
     }
 
@@ -154,6 +155,12 @@ impl<'m> ModuleCx<'m> {
                 let A::Lit(l) = x.kind else { return Err(not_const().into()) };
                 let v = lit_value(l, true, expected, e.span)?;
                 check_ty(v)
+            }
+            A::Path(n) if self.const_scope.iter().any(|(p, _, _)| *p == n.name) => {
+                match self.const_scope.iter().find(|(p, _, _)| *p == n.name).and_then(|(_, _, v)| *v) {
+                    Some(v) => check_ty(v),
+                    None => Err(not_const().label(format!("`{}` has no value in the definition", n.name)).into()),
+                }
             }
             A::Path(_) | A::QPath(_) => {
                 let (res, what) = match &e.kind {

@@ -76,10 +76,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             A::Cast(x, t) => {
                 let x = self.expr(x)?;
-                let TypeExpr::Scalar(to, _) = t else {
-                    if let TypeExpr::Named(..) = t
-                        && let Ok(Ty::Enum(_)) = self.ty_of(t)
-                    {
+                let to = match t {
+                    TypeExpr::Scalar(..) | TypeExpr::Param(_) => self.ty_of(t)?,
+                    TypeExpr::Named(..) if matches!(self.ty_of(t), Ok(Ty::Enum(_))) => {
                         let from = self.u.describe(x.ty);
                         let name = match t {
                             TypeExpr::Named(p, _) => p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"),
@@ -90,20 +89,21 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             .help(format!("name the variant (`{name}::Variant`), or `match` on the integer"))
                             .into());
                     }
-                    return Err(Diagnostic::error(t.span(), "`as` casts to scalar types only").label("not a scalar type").into());
+                    _ => return Err(Diagnostic::error(t.span(), "`as` casts to scalar types only").label("not a scalar type").into()),
                 };
-                if let Some(Ty::Array(_) | Ty::Unit) = self.u.ty(x.ty) {
-                    let d = self.u.describe(x.ty);
+                if let Some(Ty::Array(_) | Ty::ParamArray(_) | Ty::Unit) = self.u.ty(x.ty) {
+                    let (d, to) = (self.u.describe(x.ty), self.u.ty_name(to));
                     return Err(Diagnostic::error(span, format!("invalid cast from `{d}` to `{to}`"))
                         .label("only scalars can be cast")
                         .into());
                 }
-                self.obligations.push(Oblig::Cast { h: x.ty, to: *to, span });
-                Ok(self.mk(ExprKind::Cast(Box::new(x)), Ty::Scalar(*to), span))
+                self.obligations.push(Oblig::Cast { h: x.ty, to, span });
+                Ok(self.mk(ExprKind::Cast(Box::new(x)), to, span))
             }
+            A::ParamConst { param, name } => self.param_const(param, name, span),
             A::Index { array, indices, multi } => {
                 let (a, elem, idx) = self.index(array, indices, *multi, span)?;
-                Ok(self.mk(ExprKind::Index(Box::new(a), idx), Ty::Scalar(elem), span))
+                Ok(self.mk(ExprKind::Index(Box::new(a), idx), elem, span))
             }
             A::Call { qualifier, func, generics, args } => self.call(qualifier, func, generics, args, span),
             A::MethodCall { receiver, method, args } => self.method(receiver, method, args, span),
@@ -291,6 +291,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .label(format!("expected `{ta}`, found `{tb}`"))
                 .secondary(a.span, format!("this is `{ta}`"))
                 .note("kache follows Rust: both operands of an arithmetic or comparison operator have the same type");
+            let lit = match (&a.kind, &b.kind) {
+                (ExprKind::PendingLit(l), _) | (_, ExprKind::PendingLit(l)) => Some(*l),
+                _ => None,
+            };
+            if let Some(help) = self.literal_as_param(a.ty, b.ty, lit.as_ref()) {
+                return Err(d.note("an unsuffixed literal does not take the type of a type parameter").help(help).into());
+            }
             if is_num(&ta) && is_num(&tb) {
                 d = d.help(format!("convert one side with `as`, for example `(..) as {}`", if ta.starts_with('{') { &tb } else { &ta }));
             }

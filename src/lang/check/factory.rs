@@ -39,6 +39,12 @@ impl<'m> ModuleCx<'m> {
     /// Instantiates a factory with the given captured arguments; returns its final closure.
     pub(super) fn instantiate_factory(&mut self, f: &'m ast::FnItem, args: Vec<(CaptureId, CaptureTy)>, call: Span) -> CResult<FuncId> {
         let fname = f.name.name.clone();
+        if let Some(g) = f.generics.first() {
+            return Err(Diagnostic::error(g.span, format!("factory `{fname}` is generic"))
+                .label("factories take no generic parameters")
+                .help("make the device functions its closures call generic instead, or write one factory per type")
+                .into());
+        }
         if self.factories_in_progress.contains(&fname) {
             return Err(Diagnostic::error(call, format!("recursion is not supported: factory `{fname}` instantiates itself"))
                 .label("recursive instantiation")

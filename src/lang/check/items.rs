@@ -2,7 +2,7 @@
 //! (its signature, then its body), rejects recursion, and owns the capture and function tables.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 use crate::ir::*;
@@ -13,6 +13,7 @@ use crate::span::Span;
 
 use super::body::FnCx;
 use super::consts::ConstVal;
+use super::generics::{GenericEnv, array_of};
 use super::{CResult, Env, close_matches};
 
 /// The signature of a function of the program, known before its body is checked.
@@ -28,12 +29,20 @@ pub(super) struct ModuleCx<'m> {
     pub(super) env: &'m Env,
     pub(super) funcs: Vec<Option<Func>>,
     pub(super) sigs: Vec<Sig>,
-    /// Functions by their item (its address).
-    fn_ids: HashMap<usize, FuncId>,
-    in_progress: Vec<(usize, String, Span)>,
+    /// Functions by their item (its address) and instance (its name; empty for a function that
+    /// is not generic, the function's name for a generic definition).
+    fn_ids: HashMap<(usize, String), FuncId>,
+    /// Functions whose bodies are being checked, outermost first, by item (an instance counts as
+    /// its generic function: a generic function that reaches itself recurses).
+    pub(super) in_progress: Vec<(usize, String, Span)>,
+    /// Generic functions checked at their definition in this context, by item.
+    pub(super) definitions_checked: HashSet<usize>,
     pub(super) captures: Vec<Capture>,
     /// Constants by their item (index into `m.items`).
     pub(super) consts: HashMap<usize, ConstVal>,
+    /// The const parameters a constant expression being evaluated may name, with their types
+    /// and values (set while a body of a generic function evaluates one).
+    pub(super) const_scope: Vec<(String, Scalar, Option<ScalarValue>)>,
     pub(super) consts_in_progress: Vec<usize>,
     /// The enums used so far, by [`EnumTy::id`], and the id of each enum item.
     pub(super) enums: Vec<EnumDef>,
@@ -54,8 +63,10 @@ impl<'m> ModuleCx<'m> {
             sigs: Vec::new(),
             fn_ids: HashMap::new(),
             in_progress: Vec::new(),
+            definitions_checked: HashSet::new(),
             captures: Vec::new(),
             consts: HashMap::new(),
+            const_scope: Vec::new(),
             consts_in_progress: Vec::new(),
             enums: Vec::new(),
             enum_ids: HashMap::new(),
@@ -116,10 +127,32 @@ impl<'m> ModuleCx<'m> {
         })
     }
 
-    /// Checks a `fn` item (kernel or device function) once; detects recursion.
+    /// Checks a `fn` item (kernel or device function) that is not generic once; detects
+    /// recursion.
     pub(super) fn ensure_fn(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<FuncId> {
+        if f.is_generic() {
+            return Err(Diagnostic::error(
+                call.unwrap_or(f.name.span),
+                "internal error: a generic function was checked without its arguments",
+            )
+            .label("here")
+            .into());
+        }
+        self.ensure_checked(f, GenericEnv::none(), f.name.name.clone(), call)
+    }
+
+    /// Checks `f` with its generic parameters standing for what `generics` says, once per
+    /// `key` (the function's name, or an instance's name); detects recursion.
+    pub(super) fn ensure_checked(
+        &mut self,
+        f: &'m ast::FnItem,
+        generics: GenericEnv,
+        func_name: String,
+        call: Option<Span>,
+    ) -> CResult<FuncId> {
         let name = &f.name.name;
         let key = f as *const ast::FnItem as usize;
+        let instance_key = (key, if f.is_generic() { func_name.clone() } else { String::new() });
         if let Some(pos) = self.in_progress.iter().position(|(k, _, _)| *k == key) {
             let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(_, n, _)| n.as_str()).collect();
             chain.push(name);
@@ -139,7 +172,7 @@ impl<'m> ModuleCx<'m> {
                 .help("rewrite the recursion as a loop")
                 .into());
         }
-        if let Some(&id) = self.fn_ids.get(&key) {
+        if let Some(&id) = self.fn_ids.get(&instance_key) {
             return Ok(id);
         }
         let (kind, ret) = match &f.ret {
@@ -151,8 +184,8 @@ impl<'m> ModuleCx<'m> {
                         .help("write results into a `&mut` array parameter")
                         .into());
                 }
-                let ty = self.ty_of(t, f.module)?;
-                if let Ty::Array(_) = ty {
+                let ty = self.ty_in(t, f.module, &generics)?;
+                if let Ty::Array(_) | Ty::ParamArray(_) = ty {
                     return Err(Diagnostic::error(t.span(), "device functions cannot return arrays")
                         .label("returns an array")
                         .help("return a scalar, or write into a `&mut` array parameter")
@@ -178,18 +211,19 @@ impl<'m> ModuleCx<'m> {
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
-            let ty = self.ty_of(t, f.module)?;
+            let ty = self.ty_in(t, f.module, &generics)?;
             if ty == Ty::Unit {
                 return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
             }
             params.push(ty);
         }
         let id = self.reserve(Sig { params, ret });
-        self.fn_ids.insert(key, id);
+        self.fn_ids.insert(instance_key, id);
         self.in_progress.push((key, name.clone(), f.name.span));
         let r = crate::stack::ensure(256 << 10, 8 << 20, || {
             let mut cx = FnCx::new(self, None, f.module);
-            cx.check_fn_body(f, id, kind, ret)
+            cx.set_generics(generics);
+            cx.check_fn_body(f, func_name, kind, ret)
         });
         self.in_progress.pop();
         let func = r?;
@@ -199,10 +233,26 @@ impl<'m> ModuleCx<'m> {
 
     /// The type a declared parameter or annotation stands for, names resolved in `module`.
     pub(super) fn ty_of(&mut self, t: &TypeExpr, module: ModId) -> CResult<Ty> {
+        self.ty_in(t, module, &GenericEnv::none())
+    }
+
+    /// The type a declared type stands for in `module`, with the generic parameters of the
+    /// function being checked standing for what `generics` says.
+    pub(super) fn ty_in(&mut self, t: &TypeExpr, module: ModId, generics: &GenericEnv) -> CResult<Ty> {
         match t {
             TypeExpr::Unit(_) => Ok(Ty::Unit),
             TypeExpr::Scalar(s, _) => Ok(Ty::Scalar(*s)),
-            TypeExpr::ArrayRef { elem, ndim, mutable, .. } => Ok(Ty::Array(ArrayTy { elem: *elem, ndim: *ndim, writable: *mutable })),
+            TypeExpr::Param(id) => generics.type_param(&id.name).ok_or_else(|| {
+                Diagnostic::error(id.span, format!("cannot find type `{}` in this scope", id.name))
+                    .label("not a type here")
+                    .help("type parameters are declared on the function that uses them: `fn f<T: Float>(..)`")
+                    .into()
+            }),
+            TypeExpr::ArrayRef { elem, ndim, mutable, span } => {
+                let e = self.ty_in(elem, module, generics)?;
+                array_of(e, *ndim, *mutable)
+                    .ok_or_else(|| Diagnostic::error(*span, "array elements must be scalars").label("not a scalar element type").into())
+            }
             TypeExpr::Named(path, span) => {
                 let res = if path.len() == 1 {
                     self.m.scopes.type_name(module, &path[0].name)

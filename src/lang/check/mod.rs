@@ -20,6 +20,9 @@ mod enums;
 mod expr;
 mod factory;
 mod fold;
+mod generic_call;
+mod generics;
+mod instances;
 mod items;
 mod matching;
 mod path;
@@ -34,6 +37,11 @@ use crate::lang::builtins;
 use crate::lang::diag::{Diagnostic, Diagnostics};
 
 use items::ModuleCx;
+
+pub use generics::{GenericParam, GenericValue, instance_name};
+pub use instances::{
+    GenericKernel, GenericKernelSig, KernelName, LaunchArg, check_generic_kernel, file_stem, infer_instance, resolve_kernel_name, show_ty,
+};
 
 type CResult<T> = Result<T, Box<Diagnostic>>;
 
@@ -79,14 +87,22 @@ pub struct ModuleSummary {
     pub kernels: Vec<KernelSig>,
     /// Factories returning `impl Kernel`: their names and parameters.
     pub kernel_factories: Vec<KernelSig>,
-    /// Device functions.
+    /// Device functions (generic ones included).
     pub device_functions: Vec<String>,
+    /// Generic `#[kernel]` functions, checked at their definitions.
+    pub generic_kernels: Vec<GenericKernelSig>,
     /// Warnings about the kernels (an unreachable `match` arm), each `file:line:col: message`.
     pub warnings: Vec<String>,
 }
 
-/// Checks the `#[kernel]` function `name` and everything it reaches.
+/// Checks the `#[kernel]` function `name` and everything it reaches. `name` may name an
+/// instance of a generic kernel (`axpy::<f32>`); a generic kernel without its arguments is an
+/// error that says to name one.
 pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Program, Diagnostics> {
+    if name.contains('<') {
+        let k = resolve_kernel_name(m, env, name)?;
+        return instances::check_instance(m, env, &k);
+    }
     let diag = |d| Diagnostics::in_files(m.files.clone(), vec![d]);
     let mut cx = ModuleCx::new(m, env);
     let f = match m.func(name) {
@@ -107,6 +123,9 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
         }
         None => return Err(diag(cx.no_such_kernel(name))),
     };
+    if f.is_generic() {
+        return Err(diag(instances::needs_instance(f)));
+    }
     let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
     let mut p = cx.finish(id).map_err(|d| diag(*d))?;
     p.fmad = f.options.fmad;
@@ -232,6 +251,14 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                         }
                     })
                 }
+                _ if f.is_kernel && f.is_generic() => match check_generic_kernel(m, env, &m.qualified(f.module, &f.name.name)) {
+                    Ok(g) => {
+                        summary.generic_kernels.push(g.sig);
+                        Ok(())
+                    }
+                    Err(d) => Err(Box::new(d.items()[0].clone())),
+                },
+                _ if f.is_generic() => cx.ensure_definition(f, None).map(|_| summary.device_functions.push(f.name.name.clone())),
                 _ if f.is_kernel => match check_kernel(m, env, &m.qualified(f.module, &f.name.name)) {
                     Ok(p) => {
                         for (span, msg) in &p.warnings {

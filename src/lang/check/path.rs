@@ -37,6 +37,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None => {}
             }
         }
+        if let Some((s, v)) = self.generics.const_param(&n.name) {
+            // At the definition the value is not known; its type is all the body needs.
+            let v = v.unwrap_or(if s == Scalar::Bool { ScalarValue::Bool(false) } else { ScalarValue::Int(s, 0) });
+            return Ok(self.mk(ExprKind::Lit(v), Ty::Scalar(s), span));
+        }
+        if self.generics.type_param(&n.name).is_some() {
+            return Err(Diagnostic::error(span, format!("`{}` is a type parameter, not a value", n.name))
+                .label("a type")
+                .help(format!("write a value of this type: `{}::ZERO`, or `x as {}`", n.name, n.name))
+                .into());
+        }
         if let Some(res) = self.mcx.m.scopes.value(self.module, &n.name) {
             return self.item_value(res, &n.name, span);
         }

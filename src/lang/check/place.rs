@@ -7,6 +7,7 @@ use crate::span::Span;
 
 use super::CResult;
 use super::body::{CExpr, FnCx};
+use super::generics::array_view;
 use super::unify::H;
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -15,7 +16,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             A::Path(n) => {
                 if let Some(l) = self.lookup_local(&n.name) {
                     let info = &mut self.locals[l];
-                    if let Some(Ty::Array(_)) = self.u.ty(info.ty) {
+                    if let Some(Ty::Array(_) | Ty::ParamArray(_)) = self.u.ty(info.ty) {
                         return Err(Diagnostic::error(lhs.span, format!("cannot assign to array `{}`", n.name))
                             .label("arrays are references")
                             .help("assign to an element: `a[i] = v`")
@@ -57,12 +58,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             A::Index { array, indices, multi } => {
                 let (a, elem, idx) = self.index(array, indices, *multi, lhs.span)?;
-                if let Some(Ty::Array(at)) = self.u.ty(a.ty)
+                if let Some(at) = self.u.ty(a.ty).and_then(array_view)
                     && !at.writable
                 {
                     return Err(self.readonly_write(&a, array, lhs.span).into());
                 }
-                let ty = self.u.known(Ty::Scalar(elem));
+                let ty = self.u.known(elem);
                 Ok((Place::Index(Box::new(a), idx), ty))
             }
             _ => Err(Diagnostic::error(lhs.span, "invalid left-hand side of assignment")
@@ -96,15 +97,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Diagnostic::error(span, format!("cannot write to read-only array `{name}`")).label(why).help(help)
     }
 
-    pub(super) fn index(
-        &mut self,
-        array: &ast::Expr,
-        indices: &[ast::Expr],
-        multi: bool,
-        span: Span,
-    ) -> CResult<(CExpr, Scalar, Vec<CExpr>)> {
+    pub(super) fn index(&mut self, array: &ast::Expr, indices: &[ast::Expr], multi: bool, span: Span) -> CResult<(CExpr, Ty, Vec<CExpr>)> {
         let a = self.expr(array)?;
-        let Some(Ty::Array(at)) = self.u.ty(a.ty) else {
+        let Some(at) = self.u.ty(a.ty).and_then(array_view) else {
             let d = self.u.describe(a.ty);
             return Err(Diagnostic::error(array.span, format!("cannot index into a value of type `{d}`"))
                 .label("not an array")

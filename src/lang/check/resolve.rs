@@ -84,7 +84,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             K::Index(a, i) => K::Index(self.resolve_box(*a)?, self.resolve_vec(i)?),
             K::Assign(p, v) => K::Assign(self.resolve_place(p)?, self.resolve_box(*v)?),
             K::CompoundAssign(op, p, v) => K::CompoundAssign(op, self.resolve_place(p)?, self.resolve_box(*v)?),
-            K::Call(f, args) => K::Call(f, self.resolve_vec(args)?),
+            K::Call(f, args) => K::Call(self.callee_id(f), self.resolve_vec(args)?),
             K::Builtin(b, args) => K::Builtin(b, self.resolve_vec(args)?),
             K::SharedArray { elem, len, site } => K::SharedArray { elem, len, site },
             K::DynSharedArray(s) => K::DynSharedArray(s),

@@ -113,7 +113,29 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 Ok(())
             }
-            _ => self.unify_or(got.span, want, got.ty, ""),
+            (Some(Ty::ParamArray(w)), Some(Ty::ParamArray(g))) if w.elem == g.elem && w.ndim == g.ndim => {
+                if w.writable && !g.writable {
+                    let (ws, gs) = (self.u.ty_name(Ty::ParamArray(w)), self.u.ty_name(Ty::ParamArray(g)));
+                    return Err(Diagnostic::error(got.span, "this array is read-only")
+                        .label(format!("expected `{ws}`, found `{gs}`"))
+                        .secondary(span, "requires a writable array")
+                        .into());
+                }
+                Ok(())
+            }
+            _ => {
+                if self.u.unify(want, got.ty) {
+                    return Ok(());
+                }
+                let mut d = self.mismatch(got.span, want, got.ty, "");
+                if let ExprKind::PendingLit(l) = &got.kind
+                    && let Some(help) = self.literal_as_param(want, got.ty, Some(l))
+                {
+                    d.help.clear();
+                    d = d.help(help);
+                }
+                Err(d.into())
+            }
         }
     }
 

@@ -31,19 +31,27 @@ pub(super) enum Node {
 #[derive(Default)]
 pub(super) struct Unifier {
     nodes: Vec<Node>,
+    /// The names of the type parameters of the generic body being checked, by index.
+    pub(super) param_names: Vec<String>,
     /// The names of the module's enums, by id, for messages.
     enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
 }
 
 impl Unifier {
     pub(super) fn with_enum_names(enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>) -> Unifier {
-        Unifier { nodes: Vec::new(), enum_names }
+        Unifier { nodes: Vec::new(), enum_names, param_names: Vec::new() }
     }
 
-    /// A type as the source writes it (an enum by its name).
+    /// A type as the source writes it (an enum and a type parameter by its name).
     pub(super) fn ty_name(&self, t: Ty) -> String {
+        let param = |p: TypeParam| self.param_names.get(p.index as usize).cloned().unwrap_or_else(|| format!("T{}", p.index));
         match t {
             Ty::Enum(e) => self.enum_names.borrow().get(e.id as usize).cloned().unwrap_or_else(|| t.to_string()),
+            Ty::Param(p) => param(p),
+            Ty::ParamArray(a) => {
+                let m = if a.writable { "&mut " } else { "&" };
+                if a.ndim == 1 { format!("{m}[{}]", param(a.elem)) } else { format!("{m}Array<{}, {}>", param(a.elem), a.ndim) }
+            }
             t => t.to_string(),
         }
     }
@@ -96,6 +104,7 @@ impl Unifier {
             (Node::Known(Ty::Never), _) | (_, Node::Known(Ty::Never)) => true,
             (Node::Known(x), Node::Known(y)) => match (x, y) {
                 (Ty::Array(p), Ty::Array(q)) => p.elem == q.elem && p.ndim == q.ndim,
+                (Ty::ParamArray(p), Ty::ParamArray(q)) => p.elem == q.elem && p.ndim == q.ndim,
                 _ => x == y,
             },
             (Node::Var(k), Node::Known(t)) if kind_accepts(k, t) => {
@@ -158,6 +167,24 @@ pub(super) enum Class {
 }
 
 impl Class {
+    /// Whether every type a type parameter with bound `b` stands for is accepted.
+    pub(super) fn accepts_bound(self, b: Bound) -> bool {
+        match self {
+            Class::Numeric | Class::Scalar => b.implies(Bound::Num),
+            Class::Int | Class::IntOrBool => b == Bound::Int,
+            Class::Float | Class::SignedOrFloat => b == Bound::Float,
+            // No bound admits only the signed integers.
+            Class::SignedInt => false,
+        }
+    }
+    /// The bound a type parameter needs for the class to accept it.
+    pub(super) fn needed_bound(self) -> Bound {
+        match self {
+            Class::Numeric | Class::Scalar => Bound::Num,
+            Class::Int | Class::IntOrBool | Class::SignedInt => Bound::Int,
+            Class::Float | Class::SignedOrFloat => Bound::Float,
+        }
+    }
     pub(super) fn accepts(self, s: Scalar) -> bool {
         match self {
             Class::Numeric => s.is_numeric(),
@@ -192,9 +219,30 @@ impl Class {
 /// A check that waits until the function is walked and its types are settled.
 #[derive(Debug)]
 pub(super) enum Oblig {
-    Class { h: H, class: Class, span: Span, what: String },
-    Cast { h: H, to: Scalar, span: Span },
-    Settled { h: H, span: Span },
+    Class {
+        h: H,
+        class: Class,
+        span: Span,
+        what: String,
+    },
+    Cast {
+        h: H,
+        to: Ty,
+        span: Span,
+    },
+    Settled {
+        h: H,
+        span: Span,
+    },
+    /// A type argument inferred for the type parameter `param` of the generic function `func`
+    /// must satisfy its bound.
+    Bound {
+        h: H,
+        bound: Bound,
+        param: String,
+        func: String,
+        span: Span,
+    },
 }
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -202,8 +250,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let what = what.into();
         match self.u.get(h) {
             Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
-            Node::Known(Ty::Never) => Ok(()),
-            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::Enum(_))) => {
+            Node::Known(Ty::Param(p)) if !class.accepts_bound(p.bound) => Err(self.bound_error(p, class, span, &what).into()),
+            Node::Known(Ty::Never | Ty::Param(_)) => Ok(()),
+            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::ParamArray(_) | Ty::Enum(_))) => {
                 let name = self.u.ty_name(t);
                 Err(self.class_error(&name, class, span, &what).into())
             }
@@ -223,15 +272,61 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .label(format!("expected {}, found `{found}`", class.describe()))
     }
 
+    /// The error for an operation the bound of type parameter `p` does not allow.
+    pub(super) fn bound_error(&self, p: TypeParam, class: Class, span: Span, what: &str) -> Diagnostic {
+        let name = self.u.ty_name(Ty::Param(p));
+        let has = match p.bound.name() {
+            Some(b) => format!("`{name}` is only bounded by `{b}`"),
+            None => format!("`{name}` has no bound"),
+        };
+        let need = class.needed_bound();
+        let d = Diagnostic::error(span, format!("{what} cannot be applied to type `{name}`"))
+            .label(format!("expected {}, found `{name}`", class.describe()))
+            .note(has);
+        if class == Class::SignedInt {
+            // No bound admits only the signed integers: the value must be converted.
+            return d.help(format!("no bound admits only signed integers: convert first, `x as i64` (with `{name}: Int`)"));
+        }
+        d.help(format!("restrict the type parameter: `{name}: {}`", need.name().unwrap_or("Num")))
+    }
+
     pub(super) fn mismatch(&mut self, span: Span, expected: H, found: H, context: &str) -> Diagnostic {
         let (e, f) = (self.u.describe(expected), self.u.describe(found));
         let mut d = Diagnostic::error(span, format!("mismatched types: expected `{e}`, found `{f}`"))
             .label(format!("expected `{e}`{context}"))
             .note("kache follows Rust: numbers are never converted implicitly");
+        if let Some(help) = self.literal_as_param(expected, found, None) {
+            return d.note("an unsuffixed literal does not take the type of a type parameter").help(help);
+        }
         if is_num(&e) && is_num(&f) {
             d = d.help(format!("convert with `as`: `(..) as {}`", if e.starts_with('{') { "T" } else { &e }));
         }
         d
+    }
+
+    /// When one side is a type parameter and the other an unsuffixed literal: how to write the
+    /// literal as the parameter's type (`T::ONE`, `2.0 as T`).
+    pub(super) fn literal_as_param(&mut self, a: H, b: H, lit: Option<&PendingLit>) -> Option<String> {
+        let (p, other) = match (self.u.ty(a), self.u.ty(b)) {
+            (Some(Ty::Param(p)), _) => (p, b),
+            (_, Some(Ty::Param(p))) => (p, a),
+            _ => return None,
+        };
+        let kind = match self.u.get(other) {
+            Node::Var(k @ (Kind::Int | Kind::Float)) => k,
+            _ => return None,
+        };
+        let name = self.u.ty_name(Ty::Param(p));
+        let shown = |l: &PendingLit| match (l.int, kind) {
+            (Some(v), Kind::Int) => format!("{}{v}", if l.neg { "-" } else { "" }),
+            _ => format!("{:?}", if l.neg { -l.f64 } else { l.f64 }),
+        };
+        Some(match lit {
+            Some(l) if l.f64 == 0.0 => format!("write `{name}::ZERO`, or convert: `{} as {name}`", shown(l)),
+            Some(l) if l.f64 == 1.0 && !l.neg => format!("write `{name}::ONE`, or convert: `{} as {name}`", shown(l)),
+            Some(l) => format!("convert the literal: `{} as {name}`", shown(l)),
+            None => format!("write `{name}::ZERO` or `{name}::ONE`, or convert the literal: `1.0 as {name}`"),
+        })
     }
 
     pub(super) fn unify_or(&mut self, span: Span, expected: H, found: H, context: &str) -> CResult<()> {

@@ -305,11 +305,15 @@ impl Lower {
         Ok(Expr { kind, span })
     }
 
-    fn generic_arg(&mut self, g: &syn::GenericArgument) -> PResult<GenericArg> {
+    pub(super) fn generic_arg(&mut self, g: &syn::GenericArgument) -> PResult<GenericArg> {
         match g {
+            syn::GenericArgument::Type(syn::Type::Infer(i)) => Ok(GenericArg::Infer(spn(i))),
             syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() => {
                 if let Some(s) = self.scalar_name(&p.path)? {
                     return Ok(GenericArg::Type(TypeExpr::Scalar(s, spn(p))));
+                }
+                if let Some(t) = self.type_param(&p.path)? {
+                    return Ok(GenericArg::Type(t));
                 }
                 // A bare name in a type position may be a `const` item: `shared_array::<f32, N>`.
                 Ok(GenericArg::Const(self.path_expr(&p.path, spn(p))?))
@@ -324,11 +328,18 @@ impl Lower {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         for s in &path.segments {
             if !s.arguments.is_none() {
-                return Err(Diagnostic::error(spn(s), "generic arguments are only supported on builtin calls").label("here").into());
+                return Err(Diagnostic::error(spn(s), "generic arguments are written on calls")
+                    .label("not a call")
+                    .help("call the function with them: `f::<f32>(..)`")
+                    .into());
             }
         }
         if segs.len() == 1 && path.leading_colon.is_none() {
             return Ok(Expr { kind: ExprKind::Path(ident(&path.segments[0].ident)), span });
+        }
+        if segs.len() == 2 && path.leading_colon.is_none() && self.type_params.contains(&segs[0]) {
+            let (param, name) = (ident(&path.segments[0].ident), ident(&path.segments[1].ident));
+            return Ok(Expr { kind: ExprKind::ParamConst { param, name }, span });
         }
         let trimmed: Vec<&str> = segs.iter().map(String::as_str).skip_while(|s| *s == "std" || *s == "core").collect();
         if let Some(e) = assoc_const(&trimmed, span) {

@@ -184,12 +184,15 @@ impl Lower {
         if let Some(a) = &sig.abi {
             return Err(unsupported(spn(a), "`extern` functions", "remove the ABI").into());
         }
-        if !sig.generics.params.is_empty() {
-            return Err(unsupported(spn(&sig.generics), "generic functions", "write one function per type").into());
-        }
-        if let Some(w) = &sig.generics.where_clause {
-            return Err(unsupported(spn(w), "`where` clauses", "remove it").into());
-        }
+        let generics = self.generics(&sig.generics)?;
+        self.type_params = generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()).collect();
+        let r = self.fn_rest(f, is_kernel, options, generics);
+        self.type_params.clear();
+        r
+    }
+
+    fn fn_rest(&mut self, f: &syn::ItemFn, is_kernel: bool, options: KernelOptions, generics: Vec<GenericParamDef>) -> PResult<FnItem> {
+        let sig = &f.sig;
         if let Some(v) = &sig.variadic {
             return Err(unsupported(spn(v), "variadic functions", "list the parameters").into());
         }
@@ -218,6 +221,7 @@ impl Lower {
             ret,
             body: self.block(&f.block)?,
             sig_span,
+            generics,
         })
     }
 

@@ -75,7 +75,7 @@ fn float_const(v: f64, suffix: Scalar) -> Lit {
 }
 
 /// `f32::MAX`, `i32::MIN`, `f64::consts::PI` and friends.
-pub(super) fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
+pub(crate) fn assoc_const(segs: &[&str], span: Span) -> Option<Expr> {
     let e = |kind| Some(Expr { kind, span });
     let float = |v: f64, s: Scalar| e(ExprKind::Lit(float_const(v, s)));
     match segs {

@@ -12,6 +12,7 @@
 
 mod crate_tree;
 mod expr;
+mod generics;
 mod items;
 mod limits;
 mod literals;
@@ -20,8 +21,11 @@ mod spans;
 mod types;
 
 pub use crate_tree::{MAX_CRATE_FILES, MemorySources, SourceLoader, parse_crate};
+pub use generics::parse_instance_name;
 pub use limits::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES};
+pub(crate) use literals::assoc_const;
 pub use literals::parse_scalar_literal;
+pub(crate) use types::SCALAR_LIST;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -138,6 +142,9 @@ fn unsupported(span: Span, what: &str, instead: &str) -> Diagnostic {
 struct Lower {
     /// Current expression nesting, bounded by [`MAX_EXPR_DEPTH`].
     depth: usize,
+    /// The type parameters of the function being lowered: a type or path that names one is
+    /// the parameter.
+    type_params: Vec<String>,
     /// The module whose items are being lowered.
     module: ModId,
     /// Every item lowered so far.

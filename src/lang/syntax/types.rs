@@ -5,11 +5,11 @@ use crate::ir::{MAX_NDIM, Scalar};
 use crate::lang::ast::*;
 use crate::lang::diag::Diagnostic;
 
-use super::expr::quote_path;
+use super::expr::{ident, quote_path};
 use super::spans::spn;
 use super::{Lower, PResult, unsupported};
 
-pub(super) const SCALAR_LIST: &str = "bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, f16, bf16, f32, f64";
+pub(crate) const SCALAR_LIST: &str = "bool, i8, i16, i32, i64, u8, u16, u32, u64, usize, f16, bf16, f32, f64";
 
 impl Lower {
     pub(super) fn scalar_name(&self, path: &syn::Path) -> PResult<Option<Scalar>> {
@@ -47,6 +47,9 @@ impl Lower {
                 if let Some(s) = self.scalar_name(&p.path)? {
                     return Ok(TypeExpr::Scalar(s, span));
                 }
+                if let Some(t) = self.type_param(&p.path)? {
+                    return Ok(t);
+                }
                 let name = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
                 if name == "Array" {
                     return Err(Diagnostic::error(span, "`Array` is passed by reference")
@@ -77,7 +80,7 @@ impl Lower {
                 let mutable = r.mutability.is_some();
                 match &*r.elem {
                     syn::Type::Slice(s) => {
-                        let elem = self.elem_scalar(&s.elem)?;
+                        let elem = self.elem_type(&s.elem)?;
                         Ok(TypeExpr::ArrayRef { elem, ndim: 1, mutable, span })
                     }
                     syn::Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Array") => {
@@ -94,7 +97,7 @@ impl Lower {
                                 .into());
                         }
                         let elem = match args[0] {
-                            syn::GenericArgument::Type(t) => self.elem_scalar(t)?,
+                            syn::GenericArgument::Type(t) => self.elem_type(t)?,
                             other => return Err(Diagnostic::error(spn(other), "expected an element type").label("here").into()),
                         };
                         let ndim = match args[1] {
@@ -153,9 +156,18 @@ impl Lower {
         }
     }
 
-    fn elem_scalar(&mut self, t: &syn::Type) -> PResult<Scalar> {
+    /// A type parameter of the function being lowered, named by `path`.
+    pub(super) fn type_param(&self, path: &syn::Path) -> PResult<Option<TypeExpr>> {
+        let Some(id) = path.get_ident() else { return Ok(None) };
+        if !self.type_params.iter().any(|t| id == t) {
+            return Ok(None);
+        }
+        Ok(Some(TypeExpr::Param(ident(id))))
+    }
+
+    fn elem_type(&mut self, t: &syn::Type) -> PResult<Box<TypeExpr>> {
         match self.ty(t, false)? {
-            TypeExpr::Scalar(s, _) => Ok(s),
+            e @ (TypeExpr::Scalar(..) | TypeExpr::Param(_)) => Ok(Box::new(e)),
             TypeExpr::Named(_, span) => Err(Diagnostic::error(span, "array elements must be scalars")
                 .label("not a scalar type")
                 .help("an array of enum values is passed as an array of their discriminants (`&[u8]` for a `#[repr(u8)]` enum), converted with `as` inside the kernel's logic")

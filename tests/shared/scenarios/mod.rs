@@ -17,6 +17,7 @@ mod arithmetic;
 mod arrays;
 mod atomics;
 mod control;
+mod generics;
 mod helpers;
 mod matching;
 mod math;
@@ -28,6 +29,7 @@ pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
+pub use generics::*;
 pub use matching::*;
 pub use math::*;
 pub use programs::*;
@@ -110,4 +112,13 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("state_machine", state_machine),
     ("match_ints", match_ints),
     ("split_kernels", split_kernels),
+    // Generic kernels, each launched with several element types or named instances.
+    ("generic_axpy", generic_axpy),
+    ("generic_reduce", generic_reduce),
+    ("generic_map", generic_map),
+    ("generic_matmul_tiled", generic_matmul_tiled),
+    ("generic_conv1d", generic_conv1d),
+    ("generic_bits", generic_bits),
+    ("generic_dot", generic_dot),
+    ("generic_device_calls", generic_device_calls),
 ];

@@ -1,0 +1,372 @@
+//! Generic functions: what each generic parameter stands for while a body is checked (a type
+//! parameter at the definition, a concrete type in an instance), the canonical names of
+//! instances, checking a definition once against its bounds, and checking each instance.
+//!
+//! A generic body is checked twice, as rustc does it and then as a monomorphising compiler
+//! does: once at its definition, with each type parameter an opaque type ([`Ty::Param`]) that
+//! allows only what its bound allows, so a mistake is reported in the body whether or not any
+//! instance exists; and once per instance, with the concrete types and constants substituted,
+//! which gives the concrete program that is compiled and keyed (an instance is its own
+//! program: its key depends on nothing but what it reaches).
+
+use std::fmt;
+
+use crate::ir::*;
+use crate::lang::ast::{self, GenericArg, GenericParamKind, TypeExpr};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::items::ModuleCx;
+use super::{CResult, plural};
+
+/// A generic argument of an instance: a concrete type or a constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum GenericValue {
+    /// A type (`f32`).
+    Type(Ty),
+    /// A constant of an integer type or `bool` (`16`, `true`).
+    Const(ScalarValue),
+}
+
+impl fmt::Display for GenericValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenericValue::Type(t) => write!(f, "{t}"),
+            GenericValue::Const(ScalarValue::Bool(b)) => write!(f, "{b}"),
+            GenericValue::Const(v) => match v.as_i128() {
+                Some(i) => write!(f, "{i}"),
+                None => write!(f, "{v}"),
+            },
+        }
+    }
+}
+
+/// A generic parameter of a kernel or device function, as the host sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenericParam {
+    /// Its name (`T`, `TILE`).
+    pub name: String,
+    /// A type with its bound, or a constant of a scalar type.
+    pub kind: GenericParamKind,
+}
+
+impl fmt::Display for GenericParam {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            GenericParamKind::Type(b) => match b.name() {
+                Some(b) => write!(f, "{}: {b}", self.name),
+                None => write!(f, "{}", self.name),
+            },
+            GenericParamKind::Const(s) => write!(f, "const {}: {s}", self.name),
+        }
+    }
+}
+
+/// The generic parameters of a function, as the host sees them.
+pub(super) fn params_of(f: &ast::FnItem) -> Vec<GenericParam> {
+    f.generics.iter().map(|g| GenericParam { name: g.name.name.clone(), kind: g.kind }).collect()
+}
+
+/// The name of an instance: `axpy::<f32>`, `conv1d::<f32, 3>` (one space after each comma, as
+/// rustc prints them). Instances are told apart and looked up by this name.
+pub fn instance_name(base: &str, args: &[GenericValue]) -> String {
+    if args.is_empty() {
+        return base.to_string();
+    }
+    format!("{base}::<{}>", args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", "))
+}
+
+/// What one generic parameter stands for in the body being checked.
+#[derive(Clone, Debug)]
+enum Binding {
+    /// A type parameter: [`Ty::Param`] at the definition, a concrete type in an instance.
+    Type(Ty),
+    /// A const parameter: its type, and its value in an instance (`None` at the definition).
+    Const(Scalar, Option<ScalarValue>),
+}
+
+/// The generic parameters of the function being checked and what each stands for.
+#[derive(Clone, Debug, Default)]
+pub(super) struct GenericEnv {
+    params: Vec<(String, Binding)>,
+    definition: bool,
+}
+
+impl GenericEnv {
+    /// A function that is not generic.
+    pub(super) fn none() -> GenericEnv {
+        GenericEnv::default()
+    }
+
+    /// The definition of `f`: each type parameter opaque, each constant unknown.
+    pub(super) fn definition(f: &ast::FnItem) -> GenericEnv {
+        let params = f
+            .generics
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let b = match g.kind {
+                    GenericParamKind::Type(bound) => Binding::Type(Ty::Param(TypeParam { index: i as u8, bound })),
+                    GenericParamKind::Const(s) => Binding::Const(s, None),
+                };
+                (g.name.name.clone(), b)
+            })
+            .collect();
+        GenericEnv { params, definition: true }
+    }
+
+    /// The instance of `f` for `args` (already checked against its parameters).
+    pub(super) fn instance(f: &ast::FnItem, args: &[GenericValue]) -> GenericEnv {
+        let params = f
+            .generics
+            .iter()
+            .zip(args)
+            .map(|(g, a)| {
+                let b = match a {
+                    GenericValue::Type(t) => Binding::Type(*t),
+                    GenericValue::Const(v) => Binding::Const(v.ty(), Some(*v)),
+                };
+                (g.name.name.clone(), b)
+            })
+            .collect();
+        GenericEnv { params, definition: false }
+    }
+
+    /// Whether this is a generic body checked at its definition.
+    pub(super) fn is_definition(&self) -> bool {
+        self.definition
+    }
+
+    /// The names of the type parameters, by index, for messages.
+    pub(super) fn names(&self) -> Vec<String> {
+        self.params.iter().map(|(n, _)| n.clone()).collect()
+    }
+
+    /// What the type parameter `name` stands for.
+    pub(super) fn type_param(&self, name: &str) -> Option<Ty> {
+        self.params.iter().find_map(|(n, b)| match b {
+            Binding::Type(t) if n == name => Some(*t),
+            _ => None,
+        })
+    }
+
+    /// The const parameter `name`: its type, and its value in an instance.
+    pub(super) fn const_param(&self, name: &str) -> Option<(Scalar, Option<ScalarValue>)> {
+        self.params.iter().find_map(|(n, b)| match b {
+            Binding::Const(s, v) if n == name => Some((*s, *v)),
+            _ => None,
+        })
+    }
+
+    /// The const parameters with their types and values, for constant expressions.
+    pub(super) fn const_scope(&self) -> Vec<(String, Scalar, Option<ScalarValue>)> {
+        self.params
+            .iter()
+            .filter_map(|(n, b)| match b {
+                Binding::Const(s, v) => Some((n.clone(), *s, *v)),
+                Binding::Type(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// The array type with elements of type `elem` (a scalar or a type parameter).
+pub(super) fn array_of(elem: Ty, ndim: u8, writable: bool) -> Option<Ty> {
+    match elem {
+        Ty::Scalar(s) => Some(Ty::Array(ArrayTy { elem: s, ndim, writable })),
+        Ty::Param(p) => Some(Ty::ParamArray(ParamArrayTy { elem: p, ndim, writable })),
+        _ => None,
+    }
+}
+
+/// An array type seen while checking: its element type is a scalar or a type parameter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct ArrayView {
+    pub(super) elem: Ty,
+    pub(super) ndim: u8,
+    pub(super) writable: bool,
+}
+
+/// The array `t` is, if it is one.
+pub(super) fn array_view(t: Ty) -> Option<ArrayView> {
+    match t {
+        Ty::Array(a) => Some(ArrayView { elem: Ty::Scalar(a.elem), ndim: a.ndim, writable: a.writable }),
+        Ty::ParamArray(a) => Some(ArrayView { elem: Ty::Param(a.elem), ndim: a.ndim, writable: a.writable }),
+        _ => None,
+    }
+}
+
+/// Whether `t` satisfies `bound`: a scalar the bound admits, or a type parameter whose own bound
+/// implies it.
+pub(super) fn satisfies(t: Ty, bound: Bound) -> bool {
+    match t {
+        Ty::Scalar(s) => bound.admits(s),
+        Ty::Param(p) => p.bound.implies(bound),
+        Ty::Never => true,
+        _ => false,
+    }
+}
+
+/// `T: Float`, or `T` without a bound.
+pub(super) fn describe_param(name: &str, bound: Bound) -> String {
+    match bound.name() {
+        Some(b) => format!("{name}: {b}"),
+        None => name.to_string(),
+    }
+}
+
+/// The error for a generic argument of the wrong kind, count or bound.
+fn arg_error(span: Span, f: &ast::FnItem, msg: String, label: &str) -> Box<Diagnostic> {
+    let generics: Vec<String> = params_of(f).iter().map(|p| p.to_string()).collect();
+    Diagnostic::error(span, msg)
+        .label(label.to_string())
+        .secondary(f.name.span, format!("`{}<{}>` declared here", f.name.name, generics.join(", ")))
+        .into()
+}
+
+impl<'m> ModuleCx<'m> {
+    /// Checks the generic function `f` at its definition, once per module context; the result
+    /// is not part of any program (a separate context is used, so nothing it reserves or
+    /// captures leaks into the instance being built).
+    pub(super) fn ensure_definition(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<()> {
+        let item = f as *const ast::FnItem as usize;
+        if self.definitions_checked.contains(&item) {
+            return Ok(());
+        }
+        let mut sub = ModuleCx::new(self.m, self.env);
+        sub.in_progress.clone_from(&self.in_progress);
+        sub.ensure_checked(f, GenericEnv::definition(f), f.name.name.clone(), call)?;
+        self.definitions_checked.insert(item);
+        Ok(())
+    }
+
+    /// The instance of generic `f` for `args` (checked against its parameters first), checked
+    /// once per module context.
+    pub(super) fn ensure_instance(&mut self, f: &'m ast::FnItem, args: &[GenericValue], call: Option<Span>) -> CResult<FuncId> {
+        self.ensure_definition(f, call)?;
+        let name = instance_name(&f.name.name, args);
+        // The definition checked, what fails now depends on the arguments: say which.
+        let note = format!("in the instance `{name}`");
+        self.ensure_checked(f, GenericEnv::instance(f, args), name, call).map_err(|d| {
+            let d = *d;
+            if d.notes.contains(&note) { d.into() } else { d.note(note).into() }
+        })
+    }
+
+    /// Checks generic arguments against `f`'s parameters: their count, their kinds, each type
+    /// against its bound and each constant against its type. `at` is where the arguments were
+    /// written, `written` how (for messages).
+    pub(super) fn check_generic_args(&self, f: &ast::FnItem, args: &[GenericValue], at: Span, written: &str) -> CResult<()> {
+        let want = f.generics.len();
+        if args.len() != want {
+            return Err(arg_error(
+                at,
+                f,
+                format!(
+                    "`{}` takes {want} generic argument{} but {} {} supplied",
+                    f.name.name,
+                    plural(want),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+                &format!("expected {want} generic argument{} in `{written}`", plural(want)),
+            ));
+        }
+        for (g, a) in f.generics.iter().zip(args) {
+            match (g.kind, a) {
+                (GenericParamKind::Type(bound), GenericValue::Type(t)) => {
+                    if !satisfies(*t, bound) || !matches!(t, Ty::Scalar(_) | Ty::Param(_)) {
+                        let what = describe_param(&g.name.name, bound);
+                        let mut d = Diagnostic::error(at, format!("the type `{t}` in `{written}` does not satisfy the bound `{what}`"))
+                            .label(format!("`{}` = `{t}`, which is not {}", g.name.name, bound_admits(bound)));
+                        if g.span.lo < at.lo || g.span.hi > at.hi {
+                            d = d.secondary(g.span, format!("`{}` is bounded here", g.name.name));
+                        }
+                        return Err(d.help(format!("`{}` is {}", bound.name().unwrap_or("_"), bound_members(bound))).into());
+                    }
+                }
+                (GenericParamKind::Const(s), GenericValue::Const(v)) => {
+                    if v.ty() != s {
+                        return Err(Diagnostic::error(
+                            at,
+                            format!("the constant `{a}` in `{written}` does not have the type `{s}` of `{}`", g.name.name),
+                        )
+                        .label(format!("expected `{s}`"))
+                        .into());
+                    }
+                }
+                (GenericParamKind::Type(_), GenericValue::Const(_)) => {
+                    return Err(arg_error(
+                        at,
+                        f,
+                        format!("`{}` is a type parameter, but `{a}` is a constant", g.name.name),
+                        &format!("expected a type for `{}`", g.name.name),
+                    ));
+                }
+                (GenericParamKind::Const(s), GenericValue::Type(_)) => {
+                    return Err(arg_error(
+                        at,
+                        f,
+                        format!("`{}` is a const parameter, but `{a}` is a type", g.name.name),
+                        &format!("expected a `{s}` constant for `{}`", g.name.name),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The generic arguments the host wrote in an instance name (`conv1d::<f32, { 2 + 1 }>`):
+    /// types as written, constants evaluated (they may name `const` items), typed by `f`'s
+    /// parameters.
+    pub(super) fn host_generic_args(&mut self, f: &ast::FnItem, args: &[GenericArg]) -> CResult<Vec<GenericValue>> {
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            let want = f.generics.get(i).map(|g| g.kind);
+            out.push(match (a, want) {
+                (GenericArg::Type(t), Some(GenericParamKind::Type(_)) | None) => GenericValue::Type(self.ty_of(t, f.module)?),
+                (GenericArg::Type(TypeExpr::Scalar(s, span)), Some(GenericParamKind::Const(_))) => {
+                    return Err(Diagnostic::error(*span, format!("expected a constant, found the type `{s}`")).label("a type").into());
+                }
+                (GenericArg::Type(t), Some(GenericParamKind::Const(_))) => {
+                    return Err(Diagnostic::error(t.span(), "expected a constant").label("a type").into());
+                }
+                (GenericArg::Const(e), Some(GenericParamKind::Const(s))) => GenericValue::Const(self.eval_const(e, Some(s), f.module)?),
+                (GenericArg::Const(e), Some(GenericParamKind::Type(_))) => match &e.kind {
+                    ast::ExprKind::Path(n) => {
+                        return Err(Diagnostic::error(e.span, format!("cannot find type `{}`", n.name))
+                            .label("not a type")
+                            .help(format!("types of instances are scalars: {}", crate::lang::syntax::SCALAR_LIST))
+                            .into());
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(e.span, format!("expected a type for `{}`", f.generics[i].name.name))
+                            .label("a constant")
+                            .into());
+                    }
+                },
+                (GenericArg::Const(e), None) => GenericValue::Const(self.eval_const(e, None, f.module)?),
+                (GenericArg::Infer(s), _) => {
+                    return Err(Diagnostic::error(*s, "an instance names every generic argument").label("`_` is not allowed here").into());
+                }
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// "a float type", for messages about bounds.
+pub(super) fn bound_admits(b: Bound) -> &'static str {
+    match b {
+        Bound::Any => "a scalar type",
+        Bound::Num => "a number type",
+        Bound::Int => "an integer type",
+        Bound::Float => "a float type",
+    }
+}
+
+/// The members of a bound, for messages.
+pub(super) fn bound_members(b: Bound) -> String {
+    let list: Vec<&str> = Scalar::ALL.iter().filter(|s| b.admits(**s)).map(|s| s.name()).collect();
+    format!("one of `{}`", list.join("`, `"))
+}

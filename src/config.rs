@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::cache::CacheConfig;
 use crate::cache::remote::RemoteConfig;
+use crate::cache::{CacheConfig, Toolchain};
 use crate::error::{Error, Result};
 use crate::target::{Arch, Options, Target};
 
@@ -35,6 +35,11 @@ pub struct Config {
     /// On CUDA, also cache the cubin the driver builds from PTX (`KACHE_CUBIN_TIER=0` turns it
     /// off, for measuring the PTX tier alone).
     pub cubin_tier: bool,
+    /// The compiler every key is derived for: this kache build and its LLVM
+    /// ([`Toolchain::current`], the default, and never read from the environment). Another
+    /// value only derives other keys (tests use it to check that another toolchain misses); it
+    /// does not change how code is compiled.
+    pub toolchain: Toolchain,
 }
 
 impl Default for Config {
@@ -51,6 +56,7 @@ impl Default for Config {
             fast_math: false,
             fmad: true,
             cubin_tier: true,
+            toolchain: Toolchain::current(),
         }
     }
 }
@@ -82,10 +88,12 @@ pub fn parse_size(s: &str) -> Option<u64> {
         "t" | "tb" | "tib" => 1 << 40,
         _ => return None,
     };
-    if n < 0.0 || !n.is_finite() {
+    let bytes = n * mult as f64;
+    // 2^64: past it, `as u64` would saturate to 16 EiB without a word.
+    if n < 0.0 || !bytes.is_finite() || bytes >= 18_446_744_073_709_551_616.0 {
         return None;
     }
-    Some((n * mult as f64) as u64)
+    Some(bytes as u64)
 }
 
 impl Config {
@@ -159,7 +167,7 @@ mod tests {
 
     #[test]
     fn non_sizes_are_refused() {
-        for s in ["", "G", "12 parsecs", "-1", "1e3", "NaN"] {
+        for s in ["", "G", "12 parsecs", "-1", "1e3", "NaN", "99999999999999999999999G", "16777216T", "18446744073709551616"] {
             assert_eq!(parse_size(s), None, "{s:?}");
         }
     }

@@ -127,6 +127,34 @@ pub enum Error {
     /// Invalid configuration (environment variables or `Config`).
     #[error("configuration: {0}")]
     Config(String),
+    /// A kernel source path that cannot be a source: a FIFO, a device, a folder, or a file past
+    /// the source size limit. Refused before it is read (a FIFO would block, `/dev/zero` never
+    /// end).
+    #[error("cannot read {}: {problem}", path.display())]
+    Input {
+        /// The path.
+        path: PathBuf,
+        /// What it is, or how large.
+        problem: String,
+    },
+    /// The build-time prebuild step was set up wrongly (no `OUT_DIR`, kernel or file names that
+    /// collide in the generated code, a device array bound at build time, a path that is not
+    /// UTF-8).
+    #[error("prebuild: {0}")]
+    Prebuild(String),
+    /// A prebuilt kernel could not be made ready at run time: its embedded source did not load
+    /// or check, or the JIT it needs could not be configured. `source` is the first failure,
+    /// kept for every later call.
+    #[error("prebuilt kernel '{kernel}': {source}")]
+    Prebuilt {
+        /// The kernel.
+        kernel: String,
+        /// What failed.
+        source: std::sync::Arc<Error>,
+    },
+    /// A bug in kache: something it produced is not what it expects.
+    #[error("internal error (a bug in kache, please report it): {0}")]
+    Internal(String),
     /// A device does not support what was asked (e.g. a kernel compiled for another device).
     #[error("{0}")]
     Device(String),
@@ -149,7 +177,13 @@ impl Error {
     /// Whether this is the user's mistake (exit status 1 in the CLI) rather than the
     /// environment's or kache's (2).
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. } | Error::Ptxas(_))
+        match self {
+            Error::Prebuilt { source, .. } => source.is_user_error(),
+            e => !matches!(
+                e,
+                Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. } | Error::Ptxas(_) | Error::Internal(_)
+            ),
+        }
     }
 }
 

@@ -40,6 +40,7 @@ pub mod capture;
 pub mod codegen;
 pub mod config;
 mod error;
+pub mod files;
 pub mod float16;
 pub mod ir;
 mod jit;

@@ -5,26 +5,156 @@
 //! (and `CUDA_PATH`), `/usr/local/cuda`, `PATH` (ptxas), and the `nvidia-cuda-nvcc-cu12` wheel
 //! in any Python site-packages folder.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
-/// libdevice: where it is, its hash (part of the key of kernels that link it), and its
-/// bitcode, read only when a kernel that needs it is compiled.
+use crate::cache::{CacheConfig, atomic, trust};
+
+/// libdevice: where it is, and the hash of its content (part of the key of kernels that link
+/// it). Its bitcode is read only when a kernel that needs it is compiled ([`load`](Self::load)).
 #[derive(Clone, Debug)]
 pub struct Libdevice {
     /// Where it was found.
     pub path: PathBuf,
-    /// blake3 of the bitcode.
+    /// blake3 of the bitcode, as the file is now (see [`content_hash`]).
     pub hash: [u8; 32],
-    bytes: Arc<OnceLock<Option<Arc<[u8]>>>>,
 }
 
 impl Libdevice {
-    /// The bitcode (read on first use); `None` if the file became unreadable.
-    pub fn bytes(&self) -> Option<Arc<[u8]>> {
-        self.bytes.get_or_init(|| std::fs::read(&self.path).ok().map(Into::into)).clone()
+    /// The bitcode and the blake3 of exactly those bytes: what a miss links and keys its entry
+    /// by (the file may have changed since [`hash`](Self::hash) was taken). Read once per
+    /// process while the file's stamp stays the same. `None` if the file became unreadable.
+    pub fn load(&self) -> Option<(Arc<[u8]>, [u8; 32])> {
+        read_hashed("libdevice", &self.path)
     }
 }
+
+/// What identifies a file's content without reading it, as strongly as the file system allows:
+/// its device and inode, its size, and its modification and status-change times in
+/// nanoseconds. A file replaced in place with the same size and modification time (`cp -p`,
+/// `rsync -t`, tar) gets a new status-change time, and usually a new inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Stamp {
+    fn of(m: &std::fs::Metadata) -> Stamp {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ns = |s: i64, n: i64| s as i128 * 1_000_000_000 + n as i128;
+            Stamp {
+                dev: m.dev(),
+                ino: m.ino(),
+                size: m.size(),
+                mtime_ns: ns(m.mtime(), m.mtime_nsec()),
+                ctime_ns: ns(m.ctime(), m.ctime_nsec()),
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            let ns = |t: std::io::Result<std::time::SystemTime>| {
+                t.ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos() as i128).unwrap_or(0)
+            };
+            Stamp { dev: 0, ino: 0, size: m.len(), mtime_ns: ns(m.modified()), ctime_ns: ns(m.created()) }
+        }
+    }
+
+    fn text(&self) -> String {
+        format!("{} {} {} {} {}", self.dev, self.ino, self.size, self.mtime_ns, self.ctime_ns)
+    }
+}
+
+/// What this process knows of a toolchain file: its stamp and hash, and its bytes if it read
+/// them.
+struct Known {
+    stamp: Stamp,
+    hash: [u8; 32],
+    bytes: Option<Arc<[u8]>>,
+}
+
+fn known() -> &'static Mutex<HashMap<PathBuf, Known>> {
+    static K: OnceLock<Mutex<HashMap<PathBuf, Known>>> = OnceLock::new();
+    K.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The cache folder, if it may be read and written (see [`trust`]): toolchain memos in a folder
+/// others can write could name another file, or another hash.
+fn memo_dir() -> Option<PathBuf> {
+    let dir = CacheConfig::default_dir()?;
+    trust::check(&dir, std::slice::from_ref(&dir)).ok()?;
+    Some(dir)
+}
+
+fn memo_path(what: &str) -> Option<PathBuf> {
+    memo_dir().map(|d| d.join(format!("toolchain-{what}")))
+}
+
+/// Writes a memo into the cache folder, atomically (creating the folder).
+fn write_memo(path: &Path, text: &str) {
+    if let Some(dir) = path.parent() {
+        let _ = crate::cache::store::create_private_dir(dir);
+    }
+    let _ = atomic::write_private(path, text.as_bytes());
+}
+
+/// Largest toolchain file hashed (ptxas is about 35 MB).
+const MAX_TOOL_FILE: u64 = 1 << 30;
+
+/// The blake3 of the file at `path`, without reading it when it is known under its current
+/// stamp: remembered in this process, and in the cache folder (`toolchain-<what>-hash`, so a
+/// cache hit in a new process reads no toolchain file). Re-hashed whenever the stamp differs.
+/// `None` if it cannot be read.
+pub fn content_hash(what: &str, path: &Path) -> Option<[u8; 32]> {
+    let stamp = Stamp::of(&std::fs::metadata(path).ok()?);
+    if let Some(k) = known().lock().unwrap_or_else(|e| e.into_inner()).get(path)
+        && k.stamp == stamp
+    {
+        return Some(k.hash);
+    }
+    let memo = memo_path(&format!("{what}-hash"));
+    let head = format!("{}\n{}\n", path.display(), stamp.text());
+    if let Some(text) = memo.as_ref().and_then(|m| crate::files::read_regular(m, 64 << 10, false).ok())
+        && let Some(hash) = String::from_utf8_lossy(&text).strip_prefix(&head).and_then(crate::cache::Key::from_hex)
+    {
+        known().lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), Known { stamp, hash: hash.0, bytes: None });
+        return Some(hash.0);
+    }
+    read_hashed(what, path).map(|(_, h)| h)
+}
+
+/// Reads the file at `path` and hashes the bytes read (the hash is always of those bytes);
+/// remembers both under its stamp when the file did not change while it was read.
+fn read_hashed(what: &str, path: &Path) -> Option<(Arc<[u8]>, [u8; 32])> {
+    let f = crate::files::open_regular(path, true).ok()?;
+    let before = Stamp::of(&f.metadata().ok()?);
+    if let Some(k) = known().lock().unwrap_or_else(|e| e.into_inner()).get(path)
+        && k.stamp == before
+        && let Some(b) = &k.bytes
+    {
+        return Some((b.clone(), k.hash));
+    }
+    let bytes: Arc<[u8]> = crate::files::read_limited(f, MAX_TOOL_FILE).ok()?.into();
+    let hash = *blake3::hash(&bytes).as_bytes();
+    let after = std::fs::metadata(path).ok().map(|m| Stamp::of(&m));
+    if after == Some(before) {
+        known()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_path_buf(), Known { stamp: before, hash, bytes: Some(bytes.clone()) });
+        if let Some(m) = memo_path(&format!("{what}-hash")) {
+            write_memo(&m, &format!("{}\n{}\n{}", path.display(), before.text(), blake3::Hash::from_bytes(hash).to_hex()));
+        }
+    }
+    Some((bytes, hash))
+}
+
 fn python_site_dirs() -> &'static [PathBuf] {
     static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
     DIRS.get_or_init(|| {
@@ -65,28 +195,21 @@ fn wheel_file(rel: &str) -> Option<PathBuf> {
     python_site_dirs().iter().map(|d| d.join("nvidia/cuda_nvcc").join(rel)).find(|p| p.is_file())
 }
 
-/// Where a wheel file found by asking Python was last seen, remembered in the cache folder so
-/// that later processes do not start Python (which takes tens of milliseconds).
-fn memo_path(what: &str) -> Option<PathBuf> {
-    crate::cache::CacheConfig::default_dir().map(|d| d.join(format!("toolchain-{what}")))
-}
-
+/// Where a wheel file found by asking Python was last seen, remembered in the cache folder (a
+/// trusted one) so that later processes do not start Python (which takes tens of milliseconds).
 fn wheel_file_memoized(what: &str, rel: &str) -> Option<PathBuf> {
     let memo = memo_path(what);
     if let Some(m) = &memo
-        && let Ok(text) = std::fs::read_to_string(m)
+        && let Ok(text) = crate::files::read_regular(m, 64 << 10, false)
     {
-        let p = PathBuf::from(text.trim());
-        if p.is_file() {
+        let p = PathBuf::from(String::from_utf8_lossy(&text).trim());
+        if p.ends_with(rel) && p.is_file() {
             return Some(p);
         }
     }
     let found = wheel_file(rel)?;
     if let Some(m) = memo {
-        if let Some(dir) = m.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let _ = std::fs::write(m, found.to_string_lossy().as_bytes());
+        write_memo(&m, &found.to_string_lossy());
     }
     Some(found)
 }
@@ -105,38 +228,52 @@ pub fn find_libdevice() -> Option<PathBuf> {
     wheel_file_memoized("libdevice", "nvvm/libdevice/libdevice.10.bc")
 }
 
-/// libdevice found and hashed, once per process (`None` if not found or unreadable). The hash
-/// is remembered in the cache folder with the file's size and modification time, so a cache
-/// hit does not read the half-megabyte file.
+/// libdevice, found and identified by its content (`None` if not found or unreadable). Asked at
+/// every key derivation: it costs one `stat` while the file's stamp stays what it was (see
+/// [`content_hash`]), and re-hashes the file when it changed.
 pub fn libdevice() -> Option<Libdevice> {
-    static LIB: OnceLock<Option<Libdevice>> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let path = find_libdevice()?;
-        let meta = std::fs::metadata(&path).ok()?;
-        let stamp = format!(
-            "{}\n{}\n{}",
-            path.display(),
-            meta.len(),
-            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map(|d| d.as_nanos()).unwrap_or(0)
-        );
-        let memo = memo_path("libdevice-hash");
-        if let Some(text) = memo.as_ref().and_then(|m| std::fs::read_to_string(m).ok())
-            && let Some((head, hash)) = text.rsplit_once('\n')
-            && head == stamp
-            && let Some(hash) = crate::cache::Key::from_hex(hash)
-        {
-            return Some(Libdevice { path, hash: hash.0, bytes: Arc::new(OnceLock::new()) });
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let path = PATH.get_or_init(find_libdevice).clone()?;
+    let hash = content_hash("libdevice", &path)?;
+    Some(Libdevice { path, hash })
+}
+
+/// ptxas, identified by its content and what it says it is: the blake3 of the binary and its
+/// `--version` output (a wrapper script that runs another ptxas says so there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ptxas {
+    /// Where it is.
+    pub path: PathBuf,
+    /// blake3 of the file.
+    pub hash: [u8; 32],
+    /// What `ptxas --version` printed.
+    pub version: String,
+}
+
+impl Ptxas {
+    /// The ptxas at `path`, identified; why not, if it cannot be read or run.
+    pub fn at(path: &Path) -> Result<Ptxas, String> {
+        let hash = content_hash("ptxas", path).ok_or_else(|| format!("cannot read {}", path.display()))?;
+        let out = std::process::Command::new(path)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("could not run {}: {e}", path.display()))?;
+        if !out.status.success() {
+            return Err(format!("{} --version failed: {}", path.display(), String::from_utf8_lossy(&out.stderr).trim()));
         }
-        let bytes: Arc<[u8]> = std::fs::read(&path).ok()?.into();
-        let hash = *blake3::hash(&bytes).as_bytes();
-        if let Some(m) = memo {
-            let _ = std::fs::write(m, format!("{stamp}\n{}", blake3::Hash::from_bytes(hash).to_hex()));
-        }
-        let cell = OnceLock::new();
-        let _ = cell.set(Some(bytes));
-        Some(Libdevice { path, hash, bytes: Arc::new(cell) })
-    })
-    .clone()
+        Ok(Ptxas { path: path.to_path_buf(), hash, version: String::from_utf8_lossy(&out.stdout).trim().to_string() })
+    }
+
+    /// The ptxas [`find_ptxas`] finds, identified.
+    pub fn find() -> Option<Result<Ptxas, String>> {
+        find_ptxas().map(|p| Ptxas::at(&p))
+    }
+
+    /// Assembles PTX for `arch`; the cubin, or ptxas's error output.
+    pub fn assemble(&self, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
+        ptxas(&self.path, ptx, arch)
+    }
 }
 
 /// Where ptxas is, if anywhere.

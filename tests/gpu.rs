@@ -161,7 +161,11 @@ fn cubin_tier_serves_a_later_process() {
     let second = run_saxpy(&jit, &d);
     assert_eq!(second.origin(), Origin::Cache(Tier::Local));
     assert_eq!(second.cubin_origin(), Some(Tier::Local), "the second process loads the cached cubin");
-    assert_eq!(jit.cache().stats().entries, 2, "a PTX entry and a cubin entry");
+    let s = jit.cache().stats();
+    assert_eq!(s.entries, 2, "a PTX entry and a cubin entry");
+    // One lookup per kernel and process (the first missed, the second hit); the cubin's in
+    // the cubin tier's own figures.
+    assert_eq!((s.misses, s.hits, s.cubin_misses, s.cubin_hits), (1, 1, 1, 1), "{s:?}");
 }
 
 #[test]

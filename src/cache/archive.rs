@@ -2,13 +2,19 @@
 //! `kache import`). Streamed both ways, one entry in memory at a time.
 //!
 //! ```text
-//! magic "KACHEARC" u16 version
-//! repeated: u8 1, [32] key, u64 length, entry (with its envelope)
+//! magic "KACHEARC" u16 version (2; 1 is read too: unsigned, no flags byte)
+//! u8 flags: 1 when signed
+//! repeated: u8 1, [32] key, u64 length, entry (with its envelope), [32] MAC (when signed)
 //! u8 0, [32] blake3 of everything before
 //! ```
 //! Export writes only entries that verify, to a temporary file renamed into place when
 //! complete. Import checks the whole archive (checksum, version, framing) before storing
 //! anything, so a damaged archive is refused whole, and stores only entries that verify.
+//!
+//! The checksum and the envelopes' hashes detect damage, not tampering: whoever can edit an
+//! archive can recompute them. A signed archive carries each entry's keyed MAC ([`EntryMac`],
+//! the remote tier's); an import that asks for signatures refuses an unsigned archive and every
+//! entry whose MAC fails.
 
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -17,12 +23,15 @@ use std::path::{Path, PathBuf};
 use super::atomic;
 use super::envelope;
 use super::key::Key;
+use super::mac::EntryMac;
 use super::store::{LocalStore, StoreError};
 
 const MAGIC: &[u8; 8] = b"KACHEARC";
-const VERSION: u16 = 1;
+const VERSION: u16 = 2;
 /// Magic and version.
 const HEAD: u64 = 10;
+/// The flag of a signed archive.
+const SIGNED: u8 = 1;
 /// The end marker and the checksum.
 const TAIL: u64 = 1 + 32;
 
@@ -61,6 +70,12 @@ pub enum ArchiveError {
         /// What is wrong.
         why: String,
     },
+    /// Signatures were asked for and the archive has none.
+    #[error("{} is not signed (export it with --key), and signatures were asked for", path.display())]
+    Unsigned {
+        /// The archive.
+        path: PathBuf,
+    },
     /// The store could not take the entries.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -69,13 +84,26 @@ pub enum ArchiveError {
 impl ArchiveError {
     /// Whether the user can fix it (a path, a file), as opposed to a failure of the machine.
     pub fn is_user_error(&self) -> bool {
-        matches!(self, ArchiveError::Read { .. } | ArchiveError::Create { .. } | ArchiveError::Invalid { .. })
+        matches!(
+            self,
+            ArchiveError::Read { .. } | ArchiveError::Create { .. } | ArchiveError::Invalid { .. } | ArchiveError::Unsigned { .. }
+        )
     }
 }
 
-/// Writes every entry of `store` that verifies to the archive `file`; returns how many.
-/// `progress` is told (entries done, entries in all) as it goes.
+/// Writes every entry of `store` that verifies to the archive `file`, unsigned; returns how
+/// many. `progress` is told (entries done, entries in all) as it goes.
 pub fn export(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<u64, ArchiveError> {
+    export_with(store, file, None, progress)
+}
+
+/// [`export`], signing every entry with `signer` when given.
+pub fn export_with(
+    store: &LocalStore,
+    file: &Path,
+    signer: Option<&EntryMac>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<u64, ArchiveError> {
     let records = store.records();
     let total = records.len() as u64;
     let tmp = atomic::temp_for(file).map_err(|source| ArchiveError::Create { path: file.to_path_buf(), source })?;
@@ -84,6 +112,7 @@ pub fn export(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64
     let mut n = 0;
     out.write_all(MAGIC).map_err(failed)?;
     out.write_all(&VERSION.to_le_bytes()).map_err(failed)?;
+    out.write_all(&[if signer.is_some() { SIGNED } else { 0 }]).map_err(failed)?;
     for (i, r) in records.iter().enumerate() {
         progress(i as u64 + 1, total);
         let Some(b) = store.get(&r.key) else { continue };
@@ -94,6 +123,9 @@ pub fn export(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64
         out.write_all(&r.key.0).map_err(failed)?;
         out.write_all(&(b.len() as u64).to_le_bytes()).map_err(failed)?;
         out.write_all(&b).map_err(failed)?;
+        if let Some(m) = signer {
+            out.write_all(&m.mac(&r.key, &b)).map_err(failed)?;
+        }
         n += 1;
     }
     out.write_all(&[0]).map_err(failed)?;
@@ -130,6 +162,8 @@ pub struct Imported {
     pub stored: u64,
     /// Entries that did not verify, left out.
     pub skipped: u64,
+    /// Entries whose MAC failed (signatures asked for), refused.
+    pub rejected: u64,
 }
 
 /// One entry of an archive: its key, and where its bytes are.
@@ -137,14 +171,31 @@ struct Item {
     key: Key,
     at: u64,
     len: u64,
+    mac: Option<[u8; 32]>,
 }
 
 /// Stores the entries of the archive `file` that verify into `store`, after checking the whole
-/// archive. `progress` is told (entries done, entries in all) as it goes.
+/// archive (signatures, if any, are not checked). `progress` is told (entries done, entries in
+/// all) as it goes.
 pub fn import(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<Imported, ArchiveError> {
+    import_with(store, file, None, progress)
+}
+
+/// [`import`]; with `verifier`, the archive must be signed, and an entry whose MAC fails is
+/// refused ([`Imported::rejected`]).
+pub fn import_with(
+    store: &LocalStore,
+    file: &Path,
+    verifier: Option<&EntryMac>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Imported, ArchiveError> {
     let read = |source| ArchiveError::Read { path: file.to_path_buf(), source };
     let bad = |why: &str| ArchiveError::Invalid { path: file.to_path_buf(), why: why.to_string() };
-    let mut f = File::open(file).map_err(read)?;
+    let f = crate::files::open_regular(file, true).map_err(|e| match e {
+        crate::files::ReadError::Io(e) => read(e),
+        e => bad(&e.to_string()),
+    })?;
+    let mut f = f;
     let len = f.metadata().map_err(read)?.len();
     let mut magic = [0u8; 10];
     if len < HEAD + TAIL || f.read_exact(&mut magic).is_err() || &magic[..8] != MAGIC {
@@ -161,10 +212,24 @@ pub fn import(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64
         return Err(bad("checksum mismatch"));
     }
     let v = u16::from_le_bytes([magic[8], magic[9]]);
-    if v != VERSION {
-        return Err(bad(&format!("archive version {v}")));
+    let signed = match v {
+        1 => false,
+        2 => {
+            f.seek(SeekFrom::Start(HEAD)).map_err(read)?;
+            let mut flags = [0u8; 1];
+            f.read_exact(&mut flags).map_err(read)?;
+            if flags[0] & !SIGNED != 0 {
+                return Err(bad(&format!("unknown flags {:#x}", flags[0])));
+            }
+            flags[0] & SIGNED != 0
+        }
+        v => return Err(bad(&format!("archive version {v}"))),
+    };
+    if verifier.is_some() && !signed {
+        return Err(ArchiveError::Unsigned { path: file.to_path_buf() });
     }
-    let items = index(&mut f, len - 32).map_err(|e| match e {
+    let start = if v == 1 { HEAD } else { HEAD + 1 };
+    let items = index(&mut f, start, len - 32, signed).map_err(|e| match e {
         Framing::Io(e) => read(e),
         Framing::Bad(why) => bad(why),
     })?;
@@ -175,7 +240,14 @@ pub fn import(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64
             f.seek(SeekFrom::Start(item.at)).map_err(read)?;
             let mut b = Vec::new();
             (&mut f).take(item.len).read_to_end(&mut b).map_err(read)?;
-            if b.len() as u64 == item.len && envelope::decode(&b, Some(&item.key)).is_ok() {
+            let authentic = match (verifier, &item.mac) {
+                (Some(m), Some(mac)) => m.verify(&item.key, &b, mac),
+                (Some(_), None) => false,
+                (None, _) => true,
+            };
+            if !authentic {
+                done.rejected += 1;
+            } else if b.len() as u64 == item.len && envelope::decode(&b, Some(&item.key)).is_ok() {
                 batch.put(&item.key, &b)?;
                 done.stored += 1;
             } else {
@@ -193,13 +265,14 @@ enum Framing {
     Bad(&'static str),
 }
 
-/// Reads the records between the version and the checksum (which starts at `end`), without
-/// their entries.
-fn index(f: &mut File, end: u64) -> Result<Vec<Item>, Framing> {
-    f.seek(SeekFrom::Start(HEAD)).map_err(Framing::Io)?;
+/// Reads the records from `start` to the checksum (which starts at `end`), without their
+/// entries (with their MACs when `signed`).
+fn index(f: &mut File, start: u64, end: u64, signed: bool) -> Result<Vec<Item>, Framing> {
+    f.seek(SeekFrom::Start(start)).map_err(Framing::Io)?;
     let mut r = BufReader::new(f);
-    let mut at = HEAD;
+    let mut at = start;
     let mut items = Vec::new();
+    let mac_len = if signed { 32 } else { 0 };
     loop {
         if at >= end {
             return Err(Framing::Bad("truncated"));
@@ -221,12 +294,21 @@ fn index(f: &mut File, end: u64) -> Result<Vec<Item>, Framing> {
         let mut n = [0u8; 8];
         n.copy_from_slice(&head[32..]);
         let len = u64::from_le_bytes(n);
-        if end - at < len {
+        if (end - at).checked_sub(mac_len).is_none_or(|room| room < len) {
             return Err(Framing::Bad("truncated entry"));
         }
-        items.push(Item { key: Key(key), at, len });
+        let entry_at = at;
         r.seek_relative(len as i64).map_err(Framing::Io)?;
         at += len;
+        let mac = if signed {
+            let mut m = [0u8; 32];
+            r.read_exact(&mut m).map_err(Framing::Io)?;
+            at += 32;
+            Some(m)
+        } else {
+            None
+        };
+        items.push(Item { key: Key(key), at: entry_at, len, mac });
     }
     if at != end {
         return Err(Framing::Bad("trailing bytes"));

@@ -17,6 +17,11 @@ pub const TEMP_PREFIX: &str = ".tmp-";
 /// it. Created with the permissions an ordinary new file gets (not tempfile's owner-only ones),
 /// since it becomes an ordinary file.
 pub fn temp_for(path: &Path) -> io::Result<NamedTempFile> {
+    temp_with_mode(path, 0o666)
+}
+
+/// A temporary file for `path` created with permissions `mode` (less the umask).
+fn temp_with_mode(path: &Path, mode: u32) -> io::Result<NamedTempFile> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -27,14 +32,26 @@ pub fn temp_for(path: &Path) -> io::Result<NamedTempFile> {
     {
         use std::os::unix::fs::PermissionsExt;
         // Like `File::create`: 0o666 less the umask.
-        b.permissions(std::fs::Permissions::from_mode(0o666));
+        b.permissions(std::fs::Permissions::from_mode(mode));
     }
+    #[cfg(not(unix))]
+    let _ = mode;
     b.tempfile_in(dir)
 }
 
 /// Writes `bytes` to `path` atomically.
 pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut tmp = temp_for(path)?;
+    persist(temp_for(path)?, path, bytes)
+}
+
+/// Writes `bytes` to `path` atomically, as a file only its owner may write (`rw-r--r--` at
+/// most, whatever the umask): a file of the cache, which must not become writable by others
+/// (see `cache::trust`).
+pub fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    persist(temp_with_mode(path, 0o644)?, path, bytes)
+}
+
+fn persist(mut tmp: NamedTempFile, path: &Path, bytes: &[u8]) -> io::Result<()> {
     tmp.write_all(bytes)?;
     tmp.persist(path).map_err(|e| e.error)?;
     Ok(())

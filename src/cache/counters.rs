@@ -43,6 +43,11 @@ macro_rules! statistics {
             $( $(#[doc = $d3])* pub $f3: u64, )*
             /// Why kernels were not persisted (this process).
             pub not_persisted_reasons: Vec<String>,
+            /// `None` when every figure was read; else what could not be read, and why (another
+            /// process held the catalogue): the counters are then only those parked in files
+            /// and this process's, and `entries` and `bytes` are counted from the files.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            pub unavailable: Option<String>,
         }
 
         impl Stats {
@@ -53,6 +58,7 @@ macro_rules! statistics {
                     $( $f2, )*
                     $( $f3: counts.get(Counter::$v3), )*
                     not_persisted_reasons,
+                    unavailable: None,
                 }
             }
         }
@@ -81,8 +87,10 @@ statistics! {
     totals {
         /// Entries in the local store.
         entries,
-        /// Bytes in the local store.
+        /// Bytes in the local store's entries.
         bytes,
+        /// Bytes of the local store's catalogue (its size limit counts them too).
+        catalogue_bytes,
     }
     counters {
         /// Compile time the hits saved, in milliseconds.
@@ -97,6 +105,11 @@ statistics! {
         remote_bytes_read => RemoteBytesRead,
         /// Bytes written to the remote.
         remote_bytes_written => RemoteBytesWritten,
+        /// Cubins found (loaded without the driver's JIT or ptxas). A kernel's lookup is
+        /// counted once, in `hits` or `misses`; its cubin's here.
+        cubin_hits => CubinHits,
+        /// Cubins not found (built, then stored).
+        cubin_misses => CubinMisses,
     }
 }
 
@@ -201,7 +214,7 @@ mod tests {
         for (i, c) in Counter::ALL.iter().enumerate() {
             counts.add(*c, i as u64 + 1);
         }
-        let json = serde_json::to_value(Stats::new(&counts, 100, 200, Vec::new())).unwrap();
+        let json = serde_json::to_value(Stats::new(&counts, 100, 200, 300, Vec::new())).unwrap();
         for (i, c) in Counter::ALL.iter().enumerate() {
             assert_eq!(json[c.name()], i as u64 + 1, "{}", c.name());
         }

@@ -11,9 +11,11 @@ pub mod atomic;
 mod counters;
 pub mod envelope;
 pub mod key;
+pub mod mac;
 pub mod ops;
 pub mod remote;
 pub mod store;
+pub mod trust;
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -23,7 +25,7 @@ use std::time::Duration;
 
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
-pub use key::{Derivation, Key, KeyInputs, cubin_key, derive, ptxas_cubin_key};
+pub use key::{Assembler, CubinInputs, Derivation, Key, KeyInputs, Toolchain, derive, derive_cubin};
 pub use store::{Batch, LocalStore, Record, StoreError};
 
 use crate::library::Persistable;
@@ -223,9 +225,26 @@ impl Cache {
         self.lookup_prefetch(keys, &[])
     }
 
+    /// Looks up a cubin: as [`lookup`](Self::lookup), but counted as the cubin tier's own
+    /// figures (`cubin_hits`, `cubin_misses`), so that a kernel counts one lookup however many
+    /// tiers of code it has.
+    pub fn lookup_cubin(&self, key: &Key) -> Lookup {
+        self.lookup_counted(std::slice::from_ref(key), &[], Counting::Cubin).pop().unwrap_or(Lookup::Miss)
+    }
+
+    /// [`lookup_cubin`](Self::lookup_cubin) for several keys with one opening of the store and
+    /// one round trip to the remote.
+    pub fn lookup_cubins(&self, keys: &[Key]) -> Vec<Lookup> {
+        self.lookup_counted(keys, &[], Counting::Cubin)
+    }
+
     /// Looks up `keys`, and in the same opening of the local store loads `prefetch` into the
     /// memory tier without counting them (a later lookup of one of them counts then).
     pub fn lookup_prefetch(&self, keys: &[Key], prefetch: &[Key]) -> Vec<Lookup> {
+        self.lookup_counted(keys, prefetch, Counting::Kernel)
+    }
+
+    fn lookup_counted(&self, keys: &[Key], prefetch: &[Key], counting: Counting) -> Vec<Lookup> {
         let counted = keys.len();
         let keys: Vec<Key> = keys.iter().chain(prefetch).copied().collect();
         let keys = &keys[..];
@@ -273,9 +292,9 @@ impl Cache {
         }
         out.into_iter()
             .zip(keys)
-            .map(|(o, key)| match o {
-                Some(l) => {
-                    if let Lookup::Hit(e, tier) = &l {
+            .map(|(o, key)| {
+                match (&o, counting) {
+                    (Some(Lookup::Hit(e, tier)), Counting::Kernel) => {
                         crate::logging::debug!("hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
                         self.count(Counter::Hits, 1);
                         self.count(
@@ -287,18 +306,28 @@ impl Cache {
                             1,
                         );
                         self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
-                    } else {
+                    }
+                    (Some(Lookup::Hit(e, tier)), Counting::Cubin) => {
+                        crate::logging::debug!("cubin hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
+                        self.count(Counter::CubinHits, 1);
+                        self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
+                    }
+                    (Some(_), Counting::Kernel) => {
                         crate::logging::debug!("hit {key} (Memory): a kernel kept in this process only");
                         self.count(Counter::Hits, 1);
                         self.count(Counter::HitsMemory, 1);
                     }
-                    l
+                    (Some(_), Counting::Cubin) => self.count(Counter::CubinHits, 1),
+                    (None, Counting::Kernel) => {
+                        crate::logging::debug!("miss {key}");
+                        self.count(Counter::Misses, 1);
+                    }
+                    (None, Counting::Cubin) => {
+                        crate::logging::debug!("cubin miss {key}");
+                        self.count(Counter::CubinMisses, 1);
+                    }
                 }
-                None => {
-                    crate::logging::debug!("miss {key}");
-                    self.count(Counter::Misses, 1);
-                    Lookup::Miss
-                }
+                o.unwrap_or(Lookup::Miss)
             })
             .collect()
     }
@@ -308,9 +337,12 @@ impl Cache {
     /// process has the catalogue open the bookkeeping is parked for the next one to open it.
     fn write_local(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)]) {
         let mut deltas = self.counters.take();
-        let r = local.write_entries(&deltas, encoded);
-        match r {
-            Ok(()) => {}
+        match local.write_entries(&deltas, encoded) {
+            Ok(failed) => {
+                if let Some(why) = failed.first() {
+                    self.warn_once("entry-write", &format!("a cache entry could not be written ({why}); continuing without it"));
+                }
+            }
             Err(StoreError::Busy) => {
                 crate::logging::debug!(
                     "the store's catalogue is busy: {} entries written as files, their bookkeeping parked",
@@ -325,7 +357,11 @@ impl Cache {
                     }
                 }
                 deltas.add(Counter::Busy, 1);
-                local.park(&deltas, &[], &stored);
+                if let Err(e) = local.park(&deltas, &[], &stored) {
+                    // Kept for this process's last flush.
+                    self.counters.restore(&deltas);
+                    self.warn_once("park", &format!("cache bookkeeping could not be parked ({e})"));
+                }
             }
             Err(e) => {
                 self.counters.restore(&deltas);
@@ -398,14 +434,14 @@ impl Cache {
         // A process that only had hits parks its counts rather than opening the catalogue
         // again; once enough have piled up, this one merges them all.
         let piled = local.parked_count();
-        if park && piled < 64 {
-            local.park(&deltas, &touched, &[]);
+        if park && piled < 64 && local.park(&deltas, &touched, &[]).is_ok() {
             return;
         }
-        let r = local.write_bookkeeping(&deltas, &touched);
-        if r.is_err() {
+        if local.write_bookkeeping(&deltas, &touched).is_err() {
             // Keep the counts: the next process to open the store merges them.
-            local.park(&deltas, &touched, &[]);
+            if let Err(e) = local.park(&deltas, &touched, &[]) {
+                self.warn_once("park", &format!("this process's cache statistics could not be recorded ({e})"));
+            }
         }
     }
 
@@ -419,26 +455,52 @@ impl Cache {
         }
     }
 
-    /// Statistics: the store's (all processes) plus this process's unflushed counts.
+    /// Statistics: the store's (all processes) plus this process's unflushed counts. When the
+    /// catalogue cannot be had (another process holds it past the lock timeout), what can be
+    /// read without it: the number of entries and their size from the files, and the counts
+    /// parked in files; [`Stats::unavailable`] then says what is missing and why.
     pub fn stats(&self) -> Stats {
         let mut counts = Counts::default();
         let mut entries = 0;
         let mut bytes = 0;
+        let mut catalogue_bytes = 0;
+        let mut unavailable = None;
         if let Some(local) = &self.local {
             let deltas = self.counters.take();
-            let r = local.statistics(&deltas);
-            match r {
+            catalogue_bytes = local.catalogue_size();
+            match local.statistics(&deltas) {
                 Ok((s, n, b)) => {
                     counts = s;
                     entries = n;
                     bytes = b;
                 }
-                Err(_) => self.counters.restore(&deltas),
+                Err(e) => {
+                    self.counters.restore(&deltas);
+                    let (parked, files, n, b) = local.statistics_without_catalogue();
+                    counts = parked;
+                    entries = n;
+                    bytes = b;
+                    unavailable = Some(format!(
+                        "{e}: the counters kept in the catalogue could not be read; those shown are the {files} parked file{} and this process's",
+                        if files == 1 { "" } else { "s" }
+                    ));
+                }
             }
         }
         counts.add_all(&self.counters.peek());
-        Stats::new(&counts, entries, bytes, self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone())
+        let mut s = Stats::new(&counts, entries, bytes, catalogue_bytes, self.reasons.lock().unwrap_or_else(|e| e.into_inner()).clone());
+        s.unavailable = unavailable;
+        s
     }
+}
+
+/// Which figures a lookup counts in.
+#[derive(Clone, Copy)]
+enum Counting {
+    /// A kernel's code (PTX or host code): `hits`, `misses`.
+    Kernel,
+    /// The cubin tier: `cubin_hits`, `cubin_misses`.
+    Cubin,
 }
 
 impl Drop for Cache {

@@ -5,7 +5,7 @@
 
 use super::envelope::{self, ArtifactKind, EnvelopeError, Meta};
 use super::key::Key;
-use super::store::LocalStore;
+use super::store::{LocalStore, Stray};
 
 /// One entry that verifies, as `kache ls` lists it.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -61,9 +61,17 @@ pub enum FindError {
     /// The prefix is not hex digits.
     #[error("`{0}` is not a key (hex digits)")]
     NotAKey(String),
-    /// No key, or more than one, starts with the prefix.
-    #[error("no entry (or more than one) has a key starting with {0}")]
-    NoUniqueMatch(String),
+    /// No key starts with the prefix.
+    #[error("no entry has a key starting with {0}")]
+    NoMatch(String),
+    /// More than one key starts with the prefix.
+    #[error("{} entries have a key starting with {prefix}: {}{}; give more digits", candidates.len(), candidates.iter().take(8).map(|k| k.hex()).collect::<Vec<_>>().join(", "), if candidates.len() > 8 { ", ..." } else { "" })]
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+        /// The keys that start with it.
+        candidates: Vec<Key>,
+    },
     /// The entry is there but does not verify.
     #[error("entry {0} does not verify: {1} (`kache verify` drops it)")]
     DoesNotVerify(Key, EnvelopeError),
@@ -83,12 +91,14 @@ pub fn find_key(prefix: &str) -> Result<String, FindError> {
 /// verified: its envelope fields and payload.
 pub fn find(store: &LocalStore, prefix: &str) -> Result<(Meta, Vec<u8>), FindError> {
     let p = find_key(prefix)?;
-    let matches: Vec<_> = store.records().into_iter().filter(|r| r.key.hex().starts_with(&p)).collect();
-    let found = match matches.as_slice() {
-        [only] => store.get(&only.key).map(|b| (only.key, b)),
-        _ => None,
+    let matches: Vec<Key> = store.records().into_iter().map(|r| r.key).filter(|k| k.hex().starts_with(&p)).collect();
+    let key = match matches.as_slice() {
+        [] => return Err(FindError::NoMatch(prefix.to_string())),
+        [only] => *only,
+        _ => return Err(FindError::Ambiguous { prefix: prefix.to_string(), candidates: matches }),
     };
-    let Some((key, bytes)) = found else { return Err(FindError::NoUniqueMatch(prefix.to_string())) };
+    // Removed since it was listed.
+    let Some(bytes) = store.get(&key) else { return Err(FindError::NoMatch(prefix.to_string())) };
     match envelope::decode(&bytes, Some(&key)) {
         Ok((meta, payload)) => Ok((meta, payload.to_vec())),
         Err(e) => Err(FindError::DoesNotVerify(key, e)),
@@ -102,12 +112,17 @@ pub struct Verified {
     pub checked: u64,
     /// Entries that did not verify, removed (and counted as `bad_entries`).
     pub dropped: Vec<Key>,
-    /// Stale temporary files of interrupted writers, removed.
+    /// Things where entries belong that are no entries (a folder, a FIFO, a link, a file where
+    /// a shard folder belongs), removed, so that the kernels they stood for are cached again.
+    pub strays: Vec<Stray>,
+    /// Strays that could not be removed.
+    pub strays_left: Vec<Stray>,
+    /// What killed writers left (stale temporary files, old `db.broken-*` catalogues), removed.
     pub swept: usize,
 }
 
-/// Re-hashes every entry and drops the ones that do not verify; also sweeps stale temporary
-/// files. `progress` is told (entries done, entries in all) as it goes.
+/// Re-hashes every entry and drops the ones that do not verify; removes strays and sweeps what
+/// killed writers left. `progress` is told (entries done, entries in all) as it goes.
 pub fn verify(store: &LocalStore, progress: &mut dyn FnMut(u64, u64)) -> Verified {
     let records = store.records();
     let total = records.len() as u64;
@@ -118,7 +133,8 @@ pub fn verify(store: &LocalStore, progress: &mut dyn FnMut(u64, u64)) -> Verifie
         }
         progress(i as u64 + 1, total);
     }
+    let (strays, strays_left) = store.strays().into_iter().partition(|s| store.remove_stray(s));
     let swept = store.sweep_temporaries();
     store.discard_bad(&dropped);
-    Verified { checked: total, dropped, swept }
+    Verified { checked: total, dropped, strays, strays_left, swept }
 }

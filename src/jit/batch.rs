@@ -93,11 +93,18 @@ impl Jit {
 }
 
 impl Jit {
-    /// [`CompiledKernel::assemble_cubin`] for several kernels, through this JIT's cache: every
-    /// cubin looked up together (one round trip to a remote cache) and the ones ptxas assembled
-    /// stored together. In the kernels' order.
+    /// [`CompiledKernel::assemble_cubin`] for several kernels, keyed under this JIT's toolchain
+    /// and salt and through its cache: ptxas found once, every cubin looked up together (one
+    /// round trip to a remote cache) and the ones ptxas assembled stored together. In the
+    /// kernels' order; without ptxas, that error for each kernel that needs it.
     pub fn assemble_cubins(&self, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
-        super::compiled::assemble_cubins(Some(self.cache()), kernels)
+        match super::compiled::find_ptxas() {
+            Ok(ptxas) => super::compiled::assemble_cubins(Some(self), &ptxas, kernels),
+            Err(first) => {
+                let mut first = Some(first);
+                kernels.iter().map(|_| Err(first.take().unwrap_or_else(|| crate::Error::Config("no usable ptxas".into())))).collect()
+            }
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
 use crate::abi::{self, ParamAbi};
-use crate::cache::{ArtifactKind, Entry, Key, Lookup, Meta, Tier};
+use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
@@ -186,16 +186,24 @@ impl CompiledKernel {
     }
 
     /// A cubin of this kernel for its architecture, assembled from its PTX by ptxas (found by
-    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by the PTX, the
-    /// architecture and the ptxas binary's content ([`ptxas_cubin_key`]), and stored unless
-    /// the kernel captured a device array. A kernel that holds a cubin already returns it.
-    /// Errors: compiled for the host ([`Error::Device`]), no ptxas ([`Error::Config`]), ptxas
-    /// rejecting the PTX ([`Error::Ptxas`]).
+    /// [`find_ptxas`](crate::toolchain::find_ptxas)), through the cache: keyed by this kernel's
+    /// key (which determines its PTX), the architecture, ptxas by its content and its
+    /// `--version` output, the toolchain and the salt ([`derive_cubin`]), counted in the cubin
+    /// tier's figures, and stored unless the kernel captured a device array. A kernel that
+    /// holds a cubin already returns it. Errors: compiled for the host ([`Error::Device`]), no
+    /// ptxas ([`Error::Config`]), a ptxas that cannot be read or run, or rejects the PTX
+    /// ([`Error::Ptxas`]).
     ///
-    /// [`ptxas_cubin_key`]: crate::cache::ptxas_cubin_key
+    /// [`derive_cubin`]: crate::cache::derive_cubin
     pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
-        let cache = self.jit.as_ref().map(|j| j.cache());
-        assemble_cubins(cache, &[self]).pop().unwrap_or_else(|| Err(Error::Device(format!("no cubin for '{}'", self.name))))
+        self.assemble_cubin_with(&find_ptxas()?)
+    }
+
+    /// [`assemble_cubin`](Self::assemble_cubin) with the given ptxas.
+    pub fn assemble_cubin_with(&self, ptxas: &crate::toolchain::Ptxas) -> Result<Vec<u8>> {
+        assemble_cubins(self.jit.as_ref(), ptxas, &[self])
+            .pop()
+            .unwrap_or_else(|| Err(Error::Device(format!("no cubin for '{}'", self.name))))
     }
 
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
@@ -229,11 +237,12 @@ impl CompiledKernel {
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
         let proof = self.library.persistable().ok();
-        let cache = self.jit.as_ref().filter(|j| j.config().cubin_tier).map(|j| j.cache());
-        let ckey = crate::cache::cubin_key(&self.key.0, &dev.arch.to_string(), dev.driver_version);
+        let jit = self.jit.as_ref().filter(|j| j.config().cubin_tier);
+        let cache = jit.map(|j| j.cache());
+        let ckey = jit.map(|j| j.cubin_derivation(&self.key, dev.arch, Assembler::Driver(dev.driver_version)).key).unwrap_or(self.key);
         let mut loaded = None;
         if let (Some(cache), Some(_)) = (cache, &proof)
-            && let Lookup::Hit(e, tier) = cache.lookup(&ckey)
+            && let Lookup::Hit(e, tier) = cache.lookup_cubin(&ckey)
             && e.meta.kind == ArtifactKind::Cubin
         {
             match dev.load_image(&e.payload, &self.entry) {
@@ -276,8 +285,8 @@ pub(super) fn artifact_kind(artifact: &Artifact) -> ArtifactKind {
     }
 }
 
-/// ptxas, and the hash of its binary (part of a cubin's key).
-fn ptxas_identity() -> Result<(std::path::PathBuf, blake3::Hash)> {
+/// ptxas, found and identified by content, or why it cannot be used.
+pub(super) fn find_ptxas() -> Result<crate::toolchain::Ptxas> {
     let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
         Error::Config(
             "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
@@ -285,73 +294,62 @@ fn ptxas_identity() -> Result<(std::path::PathBuf, blake3::Hash)> {
                 .into(),
         )
     })?;
-    let hash = blake3::hash(&std::fs::read(&ptxas).map_err(|e| Error::io(&ptxas, e))?);
-    Ok((ptxas, hash))
+    crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)
 }
 
-/// [`CompiledKernel::assemble_cubin`] for several kernels through `cache`: ptxas found and
-/// hashed once, every cubin looked up in one pass over the cache (one round trip to a remote
-/// cache), the ones assembled stored together. In the kernels' order.
-pub(super) fn assemble_cubins(cache: Option<&crate::cache::Cache>, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
+/// [`CompiledKernel::assemble_cubin_with`] for several kernels, keyed under `jit`'s toolchain
+/// and salt and through its cache: every cubin looked up in one pass over the cache (one round
+/// trip to a remote cache, counted in the cubin tier's figures), the ones assembled stored
+/// together. In the kernels' order.
+pub(super) fn assemble_cubins(jit: Option<&Jit>, ptxas: &crate::toolchain::Ptxas, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
     let mut out: Vec<Option<Result<Vec<u8>>>> = Vec::new();
-    let mut identity: Option<(std::path::PathBuf, blake3::Hash)> = None;
     // (index, architecture, key) of each cubin to look up.
     let mut wanted = Vec::new();
     for (i, k) in kernels.iter().enumerate() {
-        let arch = match (&k.artifact, k.target) {
-            (Artifact::Cubin(image), _) => {
-                out.push(Some(Ok(image.clone())));
-                continue;
+        match (&k.artifact, k.target) {
+            (Artifact::Cubin(image), _) => out.push(Some(Ok(image.clone()))),
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => {
+                let key =
+                    jit.map(|j| j.cubin_derivation(&k.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
+                wanted.push((i, arch, key));
+                out.push(None);
             }
-            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
-            _ => {
-                out.push(Some(Err(Error::Device(format!(
-                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
-                    k.name, k.target
-                )))));
-                continue;
-            }
-        };
-        if identity.is_none() {
-            match ptxas_identity() {
-                Ok(id) => identity = Some(id),
-                Err(e) => {
-                    out.push(Some(Err(e)));
-                    continue;
-                }
-            }
+            _ => out.push(Some(Err(Error::Device(format!(
+                "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                k.name, k.target
+            ))))),
         }
-        let Some((_, hash)) = &identity else { continue };
-        wanted.push((i, arch, crate::cache::ptxas_cubin_key(k.ptx().unwrap_or_default(), &arch.to_string(), hash.as_bytes())));
-        out.push(None);
     }
-    let keys: Vec<Key> = wanted.iter().map(|(_, _, key)| *key).collect();
-    let found = match cache {
-        Some(c) => c.lookup_many(&keys),
-        None => keys.iter().map(|_| Lookup::Miss).collect(),
+    let cache = jit.map(|j| j.cache());
+    let keys: Vec<Key> = wanted.iter().filter_map(|(_, _, key)| *key).collect();
+    let mut found = match cache {
+        Some(c) => c.lookup_cubins(&keys).into_iter(),
+        None => Vec::new().into_iter(),
     };
     let mut assembled = Vec::new();
-    for ((i, arch, key), found) in wanted.into_iter().zip(found) {
+    for (i, arch, key) in wanted {
         let k = kernels[i];
-        if let Lookup::Hit(e, _) = found
+        if key.is_some()
+            && let Some(Lookup::Hit(e, _)) = found.next()
             && e.meta.kind == ArtifactKind::Cubin
         {
             out[i] = Some(Ok(e.payload.to_vec()));
             continue;
         }
-        let Some((ptxas, _)) = &identity else { continue };
         let t0 = Instant::now();
-        let cubin = match crate::toolchain::ptxas(ptxas, k.ptx().unwrap_or_default(), &arch.to_string()) {
+        let cubin = match ptxas.assemble(k.ptx().unwrap_or_default(), &arch.to_string()) {
             Ok(c) => c,
             Err(e) => {
-                out[i] = Some(Err(Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.display(), k.name))));
+                out[i] = Some(Err(Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), k.name))));
                 continue;
             }
         };
         let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-        crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", k.name);
-        let meta = Meta::new(key, &k.name, &signature_text(&k.signature, &k.enums), ArtifactKind::Cubin, &k.entry, ms);
-        assembled.push((i, Entry { meta, payload: cubin.clone().into() }));
+        if let Some(key) = key {
+            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", k.name);
+            let meta = Meta::new(key, &k.name, &signature_text(&k.signature, &k.enums), ArtifactKind::Cubin, &k.entry, ms);
+            assembled.push((i, Entry { meta, payload: cubin.clone().into() }));
+        }
         out[i] = Some(Ok(cubin));
     }
     if let Some(cache) = cache {

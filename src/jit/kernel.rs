@@ -11,7 +11,7 @@ use super::launch::{check_args, check_capture_locations};
 use super::module::Module;
 use super::{Jit, Source};
 use crate::abi::{self, CaptureData};
-use crate::cache::{Derivation, Entry, Key, KeyInputs, Lookup, Meta};
+use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
@@ -226,7 +226,6 @@ impl Kernel {
 
     fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
         self.not_generic()?;
-        let options = self.inner.jit.config().options(target);
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -235,15 +234,48 @@ impl Kernel {
             let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
             return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
         }
-        let d = crate::cache::derive(&KeyInputs {
+        Ok((self.derive_with(target, spec, libdevice.as_ref().map(|l| l.hash)), libdevice))
+    }
+
+    fn derive_with(&self, target: Target, spec: &Specialization, libdevice: Option<[u8; 32]>) -> Derivation {
+        let config = self.inner.jit.config();
+        crate::cache::derive(&KeyInputs {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &options,
-            libdevice: libdevice.as_ref().map(|l| l.hash),
-            salt: &self.inner.jit.config().salt,
-        });
-        Ok((d, libdevice))
+            options: &config.options(target),
+            libdevice,
+            toolchain: &config.toolchain,
+            salt: &config.salt,
+        })
+    }
+
+    /// The keys of the cubins of this kernel's PTX for `arch`, each with a title: the one
+    /// `CompiledKernel::assemble_cubin` uses, where ptxas is found (or why it cannot be used),
+    /// and the one launches on CUDA device 0 use, where there is one. What `kache explain`
+    /// shows of the cubin tier.
+    pub fn explain_cubins(&self, arch: Arch, spec: &Specialization) -> Result<Vec<(String, Derivation)>> {
+        let mut out = Vec::new();
+        if let Some(Ok(ptxas)) = crate::toolchain::Ptxas::find() {
+            let d = self.explain_cubin(arch, spec, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version })?;
+            let version = ptxas.version.lines().last().unwrap_or("").trim().to_string();
+            out.push((format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), d));
+        }
+        if let Ok(dev) = Device::cuda(0)
+            && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+        {
+            let d = self.explain_cubin(dev_arch, spec, Assembler::Driver(v))?;
+            out.push((format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), d));
+        }
+        Ok(out)
+    }
+
+    /// The key of the cubin that `assembler` builds for `arch` from this kernel's PTX for
+    /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
+    /// `kache explain` shows of the cubin tier.
+    pub fn explain_cubin(&self, arch: Arch, spec: &Specialization, assembler: Assembler<'_>) -> Result<Derivation> {
+        let (d, _) = self.derive(Target::Nvptx(arch), spec)?;
+        Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
     /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
@@ -292,9 +324,10 @@ impl Kernel {
     pub(super) fn prepare(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Prepared> {
         let (d, libdevice) = self.derive(target, spec)?;
         let key = d.key;
-        let prefetch: Vec<Key> = match device.and_then(|d| d.cuda_impl()) {
-            Some(dev) if self.inner.jit.config().cubin_tier => {
-                vec![crate::cache::cubin_key(&key.0, &dev.arch.to_string(), dev.driver_version)]
+        let jit = &self.inner.jit;
+        let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
+            (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
+                vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
             }
             _ => Vec::new(),
         };
@@ -334,11 +367,25 @@ impl Kernel {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
-        let key = prepared.key;
+        let mut key = prepared.key;
         let sig = signature_text(&inner.signature, &inner.enums);
         let options = jit.config().options(target);
         let t0 = Instant::now();
-        let libdevice_bytes = prepared.libdevice.as_ref().and_then(|l| l.bytes());
+        // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
+        // the file held when the lookup's key was derived.
+        let libdevice_bytes = match &prepared.libdevice {
+            Some(l) => {
+                let Some((bytes, hash)) = l.load() else {
+                    let function = codegen::first_libdevice_use(&inner.program).unwrap_or_else(|| "a transcendental function".into());
+                    return Err(codegen::CodegenError::NoLibdevice { kernel: inner.name.clone(), function }.into());
+                };
+                if hash != l.hash {
+                    key = self.derive_with(target, spec, Some(hash)).key;
+                }
+                Some(bytes)
+            }
+            None => None,
+        };
         let data = capture_data(&inner.captures);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
@@ -447,7 +494,7 @@ impl Kernel {
     /// inspection (`kache compile --emit llvm-ir`); not cached.
     pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
         let (_, libdevice) = self.derive(target, spec)?;
-        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.bytes());
+        let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
         let data = capture_data(&self.inner.captures);
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,

@@ -20,11 +20,12 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::cache::{Cache, CacheConfig};
+use crate::cache::{Assembler, Cache, CacheConfig, CubinInputs, Derivation, Key};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::lang::ast::SourceModule;
 use crate::lang::{self, SourceFile};
+use crate::target::Arch;
 use kernel::KernelInner;
 
 /// A parsed source file, shared by every module loaded from the same name and bytes.
@@ -67,11 +68,27 @@ struct FileLoader {
 
 impl lang::SourceLoader for FileLoader {
     fn load(&mut self, path: &str) -> std::result::Result<Option<Vec<u8>>, String> {
-        match std::fs::read(self.dir.join(path)) {
+        match read_source(&self.dir.join(path)) {
             Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(crate::files::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(source_problem(&e)),
         }
+    }
+}
+
+/// A kernel source file's bytes: a regular file (a FIFO would block, `/dev/zero` never end),
+/// read to just past the source size limit.
+fn read_source(path: &Path) -> std::result::Result<Vec<u8>, crate::files::ReadError> {
+    crate::files::read_regular(path, lang::MAX_SOURCE_BYTES as u64, true)
+}
+
+/// Why [`read_source`] refused a file, in words.
+fn source_problem(e: &crate::files::ReadError) -> String {
+    match e {
+        crate::files::ReadError::TooLarge { .. } => {
+            format!("larger than {} MiB, the limit of a kernel source", lang::MAX_SOURCE_BYTES >> 20)
+        }
+        e => e.to_string(),
     }
 }
 
@@ -155,11 +172,29 @@ impl Jit {
         &self.inner.cache
     }
 
+    /// The key of a cubin that `assembler` builds for `arch` from the PTX identified by `ptx` (a
+    /// kernel's key, or the PTX's hash), under this JIT's toolchain and salt.
+    pub(crate) fn cubin_derivation(&self, ptx: &Key, arch: Arch, assembler: Assembler<'_>) -> Derivation {
+        let config = self.config();
+        crate::cache::derive_cubin(&CubinInputs {
+            ptx: &ptx.0,
+            arch: &arch.to_string(),
+            assembler,
+            toolchain: &config.toolchain,
+            salt: &config.salt,
+        })
+    }
+
     /// Reads and parses a kernel source file, and the files its `mod` items name (`name.rs` or
-    /// `name/mod.rs` beside it, as Rust finds them).
+    /// `name/mod.rs` beside it, as Rust finds them). Only a regular file of at most
+    /// [`MAX_SOURCE_BYTES`](crate::lang::MAX_SOURCE_BYTES) is read: anything else
+    /// ([`Error::Input`]) is refused at once.
     pub fn load_file(&self, path: impl AsRef<Path>) -> Result<Module> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+        let bytes = read_source(path).map_err(|e| match e {
+            crate::files::ReadError::Io(e) => Error::io(path, e),
+            e => Error::Input { path: path.to_path_buf(), problem: source_problem(&e) },
+        })?;
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => std::path::PathBuf::from("."),

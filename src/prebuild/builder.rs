@@ -36,6 +36,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_LOCK_TIMEOUT_MS",
     "KACHE_STRICT",
     "KACHE_CUBIN_TIER",
+    "KACHE_TRUSTED_DIRS",
     "KACHE_REMOTE",
     "KACHE_REMOTE_KEY",
     "KACHE_REMOTE_READONLY",
@@ -59,7 +60,7 @@ pub struct Builder {
     globals: Vec<(String, CaptureValue)>,
     /// Instances to build, by generic kernel name: each the generic arguments of a turbofish.
     instances: Vec<(String, Vec<String>)>,
-    errors: Vec<String>,
+    errors: Vec<(String, String)>,
     out_file: Option<String>,
     out_dir: Option<PathBuf>,
     config: Option<Config>,
@@ -133,7 +134,7 @@ impl Builder {
     pub fn global(mut self, name: &str, value: impl IntoCapture) -> Builder {
         match value.into_capture() {
             Ok(v) => self.globals.push((name.to_string(), v)),
-            Err(e) => self.errors.push(format!("global '{name}': {e}")),
+            Err(e) => self.errors.push((name.to_string(), e.to_string())),
         }
         self
     }
@@ -199,7 +200,7 @@ impl Builder {
             Some(d) => d.clone(),
             None => PathBuf::from(
                 std::env::var_os("OUT_DIR")
-                    .ok_or_else(|| Error::Config("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
+                    .ok_or_else(|| Error::Prebuild("OUT_DIR is not set: run the prebuild step from a build script".into()))?,
             ),
         };
         let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| ".".into()));
@@ -208,8 +209,8 @@ impl Builder {
         for v in TRACKED_ENV {
             build_script::instruction("rerun-if-env-changed", v);
         }
-        if let Some(e) = self.errors.first() {
-            return Err(Error::Config(e.clone()));
+        if let Some((name, problem)) = self.errors.first() {
+            return Err(Error::Binding { name: name.clone(), problem: problem.clone() });
         }
         for (name, v) in &self.globals {
             if let CaptureValue::Device(_) = v {
@@ -269,7 +270,7 @@ impl Builder {
             return Err(e);
         }
         if let Some((k, _)) = self.instances.iter().find(|(k, _)| !listed_used.contains(k.as_str())) {
-            return Err(Error::Config(format!(
+            return Err(Error::Prebuild(format!(
                 "Builder::instances lists instances of `{k}`, but no kernel file has a generic kernel of that name"
             )));
         }
@@ -346,7 +347,7 @@ impl Builder {
         let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         let (names, used) = self.names_of(&m, file)?;
         if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
-            return Err(Error::Config(format!(
+            return Err(Error::Prebuild(format!(
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
         }
@@ -354,7 +355,7 @@ impl Builder {
         for name in names {
             let k = m.kernel(&name)?;
             if let Some(c) = k.program().captures.iter().find(|c| matches!(c.ty, CaptureTy::Array { device: true, .. })) {
-                return Err(Error::Config(format!(
+                return Err(Error::Prebuild(format!(
                     "kernel '{name}' captures {}, a device array, which exists only at run time; compile it with kache::Jit (Module::with_global) instead",
                     c.origin
                 )));
@@ -415,7 +416,7 @@ fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
         files.push(KernelFile { index, module: rust_name(stem), shown, path });
     }
     if let Some((a, b, module)) = first_collision(files.iter().map(|f| (f.shown.as_str(), f.module.clone()))) {
-        return Err(Error::Config(format!(
+        return Err(Error::Prebuild(format!(
             "kernel files {a} and {b} both become the module `{module}` (docs/prebuild.md, \"Names\"): rename one"
         )));
     }
@@ -423,7 +424,7 @@ fn kernel_files(dir: &Path, manifest: &Path) -> Result<Vec<KernelFile>> {
 }
 
 fn not_utf8(path: &Path) -> Error {
-    Error::Config(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
+    Error::Prebuild(format!("{}: the path is not UTF-8, and generated code names it in a string", path.display()))
 }
 
 fn utf8(path: &Path) -> Result<String> {

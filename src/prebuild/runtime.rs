@@ -87,7 +87,7 @@ pub struct Prebuilt {
     modules: &'static [(&'static str, &'static str)],
     ptx: &'static [(&'static str, &'static str)],
     globals: Globals,
-    state: OnceLock<std::result::Result<State, String>>,
+    state: OnceLock<std::result::Result<State, Arc<Error>>>,
 }
 
 impl std::fmt::Debug for Prebuilt {
@@ -100,9 +100,11 @@ impl std::fmt::Debug for Prebuilt {
     }
 }
 
-fn runtime_jit() -> Result<Jit> {
-    static JIT: OnceLock<std::result::Result<Jit, String>> = OnceLock::new();
-    JIT.get_or_init(|| Jit::from_env().map_err(|e| e.to_string())).clone().map_err(Error::Config)
+/// The JIT every prebuilt kernel of the process shares, configured from the environment; its
+/// configuration error, if any, kept for every later call.
+fn runtime_jit() -> std::result::Result<Jit, Arc<Error>> {
+    static JIT: OnceLock<std::result::Result<Jit, Arc<Error>>> = OnceLock::new();
+    JIT.get_or_init(|| Jit::from_env().map_err(Arc::new)).clone()
 }
 
 impl Prebuilt {
@@ -120,17 +122,18 @@ impl Prebuilt {
 
     fn state(&self) -> Result<&State> {
         let s = self.state.get_or_init(|| {
+            let jit = runtime_jit()?;
             let build = || -> Result<State> {
                 let files = self.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
-                let mut m = runtime_jit()?.load_sources(self.file, self.source, files)?;
+                let mut m = jit.load_sources(self.file, self.source, files)?;
                 for (n, g) in self.globals {
                     m = m.with_global(n, g.value()?)?;
                 }
                 Ok(State { kernel: m.kernel(self.name)?, loaded: Mutex::new(BTreeMap::new()) })
             };
-            build().map_err(|e| e.to_string())
+            build().map_err(Arc::new)
         });
-        s.as_ref().map_err(|e| Error::Config(format!("prebuilt kernel '{}': {e}", self.name)))
+        s.as_ref().map_err(|e| Error::Prebuilt { kernel: self.name.to_string(), source: e.clone() })
     }
 
     /// The kernel (parsed and checked from the embedded source).

@@ -424,7 +424,7 @@ fn kache(dir: &Path) -> Command {
     c
 }
 
-fn write_kernels(dir: &Path, n: usize) -> Vec<std::path::PathBuf> {
+pub(crate) fn write_kernels(dir: &Path, n: usize) -> Vec<std::path::PathBuf> {
     (0..n)
         .map(|i| {
             let p = dir.join(format!("k{i}.rs"));
@@ -589,7 +589,7 @@ fn compile_all_to(cache: &Path, files: &[std::path::PathBuf], expected: &[String
 }
 
 /// A small deterministic random number generator (xorshift64).
-fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+pub(crate) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
     move || {
         seed ^= seed << 13;
         seed ^= seed >> 7;

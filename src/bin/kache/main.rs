@@ -133,11 +133,18 @@ enum Command {
     Export {
         /// Archive to write.
         file: PathBuf,
+        /// Sign every entry with the secret in $KACHE_ARCHIVE_KEY (else $KACHE_REMOTE_KEY).
+        #[arg(long)]
+        key: bool,
     },
     /// Read entries from an archive written by `export`.
     Import {
         /// Archive to read.
         file: PathBuf,
+        /// Accept only a signed archive, and only entries whose signature verifies with the
+        /// secret in $KACHE_ARCHIVE_KEY (else $KACHE_REMOTE_KEY).
+        #[arg(long)]
+        key: bool,
     },
     /// The remote cache ($KACHE_REMOTE): reachability, this namespace's size, purging it.
     Remote {
@@ -146,10 +153,35 @@ enum Command {
     },
 }
 
+/// Prints a line on stdout; when the reader has gone (`kache ls | head -1`), the command ends
+/// quietly ([`Failure::closed`]) instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        write_stdout(format!("{}\n", format_args!($($arg)*)).as_bytes())?
+    };
+}
+
+/// Writes `bytes` on stdout (see [`say`]).
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::closed()),
+        Err(e) => Err(internal(format!("cannot write to standard output: {e}"))),
+    }
+}
+
 /// An error with its exit status.
 struct Failure {
     user: bool,
     message: String,
+}
+
+impl Failure {
+    /// Standard output was closed by its reader: nothing more to say, and nothing wrong.
+    fn closed() -> Failure {
+        Failure { user: false, message: String::new() }
+    }
 }
 
 impl From<Error> for Failure {
@@ -182,10 +214,16 @@ fn main() -> ExitCode {
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(f) if f.message.is_empty() => ExitCode::SUCCESS,
         Err(f) => {
-            // No message carries the remote's password or KACHE_REMOTE_KEY, whatever produced it.
-            let msg = kache::cache::remote::Redactor::from_env().redact(f.message.trim_end());
-            eprintln!("{msg}");
+            // No message carries the remote's password, KACHE_REMOTE_KEY or KACHE_ARCHIVE_KEY,
+            // whatever produced it. Not eprintln!: it panics when stderr is a closed pipe.
+            let mut redactor = kache::cache::remote::Redactor::from_env();
+            if let Some(key) = std::env::var_os("KACHE_ARCHIVE_KEY") {
+                redactor.add(key.as_encoded_bytes());
+            }
+            let msg = redactor.redact(f.message.trim_end());
+            let _ = writeln!(std::io::stderr(), "{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
     }
@@ -223,13 +261,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Dir => {
             let c = Config::from_env()?;
             match c.cache_dir {
-                Some(d) => println!("{}", d.display()),
-                None => println!("(no disk cache: KACHE_DISABLE is set)"),
+                Some(d) => say!("{}", d.display()),
+                None => say!("(no disk cache: KACHE_DISABLE is set)"),
             }
             Ok(())
         }
-        Command::Export { file } => export(&file),
-        Command::Import { file } => import(&file),
+        Command::Export { file, key } => export(&file, key),
+        Command::Import { file, key } => import(&file, key),
         Command::Remote { command } => remote::run(command),
     }
 }
@@ -246,10 +284,11 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    // Read once here for a plain message when the file is missing; the JIT reads it and its
-    // module files.
-    std::fs::read(file).map_err(|e| user(format!("cannot read {}: {e}", file.display())))?;
-    let mut m = jit.load_file(file)?;
+    let mut m = jit.load_file(file).map_err(|e| match e {
+        // A missing or unreadable file is the user's to fix.
+        Error::Io { path, source } => user(format!("cannot read {}: {source}", path.display())),
+        e => Failure::from(e),
+    })?;
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
@@ -379,7 +418,7 @@ fn compile(
     for (k, bytes) in kernels.iter().zip(outputs) {
         let path = match &output {
             Some(_) if to_stdout => {
-                std::io::stdout().write_all(&bytes).map_err(|e| internal(format!("stdout: {e}")))?;
+                write_stdout(&bytes)?;
                 continue;
             }
             Some(p) if several || p.is_dir() || p.to_string_lossy().ends_with('/') => {
@@ -393,7 +432,7 @@ fn compile(
             std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
         }
         atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
-        println!("{}: {} -> {}", file.display(), k.name(), path.display());
+        say!("{}: {} -> {}", file.display(), k.name(), path.display());
     }
     Ok(())
 }
@@ -402,7 +441,7 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     let jit = Jit::new(Config { cache_dir: None, ..Config::from_env()? })?;
     let m = load(&jit, file, defines)?;
     let s = m.check()?;
-    println!(
+    say!(
         "{}: ok ({} kernel{}, {} kernel factor{}, {} device function{})",
         file.display(),
         s.kernels.len() + s.generic_kernels.len(),
@@ -414,17 +453,17 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     );
     for k in &s.kernels {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
-        println!("  kernel {}({})", k.name, params.join(", "));
+        say!("  kernel {}({})", k.name, params.join(", "));
     }
     for k in &s.generic_kernels {
-        println!("  kernel {}", k.signature);
+        say!("  kernel {}", k.signature);
     }
     for k in &s.kernel_factories {
         let params: Vec<String> = k.params.iter().map(|(n, t)| format!("{n}: {}", k.type_name(*t))).collect();
-        println!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
+        say!("  factory {}({}) -> impl Kernel", k.name, params.join(", "));
     }
     for w in &s.warnings {
-        eprintln!("warning: {w}");
+        let _ = writeln!(std::io::stderr(), "warning: {w}");
     }
     Ok(())
 }
@@ -441,11 +480,31 @@ fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String],
         let k = m.kernel(&n)?;
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let d = k.explain(target, &spec)?;
-        println!("kernel {} ({target}, layouts {})", k.name(), spec.describe());
+        say!("kernel {} ({target}, layouts {})", k.name(), spec.describe());
         for (name, h) in &d.components {
-            println!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
+            say!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
-        println!("  {:<15} {}", "key", d.key);
+        say!("  {:<15} {}", "key", d.key);
+        if let Target::Nvptx(a) = target {
+            explain_cubins(&k, a, &spec)?;
+        }
+    }
+    Ok(())
+}
+
+/// The components of the keys of the cubins built from a kernel's PTX (see
+/// `Kernel::explain_cubins`).
+fn explain_cubins(k: &kache::Kernel, arch: Arch, spec: &Specialization) -> Result<(), Failure> {
+    let cubins = k.explain_cubins(arch, spec)?;
+    if cubins.is_empty() {
+        say!("  cubin: no ptxas and no CUDA device here, so no cubin key to show");
+    }
+    for (title, d) in &cubins {
+        say!("  {title}");
+        for (name, h) in &d.components {
+            say!("    {name:<13} {}", blake3::Hash::from_bytes(*h).to_hex());
+        }
+        say!("    {:<13} {}", "key", d.key);
     }
     Ok(())
 }
@@ -457,50 +516,76 @@ fn open_store() -> Result<LocalStore, Failure> {
 }
 
 fn store_err(e: kache::cache::StoreError) -> Failure {
-    internal(e.to_string())
+    match e {
+        // The user's folder, the user's to fix (or trust).
+        kache::cache::StoreError::Untrusted(_) => user(e.to_string()),
+        e => internal(e.to_string()),
+    }
 }
 
 fn stats(json: bool, reset: bool) -> Result<(), Failure> {
     let jit = Jit::new(Config::from_env()?)?;
     if reset {
         jit.cache().reset_stats().map_err(store_err)?;
-        println!("statistics reset");
+        say!("statistics reset");
         return Ok(());
     }
     let s = jit.cache().stats();
     if json {
-        println!("{}", serde_json::to_string_pretty(&s).map_err(|e| internal(e.to_string()))?);
-        return Ok(());
-    }
-    let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
-    println!("cache folder       {dir}");
-    println!("entries            {}", s.entries);
-    println!("size               {} of {}", HumanBytes(s.bytes), HumanBytes(jit.config().max_size));
-    println!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
-    println!("misses             {}", s.misses);
-    println!("not persisted      {}", s.not_persisted);
-    println!("bad entries        {}", s.bad_entries);
-    println!("busy               {}", s.busy);
-    println!("compile time saved {} ms", s.compile_ms_saved);
-    if jit.config().remote.is_some() {
-        println!(
-            "remote             errors {}, rejected {}, read {}, written {}",
-            s.remote_errors,
-            s.remote_rejected,
-            HumanBytes(s.remote_bytes_read),
-            HumanBytes(s.remote_bytes_written)
+        let mut v = serde_json::to_value(&s).map_err(|e| internal(e.to_string()))?;
+        if s.unavailable.is_some() {
+            // Counts that could not be read are null, never 0; what was parked is shown apart.
+            let mut parked = serde_json::Map::new();
+            for c in kache::cache::Counter::ALL {
+                parked.insert(c.name().to_string(), v[c.name()].take());
+            }
+            v["parked"] = serde_json::Value::Object(parked);
+        }
+        say!("{}", serde_json::to_string_pretty(&v).map_err(|e| internal(e.to_string()))?);
+    } else {
+        let dir = jit.config().cache_dir.as_ref().map(|d| d.display().to_string()).unwrap_or_else(|| "(none)".into());
+        say!("cache folder       {dir}");
+        say!("entries            {}", s.entries);
+        say!(
+            "size               {} of {} (entries {}, catalogue {})",
+            HumanBytes(s.bytes + s.catalogue_bytes),
+            HumanBytes(jit.config().max_size),
+            HumanBytes(s.bytes),
+            HumanBytes(s.catalogue_bytes)
         );
+        if s.unavailable.is_some() {
+            say!("counters           unavailable (the catalogue is held by another process); parked in files:");
+        }
+        say!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
+        say!("misses             {}", s.misses);
+        say!("cubins             {} hits, {} misses", s.cubin_hits, s.cubin_misses);
+        say!("not persisted      {}", s.not_persisted);
+        say!("bad entries        {}", s.bad_entries);
+        say!("busy               {}", s.busy);
+        say!("compile time saved {} ms", s.compile_ms_saved);
+        if jit.config().remote.is_some() {
+            say!(
+                "remote             errors {}, rejected {}, read {}, written {}",
+                s.remote_errors,
+                s.remote_rejected,
+                HumanBytes(s.remote_bytes_read),
+                HumanBytes(s.remote_bytes_written)
+            );
+        }
     }
-    Ok(())
+    match s.unavailable {
+        Some(why) => Err(internal(format!("the statistics are incomplete: {why}"))),
+        None => Ok(()),
+    }
 }
 
 fn ls(json: bool) -> Result<(), Failure> {
     let listed = ops::list(&open_store()?);
     if json {
-        println!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
+        say!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
     } else {
         for l in &listed {
-            println!(
+            say!(
                 "{}  {:<6}  {:>9}  {}{}",
                 &l.key.hex()[..16],
                 format!("{:?}", l.kind).to_lowercase(),
@@ -509,7 +594,7 @@ fn ls(json: bool) -> Result<(), Failure> {
                 l.signature
             );
         }
-        println!("{} entries", listed.len());
+        say!("{} entries", listed.len());
     }
     Ok(())
 }
@@ -519,17 +604,17 @@ fn show(key: &str) -> Result<(), Failure> {
         return Err(user(e.to_string()));
     }
     let (m, payload) = ops::find(&open_store()?, key).map_err(|e| user(e.to_string()))?;
-    println!("key        {}", m.key);
-    println!("kernel     {}{}", m.kernel, m.signature);
-    println!("kind       {:?}", m.kind);
-    println!("entry      {}", m.entry);
-    println!("producer   {} (LLVM {})", m.producer, m.llvm);
-    println!("created    {} (unix)", m.created);
-    println!("compile    {} ms", m.compile_ms);
-    println!("payload    {} bytes", payload.len());
+    say!("key        {}", m.key);
+    say!("kernel     {}{}", m.kernel, m.signature);
+    say!("kind       {:?}", m.kind);
+    say!("entry      {}", m.entry);
+    say!("producer   {} (LLVM {})", m.producer, m.llvm);
+    say!("created    {} (unix)", m.created);
+    say!("compile    {} ms", m.compile_ms);
+    say!("payload    {} bytes", payload.len());
     if m.kind == envelope::ArtifactKind::Ptx {
-        println!();
-        print!("{}", String::from_utf8_lossy(&payload));
+        say!("");
+        write_stdout(String::from_utf8_lossy(&payload).as_bytes())?;
     }
     Ok(())
 }
@@ -557,29 +642,43 @@ fn verify() -> Result<(), Failure> {
     let v = ops::verify(&store, &mut tick);
     pb.finish_and_clear();
     for k in &v.dropped {
-        println!("dropped {k}: does not verify");
+        say!("dropped {k}: does not verify");
+    }
+    for st in &v.strays {
+        say!("removed {}: a {} where an entry belongs", st.path.display(), st.kind);
     }
     if v.swept > 0 {
-        println!("removed {} temporary files left by interrupted writers", v.swept);
+        say!("removed {} files left by interrupted writers", v.swept);
     }
-    println!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
+    say!("{} entries checked, {} bad (dropped)", v.checked, v.dropped.len());
+    if !v.strays_left.is_empty() {
+        let left: Vec<String> = v.strays_left.iter().map(|st| format!("{} (a {})", st.path.display(), st.kind)).collect();
+        return Err(internal(format!("could not remove what is no entry: {}", left.join(", "))));
+    }
     Ok(())
 }
 
 fn gc(max_size: Option<&str>) -> Result<(), Failure> {
     let store = open_store()?;
     let target = match max_size {
-        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G)")))?,
+        Some(s) => kache::config::parse_size(s).ok_or_else(|| user(format!("`{s}` is not a size (like 500M or 2G, at most 16 EiB)")))?,
         None => store.max_size(),
     };
     let (n, bytes) = store.gc(target).map_err(store_err)?;
-    println!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
+    say!("evicted {n} entries ({}); limit {}", HumanBytes(bytes), HumanBytes(target));
     Ok(())
 }
 
 fn clear() -> Result<(), Failure> {
-    let n = open_store()?.clear().map_err(store_err)?;
-    println!("removed {n} entries");
+    let c = open_store()?.clear().map_err(store_err)?;
+    if c.strays > 0 {
+        say!("removed {} entries and {} other things where entries belong", c.entries, c.strays);
+    } else {
+        say!("removed {} entries", c.entries);
+    }
+    if c.failed > 0 {
+        return Err(internal(format!("{} could not be removed", c.failed)));
+    }
     Ok(())
 }
 
@@ -587,25 +686,43 @@ fn archive_err(e: archive::ArchiveError) -> Failure {
     if e.is_user_error() { user(e.to_string()) } else { internal(e.to_string()) }
 }
 
-fn export(file: &Path) -> Result<(), Failure> {
+/// The archive signing secret: `KACHE_ARCHIVE_KEY`, else `KACHE_REMOTE_KEY` (never printed).
+fn archive_mac() -> Result<kache::cache::mac::EntryMac, Failure> {
+    let (name, secret) = ["KACHE_ARCHIVE_KEY", "KACHE_REMOTE_KEY"]
+        .into_iter()
+        .find_map(|v| std::env::var_os(v).filter(|s| !s.is_empty()).map(|s| (v, s)))
+        .ok_or_else(|| user("--key needs a shared secret of at least 16 bytes in KACHE_ARCHIVE_KEY (or KACHE_REMOTE_KEY)"))?;
+    kache::cache::mac::EntryMac::new(secret.as_encoded_bytes()).map_err(|e| user(format!("{name}: {e}")))
+}
+
+fn export(file: &Path, key: bool) -> Result<(), Failure> {
+    let signer = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
     let (pb, mut tick) = progress("exporting");
-    let n = archive::export(&store, file, &mut tick).map_err(archive_err)?;
+    let n = archive::export_with(&store, file, signer.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    println!("exported {n} entries to {}", file.display());
+    say!("exported {n} entries to {}{}", file.display(), if key { " (signed)" } else { "" });
     Ok(())
 }
 
-fn import(file: &Path) -> Result<(), Failure> {
+fn import(file: &Path, key: bool) -> Result<(), Failure> {
+    let verifier = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
     let (pb, mut tick) = progress("importing");
-    let done = archive::import(&store, file, &mut tick).map_err(archive_err)?;
+    let done = archive::import_with(&store, file, verifier.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    println!(
+    say!(
         "imported {} entries from {}{}",
         done.stored,
         file.display(),
         if done.skipped > 0 { format!(" ({} did not verify and were skipped)", done.skipped) } else { String::new() }
     );
+    if done.rejected > 0 {
+        return Err(user(format!(
+            "{} entries of {} failed authentication and were refused (another secret, or tampering)",
+            done.rejected,
+            file.display()
+        )));
+    }
     Ok(())
 }

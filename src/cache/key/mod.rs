@@ -54,6 +54,40 @@ pub fn build_id() -> &'static str {
     concat!(env!("CARGO_PKG_VERSION"), "+", env!("KACHE_BUILD_ID"))
 }
 
+/// The compiler a key is derived for: this kache build and its LLVM. An input of every key
+/// derivation rather than a constant inside it, so that a test can derive the keys of another
+/// toolchain without building one; [`Toolchain::current`] (the default) is the only one a
+/// program has any reason to use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Toolchain {
+    /// kache's version and build ([`build_id`]).
+    pub kache: String,
+    /// LLVM's version.
+    pub llvm: String,
+}
+
+impl Toolchain {
+    /// This build of kache and the LLVM it links.
+    pub fn current() -> Toolchain {
+        Toolchain { kache: build_id().to_string(), llvm: crate::codegen::llvm_version() }
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        for s in [&self.kache, &self.llvm] {
+            out.extend_from_slice(&(s.len() as u64).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        out
+    }
+}
+
+impl Default for Toolchain {
+    fn default() -> Toolchain {
+        Toolchain::current()
+    }
+}
+
 /// Everything a compile depends on.
 pub struct KeyInputs<'a> {
     /// The checked program (the kernel and every item it reaches).
@@ -66,6 +100,8 @@ pub struct KeyInputs<'a> {
     pub options: &'a Options,
     /// blake3 of libdevice, when the program links it.
     pub libdevice: Option<[u8; 32]>,
+    /// The compiler.
+    pub toolchain: &'a Toolchain,
     /// `KACHE_SALT`.
     pub salt: &'a str,
 }
@@ -83,16 +119,22 @@ fn component(name: &'static str, bytes: &[u8]) -> (&'static str, [u8; 32]) {
     (name, *blake3::hash(bytes).as_bytes())
 }
 
+/// The key over named component hashes.
+fn combine(comps: Vec<(&'static str, [u8; 32])>) -> Derivation {
+    let mut all = blake3::Hasher::new();
+    for (name, h) in &comps {
+        all.update(&(name.len() as u64).to_le_bytes());
+        all.update(name.as_bytes());
+        all.update(h);
+    }
+    Derivation { key: Key(*all.finalize().as_bytes()), components: comps }
+}
+
 /// Derives the key. Never runs LLVM: it encodes the checked IR.
 pub fn derive(k: &KeyInputs<'_>) -> Derivation {
     let mut comps = Vec::with_capacity(8);
     comps.push(component("schema", &KEY_SCHEMA.to_le_bytes()));
-    let mut tool = Vec::new();
-    for s in [build_id(), &crate::codegen::llvm_version()] {
-        tool.extend_from_slice(&(s.len() as u64).to_le_bytes());
-        tool.extend_from_slice(s.as_bytes());
-    }
-    comps.push(component("toolchain", &tool));
+    comps.push(component("toolchain", &k.toolchain.encode()));
     let mut target = Vec::new();
     k.options.encode(&mut target);
     comps.push(component("target", &target));
@@ -113,54 +155,92 @@ pub fn derive(k: &KeyInputs<'_>) -> Derivation {
     comps.push(component("captures", &caps));
     comps.push(component("libdevice", k.libdevice.as_ref().map(|h| h.as_slice()).unwrap_or(&[])));
     comps.push(component("salt", k.salt.as_bytes()));
-    let mut all = blake3::Hasher::new();
-    for (name, h) in &comps {
-        all.update(&(name.len() as u64).to_le_bytes());
-        all.update(name.as_bytes());
-        all.update(h);
+    combine(comps)
+}
+
+/// What turns PTX into a cubin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Assembler<'a> {
+    /// The CUDA driver's linker (`cuLinkComplete`), by the driver's version.
+    Driver(i32),
+    /// ptxas, by the blake3 of its binary and its `--version` output.
+    Ptxas {
+        /// blake3 of the binary.
+        binary: &'a [u8; 32],
+        /// What `ptxas --version` printed.
+        version: &'a str,
+    },
+}
+
+/// Everything a cubin depends on.
+pub struct CubinInputs<'a> {
+    /// The PTX it is built from: the kernel's key (which determines its PTX exactly, and is known
+    /// before the PTX is read, so one opening of the store fetches both), or the PTX's hash for
+    /// PTX from elsewhere.
+    pub ptx: &'a [u8; 32],
+    /// The architecture it is built for, as the assembler names it (`sm_90`).
+    pub arch: &'a str,
+    /// What builds it.
+    pub assembler: Assembler<'a>,
+    /// The compiler (it chooses how the assembler is run).
+    pub toolchain: &'a Toolchain,
+    /// `KACHE_SALT`.
+    pub salt: &'a str,
+}
+
+/// Derives a cubin's key, with the hash of each component (`kache explain` shows them).
+pub fn derive_cubin(c: &CubinInputs<'_>) -> Derivation {
+    let mut assembler = Vec::new();
+    match c.assembler {
+        Assembler::Driver(v) => {
+            assembler.push(1);
+            assembler.extend_from_slice(&v.to_le_bytes());
+        }
+        Assembler::Ptxas { binary, version } => {
+            assembler.push(2);
+            assembler.extend_from_slice(binary);
+            assembler.extend_from_slice(&(version.len() as u64).to_le_bytes());
+            assembler.extend_from_slice(version.as_bytes());
+        }
     }
-    Derivation { key: Key(*all.finalize().as_bytes()), components: comps }
-}
-
-/// The key of a cubin built for `arch` by the driver of `driver_version` from the PTX
-/// identified by `ptx_identity`: the kernel's own key (which determines its PTX exactly, and is
-/// known before the PTX is read, so one opening of the store fetches both).
-pub fn cubin_key(ptx_identity: &[u8; 32], arch: &str, driver_version: i32) -> Key {
-    cubin_key_of(b"kache-cubin\0", ptx_identity, arch, &driver_version.to_le_bytes())
-}
-
-/// The key of a cubin assembled by ptxas for `arch` from `ptx`: the PTX's content and the
-/// ptxas binary's (`ptxas` is its blake3), so another ptxas build never answers.
-pub fn ptxas_cubin_key(ptx: &str, arch: &str, ptxas: &[u8; 32]) -> Key {
-    cubin_key_of(b"kache-ptxas-cubin\0", blake3::hash(ptx.as_bytes()).as_bytes(), arch, ptxas)
-}
-
-fn cubin_key_of(domain: &[u8], ptx_identity: &[u8; 32], arch: &str, builder: &[u8]) -> Key {
-    let mut h = blake3::Hasher::new();
-    h.update(domain);
-    h.update(&KEY_SCHEMA.to_le_bytes());
-    h.update(ptx_identity);
-    h.update(&(arch.len() as u64).to_le_bytes());
-    h.update(arch.as_bytes());
-    h.update(builder);
-    Key(*h.finalize().as_bytes())
+    combine(vec![
+        component("schema", &KEY_SCHEMA.to_le_bytes()),
+        component("artifact", b"cubin"),
+        component("toolchain", &c.toolchain.encode()),
+        ("ptx", *c.ptx),
+        component("arch", c.arch.as_bytes()),
+        component("assembler", &assembler),
+        component("salt", c.salt.as_bytes()),
+    ])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A cubin assembled by ptxas is keyed by everything that makes its bytes: the PTX, the
-    /// architecture and the ptxas binary (by content), and never shares a key with the cubin
-    /// tier's.
+    /// A cubin is keyed by everything that makes its bytes: the PTX, the architecture, the
+    /// assembler (ptxas by content and version, or the driver by version), the toolchain, and
+    /// the salt; ptxas's and the driver's never share a key.
     #[test]
-    fn ptxas_cubins_are_keyed_by_ptx_arch_and_ptxas_content() {
+    fn cubins_are_keyed_by_every_input() {
         let ptxas = *blake3::hash(b"ptxas 12.8").as_bytes();
-        let base = ptxas_cubin_key(".entry k", "sm_90", &ptxas);
-        assert_ne!(base, ptxas_cubin_key(".entry j", "sm_90", &ptxas));
-        assert_ne!(base, ptxas_cubin_key(".entry k", "sm_80", &ptxas));
-        assert_ne!(base, ptxas_cubin_key(".entry k", "sm_90", blake3::hash(b"ptxas 12.9").as_bytes()));
-        assert_eq!(base, ptxas_cubin_key(".entry k", "sm_90", &ptxas));
-        assert_ne!(base, cubin_key(blake3::hash(b".entry k").as_bytes(), "sm_90", 0));
+        let toolchain = Toolchain { kache: "k".into(), llvm: "19".into() };
+        let inputs = |ptx: &'static [u8; 32], arch, assembler, toolchain, salt| CubinInputs { ptx, arch, assembler, toolchain, salt };
+        let key = |c: CubinInputs<'_>| derive_cubin(&c).key;
+        let base = key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, ""));
+        let other_toolchain = Toolchain { llvm: "20".into(), ..toolchain.clone() };
+        let other_ptxas = *blake3::hash(b"ptxas 12.9").as_bytes();
+        for other in [
+            key(inputs(&[2; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_80", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &other_ptxas, version: "V12.8" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.9" }, &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Driver(12080), &toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &other_toolchain, "")),
+            key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "salt")),
+        ] {
+            assert_ne!(base, other);
+        }
+        assert_eq!(base, key(inputs(&[1; 32], "sm_90", Assembler::Ptxas { binary: &ptxas, version: "V12.8" }, &toolchain, "")));
     }
 }

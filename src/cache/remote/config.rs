@@ -118,7 +118,7 @@ impl RemoteConfig {
             let what = if url.contains("://") { format!("KACHE_REMOTE={}", shown_url(&url)) } else { "KACHE_REMOTE".to_string() };
             Error::Config(redactor.redact(&format!("{what} is not a remote cache URL: {why} (expected {FORMS})")))
         })?;
-        if secret.len() < 16 {
+        if secret.len() < crate::cache::mac::MIN_SECRET {
             return Err(Error::Config(
                 "KACHE_REMOTE needs KACHE_REMOTE_KEY, a shared secret of at least 16 bytes: entries from a shared cache are authenticated \
                  so that whoever can write to it cannot run code on every reader"
@@ -291,8 +291,8 @@ impl std::fmt::Debug for Redactor {
 }
 
 impl Redactor {
-    /// A redactor for the secrets of the remote settings in the environment (`KACHE_REMOTE`'s
-    /// credentials, `KACHE_REMOTE_KEY`), whether or not they are valid.
+    /// A redactor for the remote's secrets in the environment (`KACHE_REMOTE`'s credentials,
+    /// `KACHE_REMOTE_KEY`), whether or not they are valid.
     pub fn from_env() -> Redactor {
         let mut r = Redactor::default();
         if let Some(url) = std::env::var_os("KACHE_REMOTE") {

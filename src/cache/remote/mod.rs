@@ -24,6 +24,7 @@ use worker::{Session, Worker};
 
 use super::counters::{Counter, Counters};
 use super::key::{KEY_SCHEMA, Key};
+use super::mac::EntryMac;
 use crate::error::Result;
 
 /// How long the remote is left alone after a failure.
@@ -82,7 +83,7 @@ struct Health {
 /// The Redis store.
 pub struct RemoteStore {
     config: Arc<RemoteConfig>,
-    mac_key: [u8; 32],
+    mac: EntryMac,
     namespace: String,
     worker: Worker,
     health: Mutex<Health>,
@@ -104,13 +105,14 @@ fn namespace_of(secret: &[u8]) -> String {
 impl RemoteStore {
     /// A store for `config` (connects on first use, on its own thread).
     pub fn new(config: RemoteConfig) -> Result<RemoteStore> {
-        let mac_key = blake3::derive_key("kache remote entry MAC v1", config.secret());
+        // The configuration checked the secret's length already.
+        let mac = EntryMac::new(config.secret()).map_err(|why| crate::Error::Config(format!("KACHE_REMOTE_KEY: {why}")))?;
         let namespace = namespace_of(config.secret());
         let config = Arc::new(config);
         Ok(RemoteStore {
             worker: Worker::new(config.clone()),
             config,
-            mac_key,
+            mac,
             namespace,
             health: Mutex::new(Health::default()),
             warned: Mutex::new(HashSet::new()),
@@ -141,10 +143,7 @@ impl RemoteStore {
 
     /// The MAC of an entry under `key`.
     pub fn mac(&self, key: &Key, entry: &[u8]) -> [u8; 32] {
-        let mut h = blake3::Hasher::new_keyed(&self.mac_key);
-        h.update(&key.0);
-        h.update(entry);
-        *h.finalize().as_bytes()
+        self.mac.mac(key, entry)
     }
 
     /// Prints `msg`, without secrets, once per store for each `id`.
@@ -260,8 +259,7 @@ impl RemoteStore {
         }
         let (mac, entry) = v.split_at(32);
         let Ok(mac) = <[u8; 32]>::try_from(mac) else { return reject(self) };
-        // Constant-time comparison through blake3's Hash equality.
-        if blake3::Hash::from(self.mac(key, entry)) != blake3::Hash::from(mac) {
+        if !self.mac.verify(key, entry, &mac) {
             return reject(self);
         }
         Some(entry.to_vec())

@@ -23,7 +23,51 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use self::catalogue::Catalogue;
 use super::atomic::{self, TEMP_PREFIX};
 use super::counters::{Counter, Counts};
+use super::envelope;
 use super::key::{KEY_SCHEMA, Key};
+use super::trust;
+use crate::files;
+
+/// Largest entry file read: the largest payload an envelope may hold, with room for its header.
+const MAX_ENTRY_FILE: u64 = envelope::MAX_PAYLOAD + (1 << 20);
+
+/// Temporary files older than this belong to writers that were killed.
+const STALE_TEMPORARY: Duration = Duration::from_secs(60);
+
+/// Catalogues moved aside (`db.broken-*`) are kept this long for inspection.
+const KEEP_BROKEN: Duration = Duration::from_secs(24 * 3600);
+
+/// Creates the folder `path` and its parents, with permissions that let nobody but the owner
+/// write (umask permitting: it can only take permissions away), and replaces a non-folder where
+/// it should be (garbage written over the store).
+pub(crate) fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && !m.is_dir()
+    {
+        std::fs::remove_file(path)?;
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o755);
+    }
+    b.create(path)
+}
+
+/// Removes whatever is at `path`: a folder with everything in it, or anything else.
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) => Err(e),
+    }
+}
+
+fn older_than(m: &std::fs::Metadata, age: Duration) -> bool {
+    m.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|e| e > age)
+}
 
 /// Version of the store's layout (objects folder and catalogue trees).
 pub const STORE_FORMAT: u32 = 2;
@@ -37,6 +81,9 @@ pub enum StoreError {
     /// The store failed; the caller goes on without it.
     #[error("cache store error: {0}")]
     Failed(String),
+    /// Others can write the cache folder: nothing is loaded from it or written into it.
+    #[error("{0}")]
+    Untrusted(trust::Untrusted),
 }
 
 impl From<std::io::Error> for StoreError {
@@ -58,6 +105,31 @@ pub struct LocalStore {
     objects: PathBuf,
     lock_timeout: Duration,
     max_size: u64,
+    /// Whether each entry's file and shard folder are checked to be writable by this user only
+    /// (not when the folder is trusted by name).
+    check_entries: bool,
+}
+
+/// Something under `objects/` that is not an entry: a folder, FIFO, link or other special file
+/// where an entry belongs, a file where a shard folder belongs, a file whose name is no key.
+/// Temporary files of writers are not strays (they are swept when stale).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stray {
+    /// Where it is.
+    pub path: PathBuf,
+    /// What it is, in words ("directory", "FIFO", ...).
+    pub kind: &'static str,
+}
+
+/// What [`LocalStore::clear`] removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cleared {
+    /// Entries removed.
+    pub entries: u64,
+    /// Other things removed from where entries belong ([`Stray`]s).
+    pub strays: u64,
+    /// Entries and strays that could not be removed.
+    pub failed: u64,
 }
 
 /// One entry's record for listing and eviction.
@@ -92,18 +164,26 @@ impl Batch<'_> {
 
 impl LocalStore {
     /// The store under `base` (the cache folder). Creates the folders and the `CACHEDIR.TAG`.
+    /// A folder that others can write is refused ([`StoreError::Untrusted`], see
+    /// [`trust`]) before anything is created in it.
     pub fn new(base: &Path, lock_timeout: Duration, max_size: u64) -> Result<LocalStore, StoreError> {
         let versioned = base.join(format!("v{KEY_SCHEMA}"));
         let objects = versioned.join("objects");
-        std::fs::create_dir_all(&objects).map_err(|e| StoreError::Failed(format!("{}: {e}", objects.display())))?;
+        let db_path = versioned.join("db");
+        let by_name = trust::trusted_by_name(base);
+        let folders = [base.to_path_buf(), versioned.clone(), objects.clone(), versioned.join("parked-stats"), db_path.clone()];
+        if !by_name {
+            trust::check(base, &folders).map_err(StoreError::Untrusted)?;
+        }
+        create_private_dir(&objects).map_err(|e| StoreError::Failed(format!("{}: {e}", objects.display())))?;
         let tag = base.join("CACHEDIR.TAG");
         if !tag.exists() {
-            let _ = atomic::write_file(
+            let _ = atomic::write_private(
                 &tag,
                 b"Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kache.\n# For information about cache directory tags see https://bford.info/cachedir/\n",
             );
         }
-        Ok(LocalStore { base: base.to_path_buf(), db_path: versioned.join("db"), objects, lock_timeout, max_size })
+        Ok(LocalStore { base: base.to_path_buf(), db_path, objects, lock_timeout, max_size, check_entries: !by_name })
     }
 
     /// The cache folder.
@@ -133,19 +213,55 @@ impl LocalStore {
 
     // --- entries: files, no lock ---
 
-    /// Reads the entry under `key` (unverified; the caller verifies the envelope).
+    /// Reads the entry under `key` (unverified; the caller verifies the envelope). Only a
+    /// regular file is read: a FIFO, a folder or a link where the entry belongs is no entry (and
+    /// never blocks the reader).
     pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
-        std::fs::read(self.object_path(key)).ok()
+        let path = self.object_path(key);
+        let f = files::open_regular(&path, false).ok()?;
+        // An entry that others can write is no entry (it is rewritten, by this user).
+        if self.check_entries
+            && (f.metadata().ok().is_none_or(|m| trust::others_can_write(&m).is_some())
+                || std::fs::metadata(path.parent()?).ok().is_none_or(|m| trust::others_can_write(&m).is_some()))
+        {
+            return None;
+        }
+        files::read_limited(f, MAX_ENTRY_FILE).ok()
     }
 
-    /// Writes an entry atomically; returns the size of the entry it replaced, if any.
+    /// Writes an entry atomically; returns the size of the entry it replaced, if any. Whatever
+    /// is in the way (a file where the shard folder belongs, a folder or a FIFO where the entry
+    /// belongs) is removed first.
     pub fn write_object(&self, key: &Key, bytes: &[u8]) -> std::io::Result<Option<u64>> {
         let path = self.object_path(key);
         let dir = path.parent().unwrap_or(&self.objects);
-        std::fs::create_dir_all(dir)?;
-        let old = std::fs::metadata(&path).ok().map(|m| m.len());
-        atomic::write_file(&path, bytes)?;
+        create_private_dir(dir)?;
+        self.make_private(dir);
+        let old = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_file() => Some(m.len()),
+            Ok(_) => {
+                remove_any(&path)?;
+                None
+            }
+            Err(_) => None,
+        };
+        atomic::write_private(&path, bytes)?;
         Ok(old)
+    }
+
+    /// Takes write permission away from the group and others on a folder of this user's that
+    /// has it (made under a permissive umask by an older kache), so its entries can be loaded.
+    fn make_private(&self, dir: &Path) {
+        #[cfg(unix)]
+        if self.check_entries
+            && let Ok(m) = std::fs::metadata(dir)
+            && trust::others_can_write(&m).is_some()
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(m.permissions().mode() & !0o022));
+        }
+        #[cfg(not(unix))]
+        let _ = dir;
     }
 
     /// Writes an entry's file; returns how much it changed the store's size.
@@ -156,26 +272,64 @@ impl LocalStore {
 
     /// Deletes an entry's file; whether there was one.
     pub fn remove_object(&self, key: &Key) -> bool {
-        std::fs::remove_file(self.object_path(key)).is_ok()
+        let path = self.object_path(key);
+        std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) && std::fs::remove_file(path).is_ok()
+    }
+
+    /// Walks `objects/`: every entry (a regular file named by its key in the shard its key
+    /// names), and every [`Stray`].
+    fn scan(&self) -> (Vec<Record>, Vec<Stray>) {
+        let mut records = Vec::new();
+        let mut strays = Vec::new();
+        let Ok(rd) = std::fs::read_dir(&self.objects) else { return (records, strays) };
+        for sub in rd.flatten() {
+            let shard = sub.file_name().to_string_lossy().into_owned();
+            let Ok(t) = sub.file_type() else { continue };
+            if shard.starts_with(TEMP_PREFIX) {
+                continue;
+            }
+            if !t.is_dir() || shard.len() != 2 || !shard.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+                strays.push(Stray { path: sub.path(), kind: files::kind_of(t) });
+                continue;
+            }
+            let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
+            for f in files.flatten() {
+                let name = f.file_name().to_string_lossy().into_owned();
+                if name.starts_with(TEMP_PREFIX) {
+                    continue;
+                }
+                let Ok(t) = f.file_type() else { continue };
+                let key = Key::from_hex(&name).filter(|k| k.hex() == name && name.starts_with(&shard));
+                match key {
+                    Some(key) if t.is_file() => {
+                        let Ok(m) = f.metadata() else { continue };
+                        let accessed = m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs()).unwrap_or(0);
+                        records.push(Record { key, size: m.len(), accessed });
+                    }
+                    _ => strays.push(Stray { path: f.path(), kind: files::kind_of(t) }),
+                }
+            }
+        }
+        records.sort_by_key(|r| r.key);
+        strays.sort_by(|a, b| a.path.cmp(&b.path));
+        (records, strays)
     }
 
     /// Every entry file: key and size, with its file time as the access time (see
-    /// [`records_with_access`](Self::records_with_access) for the catalogue's stamps).
+    /// [`records_with_access`](Self::records_with_access) for the catalogue's stamps). Only
+    /// regular files named by a key count (see [`strays`](Self::strays) for the rest).
     pub fn records(&self) -> Vec<Record> {
-        let mut out = Vec::new();
-        let Ok(rd) = std::fs::read_dir(&self.objects) else { return out };
-        for sub in rd.flatten() {
-            let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
-            for f in files.flatten() {
-                let name = f.file_name();
-                let Some(key) = Key::from_hex(&name.to_string_lossy()) else { continue };
-                let Ok(m) = f.metadata() else { continue };
-                let accessed = m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|d| d.as_secs()).unwrap_or(0);
-                out.push(Record { key, size: m.len(), accessed });
-            }
-        }
-        out.sort_by_key(|r| r.key);
-        out
+        self.scan().0
+    }
+
+    /// What is under `objects/` and is neither an entry nor a writer's temporary file.
+    pub fn strays(&self) -> Vec<Stray> {
+        self.scan().1
+    }
+
+    /// Removes a [`Stray`]; whether it went.
+    pub fn remove_stray(&self, stray: &Stray) -> bool {
+        stray.path.starts_with(&self.objects) && remove_any(&stray.path).is_ok()
     }
 
     /// Number of entries and their total size.
@@ -184,16 +338,38 @@ impl LocalStore {
         (r.len() as u64, r.iter().map(|r| r.size).sum())
     }
 
-    /// Removes temporary files left by writers that were killed mid-write.
+    /// Removes what killed or failed writers left behind: temporary files older than a minute
+    /// (in `objects/`, `parked-stats/`, the catalogue's folder, the store's and the cache
+    /// folder), and catalogues moved aside (`db.broken-*`) more than a day ago. Returns how many
+    /// things it removed.
     pub fn sweep_temporaries(&self) -> usize {
         let mut n = 0;
-        let Ok(rd) = std::fs::read_dir(&self.objects) else { return 0 };
-        let old = SystemTime::now() - Duration::from_secs(60);
-        for sub in rd.flatten() {
-            let Ok(files) = std::fs::read_dir(sub.path()) else { continue };
-            for f in files.flatten() {
-                let stale = f.metadata().ok().and_then(|m| m.modified().ok()).is_some_and(|t| t < old);
-                if f.file_name().to_string_lossy().starts_with(TEMP_PREFIX) && stale && std::fs::remove_file(f.path()).is_ok() {
+        let mut sweep_dir = |dir: &Path| {
+            let Ok(rd) = std::fs::read_dir(dir) else { return };
+            for f in rd.flatten() {
+                let stale =
+                    f.file_name().to_string_lossy().starts_with(TEMP_PREFIX) && f.metadata().is_ok_and(|m| older_than(&m, STALE_TEMPORARY));
+                if stale && remove_any(&f.path()).is_ok() {
+                    n += 1;
+                }
+            }
+        };
+        if let Ok(rd) = std::fs::read_dir(&self.objects) {
+            for sub in rd.flatten() {
+                if sub.file_type().is_ok_and(|t| t.is_dir()) {
+                    sweep_dir(&sub.path());
+                }
+            }
+        }
+        let versioned = self.objects.parent().unwrap_or(&self.base).to_path_buf();
+        for dir in [self.objects.clone(), self.parked_dir(), self.db_path.clone(), versioned.clone(), self.base.clone()] {
+            sweep_dir(&dir);
+        }
+        if let Ok(rd) = std::fs::read_dir(&versioned) {
+            for f in rd.flatten() {
+                let old =
+                    f.file_name().to_string_lossy().starts_with("db.broken-") && f.metadata().is_ok_and(|m| older_than(&m, KEEP_BROKEN));
+                if old && remove_any(&f.path()).is_ok() {
                     n += 1;
                 }
             }
@@ -243,30 +419,49 @@ impl LocalStore {
             for k in keys {
                 self.remove_object(k);
             }
-            self.park(&counts, &[], &[]);
+            // A full disk loses this count; the entries are gone all the same.
+            let _ = self.park(&counts, &[], &[]);
         }
     }
 
-    /// Zeroes the statistics.
+    /// Zeroes the statistics, the parked counts of other processes included (their records of
+    /// entries and access stamps are merged).
     pub fn reset_stats(&self) -> Result<(), StoreError> {
-        self.with(|cat| cat.reset_stats())
-    }
-
-    /// Removes every entry; returns how many there were.
-    pub fn clear(&self) -> Result<u64, StoreError> {
         self.with(|cat| {
-            let records = self.records();
-            for r in &records {
-                self.remove_object(&r.key);
-            }
-            cat.clear_entries()?;
-            Ok(records.len() as u64)
+            self.merge_parked(cat, false)?;
+            cat.reset_stats()
         })
     }
 
-    /// Evicts least recently used entries until at most `target` bytes remain; returns how
-    /// many were removed and how many bytes they held. Also resynchronises the catalogue's
-    /// size with the files and removes stale temporary files.
+    /// Removes every entry, and every [`Stray`] where entries belong; says how many of each it
+    /// removed (and how many it could not).
+    pub fn clear(&self) -> Result<Cleared, StoreError> {
+        self.with(|cat| {
+            let (records, strays) = self.scan();
+            let mut done = Cleared::default();
+            for r in &records {
+                if self.remove_object(&r.key) {
+                    done.entries += 1;
+                } else {
+                    done.failed += 1;
+                }
+            }
+            for s in &strays {
+                if self.remove_stray(s) {
+                    done.strays += 1;
+                } else {
+                    done.failed += 1;
+                }
+            }
+            cat.clear_entries()?;
+            Ok(done)
+        })
+    }
+
+    /// Evicts least recently used entries until the store (its entries and its catalogue) holds
+    /// at most `target` bytes; returns how many were removed and how many bytes they held. Also
+    /// resynchronises the catalogue's size with the files and sweeps what killed writers left
+    /// ([`sweep_temporaries`](Self::sweep_temporaries)).
     pub fn gc(&self, target: u64) -> Result<(u64, u64), StoreError> {
         self.with(|cat| self.gc_keeping(cat, target, None))
     }
@@ -275,26 +470,36 @@ impl LocalStore {
 
     /// Writes entries with their bookkeeping and `counts` (this process's), without waiting:
     /// [`StoreError::Busy`] at once if another process has the catalogue open (the caller
-    /// parks the bookkeeping instead).
-    pub(crate) fn write_entries(&self, counts: &Counts, encoded: &[(Key, Vec<u8>)]) -> Result<(), StoreError> {
+    /// parks the bookkeeping instead). An error means `counts` were not written. An entry whose
+    /// file cannot be written (a full disk) is left out, and why is returned, one line each:
+    /// `counts` are written once all the same.
+    pub(crate) fn write_entries(&self, counts: &Counts, encoded: &[(Key, Vec<u8>)]) -> Result<Vec<String>, StoreError> {
         self.try_with(|cat| {
-            cat.add_stats(counts)?;
-            self.merge_parked(cat)?;
-            let mut written = Counts::default();
+            self.merge_parked(cat, true)?;
+            let mut all = counts.clone();
+            let mut failed = Vec::new();
             for (k, b) in encoded {
-                self.put_in(cat, k, b)?;
-                written.add(Counter::BytesWritten, b.len() as u64);
+                match self.write_entry(k, b) {
+                    Ok(delta) => {
+                        cat.record_put(k, delta, now_secs())?;
+                        self.enforce_limit(cat, Some(k))?;
+                        all.add(Counter::BytesWritten, b.len() as u64);
+                    }
+                    Err(e) => failed.push(format!("{}: {e}", self.object_path(k).display())),
+                }
             }
-            cat.add_stats(&written)
+            // Last: an error before this leaves the counts to the caller.
+            cat.add_stats(&all)?;
+            Ok(failed)
         })
     }
 
     /// Writes `counts` and access stamps, merging parked bookkeeping, without waiting.
     pub(crate) fn write_bookkeeping(&self, counts: &Counts, touched: &[Key]) -> Result<(), StoreError> {
         self.try_with(|cat| {
-            cat.add_stats(counts)?;
-            self.merge_parked(cat)?;
-            cat.touch(touched)
+            self.merge_parked(cat, true)?;
+            cat.touch(touched)?;
+            cat.add_stats(counts)
         })
     }
 
@@ -302,12 +507,21 @@ impl LocalStore {
     /// of entries and their size.
     pub(crate) fn statistics(&self, counts: &Counts) -> Result<(Counts, u64, u64), StoreError> {
         self.with(|cat| {
+            self.merge_parked(cat, true)?;
             cat.add_stats(counts)?;
-            self.merge_parked(cat)?;
             let s = cat.stats()?;
             let (n, b) = self.totals();
             Ok((s, n, b))
         })
+    }
+
+    /// What can be read of the statistics without the catalogue (another process has it open):
+    /// the counts parked in files and how many files hold them, and the number of entries and
+    /// their size, from the entries' files.
+    pub(crate) fn statistics_without_catalogue(&self) -> (Counts, usize, u64, u64) {
+        let (parked, files) = self.parked_counts();
+        let (n, b) = self.totals();
+        (parked, files, n, b)
     }
 
     // --- with the catalogue open ---
@@ -326,16 +540,33 @@ impl LocalStore {
     }
 
     fn enforce_limit(&self, cat: &Catalogue, keep: Option<&Key>) -> Result<(), StoreError> {
-        if cat.size()? > self.max_size {
+        if cat.size()?.saturating_add(self.catalogue_size()) > self.max_size {
             self.gc_keeping(cat, self.max_size - self.max_size / 10, keep)?;
         }
         Ok(())
     }
 
+    /// Bytes of the catalogue's files and of parked bookkeeping: part of the store's size,
+    /// which the size limit bounds.
+    pub fn catalogue_size(&self) -> u64 {
+        fn size(dir: &Path, depth: u32) -> u64 {
+            let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
+            rd.flatten()
+                .map(|e| match e.file_type() {
+                    Ok(t) if t.is_dir() && depth > 0 => size(&e.path(), depth - 1),
+                    Ok(t) if t.is_file() => e.metadata().map(|m| m.len()).unwrap_or(0),
+                    _ => 0,
+                })
+                .sum()
+        }
+        size(&self.db_path, 1) + size(&self.parked_dir(), 0)
+    }
+
     /// [`gc`](Self::gc) that never evicts `keep` (the entry being written: stamps are in
-    /// seconds, so entries written in the same second tie).
+    /// seconds, so entries written in the same second tie). `target` counts the catalogue.
     fn gc_keeping(&self, cat: &Catalogue, target: u64, keep: Option<&Key>) -> Result<(u64, u64), StoreError> {
         self.sweep_temporaries();
+        let target = target.saturating_sub(self.catalogue_size());
         let mut records = self.records();
         cat.fill_access(&mut records)?;
         let mut total: u64 = records.iter().map(|r| r.size).sum();

@@ -23,20 +23,25 @@ use crate::cache::key::Key;
 static PARKED: AtomicU64 = AtomicU64::new(0);
 
 impl LocalStore {
-    fn parked_dir(&self) -> PathBuf {
+    pub(super) fn parked_dir(&self) -> PathBuf {
         self.db_path.with_file_name("parked-stats")
     }
 
-    /// How many files are parked, waiting to be merged.
+    /// How many files are parked, waiting to be merged (not counting temporary files, which a
+    /// killed writer may leave: they never stop a process from parking).
     pub(crate) fn parked_count(&self) -> usize {
-        std::fs::read_dir(self.parked_dir()).map(|d| d.count()).unwrap_or(0)
+        std::fs::read_dir(self.parked_dir())
+            .map(|d| d.flatten().filter(|e| !e.file_name().to_string_lossy().starts_with('.')).count())
+            .unwrap_or(0)
     }
 
     /// Parks counter deltas, accessed keys, and the catalogue records of entries written
     /// without it (key and size change), for the next process that opens the catalogue: when
     /// the catalogue is busy, or when a process only had hits and opening the catalogue again
-    /// just to count them is not worth it.
-    pub(crate) fn park(&self, deltas: &Counts, touched: &[Key], stored: &[(Key, i64)]) {
+    /// just to count them is not worth it. A file where the `parked-stats` folder belongs
+    /// (garbage written over the store) is replaced by the folder, with a warning. On failure
+    /// (a full disk) nothing is left behind and the caller keeps its counts.
+    pub(crate) fn park(&self, deltas: &Counts, touched: &[Key], stored: &[(Key, i64)]) -> std::io::Result<()> {
         let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(c, v)| format!("{} {v}\n", c.name())).collect();
         for k in touched {
             text.push_str(&format!("touch {}\n", k.hex()));
@@ -46,10 +51,16 @@ impl LocalStore {
             text.push_str(&format!("put {} {delta} {now}\n", k.hex()));
         }
         if text.is_empty() {
-            return;
+            return Ok(());
         }
         let dir = self.parked_dir();
-        let _ = std::fs::create_dir_all(&dir);
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            crate::logging::warning!(
+                "{} was not a folder (the statistics of other processes parked there are lost); replaced it",
+                dir.display()
+            );
+        }
+        super::create_private_dir(&dir)?;
         let n = PARKED.fetch_add(1, Ordering::Relaxed);
         let name = format!(
             "{}-{}-{}-{n}",
@@ -57,45 +68,57 @@ impl LocalStore {
             now_secs(),
             SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0)
         );
-        let _ = atomic::write_file(&dir.join(name), text.as_bytes());
+        atomic::write_private(&dir.join(name), text.as_bytes())
     }
 
-    /// Merges every parked file into the open catalogue.
-    pub(super) fn merge_parked(&self, cat: &Catalogue) -> Result<(), StoreError> {
+    /// The counts parked so far, read without the catalogue and without removing anything (for
+    /// statistics while another process has the catalogue open), and how many files hold them.
+    pub(crate) fn parked_counts(&self) -> (Counts, usize) {
+        let mut out = Counts::default();
+        let mut n = 0;
+        let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return (out, 0) };
+        for e in rd.flatten() {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
+            let Ok(bytes) = crate::files::read_regular(&e.path(), MAX_PARKED_FILE, false) else { continue };
+            n += 1;
+            out.add_all(&parse(&String::from_utf8_lossy(&bytes)).0);
+        }
+        (out, n)
+    }
+
+    /// Merges every parked file into the open catalogue; with `counts` false, only the records
+    /// of entries and access stamps (`stats --reset` drops the parked counts with the stored
+    /// ones). Stale temporary files of killed writers go too.
+    pub(super) fn merge_parked(&self, cat: &Catalogue, counts: bool) -> Result<(), StoreError> {
         let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return Ok(()) };
         let mut wrote = false;
         for e in rd.flatten() {
             let p = e.path();
-            // Files still being written (see `atomic`).
+            // Files still being written (see `atomic`), unless a killed writer left them.
             if e.file_name().to_string_lossy().starts_with('.') {
+                if e.metadata().is_ok_and(|m| m.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|a| a > super::STALE_TEMPORARY))
+                {
+                    let _ = std::fs::remove_file(&p);
+                }
                 continue;
             }
-            let text = std::fs::read(&p);
+            let text = crate::files::read_regular(&p, MAX_PARKED_FILE, false);
             // Remove first: a crash after this loses the counts rather than doubling them. What
             // cannot be read as text (garbage written over it) goes too.
-            if std::fs::remove_file(&p).is_err() {
+            if super::remove_any(&p).is_err() {
                 continue;
             }
             let Ok(text) = text.map(|b| String::from_utf8_lossy(&b).into_owned()) else { continue };
-            let mut deltas = Counts::default();
-            let mut touched = Vec::new();
-            for l in text.lines() {
-                let Some((n, v)) = l.split_once(' ') else { continue };
-                if n == "touch" {
-                    touched.extend(Key::from_hex(v));
-                } else if n == "put" {
-                    let mut f = v.split(' ');
-                    if let (Some(k), Some(Ok(delta)), Some(Ok(when))) =
-                        (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse))
-                    {
-                        cat.record_put(&k, delta, when)?;
-                        wrote = true;
-                    }
-                } else if let (Some(c), Ok(v)) = (Counter::from_name(n), v.trim().parse()) {
-                    deltas.add(c, v);
-                }
+            let (deltas, touched, puts) = parse(&text);
+            for (k, delta, when) in puts {
+                cat.record_put(&k, delta, when)?;
+                wrote = true;
             }
-            cat.add_stats(&deltas)?;
+            if counts {
+                cat.add_stats(&deltas)?;
+            }
             cat.touch(&touched)?;
         }
         if wrote {
@@ -103,4 +126,30 @@ impl LocalStore {
         }
         Ok(())
     }
+}
+
+/// A parked file larger than this is garbage (one holds a process's counts and keys).
+const MAX_PARKED_FILE: u64 = 16 << 20;
+
+/// A parked file's counts, touched keys and entry records (key, size change, time).
+fn parse(text: &str) -> (Counts, Vec<Key>, Vec<(Key, i64, u64)>) {
+    let mut deltas = Counts::default();
+    let mut touched = Vec::new();
+    let mut puts = Vec::new();
+    for l in text.lines() {
+        let Some((n, v)) = l.split_once(' ') else { continue };
+        if n == "touch" {
+            touched.extend(Key::from_hex(v));
+        } else if n == "put" {
+            let mut f = v.split(' ');
+            if let (Some(k), Some(Ok(delta)), Some(Ok(when))) =
+                (f.next().and_then(Key::from_hex), f.next().map(str::parse), f.next().map(str::parse))
+            {
+                puts.push((k, delta, when));
+            }
+        } else if let (Some(c), Ok(v)) = (Counter::from_name(n), v.trim().parse()) {
+            deltas.add(c, v);
+        }
+    }
+    (deltas, touched, puts)
 }

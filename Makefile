@@ -14,6 +14,7 @@ run: deps
 	@scripts/main-job.sh
 
 test: deps
+	@scripts/check-features.sh
 	@cargo test --all-targets
 	@cargo test --doc
 

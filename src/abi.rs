@@ -49,6 +49,18 @@ pub enum ParamAbi {
 }
 
 impl ParamAbi {
+    /// The parameters of a kernel with this signature (names and types).
+    pub fn of_signature(signature: &[(String, Ty)]) -> Vec<ParamAbi> {
+        signature
+            .iter()
+            .map(|(_, t)| match *t {
+                Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
+                Ty::Scalar(s) => ParamAbi::Scalar(s),
+                _ => ParamAbi::Scalar(Scalar::Bool),
+            })
+            .collect()
+    }
+
     /// The kernel parameters of a program.
     pub fn of(program: &Program) -> Vec<ParamAbi> {
         program

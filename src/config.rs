@@ -147,7 +147,7 @@ impl Config {
 
     /// Code generation options for `target`.
     pub fn options(&self, target: Target) -> Options {
-        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, fmad: self.fmad }
+        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, fmad: self.fmad, host_cpu: crate::target::HostCpu::Native }
     }
 }
 

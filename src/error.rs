@@ -1,8 +1,9 @@
-//! The error type of the library.
+//! The error type of the library, the same whatever features are enabled (features stay
+//! additive: a crate matching on [`Error`] builds whether or not another crate in the build
+//! enables `compiler`).
 
 use std::path::PathBuf;
 
-use crate::codegen::CodegenError;
 use crate::lang::Diagnostics;
 use crate::target::UnsupportedArch;
 
@@ -163,6 +164,41 @@ pub enum Error {
     Ptxas(String),
 }
 
+/// Code generation errors (also `kache::codegen::CodegenError`). A kernel that type-checked
+/// only fails here for environmental reasons (no libdevice) or because of a kache bug (an LLVM
+/// verification failure).
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The architecture is not one kache generates code for.
+    #[error(transparent)]
+    UnsupportedArch(#[from] UnsupportedArch),
+    /// A transcendental function needs libdevice, which was not found.
+    #[error(
+        "kernel `{kernel}` calls `{function}`, which needs NVIDIA's libdevice on the GPU, and libdevice.10.bc was not found; \
+         set KACHE_LIBDEVICE to its path, set CUDA_HOME to a CUDA toolkit, or run `pip install nvidia-cuda-nvcc-cu12`"
+    )]
+    NoLibdevice {
+        /// The kernel.
+        kernel: String,
+        /// The method that needs it.
+        function: String,
+    },
+    /// The libdevice file could not be read or parsed.
+    #[error("libdevice at {path} is unusable: {reason}")]
+    BadLibdevice {
+        /// Where it was looked for.
+        path: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// LLVM reported an error; a kache bug if it happens.
+    #[error("internal code generation error (please report it): {0}")]
+    Llvm(String),
+    /// Stored host bitcode did not load.
+    #[error("host code could not be loaded: {0}")]
+    BadArtifact(String),
+}
+
 impl From<UnsupportedArch> for Error {
     fn from(e: UnsupportedArch) -> Error {
         Error::Codegen(e.into())
@@ -170,6 +206,7 @@ impl From<UnsupportedArch> for Error {
 }
 
 impl Error {
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io { path: path.into(), source }
     }

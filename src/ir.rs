@@ -23,7 +23,8 @@ pub use generic::{Bound, ParamArrayTy, TypeParam};
 /// Each type's byte in every encoding is its [`tag`](Scalar::tag), the discriminant written on
 /// each variant and pinned by a test: adding a type never renumbers the others, so the keys of
 /// existing kernels do not change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Scalar {
     /// `bool` (one byte in memory).
     Bool = 0,
@@ -258,7 +259,8 @@ impl fmt::Display for Ty {
 }
 
 /// Memory layout of an array argument or captured array.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Layout {
     /// Row-major contiguous.
     C,

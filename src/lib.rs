@@ -32,50 +32,64 @@
 //! # Ok::<(), kache::Error>(())
 //! ```
 #![warn(missing_docs)]
+// Which features build which parts: docs/features.md. Without `compiler`, the crate is the
+// runtime alone: devices, arrays, launches, and the kernels a build script prebuilt.
 
 pub mod abi;
 mod build_script;
+#[cfg(feature = "compiler")]
 pub mod cache;
 pub mod capture;
+#[cfg(feature = "compiler")]
 pub mod codegen;
+#[cfg(feature = "compiler")]
 pub mod config;
 mod error;
 pub mod files;
 pub mod float16;
+#[cfg_attr(not(feature = "compiler"), allow(dead_code))]
+mod host_calls;
 pub mod ir;
+#[cfg(feature = "compiler")]
 mod jit;
 pub mod lang;
+#[cfg(feature = "compiler")]
 pub mod library;
 pub mod logging;
 pub mod prebuild;
 pub mod runtime;
 pub mod span;
+#[cfg(feature = "compiler")]
 mod stack;
 pub mod target;
+#[cfg(feature = "compiler")]
 pub mod toolchain;
 
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
+#[cfg(feature = "compiler")]
 pub use config::Config;
-pub use error::{Error, Result};
+pub use error::{CodegenError, Error, Result};
 /// The `half` crate, whose `f16` and `bf16` are the host types of the kernel types `f16` and
 /// `bf16` (re-exported so callers name the same version).
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
+#[cfg(feature = "compiler")]
 pub use jit::{CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
+#[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
-pub use target::{Arch, Specialization, Target};
+pub use target::{Arch, HostCpu, Specialization, Target};
 
 // The guides' Rust examples run as doctests.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "compiler"))]
 #[doc = include_str!("../docs/captures.md")]
 pub struct CapturesGuide;
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "compiler"))]
 #[doc = include_str!("../docs/guide.md")]
 pub struct UserGuide;
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "compiler"))]
 #[doc = include_str!("../docs/runtime.md")]
 pub struct RuntimeGuide;
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "compiler"))]
 #[doc = include_str!("../docs/cache.md")]
 pub struct CacheGuide;

@@ -2,9 +2,10 @@
 //! generated code, and the specialisation of a kernel's array layouts. No LLVM here, so the
 //! runtime can name a target without the compiler.
 //!
-//! The host CPU is part of what host code is generated for, but only LLVM knows its name; the
-//! code generator therefore supplies it (`Target`'s `Display` and [`Options::encode`] live in
-//! `codegen`, next to `codegen::host_cpu`).
+//! The host CPU is part of what host code is generated for ([`HostCpu`]). Only LLVM knows this
+//! machine's CPU by name, so [`Options::encode`], which keys host code by it, lives in
+//! `codegen`, next to `codegen::host_cpu`; a [`Target`] displays without it (`host`), which
+//! the runtime can do without the compiler.
 
 use std::fmt;
 
@@ -70,17 +71,43 @@ impl fmt::Display for Arch {
     }
 }
 
-/// Where the code runs. Displayed by `codegen`, which knows the host CPU's name.
+/// Where the code runs: `nvptx sm_90` or `host` when displayed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Target {
     /// NVIDIA GPUs: PTX for the given architecture.
     Nvptx(Arch),
-    /// This machine's CPU: the host backend.
+    /// The CPU: the host backend.
     Host,
 }
 
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Nvptx(a) => write!(f, "nvptx {a}"),
+            Target::Host => f.write_str("host"),
+        }
+    }
+}
+
+/// The CPU that host code is generated for.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HostCpu {
+    /// This machine's CPU with every feature it has: the JIT, whose code runs where it was
+    /// compiled.
+    #[default]
+    Native,
+    /// A CPU by LLVM's name and feature list (`x86-64`, `+sse2,+fxsr`): code compiled on one
+    /// machine to run on others, such as the object code of the prebuild step.
+    Named {
+        /// LLVM's CPU name.
+        cpu: String,
+        /// LLVM's feature list, `+name` or `-name`, comma-separated.
+        features: String,
+    },
+}
+
 /// Options that change the generated code (all of them are part of the cache key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Target.
     pub target: Target,
@@ -92,18 +119,21 @@ pub struct Options {
     /// instead of two), as nvcc and NVRTC do by default (`--fmad=true`). A kernel's
     /// `#[kernel(fmad = ..)]` overrides it.
     pub fmad: bool,
+    /// The CPU host code is generated for (ignored for GPU targets).
+    pub host_cpu: HostCpu,
 }
 
 impl Options {
-    /// O3, IEEE float semantics with contraction (as nvcc's default), for `target`.
+    /// O3, IEEE float semantics with contraction (as nvcc's default), for `target` (host code
+    /// for this machine's CPU).
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false, fmad: true }
+        Options { target, opt_level: 3, fast_math: false, fmad: true, host_cpu: HostCpu::Native }
     }
 
-    /// Writes the options into a key component; `host_cpu` names the CPU host code is
-    /// optimised for (written for [`Target::Host`] only). [`Options::encode`] passes this
-    /// machine's.
-    pub fn encode_with_host_cpu(&self, host_cpu: &str, out: &mut Vec<u8>) {
+    /// Writes the options into a key component; for [`Target::Host`], the CPU host code is
+    /// optimised for: `native_cpu` (this machine's name and features) for [`HostCpu::Native`],
+    /// else the named CPU and its features. [`Options::encode`] passes this machine's.
+    pub fn encode_with_host_cpu(&self, native_cpu: &str, out: &mut Vec<u8>) {
         match self.target {
             Target::Nvptx(a) => {
                 out.push(0);
@@ -113,9 +143,19 @@ impl Options {
                 out.extend_from_slice(&[maj as u8, min as u8]);
             }
             Target::Host => {
+                // A named CPU is written as this machine's would be, `name features`: the
+                // same CPU and features give the same code, however they were chosen.
+                let named;
+                let cpu = match &self.host_cpu {
+                    HostCpu::Native => native_cpu,
+                    HostCpu::Named { cpu, features } => {
+                        named = format!("{cpu} {features}");
+                        &named
+                    }
+                };
                 out.push(1);
-                out.extend_from_slice(&(host_cpu.len() as u64).to_le_bytes());
-                out.extend_from_slice(host_cpu.as_bytes());
+                out.extend_from_slice(&(cpu.len() as u64).to_le_bytes());
+                out.extend_from_slice(cpu.as_bytes());
             }
         }
         out.push(self.opt_level);

@@ -63,14 +63,14 @@ fn corpus_scenarios_on_cuda() {
 #[test]
 fn math_methods_on_cuda_within_the_documented_ulps() {
     let Some(d) = gpu() else { return };
+    // Rust's own result may be an ulp off the exact one, two where it comes from the libm
+    // crate (erf, erfc, exp10: musl's algorithms), and the GPU's may be off the other way.
+    let slack = |name: &str| if matches!(name, "erf" | "erfc" | "exp10") { 2 } else { 1 };
     let bound = |name: &str, f32: bool| {
         let (_, b) = math_check::GPU_ULPS.iter().find(|(n, _)| *n == name)?;
-        b.map(|(a, b)| if f32 { a as u64 + 1 } else { b as u64 + 1 })
+        b.map(|(a, b)| if f32 { a as u64 } else { b as u64 } + slack(name))
     };
-    let worst = math_check::check_float_methods(&d, bound).unwrap_or_else(|e| panic!("{e}"));
-    for (name, w32, w64) in worst {
-        eprintln!("{name:>12}: worst {w32} ulps (f32), {w64} ulps (f64)");
-    }
+    math_check::check_float_methods(&d, bound).unwrap_or_else(|e| panic!("{e}"));
     math_check::check_float_tests(&d).unwrap();
     for r in [
         math_check::check_i32(&d),

@@ -10,31 +10,24 @@
 
 mod host_jit;
 mod lower;
+mod object;
 mod pipeline;
-
-use std::fmt;
 
 use inkwell::context::Context;
 use inkwell::targets::{FileType, TargetMachine};
 
 pub use host_jit::HostModule;
+pub use object::{ObjectTarget, host_object};
+
+pub use crate::error::CodegenError;
 
 use crate::abi::CaptureData;
 use crate::ir::Program;
-use crate::target::{Options, Specialization, Target, UnsupportedArch};
-
-impl fmt::Display for Target {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Target::Nvptx(a) => write!(f, "nvptx {a}"),
-            Target::Host => write!(f, "host {}", host_cpu()),
-        }
-    }
-}
+use crate::target::{Options, Specialization, Target};
 
 impl Options {
-    /// Writes the options into a key component, host code as optimised for this machine's CPU
-    /// ([`host_cpu`]).
+    /// Writes the options into a key component; host code as optimised for its CPU, this
+    /// machine's ([`host_cpu`]) unless the options name another.
     pub fn encode(&self, out: &mut Vec<u8>) {
         self.encode_with_host_cpu(&host_cpu(), out);
     }
@@ -43,52 +36,28 @@ impl Options {
 /// The host CPU's name and features, which host code is optimised for.
 pub fn host_cpu() -> String {
     static CPU: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CPU.get_or_init(|| {
-        let name = TargetMachine::get_host_cpu_name().to_string();
-        let features = TargetMachine::get_host_cpu_features().to_string();
-        format!("{name} {features}")
-    })
-    .clone()
+    CPU.get_or_init(|| format!("{} {}", host_cpu_name(), host_cpu_features())).clone()
+}
+
+/// This machine's CPU as LLVM names it (`znver3`).
+pub fn host_cpu_name() -> String {
+    TargetMachine::get_host_cpu_name().to_string()
+}
+
+/// This machine's CPU features as LLVM lists them (`+avx2,-avx512f,...`).
+pub fn host_cpu_features() -> String {
+    TargetMachine::get_host_cpu_features().to_string()
+}
+
+/// The target triple LLVM was configured for (this machine's).
+pub fn default_triple() -> String {
+    TargetMachine::get_default_triple().as_str().to_string_lossy().into_owned()
 }
 
 /// The LLVM version kache was built against, e.g. "19.1.7".
 pub fn llvm_version() -> String {
     let (a, b, c) = inkwell::support::get_llvm_version();
     format!("{a}.{b}.{c}")
-}
-
-/// Code generation errors. A kernel that type-checked only fails here for environmental reasons
-/// (no libdevice) or because of a kache bug (an LLVM verification failure).
-#[derive(Debug, thiserror::Error)]
-pub enum CodegenError {
-    /// The architecture is not one kache generates code for.
-    #[error(transparent)]
-    UnsupportedArch(#[from] UnsupportedArch),
-    /// A transcendental function needs libdevice, which was not found.
-    #[error(
-        "kernel `{kernel}` calls `{function}`, which needs NVIDIA's libdevice on the GPU, and libdevice.10.bc was not found; \
-         set KACHE_LIBDEVICE to its path, set CUDA_HOME to a CUDA toolkit, or run `pip install nvidia-cuda-nvcc-cu12`"
-    )]
-    NoLibdevice {
-        /// The kernel.
-        kernel: String,
-        /// The method that needs it.
-        function: String,
-    },
-    /// The libdevice file could not be read or parsed.
-    #[error("libdevice at {path} is unusable: {reason}")]
-    BadLibdevice {
-        /// Where it was looked for.
-        path: String,
-        /// Why it failed.
-        reason: String,
-    },
-    /// LLVM reported an error; a kache bug if it happens.
-    #[error("internal code generation error (please report it): {0}")]
-    Llvm(String),
-    /// Stored host bitcode did not load.
-    #[error("host code could not be loaded: {0}")]
-    BadArtifact(String),
 }
 
 impl From<inkwell::builder::BuilderError> for CodegenError {
@@ -145,7 +114,7 @@ pub struct CompileInput<'a> {
 /// Compiles a checked program: lowers each function into its own module, links the kernel's
 /// module with everything it reaches, optimises, and emits PTX or host bitcode.
 pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
-    let tm = pipeline::target_machine(input.options.target, input.options.opt_level)?;
+    let tm = pipeline::target_machine(&input.options)?;
     let diagnostics = pipeline::Diagnostics::default();
     let context = Context::create();
     diagnostics.install(&context);
@@ -166,7 +135,7 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
 /// The module [`compile`] emits code from (linked, libdevice included where the kernel needs
 /// it, internalised and optimised), as LLVM IR text (`--emit llvm-ir`).
 pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
-    let tm = pipeline::target_machine(input.options.target, input.options.opt_level)?;
+    let tm = pipeline::target_machine(&input.options)?;
     let diagnostics = pipeline::Diagnostics::default();
     let context = Context::create();
     diagnostics.install(&context);

@@ -12,7 +12,7 @@ use inkwell::targets::{CodeModel, InitializationConfig, RelocMode, Target as Llv
 use super::{CodegenError, CompileInput, first_libdevice_use, lower};
 use crate::abi::entry_symbol;
 use crate::ir::Program;
-use crate::target::Target;
+use crate::target::{HostCpu, Options, Target};
 
 /// Registers the LLVM targets kache generates code for, once per process.
 pub(super) fn init_targets() {
@@ -24,11 +24,14 @@ pub(super) fn init_targets() {
     });
 }
 
-/// The target machine for `target` at `opt_level`: NVPTX for the architecture with its PTX
-/// ISA, or this machine's CPU and features for the host backend.
-pub(super) fn target_machine(target: Target, opt_level: u8) -> Result<TargetMachine, CodegenError> {
+/// The target machine for the options' target at their optimisation level: NVPTX for the
+/// architecture with its PTX ISA, or for the host backend this machine's CPU and features (the
+/// JIT, static relocation) or a named CPU and its features (object code for linking into a
+/// program, position independent).
+pub(super) fn target_machine(options: &Options) -> Result<TargetMachine, CodegenError> {
     init_targets();
-    let level = match opt_level {
+    let target = options.target;
+    let level = match options.opt_level {
         0 => OptimizationLevel::None,
         1 => OptimizationLevel::Less,
         2 => OptimizationLevel::Default,
@@ -39,14 +42,21 @@ pub(super) fn target_machine(target: Target, opt_level: u8) -> Result<TargetMach
             let (maj, min) = a.ptx_isa();
             (TargetTriple::create("nvptx64-nvidia-cuda"), a.to_string(), format!("+ptx{maj}{min}"))
         }
-        Target::Host => (
-            TargetMachine::get_default_triple(),
-            TargetMachine::get_host_cpu_name().to_string(),
-            TargetMachine::get_host_cpu_features().to_string(),
-        ),
+        Target::Host => match &options.host_cpu {
+            HostCpu::Native => (
+                TargetMachine::get_default_triple(),
+                TargetMachine::get_host_cpu_name().to_string(),
+                TargetMachine::get_host_cpu_features().to_string(),
+            ),
+            HostCpu::Named { cpu, features } => (TargetMachine::get_default_triple(), cpu.clone(), features.clone()),
+        },
     };
     let t = LlvmTarget::from_triple(&triple).map_err(|e| CodegenError::Llvm(e.to_string()))?;
-    let reloc = if target == Target::Host { RelocMode::Static } else { RelocMode::Default };
+    let reloc = match (target, &options.host_cpu) {
+        (Target::Host, HostCpu::Native) => RelocMode::Static,
+        (Target::Host, HostCpu::Named { .. }) => RelocMode::PIC,
+        (Target::Nvptx(_), _) => RelocMode::Default,
+    };
     t.create_target_machine(&triple, &cpu, &features, level, reloc, CodeModel::Default)
         .ok_or_else(|| CodegenError::Llvm(format!("no target machine for {target}")))
 }

@@ -13,7 +13,7 @@ use super::module::Module;
 use crate::cache::{Entry, Lookup};
 use crate::error::Result;
 use crate::ir::Layout;
-use crate::target::{Specialization, Target};
+use crate::target::{Options, Specialization, Target};
 
 /// One compile of a batch: a kernel, for a target, with array layouts.
 #[derive(Clone, Debug)]
@@ -53,15 +53,16 @@ impl Jit {
     /// ```
     pub fn compile_many(&self, requests: &[CompileRequest]) -> Vec<Result<Arc<CompiledKernel>>> {
         let cache = self.cache();
+        let options: Vec<Options> = requests.iter().map(|r| self.config().options(r.target)).collect();
         let mut out: Vec<Option<Result<Arc<CompiledKernel>>>> =
-            requests.iter().map(|r| r.kernel.memoized(r.target, &r.spec).map(Ok)).collect();
+            requests.iter().zip(&options).map(|(r, o)| r.kernel.memoized(o, &r.spec).map(Ok)).collect();
         // Derive every key first; a request whose key cannot be derived fails alone.
         let mut pending: Vec<(usize, Prepared)> = Vec::new();
         for (i, r) in requests.iter().enumerate() {
             if out[i].is_some() {
                 continue;
             }
-            match r.kernel.prepare(r.target, &r.spec, None) {
+            match r.kernel.prepare(&options[i], &r.spec, None) {
                 Ok(p) => pending.push((i, p)),
                 Err(e) => out[i] = Some(Err(e)),
             }
@@ -72,10 +73,10 @@ impl Jit {
         for ((i, prepared), lookup) in pending.iter().zip(found.into_iter().chain(std::iter::repeat_with(|| Lookup::Miss))) {
             let r = &requests[*i];
             if let Some(c) = r.kernel.take_hit(r.target, &r.spec, prepared, lookup) {
-                out[*i] = Some(Ok(r.kernel.memoize(r.target, &r.spec, c)));
+                out[*i] = Some(Ok(r.kernel.memoize(&options[*i], &r.spec, c)));
                 continue;
             }
-            match r.kernel.build(r.target, &r.spec, prepared) {
+            match r.kernel.build(&options[*i], &r.spec, prepared) {
                 Ok((c, entry)) => built.push((*i, c, entry)),
                 Err(e) => out[*i] = Some(Err(e)),
             }
@@ -86,7 +87,7 @@ impl Jit {
         }
         for (i, c, _) in built {
             let r = &requests[i];
-            out[i] = Some(Ok(r.kernel.memoize(r.target, &r.spec, c)));
+            out[i] = Some(Ok(r.kernel.memoize(&options[i], &r.spec, c)));
         }
         out.into_iter().map(|o| o.unwrap_or_else(|| Err(crate::Error::Config("a compile request was lost".into())))).collect()
     }

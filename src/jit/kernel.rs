@@ -19,7 +19,7 @@ use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
 use crate::lang::GenericKernelSig;
 use crate::library::CodeLibrary;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
-use crate::target::{Arch, Specialization, Target};
+use crate::target::{Arch, Options, Specialization, Target};
 
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
@@ -32,7 +32,7 @@ pub(super) struct KernelInner {
     pub(super) signature: Vec<(String, Ty)>,
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
-    compiled: Mutex<HashMap<(Target, Specialization), Arc<CompiledKernel>>>,
+    compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
     pub(super) generic: Option<GenericPart>,
@@ -220,12 +220,13 @@ impl Kernel {
 
     /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
     pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
-        let (d, _) = self.derive(target, spec)?;
+        let (d, _) = self.derive(&self.inner.jit.config().options(target), spec)?;
         Ok(d)
     }
 
-    fn derive(&self, target: Target, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
+    fn derive(&self, options: &Options, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
         self.not_generic()?;
+        let target = options.target;
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -234,16 +235,16 @@ impl Kernel {
             let function = codegen::first_libdevice_use(&self.inner.program).unwrap_or_else(|| "a transcendental function".into());
             return Err(codegen::CodegenError::NoLibdevice { kernel: self.inner.name.clone(), function }.into());
         }
-        Ok((self.derive_with(target, spec, libdevice.as_ref().map(|l| l.hash)), libdevice))
+        Ok((self.derive_with(options, spec, libdevice.as_ref().map(|l| l.hash)), libdevice))
     }
 
-    fn derive_with(&self, target: Target, spec: &Specialization, libdevice: Option<[u8; 32]>) -> Derivation {
+    fn derive_with(&self, options: &Options, spec: &Specialization, libdevice: Option<[u8; 32]>) -> Derivation {
         let config = self.inner.jit.config();
         crate::cache::derive(&KeyInputs {
             program: &self.inner.program,
             spec,
             captures: &self.inner.captures,
-            options: &config.options(target),
+            options,
             libdevice,
             toolchain: &config.toolchain,
             salt: &config.salt,
@@ -274,55 +275,66 @@ impl Kernel {
     /// `arch` (array parameters as `spec` lays them out), with each component's hash: what
     /// `kache explain` shows of the cubin tier.
     pub fn explain_cubin(&self, arch: Arch, spec: &Specialization, assembler: Assembler<'_>) -> Result<Derivation> {
-        let (d, _) = self.derive(Target::Nvptx(arch), spec)?;
+        let (d, _) = self.derive(&self.inner.jit.config().options(Target::Nvptx(arch)), spec)?;
         Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
     /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(target, spec, None)
+        self.compile_on(self.inner.jit.config().options(target), spec, None)
     }
 
-    fn compile_on(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
+    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
+    /// options given in full rather than taken from the JIT's configuration: host code for a
+    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
+    /// crate it builds. Not public: such code is for another program, and launching it here
+    /// would need the named CPU's features.
+    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(options, spec, None)
+    }
+
+    fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
-        if let Some(c) = self.memoized(target, spec) {
+        if let Some(c) = self.memoized(&options, spec) {
             return Ok(c);
         }
-        let prepared = self.prepare(target, spec, device)?;
+        let prepared = self.prepare(&options, spec, device)?;
         let cache = self.inner.jit.cache();
         let found = cache.lookup_prefetch(&[prepared.key], &prepared.prefetch).pop().unwrap_or(Lookup::Miss);
-        let c = match self.take_hit(target, spec, &prepared, found) {
+        let c = match self.take_hit(options.target, spec, &prepared, found) {
             Some(c) => c,
             None => {
-                let (c, entry) = self.build(target, spec, &prepared)?;
+                let (c, entry) = self.build(&options, spec, &prepared)?;
                 if let (Some(entry), Ok(proof)) = (entry, c.library().persistable()) {
                     cache.store(proof, entry);
                 }
                 c
             }
         };
-        Ok(self.memoize(target, spec, c))
+        Ok(self.memoize(&options, spec, c))
     }
 
     /// Compiles for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(device.target(), &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
+        let options = self.inner.jit.config().options(device.target());
+        self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
     /// The specialisation compiled earlier by this kernel or a clone.
-    pub(super) fn memoized(&self, target: Target, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
-        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(target, spec.clone())).cloned()
+    pub(super) fn memoized(&self, options: &Options, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(options.clone(), spec.clone())).cloned()
     }
 
     /// Remembers a compiled specialisation; the one remembered first wins a race.
-    pub(super) fn memoize(&self, target: Target, spec: &Specialization, c: Arc<CompiledKernel>) -> Arc<CompiledKernel> {
-        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry((target, spec.clone())).or_insert(c).clone()
+    pub(super) fn memoize(&self, options: &Options, spec: &Specialization, c: Arc<CompiledKernel>) -> Arc<CompiledKernel> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry((options.clone(), spec.clone())).or_insert(c).clone()
     }
 
     /// The first step of a compile: the key (and on a GPU, the cubin's key, fetched in the same
     /// pass), so that several compiles can be looked up together.
-    pub(super) fn prepare(&self, target: Target, spec: &Specialization, device: Option<&Device>) -> Result<Prepared> {
-        let (d, libdevice) = self.derive(target, spec)?;
+    pub(super) fn prepare(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Prepared> {
+        let target = options.target;
+        let (d, libdevice) = self.derive(options, spec)?;
         let key = d.key;
         let jit = &self.inner.jit;
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
@@ -363,13 +375,13 @@ impl Kernel {
     /// Compiles after a miss. Returns the kernel and the entry to store, or no entry for a
     /// kernel that captured a device array (kept in memory only, warned about once; an error
     /// with `KACHE_STRICT`).
-    pub(super) fn build(&self, target: Target, spec: &Specialization, prepared: &Prepared) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
+    pub(super) fn build(&self, options: &Options, spec: &Specialization, prepared: &Prepared) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();
         let mut key = prepared.key;
         let sig = signature_text(&inner.signature, &inner.enums);
-        let options = jit.config().options(target);
+        let target = options.target;
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
@@ -380,7 +392,7 @@ impl Kernel {
                     return Err(codegen::CodegenError::NoLibdevice { kernel: inner.name.clone(), function }.into());
                 };
                 if hash != l.hash {
-                    key = self.derive_with(target, spec, Some(hash)).key;
+                    key = self.derive_with(options, spec, Some(hash)).key;
                 }
                 Some(bytes)
             }
@@ -391,7 +403,7 @@ impl Kernel {
             program: &inner.program,
             spec,
             captures: &data,
-            options,
+            options: options.clone(),
             libdevice: libdevice_bytes.as_deref(),
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
@@ -450,7 +462,7 @@ impl Kernel {
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile_on(device.target(), &spec, Some(device))?;
+        let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;
         c.launch_checked(device, grid, &args)
     }
 
@@ -493,14 +505,15 @@ impl Kernel {
     /// `spec`: the linked, optimised module, libdevice included where the kernel needs it. For
     /// inspection (`kache compile --emit llvm-ir`); not cached.
     pub fn emit_llvm_ir(&self, target: Target, spec: &Specialization) -> Result<String> {
-        let (_, libdevice) = self.derive(target, spec)?;
+        let options = self.inner.jit.config().options(target);
+        let (_, libdevice) = self.derive(&options, spec)?;
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
         let data = capture_data(&self.inner.captures);
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,
             spec,
             captures: &data,
-            options: self.inner.jit.config().options(target),
+            options,
             libdevice: libdevice_bytes.as_deref(),
         })?)
     }

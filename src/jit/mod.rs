@@ -13,7 +13,6 @@ mod serialize;
 pub use batch::CompileRequest;
 pub use compiled::{CompiledKernel, Origin};
 pub use kernel::Kernel;
-pub(crate) use launch::check_args;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 
 use std::collections::HashMap;

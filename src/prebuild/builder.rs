@@ -5,20 +5,24 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::generate::{GenGlobal, GenKernel, GenModule, generate};
+use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, generate};
+use super::host_object;
 use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
+use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
-use crate::ir::CaptureTy;
-use crate::{Arch, CompileRequest, Config, Jit, Target};
+use crate::ir::{CaptureTy, Layout};
+use crate::target::Options;
+use crate::{Arch, CompileRequest, Config, Jit, Specialization, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
-/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read only
-/// to find `ptxas`, which the step does not run, and to start the Python that finds the
-/// libdevice wheel, whose answer is remembered in the cache folder.) `tests/it/prebuild.rs`
-/// derives the list from the source, so a new variable cannot be forgotten.
+/// listed: the variables cargo sets for the build script itself, and `PATH`, which is read to
+/// find `ptxas` and the Python that finds NVIDIA's wheel (whose answer is remembered in the
+/// cache folder): tracking it would re-run the step whenever a shell's and an editor's `PATH`
+/// differ; `KACHE_PTXAS` pins `ptxas` instead.) `tests/it/prebuild.rs` derives the list from the
+/// source, so a new variable cannot be forgotten.
 pub const TRACKED_ENV: &[&str] = &[
     // What the compiled code depends on.
     "KACHE_ARCH",
@@ -52,11 +56,27 @@ pub const TRACKED_ENV: &[&str] = &[
     "HOME",
 ];
 
+/// Whether the prebuild step also assembles each kernel's PTX into GPU machine code (a cubin
+/// per architecture) with NVIDIA's `ptxas`, so that the first launch on a GPU of that
+/// architecture loads machine code instead of having the driver compile PTX.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cubins {
+    /// When `ptxas` is found (`KACHE_PTXAS`, `CUDA_HOME`, `CUDA_PATH`, `/usr/local/cuda`,
+    /// `PATH`, the `nvidia-cuda-nvcc-cu12` wheel); PTX only otherwise. The default.
+    #[default]
+    IfPtxasFound,
+    /// Always: no `ptxas` is a build error.
+    Always,
+    /// Never: PTX only.
+    Never,
+}
+
 /// Configures and runs the prebuild step from a build script.
 #[derive(Debug, Default)]
 pub struct Builder {
     kernels_dir: Option<PathBuf>,
     archs: Vec<String>,
+    cubins: Cubins,
     globals: Vec<(String, CaptureValue)>,
     /// Instances to build, by generic kernel name: each the generic arguments of a turbofish.
     instances: Vec<(String, Vec<String>)>,
@@ -126,6 +146,13 @@ impl Builder {
     /// Adds a GPU architecture to generate PTX for (repeatable).
     pub fn arch(mut self, arch: &str) -> Builder {
         self.archs.push(arch.to_string());
+        self
+    }
+
+    /// Whether to embed cubins assembled by `ptxas` beside the PTX (default
+    /// [`Cubins::IfPtxasFound`]).
+    pub fn cubins(mut self, cubins: Cubins) -> Builder {
+        self.cubins = cubins;
         self
     }
 
@@ -230,9 +257,35 @@ impl Builder {
             Some(c) => c.clone(),
             None => Config::from_env()?,
         };
+        let ptxas = match self.cubins {
+            Cubins::Never => None,
+            Cubins::IfPtxasFound => crate::toolchain::find_ptxas(),
+            Cubins::Always => Some(crate::toolchain::find_ptxas().ok_or_else(|| {
+                Error::Ptxas(
+                    "Cubins::Always, and ptxas was not found: set KACHE_PTXAS, CUDA_HOME or CUDA_PATH, put ptxas on PATH, \
+                     or `pip install nvidia-cuda-nvcc-cu12`"
+                        .into(),
+                )
+            })?),
+        };
+        let host = match host_object::object_target() {
+            Ok(t) => Some(t),
+            Err(why) => {
+                crate::logging::warning!(
+                    "kernels are not prebuilt for the host backend ({why}); it compiles them at run time with kache's `compiler` feature"
+                );
+                None
+            }
+        };
         let jit = Jit::new(config)?;
         let mut data = DataFiles::new(out_dir.join("kache"))?;
+        let host = host.map(|t| {
+            let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
+            (t, options)
+        });
+        let code = Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir) };
         let mut modules = Vec::new();
+        let mut objects = Vec::new();
         let mut first_error = None;
         let mut listed_used: HashSet<&str> = HashSet::new();
         // A file another kernel file includes with `mod` is part of that one, not a kernel
@@ -254,7 +307,7 @@ impl Builder {
             if included.contains(&file.path) {
                 continue;
             }
-            match m.and_then(|m| self.build_file(&jit, m, file, &archs, &mut data)) {
+            match m.and_then(|m| self.build_file(&jit, m, file, &code, &mut data, &mut objects)) {
                 Ok((m, used)) => {
                     modules.push(m);
                     listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
@@ -282,9 +335,18 @@ impl Builder {
             };
             globals.push(GenGlobal { name, value, bytes_file });
         }
-        let code = generate(&modules, &globals)?;
+        if let (Some((target, _)), false) = (&code.host, objects.is_empty()) {
+            let mut h = blake3::Hasher::new();
+            h.update(code.identity.as_bytes());
+            let name = format!("kache_kernels_{}", &h.finalize().to_hex()[..16]);
+            host_object::archive(&name, &data.dir, &objects, target)?;
+            data.written.insert(data.dir.join(format!("lib{name}.a")));
+            // The archiver's copy for MSVC-style linkers, where it makes one.
+            data.written.insert(data.dir.join(format!("{name}.lib")));
+        }
+        let text = generate(&modules, &globals)?;
         let out = out_dir.join(self.out_file.as_deref().unwrap_or("kache_kernels.rs"));
-        write_if_changed(&out, code.as_bytes())?;
+        write_if_changed(&out, text.as_bytes())?;
         // Kept even where `out_file` puts it among the data files.
         data.written.insert(out.clone());
         data.remove_stale();
@@ -329,8 +391,9 @@ impl Builder {
         jit: &Jit,
         mut m: crate::jit::Module,
         file: &KernelFile,
-        archs: &[Arch],
+        code: &Code<'_>,
         data: &mut DataFiles,
+        objects: &mut Vec<PathBuf>,
     ) -> Result<(GenModule, Vec<String>)> {
         let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
         let module_files = m
@@ -365,19 +428,53 @@ impl Builder {
         // The file's kernels for every architecture in one batch: one pass over the cache (one
         // round trip to a remote cache) for the lookups, one for the stores.
         let requests: Vec<CompileRequest> =
-            checked.iter().flat_map(|(_, k)| archs.iter().map(move |a| CompileRequest::new(k, Target::Nvptx(*a)))).collect();
-        let mut compiled = jit.compile_many(&requests).into_iter();
+            checked.iter().flat_map(|(_, k)| code.archs.iter().map(move |a| CompileRequest::new(k, Target::Nvptx(*a)))).collect();
+        let compiled: Vec<_> = jit.compile_many(&requests).into_iter().collect::<Result<_>>()?;
+        // Their cubins the same way: one lookup pass, one store pass.
+        let assembled: Vec<Vec<u8>> = if code.cubins {
+            jit.assemble_cubins(&compiled.iter().map(|c| &**c).collect::<Vec<_>>()).into_iter().collect::<Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        let (mut compiled, mut assembled) = (compiled.iter(), assembled.into_iter());
         let mut kernels = Vec::new();
         for (k_index, (name, k)) in checked.into_iter().enumerate() {
             let rust = instance_rust_name(&name);
-            let mut ptx = Vec::new();
-            for a in archs {
-                let c = compiled.next().ok_or_else(|| Error::Config(format!("kernel '{name}' was not compiled for {a}")))??;
-                // Numbered, so that names differing only in case stay apart on any file system.
-                let name = format!("f{}-k{k_index}-{}-{rust}.{a}.ptx", file.index, file.module);
-                ptx.push((a.to_string(), data.write(&name, c.ptx().unwrap_or("").as_bytes())?));
+            let spec = Specialization::uniform(k.program(), Layout::C);
+            // Numbered, so that names differing only in case stay apart on any file system.
+            let stem = format!("f{}-k{k_index}-{}-{rust}", file.index, file.module);
+            let (mut ptx, mut cubins) = (Vec::new(), Vec::new());
+            let mut entry = crate::abi::symbol_name(&name);
+            for a in code.archs {
+                let lost = || Error::Internal(format!("kernel '{name}' was not compiled for {a}"));
+                let c = compiled.next().ok_or_else(lost)?;
+                entry = c.entry().to_string();
+                ptx.push((a.to_string(), data.write(&format!("{stem}.{a}.ptx"), c.ptx().unwrap_or("").as_bytes())?));
+                if code.cubins {
+                    let cubin = assembled.next().ok_or_else(lost)?;
+                    cubins.push((a.to_string(), data.write(&format!("{stem}.{a}.cubin"), &cubin)?));
+                }
             }
-            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), ptx });
+            let host = match &code.host {
+                Some((target, options)) => {
+                    let c = k.compile_with(options.clone(), &spec)?;
+                    let crate::codegen::Artifact::HostBitcode(bitcode) = c.artifact() else {
+                        return Err(Error::Internal(format!("kernel '{name}' compiled for the host is not host code")));
+                    };
+                    let symbol = host_object::entry_symbol(&code.identity, &c.key(), &file.module, &name);
+                    let object = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, options.opt_level)?;
+                    let path = data.write(&format!("{stem}.o"), &object)?;
+                    objects.push(PathBuf::from(path));
+                    let program = k.program();
+                    Some(GenHost {
+                        symbol,
+                        static_shared: crate::abi::static_shared_bytes(program),
+                        cooperative: program.funcs.iter().any(|f| f.uses_block_sync),
+                    })
+                }
+                None => None,
+            };
+            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), entry, ptx, cubins, host });
         }
         for f in m.factory_names() {
             crate::logging::warning!(
@@ -397,6 +494,17 @@ impl Builder {
             used,
         ))
     }
+}
+
+/// What the step builds for every kernel: PTX for the architectures, cubins with `ptxas` (if
+/// found), host object code for the crate's target (if any: the target, and the options that
+/// compile for its CPU), under the crate's identity.
+struct Code<'a> {
+    archs: &'a [Arch],
+    /// Whether to assemble cubins (ptxas was found).
+    cubins: bool,
+    host: Option<(ObjectTarget, Options)>,
+    identity: String,
 }
 
 /// The `.rs` files of the kernels folder, sorted, each with its module name; two files that

@@ -15,7 +15,7 @@ use quote::quote;
 use super::names::{ident, launch_params};
 use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
-use crate::ir::{Layout, Scalar, ScalarValue, Ty};
+use crate::ir::{EnumDef, Layout, Scalar, ScalarValue, Ty};
 
 /// A kernel to generate a launch function for.
 pub(crate) struct GenKernel {
@@ -25,8 +25,26 @@ pub(crate) struct GenKernel {
     pub(crate) rust: String,
     /// Its parameters.
     pub(crate) signature: Vec<(String, Ty)>,
+    /// The enums of its parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub(crate) enums: Vec<EnumDef>,
+    /// The symbol of its entry in the PTX and cubins.
+    pub(crate) entry: String,
     /// `(architecture, PTX file)` for each architecture.
     pub(crate) ptx: Vec<(String, String)>,
+    /// `(architecture, cubin file)` for each architecture assembled with ptxas.
+    pub(crate) cubins: Vec<(String, String)>,
+    /// Its host object code, if the step made some.
+    pub(crate) host: Option<GenHost>,
+}
+
+/// A kernel's host object code, linked into the crate.
+pub(crate) struct GenHost {
+    /// The entry's symbol.
+    pub(crate) symbol: String,
+    /// Bytes of static shared memory per block.
+    pub(crate) static_shared: u64,
+    /// Whether it synchronises the threads of a block.
+    pub(crate) cooperative: bool,
 }
 
 /// A kernel file, which becomes a module.
@@ -115,7 +133,7 @@ fn module(m: &GenModule) -> Result<TokenStream> {
         code(&m.file)
     );
     let launches = m.kernels.iter().map(|k| launch(m, k)).collect::<Result<Vec<_>>>()?;
-    let accessors = m.kernels.iter().map(|k| accessor(m, k));
+    let accessors = m.kernels.iter().map(|k| accessor(m, k)).collect::<Result<Vec<_>>>()?;
     let source = &m.source;
     let module_files = m.modules.iter().map(|(rel, path)| quote!((#rel, include_str!(#path))));
     Ok(quote! {
@@ -152,18 +170,71 @@ fn launch(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     })
 }
 
-fn accessor(m: &GenModule, k: &GenKernel) -> TokenStream {
+fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     let function = ident(&k.rust);
-    let (name, file) = (&k.name, &m.file);
+    let (name, file, entry) = (&k.name, &m.file, &k.entry);
     let ptx = k.ptx.iter().map(|(arch, path)| quote!((#arch, include_str!(#path))));
+    let cubins = k.cubins.iter().map(|(arch, path)| quote!((#arch, include_bytes!(#path))));
+    let enums = k.enums.iter().map(|e| {
+        let (name, repr) = (&e.name, scalar_variant(e.repr));
+        let variants = e.variants.iter().map(|(n, d)| quote!((#n, #d)));
+        quote!(::kache::prebuild::EnumData { name: #name, repr: ::kache::Scalar::#repr, variants: &[#(#variants),*] })
+    });
+    let params = k
+        .signature
+        .iter()
+        .map(|(n, t)| {
+            let ty = param_type(t)?;
+            Ok(quote!((#n, #ty)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    // Full paths: a kernel named `Some` or `None` has an accessor of that name in this module.
+    let host = match &k.host {
+        Some(h) => {
+            let symbol = Ident::new(&h.symbol, Span::call_site());
+            let (shared, cooperative) = (h.static_shared, h.cooperative);
+            quote!(::std::option::Option::Some(::kache::__kache_prebuilt_host_code!(#symbol, #shared, #cooperative)))
+        }
+        None => quote!(::std::option::Option::None),
+    };
     let doc = format!(" The prebuilt kernel {}.", code(&k.name));
-    quote! {
+    Ok(quote! {
         #[doc = #doc]
         pub fn #function() -> &'static ::kache::prebuild::Prebuilt {
-            static KERNEL: ::kache::prebuild::Prebuilt =
-                ::kache::prebuild::Prebuilt::new(#name, #file, source::TEXT, source::MODULES, &[#(#ptx),*], super::super::KACHE_GLOBALS);
+            static KERNEL: ::kache::prebuild::Prebuilt = ::kache::prebuild::Prebuilt::new(::kache::prebuild::KernelData {
+                name: #name,
+                file: #file,
+                source: source::TEXT,
+                modules: source::MODULES,
+                params: &[#(#params),*],
+                enums: &[#(#enums),*],
+                entry: #entry,
+                ptx: &[#(#ptx),*],
+                cubins: &[#(#cubins),*],
+                host: #host,
+                globals: super::super::KACHE_GLOBALS,
+            });
             &KERNEL
         }
+    })
+}
+
+/// A parameter's type as a constant `kache::Ty`.
+fn param_type(t: &Ty) -> Result<TokenStream> {
+    match t {
+        Ty::Scalar(s) => {
+            let s = scalar_variant(*s);
+            Ok(quote!(::kache::Ty::Scalar(::kache::Scalar::#s)))
+        }
+        Ty::Array(a) => {
+            let (elem, ndim, writable) = (scalar_variant(a.elem), a.ndim, a.writable);
+            Ok(quote!(::kache::Ty::Array(::kache::ir::ArrayTy { elem: ::kache::Scalar::#elem, ndim: #ndim, writable: #writable })))
+        }
+        Ty::Enum(e) => {
+            let (id, repr) = (e.id, scalar_variant(e.repr));
+            Ok(quote!(::kache::Ty::Enum(::kache::ir::EnumTy { id: #id, repr: ::kache::Scalar::#repr })))
+        }
+        other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }
 }
 

@@ -14,18 +14,26 @@
 //!
 //! and in the crate, `include!(concat!(env!("OUT_DIR"), "/kache_kernels.rs"));`. Each kernel
 //! file becomes a module with one launch function per kernel, and a module `prebuilt` with the
-//! underlying [`Prebuilt`] of each; the PTX for each architecture is embedded and loaded once
-//! per device. On the host backend, or for array layouts other than C, the same functions
-//! compile the embedded source at run time, through the cache. `docs/prebuild.md` states how
-//! file and kernel names become Rust names.
+//! underlying [`Prebuilt`] of each; the PTX (and cubin, where `ptxas` is found) for each
+//! architecture is embedded and loaded once per device, and the host backend's machine code is
+//! linked into the crate, so the crate needs only kache's runtime (`default-features = false`).
+//! For array layouts other than C, the same functions compile the embedded source at run time,
+//! through the cache, with the `compiler` feature. `docs/prebuild.md` states how file and
+//! kernel names become Rust names.
 //!
 //! Three parts: [`Builder`] (the build script's side), the code generator, and [`Prebuilt`]
 //! (the run-time side of generated code).
 
+#[cfg(feature = "compiler")]
 mod builder;
+#[cfg(feature = "compiler")]
 mod generate;
+#[cfg(feature = "compiler")]
+mod host_object;
+#[cfg(feature = "compiler")]
 mod names;
 mod runtime;
 
-pub use builder::{Builder, TRACKED_ENV};
-pub use runtime::{Global, Globals, Prebuilt};
+#[cfg(feature = "compiler")]
+pub use builder::{Builder, Cubins, TRACKED_ENV};
+pub use runtime::{EnumData, Global, Globals, HostCode, KernelData, Prebuilt};

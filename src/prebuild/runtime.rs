@@ -1,15 +1,17 @@
-//! The run-time side of generated code: [`Prebuilt`], one per kernel, which launches the
-//! embedded PTX on a GPU it fits and compiles the embedded source elsewhere; and [`Global`],
-//! the host values bound at build time.
+//! The run-time side of generated code: [`Prebuilt`], one per kernel, which launches the code
+//! the build step embedded (a cubin or PTX on a GPU, linked object code on the host backend)
+//! with nothing but the runtime; [`Global`], the host values bound at build time. With the
+//! `compiler` feature, what has no prebuilt code (array layouts other than C, a device without
+//! fitting code) is compiled at run time from the embedded source, through the cache.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::capture::CaptureValue;
-use crate::error::{Error, Result};
-use crate::ir::{Layout, Scalar};
-use crate::runtime::{ArgValue, Device, Grid, KernelArg, KernelArgs};
-use crate::{Arch, CompiledKernel, Jit, Kernel, Target};
+use crate::abi::{HostEntry, ParamAbi};
+use crate::error::Result;
+use crate::ir::{EnumDef, Layout, Scalar, Ty};
+use crate::runtime::launch::{self, HostKernel};
+use crate::runtime::{ArgValue, Device, Grid, KernelArg, KernelArgs, cuda};
+use crate::target::Arch;
 
 /// A host value bound at build time (generated code).
 #[derive(Clone, Copy, Debug)]
@@ -51,106 +53,188 @@ impl Global {
     pub const fn f64_from_bits(bits: u64) -> Global {
         Global::F64(f64::from_bits(bits))
     }
+}
 
-    fn value(&self) -> Result<CaptureValue> {
-        use crate::ir::ScalarValue as V;
-        Ok(match *self {
-            Global::Bool(b) => CaptureValue::Scalar(V::Bool(b)),
-            Global::Int(s, bits) => CaptureValue::Scalar(V::Int(s, bits)),
-            Global::F32(x) => CaptureValue::Scalar(V::F32(x)),
-            Global::F64(x) => CaptureValue::Scalar(V::F64(x)),
-            Global::Float16(s, bits) => CaptureValue::Scalar(
-                V::from_le_bytes(s, &bits.to_le_bytes())
-                    .filter(|v| v.ty().is_half())
-                    .ok_or_else(|| Error::BadArray(format!("`{s}` is not a 16-bit float type")))?,
-            ),
-            Global::Array { elem, shape, fortran, bytes } => {
-                let order = if fortran { crate::capture::Order::F } else { crate::capture::Order::C };
-                CaptureValue::Host(Arc::new(crate::capture::HostData::from_bytes(elem, shape, order, bytes)?))
-            }
-        })
+/// Host machine code of one kernel, linked into the program by the build step.
+#[derive(Clone, Copy, Debug)]
+pub struct HostCode {
+    kernel: HostKernel,
+}
+
+impl HostCode {
+    /// Host code at `entry`, which uses `static_shared` bytes of static shared memory per block
+    /// and synchronises a block's threads if `cooperative`.
+    ///
+    /// # Safety
+    ///
+    /// `entry` must be the entry of host code that kache's code generator produced for the
+    /// kernel whose parameters the [`KernelData`] holding this `HostCode` lists (in its
+    /// [`abi`](crate::abi) and for C-contiguous arrays), linked into this program with its
+    /// calls resolved against this kache build, and `static_shared` and `cooperative` must be
+    /// what the code generator reported for it. The build step's generated code passes
+    /// exactly that.
+    pub const unsafe fn new(entry: HostEntry, static_shared: u64, cooperative: bool) -> HostCode {
+        HostCode { kernel: HostKernel { entry, static_shared, cooperative } }
     }
 }
 
-struct State {
-    kernel: Kernel,
-    loaded: Mutex<BTreeMap<usize, Arc<CompiledKernel>>>,
+/// The [`HostCode`] of a kernel entry linked into the program, for generated code only: it
+/// declares `$symbol` and makes the [`HostCode`], so that the generated file holds no `unsafe`
+/// of its own (crates that forbid `unsafe_code` can include it). The promise of
+/// [`HostCode::new`] is the build step's, which wrote the call; do not call it by hand.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kache_prebuilt_host_code {
+    ($symbol:ident, $static_shared:expr, $cooperative:expr) => {{
+        unsafe extern "C" {
+            fn $symbol(ctx: *mut u8, params: *const *const u8);
+        }
+        // SAFETY: written by the prebuild step, which linked `$symbol` (host code it generated
+        // for this kernel) into the crate, with the code's static shared size and barrier use.
+        unsafe { $crate::prebuild::HostCode::new($symbol, $static_shared, $cooperative) }
+    }};
 }
 
-/// A kernel compiled at build time (generated code holds one per kernel): its embedded PTX,
-/// loaded once per device, and its source, compiled at run time through the cache where no PTX
-/// fits (the host backend, layouts other than C).
+/// A C-like enum of a kernel parameter's type, as generated code writes it: an argument of the
+/// type is passed as its discriminant, which the launch checks is one of the variants'.
+#[derive(Debug)]
+pub struct EnumData {
+    /// Its name, qualified by its module outside the root.
+    pub name: &'static str,
+    /// The integer type of its discriminants.
+    pub repr: Scalar,
+    /// Variant names and discriminants, in declaration order.
+    pub variants: &'static [(&'static str, i128)],
+}
+
+/// Everything generated code knows about one kernel: names, parameters, the embedded code and
+/// source, and the globals it was compiled with.
+#[derive(Debug)]
+pub struct KernelData {
+    /// The kernel's name in the kernel language.
+    pub name: &'static str,
+    /// Its file's name, for messages.
+    pub file: &'static str,
+    /// The kernel file's source (compiled at run time where no prebuilt code fits, with the
+    /// `compiler` feature).
+    pub source: &'static str,
+    /// The module files it includes (`mod name;`): path relative to its folder, and text.
+    pub modules: &'static [(&'static str, &'static str)],
+    /// Parameter names and types, in order.
+    pub params: &'static [(&'static str, Ty)],
+    /// The enums of the parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub enums: &'static [EnumData],
+    /// The symbol of the kernel's entry in its PTX and cubins.
+    pub entry: &'static str,
+    /// `(architecture, PTX)` for each architecture built for.
+    pub ptx: &'static [(&'static str, &'static str)],
+    /// `(architecture, cubin)` for each architecture assembled with ptxas at build time.
+    pub cubins: &'static [(&'static str, &'static [u8])],
+    /// Host machine code linked into the program, for C-contiguous arrays.
+    pub host: Option<HostCode>,
+    /// The host values bound at build time.
+    pub globals: Globals,
+}
+
+/// A kernel compiled at build time (generated code holds one per kernel). On a GPU it loads
+/// the embedded cubin that runs there (one per device, once), else the embedded PTX that fits;
+/// on the host backend it runs the linked object code. All of it for array arguments in C
+/// layout; other layouts, and devices no embedded code fits, need the `compiler` feature,
+/// which compiles the embedded source at run time through the cache.
 pub struct Prebuilt {
-    name: &'static str,
-    file: &'static str,
-    source: &'static str,
-    modules: &'static [(&'static str, &'static str)],
-    ptx: &'static [(&'static str, &'static str)],
-    globals: Globals,
-    state: OnceLock<std::result::Result<State, Arc<Error>>>,
+    data: KernelData,
+    signature: OnceLock<Vec<(String, Ty)>>,
+    enums: OnceLock<Vec<EnumDef>>,
+    abi: OnceLock<Vec<ParamAbi>>,
+    /// Loaded on each CUDA device, by ordinal.
+    loaded: Mutex<Vec<(usize, Arc<cuda::LoadedFunction>)>>,
+    #[cfg(feature = "compiler")]
+    jit: OnceLock<std::result::Result<jit_fallback::State, Arc<crate::Error>>>,
 }
 
 impl std::fmt::Debug for Prebuilt {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Prebuilt")
-            .field("name", &self.name)
-            .field("file", &self.file)
-            .field("archs", &self.ptx.iter().map(|p| p.0).collect::<Vec<_>>())
+            .field("name", &self.data.name)
+            .field("file", &self.data.file)
+            .field("ptx", &self.archs())
+            .field("cubins", &self.cubin_archs())
+            .field("host_code", &self.data.host.is_some())
             .finish()
     }
 }
 
-/// The JIT every prebuilt kernel of the process shares, configured from the environment; its
-/// configuration error, if any, kept for every later call.
-fn runtime_jit() -> std::result::Result<Jit, Arc<Error>> {
-    static JIT: OnceLock<std::result::Result<Jit, Arc<Error>>> = OnceLock::new();
-    JIT.get_or_init(|| Jit::from_env().map_err(Arc::new)).clone()
+/// Whether a cubin for `arch` runs on a device of compute capability `cc`: GPU machine code
+/// runs on its own major version at its minor version or newer, an `a` variant on its own
+/// architecture only.
+fn cubin_fits(arch: Arch, (major, minor): (i32, i32)) -> bool {
+    let (a_major, a_minor) = ((arch.sm / 10) as i32, (arch.sm % 10) as i32);
+    if arch.accelerated { (a_major, a_minor) == (major, minor) } else { a_major == major && a_minor <= minor }
 }
 
 impl Prebuilt {
     /// Used by generated code.
-    pub const fn new(
-        name: &'static str,
-        file: &'static str,
-        source: &'static str,
-        modules: &'static [(&'static str, &'static str)],
-        ptx: &'static [(&'static str, &'static str)],
-        globals: Globals,
-    ) -> Prebuilt {
-        Prebuilt { name, file, source, modules, ptx, globals, state: OnceLock::new() }
+    pub const fn new(data: KernelData) -> Prebuilt {
+        Prebuilt {
+            data,
+            signature: OnceLock::new(),
+            enums: OnceLock::new(),
+            abi: OnceLock::new(),
+            loaded: Mutex::new(Vec::new()),
+            #[cfg(feature = "compiler")]
+            jit: OnceLock::new(),
+        }
     }
 
-    fn state(&self) -> Result<&State> {
-        let s = self.state.get_or_init(|| {
-            let jit = runtime_jit()?;
-            let build = || -> Result<State> {
-                let files = self.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
-                let mut m = jit.load_sources(self.file, self.source, files)?;
-                for (n, g) in self.globals {
-                    m = m.with_global(n, g.value()?)?;
-                }
-                Ok(State { kernel: m.kernel(self.name)?, loaded: Mutex::new(BTreeMap::new()) })
-            };
-            build().map_err(Arc::new)
-        });
-        s.as_ref().map_err(|e| Error::Prebuilt { kernel: self.name.to_string(), source: e.clone() })
+    /// The kernel's name.
+    pub fn name(&self) -> &'static str {
+        self.data.name
     }
 
-    /// The kernel (parsed and checked from the embedded source).
-    pub fn kernel(&self) -> Result<&Kernel> {
-        Ok(&self.state()?.kernel)
+    /// Parameter names and types.
+    pub fn signature(&self) -> &[(String, Ty)] {
+        self.signature.get_or_init(|| self.data.params.iter().map(|(n, t)| (n.to_string(), *t)).collect())
+    }
+
+    /// The enums of the parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
+    pub fn enums(&self) -> &[EnumDef] {
+        self.enums.get_or_init(|| {
+            self.data
+                .enums
+                .iter()
+                .map(|e| EnumDef {
+                    name: e.name.to_string(),
+                    repr: e.repr,
+                    variants: e.variants.iter().map(|(n, d)| (n.to_string(), *d)).collect(),
+                })
+                .collect()
+        })
+    }
+
+    fn abi(&self) -> &[ParamAbi] {
+        self.abi.get_or_init(|| ParamAbi::of_signature(self.signature()))
     }
 
     /// Architectures with embedded PTX.
     pub fn archs(&self) -> Vec<&'static str> {
-        self.ptx.iter().map(|p| p.0).collect()
+        self.data.ptx.iter().map(|p| p.0).collect()
+    }
+
+    /// Architectures with an embedded cubin.
+    pub fn cubin_archs(&self) -> Vec<&'static str> {
+        self.data.cubins.iter().map(|p| p.0).collect()
+    }
+
+    /// Whether host machine code is linked in (the host backend then needs no compiler).
+    pub fn has_host_code(&self) -> bool {
+        self.data.host.is_some()
     }
 
     /// The embedded PTX that runs on `arch`: its own, else the newest older one (PTX is
     /// forward compatible), never an `a` variant for another architecture.
     pub fn ptx_for(&self, arch: Arch) -> Option<&'static str> {
         let mut best: Option<(Arch, &'static str)> = None;
-        for (a, ptx) in self.ptx {
+        for (a, ptx) in self.data.ptx {
             let Ok(pa) = Arch::parse(a) else { continue };
             let fits = pa == arch || (!pa.accelerated && pa.sm <= arch.sm);
             if fits && best.is_none_or(|(b, _)| pa.sm > b.sm || (pa.sm == b.sm && pa.accelerated)) {
@@ -160,34 +244,53 @@ impl Prebuilt {
         best.map(|b| b.1)
     }
 
-    /// Launches with arguments checked against the signature: the embedded PTX on a GPU it fits
-    /// (loaded once per device), else the source compiled at run time through the cache.
+    /// The embedded cubin that runs on a device of compute capability `cc`: built for it
+    /// exactly if there is one, else for the newest older minor version of its major version.
+    pub fn cubin_for(&self, cc: (i32, i32)) -> Option<&'static [u8]> {
+        let mut best: Option<(Arch, &'static [u8])> = None;
+        for (a, cubin) in self.data.cubins {
+            let Ok(pa) = Arch::parse(a) else { continue };
+            if cubin_fits(pa, cc) && best.is_none_or(|(b, _)| (pa.sm, pa.accelerated) > (b.sm, b.accelerated)) {
+                best = Some((pa, cubin));
+            }
+        }
+        best.map(|b| b.1)
+    }
+
+    /// Launches with arguments checked against the signature: the prebuilt code where some
+    /// fits (every array argument C-contiguous), else, with the `compiler` feature, the
+    /// embedded source compiled at run time through the cache.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        let st = self.state()?;
         let args = args.args()?;
-        let spec = crate::jit::check_args(self.name, st.kernel.signature(), st.kernel.enums(), &args, device)?;
-        let all_c = spec.layouts.iter().all(|l| matches!(l, None | Some(Layout::C)));
-        if let (Some(arch), true) = (device.arch(), all_c)
-            && let Some(ptx) = self.ptx_for(arch)
-        {
-            let ordinal = match device.location() {
-                crate::capture::Location::Cuda(o) => o,
-                _ => 0,
-            };
-            let c = {
-                let mut loaded = st.loaded.lock().unwrap_or_else(|e| e.into_inner());
-                match loaded.get(&ordinal) {
-                    Some(c) => c.clone(),
-                    None => {
-                        let c = st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string());
-                        loaded.insert(ordinal, c.clone());
-                        c
+        let spec = launch::check_args(self.data.name, self.signature(), self.enums(), &args, device)?;
+        grid.check()?;
+        let not_c = spec.layouts.iter().zip(self.data.params).find(|(l, _)| !matches!(l, None | Some(Layout::C)));
+        if not_c.is_none() {
+            match device.cuda_impl() {
+                None => {
+                    if let Some(host) = &self.data.host {
+                        let slots = launch::param_slots(self.data.name, self.abi(), &args)?;
+                        // SAFETY: `HostCode::new`'s promise: the entry is kache host code for
+                        // this kernel's parameters, linked into the program; the arguments were
+                        // checked against the same signature and are all C-contiguous.
+                        return unsafe { launch::run_host(host.kernel, &grid, &slots) };
                     }
                 }
-            };
-            return c.launch(device, grid, args);
+                Some(dev) => {
+                    if let Some(f) = self.cuda_function(dev)? {
+                        let mut slots = launch::param_slots(self.data.name, self.abi(), &args)?;
+                        return launch::run_cuda(dev, &f, &grid, &mut slots);
+                    }
+                }
+            }
         }
-        st.kernel.launch(device, grid, args)
+        #[cfg(feature = "compiler")]
+        {
+            let _ = not_c;
+            self.launch_jit(device, grid, args)
+        }
+        #[cfg(not(feature = "compiler"))]
+        Err(self.no_code(device, not_c.map(|(l, (name, _))| (*name, l.unwrap_or(Layout::C)))))
     }
 
     /// [`Prebuilt::launch`] with the arguments as a slice of any length (generated launch
@@ -195,5 +298,166 @@ impl Prebuilt {
     pub fn launch_with(&self, device: &Device, grid: Grid, args: &[&dyn KernelArg]) -> Result<()> {
         let args: Vec<ArgValue> = args.iter().map(|a| a.arg()).collect::<Result<_>>()?;
         self.launch(device, grid, args)
+    }
+
+    /// The kernel loaded on CUDA device `dev` from the embedded code that fits it (once per
+    /// device): a cubin for its architecture, else PTX, which the driver compiles; `None`
+    /// where nothing embedded fits (or, with the `compiler` feature, where only PTX does: the
+    /// JIT then loads it through the cache's cubin tier).
+    fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Option<Arc<cuda::LoadedFunction>>> {
+        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, f)) = loaded.iter().find(|(o, _)| *o == dev.ordinal) {
+            return Ok(Some(f.clone()));
+        }
+        let entry = self.data.entry;
+        let mut f = None;
+        if let Some(cubin) = self.cubin_for(dev.compute_capability) {
+            match dev.load_image(cubin, entry) {
+                Ok(loaded) => {
+                    crate::logging::debug!("prebuilt kernel '{}': loaded its cubin on {}", self.data.name, dev.name);
+                    f = Some(loaded);
+                }
+                Err(e) => crate::logging::warning!(
+                    "the prebuilt cubin of kernel '{}' did not load on {} ({e}); loading its PTX instead",
+                    self.data.name,
+                    dev.name
+                ),
+            }
+        }
+        if f.is_none()
+            && !cfg!(feature = "compiler")
+            && let Some(ptx) = self.ptx_for(dev.arch)
+        {
+            f = Some(dev.load_ptx(ptx, entry)?.0);
+            crate::logging::debug!("prebuilt kernel '{}': loaded its PTX on {} (the driver compiled it)", self.data.name, dev.name);
+        }
+        let Some(f) = f else { return Ok(None) };
+        let f = Arc::new(f);
+        loaded.push((dev.ordinal, f.clone()));
+        Ok(Some(f))
+    }
+
+    /// Why nothing prebuilt runs this launch, and what would.
+    #[cfg(not(feature = "compiler"))]
+    fn no_code(&self, device: &Device, not_c: Option<(&str, Layout)>) -> crate::Error {
+        let name = self.data.name;
+        let why = match (not_c, device.cuda_impl()) {
+            (Some((param, layout)), _) => format!(
+                "its prebuilt code takes C-contiguous arrays, and argument `{param}` is in layout {layout}; pass a C-contiguous array"
+            ),
+            (None, None) => "it has no host code: the build step made none for this target".to_string(),
+            (None, Some(_)) => {
+                format!(
+                    "none of its embedded code runs on {} (PTX for {:?}); add the architecture with Builder::arch",
+                    device.describe(),
+                    self.archs()
+                )
+            }
+        };
+        crate::Error::Device(format!(
+            "prebuilt kernel '{name}' cannot run: {why}, or enable kache's `compiler` feature to compile it at run time"
+        ))
+    }
+}
+
+/// With the `compiler` feature: the kernel compiled at run time from its embedded source, for
+/// launches no prebuilt code serves.
+#[cfg(feature = "compiler")]
+mod jit_fallback {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+
+    use super::{Global, Prebuilt};
+    use crate::capture::CaptureValue;
+    use crate::error::{Error, Result};
+    use crate::ir::Layout;
+    use crate::runtime::{ArgValue, Device, Grid};
+    use crate::{CompiledKernel, Jit, Kernel, Target};
+
+    pub(super) struct State {
+        pub(super) kernel: Kernel,
+        /// The embedded PTX, loaded through the cache's cubin tier, by CUDA ordinal.
+        loaded: Mutex<BTreeMap<usize, Arc<CompiledKernel>>>,
+    }
+
+    /// The JIT every prebuilt kernel of the process shares, configured from the environment;
+    /// its configuration error, if any, kept for every later call.
+    fn runtime_jit() -> std::result::Result<Jit, Arc<Error>> {
+        static JIT: OnceLock<std::result::Result<Jit, Arc<Error>>> = OnceLock::new();
+        JIT.get_or_init(|| Jit::from_env().map_err(Arc::new)).clone()
+    }
+
+    impl Global {
+        fn value(&self) -> Result<CaptureValue> {
+            use crate::ir::ScalarValue as V;
+            Ok(match *self {
+                Global::Bool(b) => CaptureValue::Scalar(V::Bool(b)),
+                Global::Int(s, bits) => CaptureValue::Scalar(V::Int(s, bits)),
+                Global::F32(x) => CaptureValue::Scalar(V::F32(x)),
+                Global::F64(x) => CaptureValue::Scalar(V::F64(x)),
+                Global::Float16(s, bits) => CaptureValue::Scalar(
+                    V::from_le_bytes(s, &bits.to_le_bytes())
+                        .filter(|v| v.ty().is_half())
+                        .ok_or_else(|| Error::BadArray(format!("`{s}` is not a 16-bit float type")))?,
+                ),
+                Global::Array { elem, shape, fortran, bytes } => {
+                    let order = if fortran { crate::capture::Order::F } else { crate::capture::Order::C };
+                    CaptureValue::Host(Arc::new(crate::capture::HostData::from_bytes(elem, shape, order, bytes)?))
+                }
+            })
+        }
+    }
+
+    impl Prebuilt {
+        fn jit_state(&self) -> Result<&State> {
+            let s = self.jit.get_or_init(|| {
+                let jit = runtime_jit()?;
+                let build = || -> Result<State> {
+                    let files = self.data.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
+                    let mut m = jit.load_sources(self.data.file, self.data.source, files)?;
+                    for (n, g) in self.data.globals {
+                        m = m.with_global(n, g.value()?)?;
+                    }
+                    Ok(State { kernel: m.kernel(self.data.name)?, loaded: Mutex::new(BTreeMap::new()) })
+                };
+                build().map_err(Arc::new)
+            });
+            s.as_ref().map_err(|e| Error::Prebuilt { kernel: self.data.name.to_string(), source: e.clone() })
+        }
+
+        /// The kernel, parsed and checked from the embedded source (`compiler` feature).
+        pub fn kernel(&self) -> Result<&Kernel> {
+            Ok(&self.jit_state()?.kernel)
+        }
+
+        /// Launches through the JIT: the embedded PTX on a GPU it fits (loaded through the
+        /// cache's cubin tier, once per device) when every array is C-contiguous, else the
+        /// kernel compiled for the device and the arguments' layouts.
+        pub(super) fn launch_jit(&self, device: &Device, grid: Grid, args: Vec<ArgValue>) -> Result<()> {
+            let st = self.jit_state()?;
+            let spec = crate::runtime::launch::check_args(self.data.name, st.kernel.signature(), st.kernel.enums(), &args, device)?;
+            let all_c = spec.layouts.iter().all(|l| matches!(l, None | Some(Layout::C)));
+            if let (Some(arch), true) = (device.arch(), all_c)
+                && let Some(ptx) = self.ptx_for(arch)
+            {
+                let ordinal = match device.location() {
+                    crate::capture::Location::Cuda(o) => o,
+                    _ => 0,
+                };
+                let c = {
+                    let mut loaded = st.loaded.lock().unwrap_or_else(|e| e.into_inner());
+                    match loaded.get(&ordinal) {
+                        Some(c) => c.clone(),
+                        None => {
+                            let c = st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string());
+                            loaded.insert(ordinal, c.clone());
+                            c
+                        }
+                    }
+                };
+                return c.launch(device, grid, args);
+            }
+            st.kernel.launch(device, grid, args)
+        }
     }
 }

@@ -6,9 +6,15 @@
 //! of earlier launches. On the host backend a launch returns when the grid has finished.
 //! [`Device::synchronize`] waits explicitly.
 
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
+// Without the `cuda` feature: the same interface, and no device can be opened.
+#[cfg(not(feature = "cuda"))]
+#[path = "no_cuda.rs"]
 pub(crate) mod cuda;
 pub(crate) mod host;
 mod host_sync;
+pub(crate) mod launch;
 
 use std::any::Any;
 use std::fmt;

@@ -70,3 +70,22 @@ fn language_reference_examples_compile() {
 fn captures_guide_examples_compile() {
     check_doc("captures.md");
 }
+
+/// Every feature of Cargo.toml has its row in docs/features.md, and the table names no other.
+#[test]
+fn every_feature_is_documented() {
+    let root = crate::common::root();
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let section = manifest.split("\n[features]\n").nth(1).expect("Cargo.toml has a [features] table");
+    let section = section.split("\n[").next().unwrap_or(section);
+    let features: std::collections::BTreeSet<String> = section
+        .lines()
+        .filter_map(|l| l.split_once(" = ").map(|(k, _)| k.trim().to_string()))
+        .filter(|k| !k.starts_with('#') && k != "default")
+        .collect();
+    assert!(features.contains("compiler") && features.contains("cuda"), "{features:?}");
+    let doc = std::fs::read_to_string(root.join("docs/features.md")).unwrap();
+    let rows: std::collections::BTreeSet<String> =
+        doc.lines().filter_map(|l| l.strip_prefix("| `")).filter_map(|l| l.split_once('`').map(|(name, _)| name.to_string())).collect();
+    assert_eq!(rows, features, "docs/features.md's table against Cargo.toml's [features]");
+}

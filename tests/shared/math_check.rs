@@ -205,7 +205,10 @@ fn kernel_source(name: &str, t: &str) -> String {
 pub fn check_float_methods(dev: &Device, bound: impl Fn(&str, bool) -> Option<u64>) -> Result<Vec<(String, u64, u64)>, String> {
     let jit = kache::Jit::new(kache::Config::in_memory()).map_err(|e| e.to_string())?;
     let mut worst = Vec::new();
+    // Every method is measured even after one fails, so one GPU run reports them all.
+    let mut failures: Vec<String> = Vec::new();
     for (name, _) in GPU_ULPS {
+        let mut failed = false;
         let src = format!("{}{}", kernel_source(name, "f32"), kernel_source(name, "f64"));
         let m = jit.load_source(&format!("math_{name}.rs"), &src).map_err(|e| format!("{name}: {e}"))?;
         let mut worst_pair = (0u64, 0u64);
@@ -234,8 +237,10 @@ pub fn check_float_methods(dev: &Device, bound: impl Fn(&str, bool) -> Option<u6
                     worst_pair.0 = worst_pair.0.max(d);
                     if let Some(limit) = bound(name, true)
                         && d > limit
+                        && !failed
                     {
-                        return Err(format!(
+                        failed = true;
+                        failures.push(format!(
                             "{name}(f32 {:e}, {:e}, {:e}) = {:e}, Rust {:e}: {d} ulps > {limit}",
                             a[i], b[i], c[i], got[i], want
                         ));
@@ -257,8 +262,10 @@ pub fn check_float_methods(dev: &Device, bound: impl Fn(&str, bool) -> Option<u6
                 worst_pair.1 = worst_pair.1.max(d);
                 if let Some(limit) = bound(name, false)
                     && d > limit
+                    && !failed
                 {
-                    return Err(format!(
+                    failed = true;
+                    failures.push(format!(
                         "{name}(f64 {:e}, {:e}, {:e}) = {:e}, Rust {:e}: {d} ulps > {limit}",
                         xs[i], bs[i], cs[i], got[i], want
                     ));
@@ -267,7 +274,10 @@ pub fn check_float_methods(dev: &Device, bound: impl Fn(&str, bool) -> Option<u6
         }
         worst.push((name.to_string(), worst_pair.0, worst_pair.1));
     }
-    Ok(worst)
+    for (name, w32, w64) in &worst {
+        eprintln!("{name:>12}: worst {w32} ulps (f32), {w64} ulps (f64)");
+    }
+    if failures.is_empty() { Ok(worst) } else { Err(failures.join("\n")) }
 }
 
 /// The float tests (`is_nan`, `is_finite`, `is_infinite`), exactly.

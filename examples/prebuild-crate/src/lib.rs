@@ -31,5 +31,52 @@ pub fn run_all(device: &kache::Device) -> kache::Result<()> {
     let mut w = device.upload(&[3i64, i64::MAX])?;
     generic::scale_i64(device, kache::Grid::linear(2, 32), &mut w, 2)?;
     assert_eq!(w.download()?, vec![6, -2], "scale::<i64> (wrapping)");
+
+    // Shared memory and the block barrier.
+    let ones = device.upload(&vec![1.0f32; n])?;
+    let blocks = n.div_ceil(128);
+    let mut sums = device.alloc::<f32>(&[blocks])?;
+    blocks::block_sums(device, kache::Grid::linear(n, 128), &ones, &mut sums)?;
+    let want: Vec<f32> = (0..blocks).map(|b| (n - b * 128).min(128) as f32).collect();
+    assert_eq!(sums.download()?, want, "block_sums");
+
+    // Every math function the kernels call, against Rust's (on the CPU mostly the same
+    // functions; a GPU's differ in the last bits).
+    let xs: Vec<f64> = (1..=64).map(|i| i as f64 / 20.0).collect();
+    let x = device.upload(&xs)?;
+    let mut out = device.alloc::<f64>(&[xs.len(), 4])?;
+    blocks::math64(device, kache::Grid::linear(xs.len(), 32), &x, &mut out)?;
+    let got = out.download()?;
+    let x32: Vec<f32> = xs.iter().map(|v| *v as f32).collect();
+    let mut out32 = device.alloc::<f32>(&[xs.len(), 4])?;
+    blocks::math32(device, kache::Grid::linear(xs.len(), 32), &device.upload(&x32)?, &mut out32)?;
+    let got32 = out32.download()?;
+    for (i, v) in xs.iter().enumerate() {
+        for (c, want) in math_row64(*v).iter().enumerate() {
+            let g = got[i * 4 + c];
+            assert!((g - want).abs() <= 1e-9 * want.abs().max(1.0), "math64 at {v}, column {c}: {g} vs {want}");
+        }
+        for (c, want) in math_row32(x32[i]).iter().enumerate() {
+            let g = got32[i * 4 + c];
+            assert!((g - want).abs() <= 1e-4 * want.abs().max(1.0), "math32 at {v}, column {c}: {g} vs {want}");
+        }
+    }
     Ok(())
 }
+
+/// What kernels `math64` and `math32` compute for one value, in plain Rust.
+macro_rules! math_row {
+    ($name:ident, $t:ty) => {
+        fn $name(v: $t) -> [$t; 4] {
+            [
+                v.exp() + v.exp2() + v.ln() + v.log2() + v.log10(),
+                v.sin() + v.cos() + v.tan() + (v / 4.0).asin() + (v / 4.0).acos() + v.atan(),
+                v.sinh() + v.cosh() + v.tanh() + v.cbrt() + v.atan2(2.0) + v.powf(1.5) + v.hypot(3.0) + v.powi(3),
+                // erf and erfc are not in std: their sum is 1.
+                v.exp_m1() + v.ln_1p() + 1.0 / v.sqrt() + (10.0 as $t).powf(v) + 1.0,
+            ]
+        }
+    };
+}
+math_row!(math_row64, f64);
+math_row!(math_row32, f32);

@@ -29,9 +29,11 @@ impl<T, E: Display> Ctx<T> for Result<T, E> {
     }
 }
 
-/// Loads a corpus file into a fresh in-memory JIT.
+/// Loads a corpus file into a fresh in-memory JIT. Contraction is off: the references are Rust's
+/// unfused arithmetic, which kache matches to the bit only without `fmad` (on a GPU with it on,
+/// `a * b + c` becomes one `fma` and rounds once; docs/language.md).
 pub(super) fn module(file: &str) -> Result<Module, String> {
-    let jit = kache::Jit::new(kache::Config::in_memory()).ctx("creating the JIT")?;
+    let jit = kache::Jit::new(kache::Config::in_memory().fmad(false)).ctx("creating the JIT")?;
     jit.load_file(kernels_dir().join(file)).ctx(&format!("loading {file}"))
 }
 

@@ -1,0 +1,106 @@
+//! The functions host kernel code calls by symbol (the transcendental math functions, the
+//! conversions to and from `f16` and `bf16`, whose values travel as their bits in 32): one
+//! table, which the JIT resolves by name ([`address`]) and which every build of kache exports
+//! for linked object code, under names that carry this build's identity ([`linked_symbol`]),
+//! so prebuilt and JIT-compiled kernels call the very same functions, and two kache builds in
+//! one program never clash.
+//!
+//! Host code declares each as `__kache_host_<method>_<type>` (see `codegen::host_jit`); the
+//! prebuild step renames the declarations in the object code it links to [`linked_symbol`].
+//! A leaf beside `abi` (it is part of the same contract), compiled in every build, so the
+//! runtime alone exports what linked object code calls.
+
+use crate::float16::{bf16, f16, f64_to_bf16, f64_to_f16, int_to_bf16, int_to_f16};
+
+/// The identity of this kache build (a hash of its source), which the exported names carry.
+const BUILD_ID: &str = env!("KACHE_BUILD_ID");
+
+/// The exported name of host call `name` (`__kache_host_exp_f32`) in this kache build: what
+/// object code linked against it calls.
+pub fn linked_symbol(name: &str) -> String {
+    format!("{name}_{BUILD_ID}")
+}
+
+macro_rules! host_calls {
+    ($($symbol:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block)*) => {
+        $(
+            // SAFETY: the name is unique to this kache build (it carries BUILD_ID), so no other
+            // symbol of the program has it; the function is plain Rust with a C signature.
+            #[unsafe(export_name = concat!(stringify!($symbol), "_", env!("KACHE_BUILD_ID")))]
+            extern "C" fn $symbol($($arg: $ty),*) -> $ret $body
+        )*
+
+        /// The address of host call `name` (`__kache_host_exp_f32`), for the JIT.
+        pub fn address(name: &str) -> Option<usize> {
+            match name {
+                $(stringify!($symbol) => Some($symbol as extern "C" fn($($ty),*) -> $ret as usize),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+host_calls! {
+    __kache_host_exp_f32(x: f32) -> f32 { x.exp() }
+    __kache_host_exp_f64(x: f64) -> f64 { x.exp() }
+    __kache_host_exp2_f32(x: f32) -> f32 { x.exp2() }
+    __kache_host_exp2_f64(x: f64) -> f64 { x.exp2() }
+    __kache_host_ln_f32(x: f32) -> f32 { x.ln() }
+    __kache_host_ln_f64(x: f64) -> f64 { x.ln() }
+    __kache_host_log2_f32(x: f32) -> f32 { x.log2() }
+    __kache_host_log2_f64(x: f64) -> f64 { x.log2() }
+    __kache_host_log10_f32(x: f32) -> f32 { x.log10() }
+    __kache_host_log10_f64(x: f64) -> f64 { x.log10() }
+    __kache_host_sin_f32(x: f32) -> f32 { x.sin() }
+    __kache_host_sin_f64(x: f64) -> f64 { x.sin() }
+    __kache_host_cos_f32(x: f32) -> f32 { x.cos() }
+    __kache_host_cos_f64(x: f64) -> f64 { x.cos() }
+    __kache_host_tan_f32(x: f32) -> f32 { x.tan() }
+    __kache_host_tan_f64(x: f64) -> f64 { x.tan() }
+    __kache_host_asin_f32(x: f32) -> f32 { x.asin() }
+    __kache_host_asin_f64(x: f64) -> f64 { x.asin() }
+    __kache_host_acos_f32(x: f32) -> f32 { x.acos() }
+    __kache_host_acos_f64(x: f64) -> f64 { x.acos() }
+    __kache_host_atan_f32(x: f32) -> f32 { x.atan() }
+    __kache_host_atan_f64(x: f64) -> f64 { x.atan() }
+    __kache_host_sinh_f32(x: f32) -> f32 { x.sinh() }
+    __kache_host_sinh_f64(x: f64) -> f64 { x.sinh() }
+    __kache_host_cosh_f32(x: f32) -> f32 { x.cosh() }
+    __kache_host_cosh_f64(x: f64) -> f64 { x.cosh() }
+    __kache_host_tanh_f32(x: f32) -> f32 { x.tanh() }
+    __kache_host_tanh_f64(x: f64) -> f64 { x.tanh() }
+    __kache_host_cbrt_f32(x: f32) -> f32 { x.cbrt() }
+    __kache_host_cbrt_f64(x: f64) -> f64 { x.cbrt() }
+    __kache_host_exp_m1_f32(x: f32) -> f32 { x.exp_m1() }
+    __kache_host_exp_m1_f64(x: f64) -> f64 { x.exp_m1() }
+    __kache_host_ln_1p_f32(x: f32) -> f32 { x.ln_1p() }
+    __kache_host_ln_1p_f64(x: f64) -> f64 { x.ln_1p() }
+    // Not in Rust's std (erf and erfc are unstable there): the `libm` crate, Rust's own port of
+    // musl's libm; rsqrt as Rust code writes it.
+    __kache_host_erf_f32(x: f32) -> f32 { libm::erff(x) }
+    __kache_host_erf_f64(x: f64) -> f64 { libm::erf(x) }
+    __kache_host_erfc_f32(x: f32) -> f32 { libm::erfcf(x) }
+    __kache_host_erfc_f64(x: f64) -> f64 { libm::erfc(x) }
+    __kache_host_exp10_f32(x: f32) -> f32 { libm::exp10f(x) }
+    __kache_host_exp10_f64(x: f64) -> f64 { libm::exp10(x) }
+    __kache_host_rsqrt_f32(x: f32) -> f32 { 1.0 / x.sqrt() }
+    __kache_host_rsqrt_f64(x: f64) -> f64 { 1.0 / x.sqrt() }
+    __kache_host_atan2_f32(x: f32, y: f32) -> f32 { x.atan2(y) }
+    __kache_host_atan2_f64(x: f64, y: f64) -> f64 { x.atan2(y) }
+    __kache_host_powf_f32(x: f32, y: f32) -> f32 { x.powf(y) }
+    __kache_host_powf_f64(x: f64, y: f64) -> f64 { x.powf(y) }
+    __kache_host_hypot_f32(x: f32, y: f32) -> f32 { x.hypot(y) }
+    __kache_host_hypot_f64(x: f64, y: f64) -> f64 { x.hypot(y) }
+    __kache_host_powi_f32(x: f32, n: i32) -> f32 { x.powi(n) }
+    __kache_host_powi_f64(x: f64, n: i32) -> f64 { x.powi(n) }
+    __kache_host_f16_to_f32(x: u32) -> f32 { f16::from_bits(x as u16).to_f32() }
+    __kache_host_bf16_to_f32(x: u32) -> f32 { bf16::from_bits(x as u16).to_f32() }
+    __kache_host_f16_from_f32(x: f32) -> u32 { f16::from_f32(x).to_bits() as u32 }
+    __kache_host_bf16_from_f32(x: f32) -> u32 { bf16::from_f32(x).to_bits() as u32 }
+    __kache_host_f16_from_f64(x: f64) -> u32 { f64_to_f16(x).to_bits() as u32 }
+    __kache_host_bf16_from_f64(x: f64) -> u32 { f64_to_bf16(x).to_bits() as u32 }
+    __kache_host_f16_from_i64(x: i64) -> u32 { int_to_f16(x as i128).to_bits() as u32 }
+    __kache_host_bf16_from_i64(x: i64) -> u32 { int_to_bf16(x as i128).to_bits() as u32 }
+    __kache_host_f16_from_u64(x: u64) -> u32 { int_to_f16(x as i128).to_bits() as u32 }
+    __kache_host_bf16_from_u64(x: u64) -> u32 { int_to_bf16(x as i128).to_bits() as u32 }
+}

@@ -1,0 +1,156 @@
+//! Launching loaded code: arguments checked against a kernel's signature (which selects the
+//! specialisation to run), flattened into one 8-byte slot per parameter as the kernel ABI
+//! ([`crate::abi`]) passes them, and run on the host executor or a CUDA device. The JIT's
+//! compiled kernels and the prebuilt kernels of generated code both launch through here, so
+//! they check and pass arguments the same way.
+
+use crate::abi::{HostEntry, ParamAbi};
+use crate::capture::ArrayDesc;
+use crate::error::{Error, Result};
+use crate::ir::{ArrayTy, EnumDef, ScalarValue, Ty};
+use crate::runtime::{ArgValue, Device, Grid, cuda, host};
+use crate::target::Specialization;
+
+/// Checks arguments against a signature; returns the specialisation they select.
+pub(crate) fn check_args(
+    kernel: &str,
+    sig: &[(String, Ty)],
+    enums: &[EnumDef],
+    args: &[ArgValue],
+    device: &Device,
+) -> Result<Specialization> {
+    if sig.len() != args.len() {
+        return Err(Error::ArgumentCount { kernel: kernel.to_string(), expected: sig.len(), got: args.len() });
+    }
+    let mut layouts = Vec::new();
+    for ((pname, pty), a) in sig.iter().zip(args) {
+        let bad = |problem: String| Error::BadArgument { kernel: kernel.to_string(), param: pname.clone(), problem };
+        match (pty, a) {
+            (Ty::Scalar(s), ArgValue::Scalar(v)) => {
+                if v.ty() != *s {
+                    return Err(bad(format!("expected `{s}`, got `{}`", v.ty())));
+                }
+                layouts.push(None);
+            }
+            (Ty::Scalar(s), ArgValue::Array { desc, .. }) => return Err(bad(format!("expected a `{s}` scalar, got {}", desc.describe()))),
+            (Ty::Array(t), ArgValue::Scalar(v)) => return Err(bad(format!("expected `{t}`, got the scalar `{}`", v.ty()))),
+            (Ty::Array(t), ArgValue::Array { desc, writable }) => {
+                check_array_arg(t, desc, *writable).map_err(bad)?;
+                if desc.location != device.location() {
+                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location, device.describe())));
+                }
+                layouts.push(Some(desc.layout));
+            }
+            (Ty::Enum(e), ArgValue::Scalar(v)) => {
+                let Some(def) = enums.get(e.id as usize) else { return Err(bad("an enum parameter without its definition".into())) };
+                check_enum_arg(def, *v).map_err(bad)?;
+                layouts.push(None);
+            }
+            (Ty::Enum(e), ArgValue::Array { desc, .. }) => {
+                let name = enums.get(e.id as usize).map(|d| d.name.as_str()).unwrap_or("an enum");
+                return Err(bad(format!("expected `{name}` (its discriminant as a `{}`), got {}", e.repr, desc.describe())));
+            }
+            _ => return Err(bad("unsupported parameter type".into())),
+        }
+    }
+    Ok(Specialization { layouts })
+}
+
+/// An enum argument is its discriminant as the enum's integer type, and must be one of its
+/// variants' (a kernel never sees a value its enum does not have).
+fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), String> {
+    let variants = || def.variants.iter().map(|(n, d)| format!("{n} = {d}")).collect::<Vec<_>>().join(", ");
+    if v.ty() != def.repr {
+        return Err(format!("expected `{}`, passed as its discriminant, a `{}`; got a `{}` ({})", def.name, def.repr, v.ty(), variants()));
+    }
+    let d = v.as_i128().unwrap_or(i128::MIN);
+    if !def.variants.iter().any(|(_, x)| *x == d) {
+        return Err(format!("{d} is not a discriminant of `{}` (variants: {})", def.name, variants()));
+    }
+    Ok(())
+}
+
+fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
+    if d.elem != t.elem {
+        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem));
+    }
+    if d.shape.len() != t.ndim as usize {
+        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape.len()));
+    }
+    if t.writable && !writable {
+        return Err(if d.read_only {
+            "the kernel writes this array, but it is read-only".to_string()
+        } else {
+            "the kernel writes this array: pass it as `&mut`".to_string()
+        });
+    }
+    Ok(())
+}
+
+/// The arguments in their parameter slots: one 8-byte slot per flattened parameter (a scalar;
+/// an array's pointer, extents and strides).
+pub(crate) fn param_slots(kernel: &str, abi: &[ParamAbi], args: &[ArgValue]) -> Result<Vec<u64>> {
+    let mut slots: Vec<u64> = Vec::new();
+    for (abi, a) in abi.iter().zip(args) {
+        match (abi, a) {
+            (ParamAbi::Scalar(_), ArgValue::Scalar(v)) => slots.push(scalar_slot(*v)),
+            (ParamAbi::Array { .. }, ArgValue::Array { desc, .. }) => {
+                slots.push(desc.ptr);
+                slots.extend(desc.shape.iter().map(|d| *d as u64));
+                slots.extend(desc.strides.iter().map(|s| *s as i64 as u64));
+            }
+            _ => return Err(Error::BadArgument { kernel: kernel.to_string(), param: "?".into(), problem: "argument kind".into() }),
+        }
+    }
+    Ok(slots)
+}
+
+/// A scalar argument in its 8-byte parameter slot.
+fn scalar_slot(v: ScalarValue) -> u64 {
+    match v {
+        ScalarValue::Bool(b) => b as u64,
+        ScalarValue::Int(_, bits) => bits,
+        ScalarValue::F16(x) => x.to_bits() as u64,
+        ScalarValue::Bf16(x) => x.to_bits() as u64,
+        ScalarValue::F32(x) => x.to_bits() as u64,
+        ScalarValue::F64(x) => x.to_bits(),
+    }
+}
+
+/// What the host executor needs to run one kernel's machine code.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostKernel {
+    /// The entry (see [`HostEntry`]).
+    pub entry: HostEntry,
+    /// Bytes of static shared memory per block.
+    pub static_shared: u64,
+    /// Whether the kernel synchronises the threads of a block (run as coroutines).
+    pub cooperative: bool,
+}
+
+/// Runs a grid of `kernel` on the host executor.
+///
+/// # Safety
+///
+/// `kernel.entry` must be a host kernel entry generated by kache, loaded until this returns,
+/// for the parameters whose [`param_slots`] `slots` are, built from arguments checked against
+/// that kernel's signature with [`check_args`].
+pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64]) -> Result<()> {
+    let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
+    let launch = host::HostLaunch {
+        grid: [grid.grid.0, grid.grid.1, grid.grid.2],
+        block: [grid.block.0, grid.block.1, grid.block.2],
+        dyn_shared: grid.shared_mem as usize,
+        static_shared: kernel.static_shared as usize,
+        cooperative: kernel.cooperative,
+    };
+    // SAFETY: the caller's promise: `entry` is loaded kache host code for exactly these slots.
+    unsafe { host::run(kernel.entry, launch, &ptrs) }
+}
+
+/// Launches a grid of `f` on a CUDA device; `slots` as [`param_slots`] builds them from
+/// arguments checked against the kernel's signature.
+pub(crate) fn run_cuda(dev: &cuda::CudaDevice, f: &cuda::LoadedFunction, grid: &Grid, slots: &mut [u64]) -> Result<()> {
+    let mut ptrs: Vec<*mut std::ffi::c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
+    dev.launch(f, [grid.grid.0, grid.grid.1, grid.grid.2], [grid.block.0, grid.block.1, grid.block.2], grid.shared_mem, &mut ptrs)
+}

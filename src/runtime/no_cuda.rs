@@ -1,0 +1,98 @@
+//! The CUDA backend's interface when kache is built without its `cuda` feature: no driver is
+//! ever loaded, [`open`] says how to get CUDA support, and no value of the device, buffer and
+//! function types can exist, so the code that would use one compiles and never runs.
+
+use crate::error::{Error, Result};
+use crate::target::Arch;
+
+/// No value of this type exists.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Never {}
+
+/// Whether the driver library can be loaded: never, without the `cuda` feature.
+pub(crate) fn driver_present() -> bool {
+    false
+}
+
+/// Always an error: CUDA support is not compiled in.
+pub(crate) fn open(_ordinal: usize) -> Result<CudaDevice> {
+    Err(Error::Config(
+        "kache was built without its `cuda` feature, so it cannot open a CUDA device; \
+         enable the feature (kache = { features = [\"cuda\"] }) or use Device::host()"
+            .into(),
+    ))
+}
+
+/// An open CUDA device (none can be opened).
+#[derive(Debug)]
+pub(crate) struct CudaDevice {
+    never: Never,
+    pub ordinal: usize,
+    pub name: String,
+    pub arch: Arch,
+    pub compute_capability: (i32, i32),
+    pub driver_version: i32,
+}
+
+impl CudaDevice {
+    pub fn alloc(&self, _len: usize) -> Result<CudaBuffer> {
+        match self.never {}
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        match self.never {}
+    }
+
+    pub fn load_ptx(&self, _ptx: &str, _entry: &str) -> Result<(LoadedFunction, Option<Vec<u8>>)> {
+        match self.never {}
+    }
+
+    pub fn load_image(&self, _image: &[u8], _entry: &str) -> Result<LoadedFunction> {
+        match self.never {}
+    }
+
+    pub fn launch(
+        &self,
+        _f: &LoadedFunction,
+        _grid: [u32; 3],
+        _block: [u32; 3],
+        _shared: u32,
+        _params: &mut [*mut std::ffi::c_void],
+    ) -> Result<()> {
+        match self.never {}
+    }
+}
+
+/// Device memory (none can be allocated).
+pub(crate) struct CudaBuffer {
+    never: Never,
+}
+
+impl CudaBuffer {
+    pub fn ptr(&self) -> u64 {
+        match self.never {}
+    }
+
+    pub fn len(&self) -> usize {
+        match self.never {}
+    }
+
+    pub fn write(&self, _at: usize, _src: &[u8]) -> Result<()> {
+        match self.never {}
+    }
+
+    pub fn read(&self, _at: usize, _dst: &mut [u8]) -> Result<()> {
+        match self.never {}
+    }
+}
+
+/// A loaded kernel function (none can be loaded).
+pub(crate) struct LoadedFunction {
+    never: Never,
+}
+
+impl std::fmt::Debug for LoadedFunction {
+    fn fmt(&self, _f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.never {}
+    }
+}

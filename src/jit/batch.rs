@@ -52,10 +52,16 @@ impl Jit {
     /// # Ok::<(), kache::Error>(())
     /// ```
     pub fn compile_many(&self, requests: &[CompileRequest]) -> Vec<Result<Arc<CompiledKernel>>> {
-        let cache = self.cache();
         let options: Vec<Options> = requests.iter().map(|r| self.config().options(r.target)).collect();
+        self.compile_many_with(requests, &options)
+    }
+
+    /// [`Jit::compile_many`] with each request's code generation options given in full (the
+    /// prebuild step's host code for a named CPU), `options[i]` for `requests[i]`.
+    pub(crate) fn compile_many_with(&self, requests: &[CompileRequest], options: &[Options]) -> Vec<Result<Arc<CompiledKernel>>> {
+        let cache = self.cache();
         let mut out: Vec<Option<Result<Arc<CompiledKernel>>>> =
-            requests.iter().zip(&options).map(|(r, o)| r.kernel.memoized(o, &r.spec).map(Ok)).collect();
+            requests.iter().zip(options).map(|(r, o)| r.kernel.memoized(o, &r.spec).map(Ok)).collect();
         // Derive every key first; a request whose key cannot be derived fails alone.
         let mut pending: Vec<(usize, Prepared)> = Vec::new();
         for (i, r) in requests.iter().enumerate() {

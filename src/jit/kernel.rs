@@ -284,15 +284,6 @@ impl Kernel {
         self.compile_on(self.inner.jit.config().options(target), spec, None)
     }
 
-    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
-    /// options given in full rather than taken from the JIT's configuration: host code for a
-    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
-    /// crate it builds. Not public: such code is for another program, and launching it here
-    /// would need the named CPU's features.
-    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(options, spec, None)
-    }
-
     fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
         if let Some(c) = self.memoized(&options, spec) {
@@ -375,7 +366,12 @@ impl Kernel {
     /// Compiles after a miss. Returns the kernel and the entry to store, or no entry for a
     /// kernel that captured a device array (kept in memory only, warned about once; an error
     /// with `KACHE_STRICT`).
-    pub(super) fn build(&self, options: &Options, spec: &Specialization, prepared: &Prepared) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
+    pub(super) fn build(
+        &self,
+        options: &Options,
+        spec: &Specialization,
+        prepared: &Prepared,
+    ) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
         let inner = &self.inner;
         let jit = &inner.jit;
         let cache = jit.cache();

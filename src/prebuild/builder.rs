@@ -12,9 +12,9 @@ use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
-use crate::ir::{CaptureTy, Layout};
+use crate::ir::CaptureTy;
 use crate::target::Options;
-use crate::{Arch, CompileRequest, Config, Jit, Specialization, Target};
+use crate::{Arch, CompileRequest, Config, Jit, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
@@ -425,22 +425,35 @@ impl Builder {
             }
             checked.push((name, k));
         }
-        // The file's kernels for every architecture in one batch: one pass over the cache (one
-        // round trip to a remote cache) for the lookups, one for the stores.
-        let requests: Vec<CompileRequest> =
-            checked.iter().flat_map(|(_, k)| code.archs.iter().map(move |a| CompileRequest::new(k, Target::Nvptx(*a)))).collect();
-        let compiled: Vec<_> = jit.compile_many(&requests).into_iter().collect::<Result<_>>()?;
+        // The file's kernels for every architecture, and for the host, in one batch: one pass
+        // over the cache (one round trip to a remote cache) for the lookups, one for the stores.
+        let (mut requests, mut options) = (Vec::new(), Vec::new());
+        for (_, k) in &checked {
+            for a in code.archs {
+                requests.push(CompileRequest::new(k, Target::Nvptx(*a)));
+                options.push(jit.config().options(Target::Nvptx(*a)));
+            }
+            if let Some((_, o)) = &code.host {
+                requests.push(CompileRequest::new(k, Target::Host));
+                options.push(o.clone());
+            }
+        }
+        let all: Vec<_> = jit.compile_many_with(&requests, &options).into_iter().collect::<Result<_>>()?;
+        let mut hosts = Vec::new();
+        let mut compiled = Vec::new();
+        for (c, r) in all.into_iter().zip(&requests) {
+            if r.target == Target::Host { hosts.push(c) } else { compiled.push(c) }
+        }
         // Their cubins the same way: one lookup pass, one store pass.
         let assembled: Vec<Vec<u8>> = if code.cubins {
             jit.assemble_cubins(&compiled.iter().map(|c| &**c).collect::<Vec<_>>()).into_iter().collect::<Result<_>>()?
         } else {
             Vec::new()
         };
-        let (mut compiled, mut assembled) = (compiled.iter(), assembled.into_iter());
+        let (mut compiled, mut assembled, mut hosts) = (compiled.iter(), assembled.into_iter(), hosts.into_iter());
         let mut kernels = Vec::new();
         for (k_index, (name, k)) in checked.into_iter().enumerate() {
             let rust = instance_rust_name(&name);
-            let spec = Specialization::uniform(k.program(), Layout::C);
             // Numbered, so that names differing only in case stay apart on any file system.
             let stem = format!("f{}-k{k_index}-{}-{rust}", file.index, file.module);
             let (mut ptx, mut cubins) = (Vec::new(), Vec::new());
@@ -457,7 +470,7 @@ impl Builder {
             }
             let host = match &code.host {
                 Some((target, options)) => {
-                    let c = k.compile_with(options.clone(), &spec)?;
+                    let c = hosts.next().ok_or_else(|| Error::Internal(format!("kernel '{name}' was not compiled for the host")))?;
                     let crate::codegen::Artifact::HostBitcode(bitcode) = c.artifact() else {
                         return Err(Error::Internal(format!("kernel '{name}' compiled for the host is not host code")));
                     };

@@ -384,6 +384,14 @@ impl Cache {
         self.store_many(vec![(proof, entry)]);
     }
 
+    /// Keeps an entry in this process's memory tier only, for a kernel whose module opted out
+    /// of persisting (`Module::persist(false)`): later lookups in this process hit it, nothing
+    /// is written to the local store or the remote.
+    pub fn store_in_memory(&self, proof: Persistable<'_>, entry: Entry) {
+        let _ = proof.library();
+        self.remember(entry.meta.key, Arc::new(entry));
+    }
+
     /// [`store`](Self::store) for several entries with one opening of the store and one round
     /// trip to the remote.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
@@ -414,14 +422,30 @@ impl Cache {
         }
     }
 
+    /// Forgets the memory tier's entry for a pinned kernel once nothing holds the kernel any
+    /// more (called as the kernel is dropped; an entry pinned again since is kept).
+    pub fn unpin(&self, key: &Key) {
+        let mut mem = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(MemEntry::Pinned(w)) = mem.get(key)
+            && w.strong_count() == 0
+        {
+            mem.remove(key);
+        }
+    }
+
+    /// The number of entries in the memory tier (pinned kernels included).
+    pub fn memory_entries(&self) -> usize {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
     /// Writes this process's counters into the store now.
     pub fn flush_stats(&self) {
         self.flush(false);
     }
 
     /// Hands this process's counters and access stamps to the store: written now, or, with
-    /// `park`, left in a small file that the next process to open the store merges (so a
-    /// process that only had hits does not open the store a second time to count them).
+    /// `park` (when the cache is dropped), left in a small file that the next process to open
+    /// the catalogue merges, so that a process that only had hits never opens the catalogue.
     fn flush(&self, park: bool) {
         let Some(local) = &self.local else { return };
         let mut touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
@@ -431,10 +455,17 @@ impl Cache {
         if deltas.is_zero() && touched.is_empty() {
             return;
         }
-        // A process that only had hits parks its counts rather than opening the catalogue
-        // again; once enough have piled up, this one merges them all.
-        let piled = local.parked_count();
-        if park && piled < 64 && local.park(&deltas, &touched, &[]).is_ok() {
+        // A process that only had hits never opens the catalogue (sled): it parks its counts
+        // and access stamps in a file, and once many files have piled up it folds them into
+        // one, still without the catalogue; the next writer, `gc` or `stats` merges them. A
+        // cache hit thus reads the entry's file and writes one small file, whatever sled costs
+        // to open on this machine.
+        if park {
+            let parked =
+                if local.parked_count() < 64 { local.park(&deltas, &touched, &[]) } else { local.compact_parked(&deltas, &touched) };
+            if let Err(e) = parked {
+                self.warn_once("park", &format!("this process's cache statistics could not be recorded ({e})"));
+            }
             return;
         }
         if local.write_bookkeeping(&deltas, &touched).is_err() {

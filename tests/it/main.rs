@@ -11,11 +11,13 @@ mod capture_scenarios;
 #[path = "../shared/foreign.rs"]
 mod foreign;
 
+mod aggregates;
 mod cache;
 mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
+mod dlpack;
 mod docs;
 mod fast_code;
 mod faults;
@@ -28,6 +30,7 @@ mod prebuild;
 mod prebuild_names;
 mod proptests;
 mod redis_servers;
+mod relocatable;
 mod remote;
 mod remote_acl;
 mod remote_cluster;

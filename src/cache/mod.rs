@@ -219,7 +219,8 @@ impl Cache {
         self.lookup_many(std::slice::from_ref(key)).pop().unwrap_or(Lookup::Miss)
     }
 
-    /// [`lookup`](Self::lookup) for several keys with one opening of the store.
+    /// [`lookup`](Self::lookup) for several keys with one opening of the store and one round
+    /// trip to the remote (for the keys the local tiers miss).
     pub fn lookup_many(&self, keys: &[Key]) -> Vec<Lookup> {
         self.lookup_prefetch(keys, &[])
     }
@@ -229,6 +230,12 @@ impl Cache {
     /// tiers of code it has.
     pub fn lookup_cubin(&self, key: &Key) -> Lookup {
         self.lookup_counted(std::slice::from_ref(key), &[], Counting::Cubin).pop().unwrap_or(Lookup::Miss)
+    }
+
+    /// [`lookup_cubin`](Self::lookup_cubin) for several keys with one opening of the store and
+    /// one round trip to the remote.
+    pub fn lookup_cubins(&self, keys: &[Key]) -> Vec<Lookup> {
+        self.lookup_counted(keys, &[], Counting::Cubin)
     }
 
     /// Looks up `keys`, and in the same opening of the local store loads `prefetch` into the
@@ -266,17 +273,21 @@ impl Cache {
         out.truncate(counted);
         let keys = &keys[..counted];
         if let Some(remote) = &self.remote {
-            for i in 0..keys.len() {
-                if out[i].is_some() {
-                    continue;
-                }
-                if let Some(bytes) = remote.get(&self.counters, &keys[i])
+            // Every key that missed locally, in one round trip.
+            let missing: Vec<usize> = (0..keys.len()).filter(|i| out[*i].is_none()).collect();
+            let asked: Vec<Key> = missing.iter().map(|i| keys[*i]).collect();
+            let mut backfill = Vec::new();
+            for (i, found) in missing.into_iter().zip(remote.get_many(&self.counters, &asked)) {
+                if let Some(bytes) = found
                     && let Some(e) = self.verify(&keys[i], &bytes)
                 {
                     self.remember(keys[i], e.clone());
-                    self.backfill(&keys[i], &bytes);
+                    backfill.push((keys[i], bytes));
                     out[i] = Some(Lookup::Hit(e, Tier::Remote));
                 }
+            }
+            if let (Some(local), false) = (&self.local, backfill.is_empty()) {
+                self.write_local(local, &backfill);
             }
         }
         out.into_iter()
@@ -366,12 +377,6 @@ impl Cache {
         self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, MemEntry::Entry(e));
     }
 
-    fn backfill(&self, key: &Key, bytes: &[u8]) {
-        if let Some(local) = &self.local {
-            self.write_local(local, &[(*key, bytes.to_vec())]);
-        }
-    }
-
     /// Persists an entry (memory, local store, remote). The [`Persistable`] proves the library
     /// it was compiled from references no device array.
     pub fn store(&self, proof: Persistable<'_>, entry: Entry) {
@@ -387,7 +392,8 @@ impl Cache {
         self.remember(entry.meta.key, Arc::new(entry));
     }
 
-    /// [`store`](Self::store) for several entries with one opening of the store.
+    /// [`store`](Self::store) for several entries with one opening of the store and one round
+    /// trip to the remote.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
         let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|(_, e)| (e.meta.key, e.encode())).collect();
         for (_, e) in &items {
@@ -400,9 +406,7 @@ impl Cache {
             self.write_local(local, &encoded);
         }
         if let Some(remote) = &self.remote {
-            for (k, b) in &encoded {
-                remote.put(&self.counters, k, b);
-            }
+            remote.put_many(&self.counters, &encoded);
         }
     }
 

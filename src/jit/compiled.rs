@@ -277,59 +277,14 @@ impl CompiledKernel {
     ///
     /// [`derive_cubin`]: crate::cache::derive_cubin
     pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
-        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
-            Error::Config(
-                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
-                 or `pip install nvidia-cuda-nvcc-cu12`"
-                    .into(),
-            )
-        })?;
-        let ptxas = crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)?;
-        self.assemble_cubin_with(&ptxas)
+        self.assemble_cubin_with(&find_ptxas()?)
     }
 
     /// [`assemble_cubin`](Self::assemble_cubin) with the given ptxas.
     pub fn assemble_cubin_with(&self, ptxas: &crate::toolchain::Ptxas) -> Result<Vec<u8>> {
-        let arch = match (&self.artifact, self.target) {
-            (Artifact::Cubin(image), _) => return Ok(image.clone()),
-            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
-            _ => {
-                return Err(Error::Device(format!(
-                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
-                    self.name, self.target
-                )));
-            }
-        };
-        let ptx = self.ptx().unwrap_or_default();
-        let key = self
-            .jit
-            .as_ref()
-            .map(|j| j.cubin_derivation(&self.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
-        let cache = self.jit.as_ref().map(|j| j.cache());
-        if let (Some(cache), Some(key)) = (cache, &key)
-            && let Lookup::Hit(e, _) = cache.lookup_cubin(key)
-            && e.meta.kind == ArtifactKind::Cubin
-        {
-            return Ok(e.payload.to_vec());
-        }
-        let t0 = Instant::now();
-        let cubin = ptxas
-            .assemble(ptx, &arch.to_string())
-            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), self.name)))?;
-        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-        if let (Some(cache), Some(key), Ok(proof), true) = (cache, key, self.library.persistable(), self.persist) {
-            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
-            let meta = Meta::new(
-                key,
-                &self.name,
-                &signature_text(&self.signature, &self.enums, &self.types),
-                ArtifactKind::Cubin,
-                &self.entry,
-                ms,
-            );
-            cache.store(proof, Entry { meta, payload: cubin.clone().into() });
-        }
-        Ok(cubin)
+        assemble_cubins(self.jit.as_ref(), ptxas, &[self])
+            .pop()
+            .unwrap_or_else(|| Err(Error::Device(format!("no cubin for '{}'", self.name))))
     }
 
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
@@ -435,4 +390,81 @@ pub(super) fn artifact_kind(artifact: &Artifact) -> ArtifactKind {
         Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
         Artifact::Cubin(_) => ArtifactKind::Cubin,
     }
+}
+
+/// ptxas, found and identified by content, or why it cannot be used.
+pub(super) fn find_ptxas() -> Result<crate::toolchain::Ptxas> {
+    let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+        Error::Config(
+            "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+             or `pip install nvidia-cuda-nvcc-cu12`"
+                .into(),
+        )
+    })?;
+    crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)
+}
+
+/// [`CompiledKernel::assemble_cubin_with`] for several kernels, keyed under `jit`'s toolchain
+/// and salt and through its cache: every cubin looked up in one pass over the cache (one round
+/// trip to a remote cache, counted in the cubin tier's figures), the ones assembled stored
+/// together. In the kernels' order.
+pub(super) fn assemble_cubins(jit: Option<&Jit>, ptxas: &crate::toolchain::Ptxas, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
+    let mut out: Vec<Option<Result<Vec<u8>>>> = Vec::new();
+    // (index, architecture, key) of each cubin to look up.
+    let mut wanted = Vec::new();
+    for (i, k) in kernels.iter().enumerate() {
+        match (&k.artifact, k.target) {
+            (Artifact::Cubin(image), _) => out.push(Some(Ok(image.clone()))),
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => {
+                let key =
+                    jit.map(|j| j.cubin_derivation(&k.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
+                wanted.push((i, arch, key));
+                out.push(None);
+            }
+            _ => out.push(Some(Err(Error::Device(format!(
+                "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                k.name, k.target
+            ))))),
+        }
+    }
+    let cache = jit.map(|j| j.cache());
+    let keys: Vec<Key> = wanted.iter().filter_map(|(_, _, key)| *key).collect();
+    let mut found = match cache {
+        Some(c) => c.lookup_cubins(&keys).into_iter(),
+        None => Vec::new().into_iter(),
+    };
+    let mut assembled = Vec::new();
+    for (i, arch, key) in wanted {
+        let k = kernels[i];
+        if key.is_some()
+            && let Some(Lookup::Hit(e, _)) = found.next()
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            out[i] = Some(Ok(e.payload.to_vec()));
+            continue;
+        }
+        let t0 = Instant::now();
+        let cubin = match ptxas.assemble(k.ptx().unwrap_or_default(), &arch.to_string()) {
+            Ok(c) => c,
+            Err(e) => {
+                out[i] = Some(Err(Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), k.name))));
+                continue;
+            }
+        };
+        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        // A kernel of a module that opted out of persisting (Module::persist(false)) stores nothing.
+        if let (Some(key), true) = (key, k.persist) {
+            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", k.name);
+            let meta = Meta::new(key, &k.name, &signature_text(&k.signature, &k.enums, &k.types), ArtifactKind::Cubin, &k.entry, ms);
+            assembled.push((i, Entry { meta, payload: cubin.clone().into() }));
+        }
+        out[i] = Some(Ok(cubin));
+    }
+    if let Some(cache) = cache {
+        let stores: Vec<_> = assembled.into_iter().filter_map(|(i, e)| Some((kernels[i].library.persistable().ok()?, e))).collect();
+        if !stores.is_empty() {
+            cache.store_many(stores);
+        }
+    }
+    out.into_iter().map(|o| o.unwrap_or_else(|| Err(Error::Device("no cubin was assembled".into())))).collect()
 }

@@ -47,6 +47,16 @@ pub(super) struct KernelInner {
     source: Arc<Source>,
 }
 
+/// A compile whose key is derived ([`Kernel::prepare`]): what a batch of compiles looks up
+/// together before compiling anything.
+pub(super) struct Prepared {
+    /// The kernel's key.
+    pub(super) key: Key,
+    libdevice: Option<crate::toolchain::Libdevice>,
+    /// Keys to fetch with it (the cubin's, on a GPU).
+    pub(super) prefetch: Vec<Key>,
+}
+
 /// Resolves each capture of a program to its value.
 fn resolve_captures(program: &Program, bindings: &[CaptureValue]) -> Result<Vec<CaptureValue>> {
     program
@@ -371,24 +381,25 @@ impl Kernel {
         self.compile_on(Options { checked: false, ..self.inner.jit.config().options(target) }, spec, None)
     }
 
-    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
-    /// options given in full rather than taken from the JIT's configuration: host code for a
-    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
-    /// crate it builds. Not public: such code is for another program, and launching it here
-    /// would need the named CPU's features.
-    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(options, spec, None)
-    }
-
     fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
-        let memo_key = (options, spec.clone());
-        if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
-            return Ok(c.clone());
+        if let Some(c) = self.memoized(&options, spec) {
+            return Ok(c);
         }
-        let c = self.compile_uncached(&memo_key.0, spec, device)?;
-        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
-        Ok(c)
+        let prepared = self.prepare(&options, spec, device)?;
+        let cache = self.inner.jit.cache();
+        let found = cache.lookup_prefetch(&[prepared.key], &prepared.prefetch).pop().unwrap_or(Lookup::Miss);
+        let c = match self.take_hit(options.target, spec, &prepared, found, options.checked) {
+            Some(c) => c,
+            None => {
+                let (c, entry) = self.build(&options, spec, &prepared)?;
+                if let (Some(entry), Ok(proof)) = (entry, c.library().persistable()) {
+                    cache.store(proof, entry);
+                }
+                c
+            }
+        };
+        Ok(self.memoize(&options, spec, c))
     }
 
     /// Compiles the bounds-checked code for `device` with every array parameter C-contiguous.
@@ -397,38 +408,78 @@ impl Kernel {
         self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
-        let inner = &self.inner;
-        let jit = &inner.jit;
-        let cache = jit.cache();
+    /// The specialisation compiled earlier by this kernel or a clone.
+    pub(super) fn memoized(&self, options: &Options, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(options.clone(), spec.clone())).cloned()
+    }
+
+    /// Remembers a compiled specialisation; the one remembered first wins a race.
+    pub(super) fn memoize(&self, options: &Options, spec: &Specialization, c: Arc<CompiledKernel>) -> Arc<CompiledKernel> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry((options.clone(), spec.clone())).or_insert(c).clone()
+    }
+
+    /// The first step of a compile: the key (and on a GPU, the cubin's key, fetched in the same
+    /// pass), so that several compiles can be looked up together.
+    pub(super) fn prepare(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Prepared> {
         let target = options.target;
         let (d, libdevice) = self.derive(options, spec)?;
-        let mut key = d.key;
-        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
-        // On a GPU, fetch the cubin with the PTX in one opening of the store.
+        let key = d.key;
+        let jit = &self.inner.jit;
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
             (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
                 vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
             }
             _ => Vec::new(),
         };
-        match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
-            Lookup::Pinned(any) => {
-                if let Ok(c) = any.downcast::<CompiledKernel>() {
-                    return Ok(c);
+        Ok(Prepared { key, libdevice, prefetch })
+    }
+
+    /// The compiled kernel a lookup found, if it is usable (an unusable entry is warned about
+    /// and recompiled).
+    pub(super) fn take_hit(
+        &self,
+        target: Target,
+        spec: &Specialization,
+        prepared: &Prepared,
+        found: Lookup,
+        checked: bool,
+    ) -> Option<Arc<CompiledKernel>> {
+        let key = prepared.key;
+        match found {
+            Lookup::Pinned(any) => any.downcast::<CompiledKernel>().ok(),
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
+                Ok(c) => Some(Arc::new(c)),
+                Err(e) => {
+                    self.inner.jit.cache().warn_once(
+                        &format!("bad-artifact:{key}"),
+                        &format!("cached kernel '{}' is unusable ({e}); recompiling", self.inner.name),
+                    );
+                    None
                 }
-            }
-            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, options.checked) {
-                Ok(c) => return Ok(Arc::new(c)),
-                Err(e) => cache
-                    .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
             },
-            Lookup::Miss => {}
+            Lookup::Miss => None,
         }
+    }
+
+    /// Compiles after a miss. Returns the kernel and the entry to store, or no entry for a
+    /// kernel that captured a device array (kept in memory only, warned about once; an error
+    /// with `KACHE_STRICT`).
+    pub(super) fn build(
+        &self,
+        options: &Options,
+        spec: &Specialization,
+        prepared: &Prepared,
+    ) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
+        let inner = &self.inner;
+        let jit = &inner.jit;
+        let cache = jit.cache();
+        let mut key = prepared.key;
+        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
+        let target = options.target;
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
-        let libdevice_bytes = match &libdevice {
+        let libdevice_bytes = match &prepared.libdevice {
             Some(l) => {
                 let Some((bytes, hash)) = l.load() else {
                     let function = codegen::first_libdevice_use(&inner.program).unwrap_or_else(|| "a transcendental function".into());
@@ -467,14 +518,18 @@ impl Kernel {
             options.checked,
         );
         match library.persistable() {
-            Ok(proof) => {
+            Ok(_) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
                 if inner.persist {
-                    cache.store(proof, Entry { meta, payload });
+                    Ok((Arc::new(ck), Some(Entry { meta, payload })))
                 } else {
-                    cache.store_in_memory(proof, Entry { meta, payload });
+                    // Module::persist(false): this process's memory tier only.
+                    let ck = Arc::new(ck);
+                    if let Ok(proof) = ck.library().persistable() {
+                        cache.store_in_memory(proof, Entry { meta, payload });
+                    }
+                    Ok((ck, None))
                 }
-                Ok(Arc::new(ck))
             }
             Err(refs) => {
                 let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
@@ -494,7 +549,7 @@ impl Kernel {
                 if inner.persist {
                     warn_not_persisted_once(format!("{}\0{}", self.inner.source.file.name(), inner.name), &msg);
                 }
-                Ok(ck)
+                Ok((ck, None))
             }
         }
     }

@@ -2,6 +2,7 @@
 //! kernels through the cache. This file holds [`Jit`] and the state its modules and kernels
 //! share (parsed sources and live kernels, each deduplicated).
 
+mod batch;
 mod compiled;
 mod generic;
 mod kernel;
@@ -10,6 +11,7 @@ mod module;
 mod serialize;
 mod slots;
 
+pub use batch::CompileRequest;
 pub use compiled::{CompiledKernel, Origin};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};

@@ -10,11 +10,13 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod remote;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
 use kache::cache::{LocalStore, archive, atomic, envelope, ops};
 use kache::logging::StderrLogger;
-use kache::{Arch, CaptureValue, Config, Error, Jit, Specialization, Target};
+use kache::{Arch, CaptureValue, CompileRequest, Config, Error, Jit, Specialization, Target};
 
 #[derive(Parser)]
 #[command(name = "kache", version, about = "A GPU kernel compiler for Rust with a persistent kernel cache")]
@@ -144,6 +146,11 @@ enum Command {
         #[arg(long)]
         key: bool,
     },
+    /// The remote cache ($KACHE_REMOTE): reachability, this namespace's size, purging it.
+    Remote {
+        #[command(subcommand)]
+        command: remote::RemoteCommand,
+    },
 }
 
 /// Prints a line on stdout; when the reader has gone (`kache ls | head -1`), the command ends
@@ -209,8 +216,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) if f.message.is_empty() => ExitCode::SUCCESS,
         Err(f) => {
-            // Not eprintln!: it panics when stderr is a closed pipe.
-            let _ = writeln!(std::io::stderr(), "{}", f.message.trim_end());
+            // No message carries the remote's password, KACHE_REMOTE_KEY or KACHE_ARCHIVE_KEY,
+            // whatever produced it. Not eprintln!: it panics when stderr is a closed pipe.
+            let mut redactor = kache::cache::remote::Redactor::from_env();
+            if let Some(key) = std::env::var_os("KACHE_ARCHIVE_KEY") {
+                redactor.add(key.as_encoded_bytes());
+            }
+            let msg = redactor.redact(f.message.trim_end());
+            let _ = writeln!(std::io::stderr(), "{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
     }
@@ -255,6 +268,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Export { file, key } => export(&file, key),
         Command::Import { file, key } => import(&file, key),
+        Command::Remote { command } => remote::run(command),
     }
 }
 
@@ -377,16 +391,33 @@ fn compile(
     if to_stdout && several {
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
-    for k in kernels {
-        let spec = Specialization::uniform(k.program(), kache::Layout::C);
-        let bytes: Vec<u8> = match emit {
-            Emit::LlvmIr => k.emit_llvm_ir(target, &spec)?.into_bytes(),
-            Emit::Ptx => k.compile(target, &spec)?.artifact().bytes().to_vec(),
-            Emit::Cubin => k.compile(target, &spec)?.assemble_cubin()?,
-        };
+    // Every kernel of the file looked up together, then the misses compiled and stored
+    // together: with a remote cache, one round trip for the lookups and one for the stores (and
+    // as many again for the cubins of --emit cubin). Everything is built before anything is
+    // written.
+    let mut outputs: Vec<Vec<u8>> = Vec::new();
+    if emit == Emit::LlvmIr {
+        for k in &kernels {
+            outputs.push(k.emit_llvm_ir(target, &Specialization::uniform(k.program(), kache::Layout::C))?.into_bytes());
+        }
+    } else {
+        let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
+        let mut compiled = Vec::new();
+        for r in jit.compile_many(&requests) {
+            compiled.push(r?);
+        }
+        if emit == Emit::Cubin {
+            let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();
+            for r in jit.assemble_cubins(&refs) {
+                outputs.push(r?);
+            }
+        } else {
+            outputs.extend(compiled.iter().map(|c| c.artifact().bytes().to_vec()));
+        }
+    }
+    for (k, bytes) in kernels.iter().zip(outputs) {
         let path = match &output {
-            Some(p) if to_stdout => {
-                let _ = p;
+            Some(_) if to_stdout => {
                 write_stdout(&bytes)?;
                 continue;
             }

@@ -36,6 +36,9 @@ pub struct Options {
     pub batches: usize,
     /// The repository root (kernel sources are read from it).
     pub root: std::path::PathBuf,
+    /// Dry run: also write every PTX it compiles into this directory (`kache-NAME.ptx`,
+    /// `kache-NAME-unchecked.ptx`, `nvrtc.ptx`), for comparing kache's code with NVRTC's.
+    pub ptx_dir: Option<std::path::PathBuf>,
 }
 
 /// One measured (or, in a dry run, checked) kernel of one implementation.
@@ -342,26 +345,41 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     Ok(run.report)
 }
 
-/// Dry run: kache's PTX for sm_90 (and ptxas where found), NVRTC's PTX for the CUDA twins.
+/// Dry run: kache's PTX for sm_90, bounds-checked and unchecked (and ptxas where found),
+/// NVRTC's PTX for the CUDA twins; each written to `opts.ptx_dir` when given.
 fn dry_compile(opts: &Options, kache: &Module, source: &str) -> Result<(), String> {
     let ptxas = kache::toolchain::find_ptxas();
     let target = Target::Nvptx(kache::Arch::parse("sm_90").map_err(|e| e.to_string())?);
+    let write = |file: String, text: &str| -> Result<(), String> {
+        match &opts.ptx_dir {
+            Some(dir) => std::fs::write(dir.join(&file), text).map_err(|e| format!("{file}: {e}")),
+            None => Ok(()),
+        }
+    };
+    if let Some(dir) = &opts.ptx_dir {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     for name in kache.kernel_names() {
         let k = kache.kernel(&name).map_err(|e| e.to_string())?;
-        let c = k.compile(target, &Specialization::uniform(k.program(), Layout::C)).map_err(|e| format!("{name}: {e}"))?;
-        let ptx = c.ptx().ok_or("no PTX")?;
-        if let Some(p) = &ptxas {
-            kache::toolchain::ptxas(p, ptx, "sm_90").map_err(|e| format!("ptxas rejected {name}: {e}"))?;
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        for checked in [true, false] {
+            let c = if checked { k.compile(target, &spec) } else { k.compile_unchecked(target, &spec) };
+            let c = c.map_err(|e| format!("{name}: {e}"))?;
+            let ptx = c.ptx().ok_or("no PTX")?;
+            if let Some(p) = &ptxas {
+                kache::toolchain::ptxas(p, ptx, "sm_90").map_err(|e| format!("ptxas rejected {name}: {e}"))?;
+            }
+            write(format!("kache-{name}{}.ptx", if checked { "" } else { "-unchecked" }), ptx)?;
         }
     }
     let ptx = nvrtc_ptx(source, "sm_90")?;
+    write("nvrtc.ptx".into(), &ptx)?;
     let entries = ptx.matches(".entry").count();
     if entries != 9 {
         return Err(format!("NVRTC's PTX has {entries} entries, expected 9"));
     }
-    let _ = opts;
     eprintln!(
-        "dry run: {} kache kernels compiled for sm_90 (ptxas: {}), NVRTC compiled {CUDA} ({entries} kernels)",
+        "dry run: {} kache kernels compiled for sm_90, checked and unchecked (ptxas: {}), NVRTC compiled {CUDA} ({entries} kernels)",
         kache.kernel_names().len(),
         if ptxas.is_some() { "accepted" } else { "not found" }
     );

@@ -1,9 +1,9 @@
 //! Tests: code as fast as NVRTC's. Floating-point contraction (`fmad`: on by default, off by
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 //! `Config::fmad(false)`, `--fmad false` and `#[kernel(fmad = false)]`, and keyed), read-only
-//! array parameters loaded through `ld.global.nc`, strided loops unrolled by 4 on NVPTX (the
-//! speed suite's reduction and softmax, pinned by their PTX), and `for` loops keeping Rust's
-//! meaning at the edges of their types.
+//! array parameters loaded through `ld.global.nc`, strided loops unrolled by 4 on NVPTX (left
+//! to ptxas to unroll again only where the step is a constant, pinned by their PTX), and `for`
+//! loops keeping Rust's meaning at the edges of their types.
 
 use kache::{Arch, Config, Device, Grid, Jit, Layout, Specialization, Target};
 
@@ -152,11 +152,6 @@ fn speed_ptx(kernel: &str, checked: bool) -> String {
     c.unwrap_or_else(|e| panic!("{e}")).ptx().unwrap().to_string()
 }
 
-/// The `ld.global.nc.f32` of each basic block of a PTX function, in order (blocks start at labels).
-fn loads_per_block(ptx: &str) -> Vec<usize> {
-    loop_blocks(ptx).into_iter().map(|(loads, _)| loads).collect()
-}
-
 /// Each basic block with a `ld.global.nc.f32` in it: its loads, and whether it is marked
 /// `.pragma "nounroll"` (which stops ptxas unrolling it further).
 fn loop_blocks(ptx: &str) -> Vec<(usize, bool)> {
@@ -176,23 +171,62 @@ fn loop_blocks(ptx: &str) -> Vec<(usize, bool)> {
     out.into_iter().filter(|(n, _)| *n > 0).collect()
 }
 
+/// A grid-strided loop (its step known only at run time) and a block-strided one (a constant
+/// step), each a load and an add.
+const STRIDED: &str = r#"
+#[kernel]
+pub fn grid_sum(x: &[f32], out: &mut [f32]) {
+    let stride = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut acc = 0.0f32;
+    for j in (global_id_x()..x.len()).step_by(stride) {
+        acc += x[j];
+    }
+    atomic_add(&mut out[0], acc);
+}
+#[kernel]
+pub fn row_max(x: &Array<f32, 2>, out: &mut [f32]) {
+    let row = block_idx_x() as usize;
+    let mut m = 0.0f32;
+    for j in (thread_idx_x() as usize..x.shape(1)).step_by(256) {
+        m = m.max(x[[row, j]]);
+    }
+    out[row * 256 + thread_idx_x() as usize] = m;
+}
+"#;
+
+fn strided_ptx(kernel: &str, checked: bool) -> String {
+    let jit = common::memory_jit();
+    let k = jit.load_source("strided.rs", STRIDED).unwrap().kernel(kernel).unwrap();
+    let spec = Specialization::uniform(k.program(), Layout::C);
+    let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+    c.unwrap_or_else(|e| panic!("{e}")).ptx().unwrap().to_string()
+}
+
 #[test]
 fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
-    // The grid-strided loop of the block reduction: a body of 4 loads, and a remainder of 1.
-    let reduce = speed_ptx("reduce_block", false);
-    assert_eq!(loads_per_block(&reduce), vec![4, 1], "{reduce}");
-    // The online row softmax: its two block-strided loops (maximum and sum of exponentials,
-    // output), each 4 loads unrolled and 1 in the remainder.
-    let softmax = speed_ptx("softmax_rows", false);
-    assert_eq!(loads_per_block(&softmax), vec![4, 1, 4, 1], "{softmax}");
-    assert_eq!(softmax.matches("st.global.f32").count(), 5, "{softmax}");
-    // As with NVIDIA's compiler, the unrolled loops are left to ptxas to unroll further (on
-    // the H200 that keeps 16 loads in flight in the softmax's maximum loop, not 4); only the
-    // remainder loops, at most 3 iterations, say `nounroll`.
-    for ptx in [&reduce, &softmax] {
-        for (loads, nounroll) in loop_blocks(ptx) {
-            assert_eq!(nounroll, loads == 1, "a loop of {loads} loads, nounroll {nounroll}:\n{ptx}");
+    // Unrolled by 4 (a body of 4 loads, a remainder loop of 1), checked or not: the range
+    // proves the check of `x[j]` against the bound it runs to, so checked code keeps the one
+    // exit a runtime unroll needs.
+    for checked in [false, true] {
+        let grid = strided_ptx("grid_sum", checked);
+        let block = strided_ptx("row_max", checked);
+        // Which unrolled loop ptxas may unroll again follows what ptxas does with NVIDIA's:
+        // with a step known only at run time it cannot count the trips of NVVM's loop and
+        // leaves it at 4 loads in flight (NVRTC's reductions, at the copy bandwidth), so
+        // kache's loop (whose trips ptxas could count) says `nounroll`; with a constant step
+        // ptxas unrolls NVVM's loop again, so kache's is left free. Remainders say `nounroll`.
+        assert_eq!(loop_blocks(&grid), vec![(4, true), (1, true)], "checked {checked}:\n{grid}");
+        assert_eq!(loop_blocks(&block), vec![(4, false), (1, true)], "checked {checked}:\n{block}");
+        if let Some(p) = common::ptxas() {
+            common::assemble(&p, &grid, "grid_sum");
+            common::assemble(&p, &block, "row_max");
         }
+    }
+    // The speed suite's reductions (grid-strided) take the first shape.
+    for k in ["reduce_block", "reduce_warp"] {
+        let ptx = speed_ptx(k, true);
+        assert_eq!(loop_blocks(&ptx), vec![(4, true), (1, true)], "{ptx}");
+        assert!(ptx.contains("atom.global.cas.b32"), "the other checks keep their fault path:\n{ptx}");
     }
     // A loop with a barrier in it is not unrolled by a forced count (LLVM could not, and
     // would say so on stderr): the tiled matmul's loop over tiles stays one copy.
@@ -200,29 +234,19 @@ fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
     assert_eq!(matmul.matches("bar.sync").count(), 2, "{matmul}");
     assert!(matmul.matches("fma.rn.f32").count() >= 32, "the inner tile loop is unrolled and fused:\n{matmul}");
     if let Some(p) = common::ptxas() {
-        for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax), ("matmul_tiled", &matmul)] {
-            common::assemble(&p, t, k);
-        }
+        common::assemble(&p, &matmul, "matmul_tiled");
     }
 }
 
 #[test]
-fn checked_strided_loops_still_unroll_by_four() {
-    // Bounds checks branch out of the loop body (to the fault path), so the unrolled copies
-    // test the exit between loads instead of running a separate remainder loop; each loop body
-    // holds 4 loads through the non-coherent path (and no remainder copy holds a fifth).
-    let reduce = speed_ptx("reduce_block", true);
-    let loads = |ptx: &str| loads_per_block(ptx).into_iter().sum::<usize>();
-    assert_eq!(loads(&reduce), 4, "{reduce}");
-    // The online softmax has two strided loops.
-    let softmax = speed_ptx("softmax_rows", true);
-    assert_eq!(loads(&softmax), 2 * 4, "{softmax}");
-    assert!(reduce.contains("atom.global.cas.b32") && softmax.contains("atom.global.cas.b32"), "the fault record is written");
-    if let Some(p) = common::ptxas() {
-        for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax)] {
-            common::assemble(&p, t, k);
-        }
-    }
+fn a_check_the_range_does_not_prove_stays_in_the_ptx() {
+    // `x[j]` is proven by the range; `y[j]` (another array, maybe shorter) is not.
+    let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { for j in 0..x.len() { y[j] = x[j]; } }";
+    let ptx = ptx_with(Config::in_memory(), src, "k");
+    assert!(ptx.contains("atom.global.cas.b32"), "the fault path of `y[j]`:\n{ptx}");
+    let proven = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { for j in 0..y.len() { y[j] = 2.0 * y[j]; } }";
+    let ptx = ptx_with(Config::in_memory(), proven, "k");
+    assert!(!ptx.contains("atom.global.cas.b32"), "every check is proven:\n{ptx}");
 }
 
 #[test]

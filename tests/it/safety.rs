@@ -171,6 +171,37 @@ fn a_thread_that_faults_exits_even_from_a_loop_that_would_never_end() {
     assert_eq!(out.download().unwrap(), vec![4]);
 }
 
+/// A `for` loop's range tells LLVM where its variable lies (checked code), so a check of it
+/// against the bound it runs to folds away; every check the range does not prove still fires.
+#[test]
+fn checks_the_range_of_a_for_loop_does_not_prove_still_fire() {
+    let dev = Device::host();
+    let x = dev.upload(&[1u32, 2, 3, 4, 5]).unwrap();
+    let run = |src: &str, y_len: usize| {
+        let mut y = dev.alloc::<u32>(&[y_len]).unwrap();
+        let fault = launch_fault(kernel(src).launch(&dev, Grid::linear(1, 1), (&x, &mut y)).unwrap_err());
+        (fault.1, fault.2, fault.3, y.download().unwrap())
+    };
+    // The bound is `x`'s length, the store goes to a shorter `y`.
+    let copy = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..x.len() { y[j] = x[j]; } }";
+    assert_eq!(run(copy, 3), ("parameter `y`".into(), 3, 3, vec![1, 2, 3]));
+    // Strided, from a start that is not 0.
+    let strided = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in (1..x.len()).step_by(2) { y[j] = x[j]; } }";
+    assert_eq!(run(strided, 2), ("parameter `y`".into(), 3, 2, vec![0, 2]));
+    // An inclusive range reaches its bound: `x[x.len()]` is out of bounds.
+    let inclusive = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..=x.len() { y[0] += x[j]; } }";
+    assert_eq!(run(inclusive, 1), ("parameter `x`".into(), 5, 5, vec![15]));
+    // The variable changed in the body is no longer what the range promised.
+    let moved = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..x.len() { let mut i = j; i += 2; y[0] += x[i]; } }";
+    assert_eq!(run(moved, 1), ("parameter `x`".into(), 5, 5, vec![12]));
+    // A range between constants past the array's end.
+    let constant = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..8 { y[0] += x[j]; } }";
+    assert_eq!(run(constant, 1), ("parameter `x`".into(), 5, 5, vec![15]));
+    // A signed range below zero: -1 as usize is out of bounds.
+    let signed = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in -1i64..(x.len() as i64) { y[0] += x[j as usize]; } }";
+    assert_eq!(run(signed, 1), ("parameter `x`".into(), u64::MAX, 5, vec![0]));
+}
+
 #[test]
 fn unchecked_code_runs_only_through_the_unsafe_launch_and_is_keyed_apart() {
     let dev = Device::host();

@@ -119,6 +119,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             entry,
             locals: vec![Slot::None; f.locals.len()],
             loops: HashMap::new(),
+            range_facts: Vec::new(),
             host_ctx: None,
             gpu_fault: None,
             activemask_sites: 0,

@@ -3,7 +3,7 @@
 //! at run time.
 
 use inkwell::IntPredicate;
-use inkwell::values::{AsValueRef, InstructionValue};
+use inkwell::values::{AsValueRef, InstructionValue, IntValue};
 
 use super::{FnLower, LoopBlocks, R, Slot};
 use crate::ir::*;
@@ -33,7 +33,66 @@ fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, to
     });
 }
 
+/// Where the variable of a `for` loop lies on every iteration: `lo <= var < hi` (`<= hi` for
+/// `..=`), compared as its type is signed or not.
+#[derive(Clone, Copy)]
+pub(super) struct RangeFact<'ctx> {
+    lo: IntValue<'ctx>,
+    hi: IntValue<'ctx>,
+    inclusive: bool,
+    signed: bool,
+}
+
+/// Whether `body` may change local `var`: an assignment to it or to a part of it, or a
+/// `&mut self` call on it.
+fn assigns(body: &Block, var: LocalId) -> bool {
+    fn root(p: &Place) -> Option<LocalId> {
+        match p {
+            Place::Local(l) => Some(*l),
+            Place::Field(p, _) | Place::Elem(p, _) => root(p),
+            Place::Index(..) => None,
+        }
+    }
+    let mut found = false;
+    visit_block(body, &mut |e| {
+        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind {
+            found |= root(p) == Some(var);
+        }
+    });
+    found
+}
+
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    /// In checked code, where `index` (the value of `index_expr`) is the variable of a `for`
+    /// loop being lowered, tells LLVM the range it lies in, just before its bounds check: a
+    /// check against the bound the loop runs to (`for j in (t..x.len()).step_by(s) { x[j] }`)
+    /// then folds away, and the loop keeps the one exit a runtime unroll needs (LLVM cannot
+    /// derive the range: the last index comes from a division). The fact is placed at the
+    /// check, not at the top of the body, because an `llvm.assume` counts as a side effect to
+    /// loop unswitching: one at the top would keep the loop-invariant checks before it (the
+    /// row of `x[[row, j]]`) inside the loop.
+    pub(super) fn assume_range(&self, index_expr: &Expr, index: IntValue<'ctx>) -> R<()> {
+        let ExprKind::Local(v) = index_expr.kind else { return Ok(()) };
+        let Some((_, f)) = self.range_facts.iter().rev().find(|(var, _)| *var == v) else { return Ok(()) };
+        if index.get_type() != f.lo.get_type() {
+            return Ok(());
+        }
+        self.assume_in(*f, index)
+    }
+
+    /// Tells LLVM that `index` lies in `f`'s range.
+    fn assume_in(&self, f: RangeFact<'ctx>, index: IntValue<'ctx>) -> R<()> {
+        let (ge, lt, le) = if f.signed {
+            (IntPredicate::SGE, IntPredicate::SLT, IntPredicate::SLE)
+        } else {
+            (IntPredicate::UGE, IntPredicate::ULT, IntPredicate::ULE)
+        };
+        let above = self.b.build_int_compare(ge, index, f.lo, "")?;
+        self.assume(above)?;
+        let below = self.b.build_int_compare(if f.inclusive { le } else { lt }, index, f.hi, "")?;
+        self.assume(below)
+    }
+
     /// `for var in start..end` (or `..=`, or `.step_by(step)`) with Rust's meaning: no value past
     /// the bound, no overflow near the type's maximum, `step_by(0)` stepping by one. The trip
     /// count is computed before the loop, as Rust's `StepBy` does, and the loop counts it down
@@ -104,7 +163,23 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let i = self.b.build_load(it, current, "")?;
         self.b.build_store(slot, i)?;
         self.loops.insert(id, LoopBlocks { cont: latch, exit, value: None });
-        self.block(body)?;
+        let fact = self.cx.input.options.checked && !assigns(body, var);
+        if fact {
+            let range = RangeFact { lo, hi, inclusive, signed: s.is_signed() };
+            self.range_facts.push((var, range));
+            // A range between constants is told at the top of the body too: its known bits
+            // then bound the indices computed from it (`ta[ty * TILE + k]` for `k in 0..TILE`
+            // becomes `ty < 32`, one check for every `k`). Loops over constants are mostly
+            // unrolled whole, so the unswitching this assume stands in the way of is moot.
+            if lo.is_const() && hi.is_const() {
+                self.assume_in(range, i.into_int_value())?;
+            }
+        }
+        let lowered = self.block(body);
+        if fact {
+            self.range_facts.pop();
+        }
+        lowered?;
         if !self.terminated() {
             self.b.build_unconditional_branch(latch)?;
         }
@@ -125,22 +200,38 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // threshold, unrolls a loop with a libdevice call in it by 2 or not at all). A constant
         // trip count is left to LLVM, which unrolls such loops fully where it pays.
         if !self.cx.host && !last.is_const() && unrollable(self.cx.input.program, body) {
-            self.set_unroll_count(backedge, 4);
+            let constant_step = step_v.is_none_or(|v| v.is_const());
+            self.set_unroll_count(backedge, 4, constant_step)?;
         }
         self.b.position_at_end(exit);
         Ok(())
     }
 
+    /// `llvm.assume(fact)`: `fact` holds wherever the builder is.
+    fn assume(&self, fact: IntValue<'ctx>) -> R<()> {
+        let name = "llvm.assume";
+        let f = self.m.get_function(name).unwrap_or_else(|| {
+            let ty = self.ctx().void_type().fn_type(&[self.ctx().bool_type().into()], false);
+            self.m.add_function(name, ty, None)
+        });
+        self.b.build_call(f, &[fact.into()], "")?;
+        Ok(())
+    }
+
     /// Marks the loop whose back edge is `backedge` to be unrolled `count` times
-    /// (`llvm.loop.unroll.count`), the unrolled loop left free for ptxas to unroll further.
+    /// (`llvm.loop.unroll.count`); with `free_for_ptxas`, the unrolled loop is left for ptxas to
+    /// unroll further.
     ///
-    /// Without a follow-up, LLVM marks the loop it unrolled `llvm.loop.unroll.disable`, which
-    /// the NVPTX back end prints as `.pragma "nounroll"`, and ptxas then keeps 4 loads in flight
-    /// where NVIDIA's compiler (which leaves its unrolled loop unmarked) lets ptxas unroll it
-    /// again, to 16 loads in flight in the softmax's maximum loop. The follow-up
-    /// (`llvm.loop.unroll.followup_unrolled`) gives the unrolled loop only
-    /// `llvm.loop.mustprogress`; the remainder loop keeps LLVM's `nounroll`, as NVIDIA's does.
-    pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32) {
+    /// What ptxas does with NVIDIA's unrolled loops decides which: NVVM's unrolled loop keeps
+    /// its exit test `j < n` and no `.pragma "nounroll"` (only the remainder loop has one), so
+    /// ptxas unrolls it again when it can count its trips, that is when the step is a constant
+    /// (a block-strided loop: 16 loads in flight, not 4), and leaves it when the step is known
+    /// only at run time (a grid-strided loop: 4 loads in flight, the shape that reaches the
+    /// copy bandwidth). LLVM's unrolled loop counts its trips down to zero, which ptxas can
+    /// always count: so a loop with a run-time step keeps LLVM's `llvm.loop.unroll.disable`
+    /// (`.pragma "nounroll"`) on the unrolled loop, and a loop with a constant step gets the
+    /// follow-up `llvm.loop.unroll.followup_unrolled` (only `llvm.loop.mustprogress`) instead.
+    pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32, free_for_ptxas: bool) -> R<()> {
         use inkwell::llvm_sys::core as c;
         use inkwell::llvm_sys::debuginfo as di;
         let ctx = self.ctx().raw();
@@ -154,12 +245,17 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let tmp = di::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
             let n = c::LLVMValueAsMetadata(self.cx.i32.const_int(count as u64, false).as_value_ref());
             let hint = node(&mut [string("llvm.loop.unroll.count"), n]);
-            let progress = node(&mut [string("llvm.loop.mustprogress")]);
-            let followup = node(&mut [string("llvm.loop.unroll.followup_unrolled"), progress]);
-            let id = node(&mut [tmp, hint, followup]);
+            let id = if free_for_ptxas {
+                let progress = node(&mut [string("llvm.loop.mustprogress")]);
+                let followup = node(&mut [string("llvm.loop.unroll.followup_unrolled"), progress]);
+                node(&mut [tmp, hint, followup])
+            } else {
+                node(&mut [tmp, hint])
+            };
             di::LLVMMetadataReplaceAllUsesWith(tmp, id);
             let kind_id = c::LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
             c::LLVMSetMetadata(backedge.as_value_ref(), kind_id, c::LLVMMetadataAsValue(ctx, id));
         }
+        Ok(())
     }
 }

@@ -285,6 +285,9 @@ struct FnLower<'c, 'a, 'ctx> {
     entry: BasicBlock<'ctx>,
     locals: Vec<Slot<'ctx>>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
+    /// In checked code, the `for` loops being lowered whose variable the body never assigns:
+    /// where the variable lies (`loops::RangeFact`), told to LLVM where it indexes an array.
+    range_facts: Vec<(LocalId, loops::RangeFact<'ctx>)>,
     host_ctx: Option<PointerValue<'ctx>>,
     /// On the GPU: the fault record and the kernel's token (hidden parameters).
     gpu_fault: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,

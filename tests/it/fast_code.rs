@@ -250,6 +250,41 @@ fn a_check_the_range_does_not_prove_stays_in_the_ptx() {
 }
 
 #[test]
+fn loops_over_constants_that_index_a_fixed_size_array_unroll_whole() {
+    // An exponential per element: LLVM's own cost model unrolls such a loop by 2 at most and
+    // leaves `v` in local memory; unrolled whole, `v` is 16 registers.
+    let src = r#"
+#[kernel]
+pub fn k(x: &[f32], y: &mut [f32]) {
+    let t = thread_idx_x() as usize;
+    let mut v = [0.0f32; 16];
+    for k in 0..16 {
+        v[k] = x[t + k * 256];
+    }
+    let mut s = 0.0f32;
+    for k in 0..16 {
+        v[k] = if t + k * 256 < y.len() { (v[k] - s).exp() } else { 0.0 };
+        s += v[k];
+    }
+    for k in 0..16 {
+        y[t + k * 256] = v[k] * s;
+    }
+}"#;
+    for checked in [true, false] {
+        let jit = common::memory_jit();
+        let k = jit.load_source("local.rs", src).unwrap().kernel("k").unwrap();
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+        let ptx = c.unwrap().ptx().unwrap().to_string();
+        assert!(!ptx.contains(".local"), "checked {checked}:\n{ptx}");
+        assert_eq!(ptx.matches("ex2.approx").count(), 16, "checked {checked}:\n{ptx}");
+        if let Some(p) = common::ptxas() {
+            common::assemble(&p, &ptx, "k");
+        }
+    }
+}
+
+#[test]
 fn kernels_and_device_functions_must_progress() {
     let jit = common::memory_jit();
     let k = jit

@@ -33,6 +33,33 @@ fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, to
     });
 }
 
+/// Loops over constants of fewer iterations than this that index a fixed-size array with their
+/// variable are unrolled whole on the GPU.
+const FULL_UNROLL_MAX: u64 = 64;
+
+/// Whether `body` indexes a fixed-size array (`v[k]`, `v[k] = ..`) with an index that uses `var`.
+fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
+    fn uses(e: &Expr, var: LocalId) -> bool {
+        let mut found = false;
+        visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var));
+        found
+    }
+    fn place_indexed(p: &Place, var: LocalId) -> bool {
+        match p {
+            Place::Elem(p, i) => uses(i, var) || place_indexed(p, var),
+            Place::Field(p, _) => place_indexed(p, var),
+            Place::Local(_) | Place::Index(..) => false,
+        }
+    }
+    let mut found = false;
+    visit_block(body, &mut |e| match &e.kind {
+        ExprKind::Elem(_, i) => found |= uses(i, var),
+        ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => found |= place_indexed(p, var),
+        _ => {}
+    });
+    found
+}
+
 /// Where the variable of a `for` loop lies on every iteration: `lo <= var < hi` (`<= hi` for
 /// `..=`), compared as its type is signed or not.
 #[derive(Clone, Copy)]
@@ -199,9 +226,20 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // does kache on NVPTX (LLVM's own allowance for NVPTX, a quarter of the usual cost
         // threshold, unrolls a loop with a libdevice call in it by 2 or not at all). A constant
         // trip count is left to LLVM, which unrolls such loops fully where it pays.
-        if !self.cx.host && !last.is_const() && unrollable(self.cx.input.program, body) {
-            let constant_step = step_v.is_none_or(|v| v.is_const());
-            self.set_unroll_count(backedge, 4, constant_step)?;
+        // A loop over constants that indexes a fixed-size array with its variable is unrolled
+        // whole, as NVIDIA's compiler does, so that the array lives in registers: LLVM's cost
+        // model unrolls a body with a libdevice call in it by 2 at most, which leaves the array
+        // in local memory for ptxas to rescue (or not).
+        if !self.cx.host {
+            match last.get_zero_extended_constant() {
+                Some(n) if n < FULL_UNROLL_MAX && indexes_fixed_array(body, var) => self.set_full_unroll(backedge)?,
+                Some(_) => {}
+                None if unrollable(self.cx.input.program, body) => {
+                    let constant_step = step_v.is_none_or(|v| v.is_const());
+                    self.set_unroll_count(backedge, 4, constant_step)?;
+                }
+                None => {}
+            }
         }
         self.b.position_at_end(exit);
         Ok(())
@@ -232,8 +270,27 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     /// (`.pragma "nounroll"`) on the unrolled loop, and a loop with a constant step gets the
     /// follow-up `llvm.loop.unroll.followup_unrolled` (only `llvm.loop.mustprogress`) instead.
     pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32, free_for_ptxas: bool) -> R<()> {
+        let count = self.cx.i32.const_int(count as u64, false);
+        if free_for_ptxas {
+            self.set_loop_metadata(backedge, &[("llvm.loop.unroll.count", Some(count)), ("llvm.loop.unroll.followup_unrolled", None)])
+        } else {
+            self.set_loop_metadata(backedge, &[("llvm.loop.unroll.count", Some(count))])
+        }
+    }
+
+    /// Marks the loop whose back edge is `backedge` to be unrolled whole
+    /// (`llvm.loop.unroll.full`).
+    fn set_full_unroll(&self, backedge: InstructionValue<'ctx>) -> R<()> {
+        self.set_loop_metadata(backedge, &[("llvm.loop.unroll.full", None)])
+    }
+
+    /// Gives the loop whose back edge is `backedge` a loop id with these hints: each a name and
+    /// an optional constant; `llvm.loop.unroll.followup_unrolled` stands for the follow-up
+    /// that gives the unrolled loop only `llvm.loop.mustprogress`.
+    fn set_loop_metadata(&self, backedge: InstructionValue<'ctx>, hints: &[(&str, Option<IntValue<'ctx>>)]) -> R<()> {
         use inkwell::llvm_sys::core as c;
         use inkwell::llvm_sys::debuginfo as di;
+        use inkwell::llvm_sys::prelude::LLVMMetadataRef;
         let ctx = self.ctx().raw();
         let kind = "llvm.loop";
         // SAFETY: every handle comes from this context; the temporary node stands for the loop
@@ -241,17 +298,20 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // own front ends build self-referential loop ids.
         unsafe {
             let string = |s: &str| c::LLVMMDStringInContext2(ctx, s.as_ptr().cast(), s.len());
-            let node = |ops: &mut [inkwell::llvm_sys::prelude::LLVMMetadataRef]| c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
+            let node = |ops: &mut [LLVMMetadataRef]| c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
             let tmp = di::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
-            let n = c::LLVMValueAsMetadata(self.cx.i32.const_int(count as u64, false).as_value_ref());
-            let hint = node(&mut [string("llvm.loop.unroll.count"), n]);
-            let id = if free_for_ptxas {
-                let progress = node(&mut [string("llvm.loop.mustprogress")]);
-                let followup = node(&mut [string("llvm.loop.unroll.followup_unrolled"), progress]);
-                node(&mut [tmp, hint, followup])
-            } else {
-                node(&mut [tmp, hint])
-            };
+            let mut ops = vec![tmp];
+            for (name, value) in hints {
+                let mut hint = vec![string(name)];
+                if *name == "llvm.loop.unroll.followup_unrolled" {
+                    hint.push(node(&mut [string("llvm.loop.mustprogress")]));
+                }
+                if let Some(v) = value {
+                    hint.push(c::LLVMValueAsMetadata(v.as_value_ref()));
+                }
+                ops.push(node(&mut hint));
+            }
+            let id = node(&mut ops);
             di::LLVMMetadataReplaceAllUsesWith(tmp, id);
             let kind_id = c::LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
             c::LLVMSetMetadata(backedge.as_value_ref(), kind_id, c::LLVMMetadataAsValue(ctx, id));

@@ -3,7 +3,7 @@
 //! at run time.
 
 use inkwell::IntPredicate;
-use inkwell::values::{AsValueRef, InstructionValue, IntValue};
+use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 
 use super::{FnLower, LoopBlocks, R, Slot};
 use crate::ir::*;
@@ -60,66 +60,23 @@ fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
     found
 }
 
-/// Where the variable of a `for` loop lies on every iteration: `lo <= var < hi` (`<= hi` for
-/// `..=`), compared as its type is signed or not.
-#[derive(Clone, Copy)]
-pub(super) struct RangeFact<'ctx> {
-    lo: IntValue<'ctx>,
-    hi: IntValue<'ctx>,
-    inclusive: bool,
+/// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
+struct Counted<'ctx> {
+    id: LoopId,
+    var: LocalId,
+    it: inkwell::types::IntType<'ctx>,
+    counter: PointerValue<'ctx>,
+    current: PointerValue<'ctx>,
+    slot: PointerValue<'ctx>,
+    last: IntValue<'ctx>,
+    step: IntValue<'ctx>,
+    /// Whether the step is known before run time (ptxas may unroll the unrolled loop again).
+    constant_step: bool,
     signed: bool,
-}
-
-/// Whether `body` may change local `var`: an assignment to it or to a part of it, or a
-/// `&mut self` call on it.
-fn assigns(body: &Block, var: LocalId) -> bool {
-    fn root(p: &Place) -> Option<LocalId> {
-        match p {
-            Place::Local(l) => Some(*l),
-            Place::Field(p, _) | Place::Elem(p, _) => root(p),
-            Place::Index(..) => None,
-        }
-    }
-    let mut found = false;
-    visit_block(body, &mut |e| {
-        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind {
-            found |= root(p) == Some(var);
-        }
-    });
-    found
+    exit: inkwell::basic_block::BasicBlock<'ctx>,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
-    /// In checked code, where `index` (the value of `index_expr`) is the variable of a `for`
-    /// loop being lowered, tells LLVM the range it lies in, just before its bounds check: a
-    /// check against the bound the loop runs to (`for j in (t..x.len()).step_by(s) { x[j] }`)
-    /// then folds away, and the loop keeps the one exit a runtime unroll needs (LLVM cannot
-    /// derive the range: the last index comes from a division). The fact is placed at the
-    /// check, not at the top of the body, because an `llvm.assume` counts as a side effect to
-    /// loop unswitching: one at the top would keep the loop-invariant checks before it (the
-    /// row of `x[[row, j]]`) inside the loop.
-    pub(super) fn assume_range(&self, index_expr: &Expr, index: IntValue<'ctx>) -> R<()> {
-        let ExprKind::Local(v) = index_expr.kind else { return Ok(()) };
-        let Some((_, f)) = self.range_facts.iter().rev().find(|(var, _)| *var == v) else { return Ok(()) };
-        if index.get_type() != f.lo.get_type() {
-            return Ok(());
-        }
-        self.assume_in(*f, index)
-    }
-
-    /// Tells LLVM that `index` lies in `f`'s range.
-    fn assume_in(&self, f: RangeFact<'ctx>, index: IntValue<'ctx>) -> R<()> {
-        let (ge, lt, le) = if f.signed {
-            (IntPredicate::SGE, IntPredicate::SLT, IntPredicate::SLE)
-        } else {
-            (IntPredicate::UGE, IntPredicate::ULT, IntPredicate::ULE)
-        };
-        let above = self.b.build_int_compare(ge, index, f.lo, "")?;
-        self.assume(above)?;
-        let below = self.b.build_int_compare(if f.inclusive { le } else { lt }, index, f.hi, "")?;
-        self.assume(below)
-    }
-
     /// `for var in start..end` (or `..=`, or `.step_by(step)`) with Rust's meaning: no value past
     /// the bound, no overflow near the type's maximum, `step_by(0)` stepping by one. The trip
     /// count is computed before the loop, as Rust's `StepBy` does, and the loop counts it down
@@ -161,8 +118,6 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let (lt, le) = if s.is_signed() { (IntPredicate::SLT, IntPredicate::SLE) } else { (IntPredicate::ULT, IntPredicate::ULE) };
         let go = self.b.build_int_compare(if inclusive { le } else { lt }, lo, hi, "")?;
         let setup = self.ctx().append_basic_block(self.fv, "");
-        let bodyb = self.ctx().append_basic_block(self.fv, "");
-        let latch = self.ctx().append_basic_block(self.fv, "");
         let exit = self.ctx().append_basic_block(self.fv, "");
         self.b.build_conditional_branch(go, setup, exit)?;
         self.b.position_at_end(setup);
@@ -185,43 +140,58 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         self.b.build_store(counter, it.const_zero())?;
         self.b.build_store(current, lo)?;
         self.locals[var] = Slot::Scalar(slot, s);
+        let step_v = step_narrow.unwrap_or(it.const_int(1, false));
+        // The value of the last iteration: at most `end`, so nothing here wraps.
+        let final_v = self.b.build_int_add(lo, self.b.build_int_mul(last, step_v, "")?, "")?;
+        let constant_step = step_v.is_const();
+        let shape = Counted { id, var, it, counter, current, slot, last, step: step_v, constant_step, signed: s.is_signed(), exit };
+        match self.version_condition(var, s, lo, final_v, body)? {
+            Some((inside, sites)) => {
+                let fast = self.ctx().append_basic_block(self.fv, "");
+                let slow = self.ctx().append_basic_block(self.fv, "");
+                self.b.build_conditional_branch(inside, fast, slow)?;
+                self.version_depth += 1;
+                self.b.position_at_end(fast);
+                let fresh: Vec<_> = sites.into_iter().filter(|p| self.proven.insert(*p)).collect();
+                self.counted_loop(&shape, body)?;
+                for p in fresh {
+                    self.proven.remove(&p);
+                }
+                self.b.position_at_end(slow);
+                self.counted_loop(&shape, body)?;
+                self.version_depth -= 1;
+            }
+            None => self.counted_loop(&shape, body)?,
+        }
+        self.b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// One copy of a counted loop, entered from the current block: the body runs for counter
+    /// values 0 to `last`, the index stepping from its first value.
+    fn counted_loop(&mut self, c: &Counted<'ctx>, body: &Block) -> R<()> {
+        let bodyb = self.ctx().append_basic_block(self.fv, "");
+        let latch = self.ctx().append_basic_block(self.fv, "");
         self.b.build_unconditional_branch(bodyb)?;
         self.b.position_at_end(bodyb);
-        let i = self.b.build_load(it, current, "")?;
-        self.b.build_store(slot, i)?;
-        self.loops.insert(id, LoopBlocks { cont: latch, exit, value: None });
-        let fact = self.cx.input.options.checked && !assigns(body, var);
-        if fact {
-            let range = RangeFact { lo, hi, inclusive, signed: s.is_signed() };
-            self.range_facts.push((var, range));
-            // A range between constants is told at the top of the body too: its known bits
-            // then bound the indices computed from it (`ta[ty * TILE + k]` for `k in 0..TILE`
-            // becomes `ty < 32`, one check for every `k`). Loops over constants are mostly
-            // unrolled whole, so the unswitching this assume stands in the way of is moot.
-            if lo.is_const() && hi.is_const() {
-                self.assume_in(range, i.into_int_value())?;
-            }
-        }
-        let lowered = self.block(body);
-        if fact {
-            self.range_facts.pop();
-        }
-        lowered?;
+        let i = self.b.build_load(c.it, c.current, "")?;
+        self.b.build_store(c.slot, i)?;
+        self.loops.insert(c.id, LoopBlocks { cont: latch, exit: c.exit, value: None });
+        self.block(body)?;
         if !self.terminated() {
             self.b.build_unconditional_branch(latch)?;
         }
         self.b.position_at_end(latch);
-        let k = self.b.build_load(it, counter, "")?.into_int_value();
-        let i = self.b.build_load(it, current, "")?.into_int_value();
-        let one = it.const_int(1, false);
+        let k = self.b.build_load(c.it, c.counter, "")?.into_int_value();
+        let i = self.b.build_load(c.it, c.current, "")?.into_int_value();
+        let one = c.it.const_int(1, false);
         // k < last on the way back, so neither the counter nor (for unsigned types) the index
         // wraps on any iteration that runs; after the last one the next index is never used.
-        self.b.build_store(counter, self.b.build_int_nuw_add(k, one, "")?)?;
-        let st = step_narrow.unwrap_or(one);
-        let next = if s.is_signed() { self.b.build_int_add(i, st, "")? } else { self.b.build_int_nuw_add(i, st, "")? };
-        self.b.build_store(current, next)?;
-        let done = self.b.build_int_compare(IntPredicate::EQ, k, last, "")?;
-        let backedge = self.b.build_conditional_branch(done, exit, bodyb)?;
+        self.b.build_store(c.counter, self.b.build_int_nuw_add(k, one, "")?)?;
+        let next = if c.signed { self.b.build_int_add(i, c.step, "")? } else { self.b.build_int_nuw_add(i, c.step, "")? };
+        self.b.build_store(c.current, next)?;
+        let done = self.b.build_int_compare(IntPredicate::EQ, k, c.last, "")?;
+        let backedge = self.b.build_conditional_branch(done, c.exit, bodyb)?;
         // NVIDIA's compiler unrolls a loop whose trip count is known only at run time by 4; so
         // does kache on NVPTX (LLVM's own allowance for NVPTX, a quarter of the usual cost
         // threshold, unrolls a loop with a libdevice call in it by 2 or not at all). A constant
@@ -231,28 +201,13 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // model unrolls a body with a libdevice call in it by 2 at most, which leaves the array
         // in local memory for ptxas to rescue (or not).
         if !self.cx.host {
-            match last.get_zero_extended_constant() {
-                Some(n) if n < FULL_UNROLL_MAX && indexes_fixed_array(body, var) => self.set_full_unroll(backedge)?,
+            match c.last.get_zero_extended_constant() {
+                Some(n) if n < FULL_UNROLL_MAX && indexes_fixed_array(body, c.var) => self.set_full_unroll(backedge)?,
                 Some(_) => {}
-                None if unrollable(self.cx.input.program, body) => {
-                    let constant_step = step_v.is_none_or(|v| v.is_const());
-                    self.set_unroll_count(backedge, 4, constant_step)?;
-                }
+                None if unrollable(self.cx.input.program, body) => self.set_unroll_count(backedge, 4, c.constant_step)?,
                 None => {}
             }
         }
-        self.b.position_at_end(exit);
-        Ok(())
-    }
-
-    /// `llvm.assume(fact)`: `fact` holds wherever the builder is.
-    fn assume(&self, fact: IntValue<'ctx>) -> R<()> {
-        let name = "llvm.assume";
-        let f = self.m.get_function(name).unwrap_or_else(|| {
-            let ty = self.ctx().void_type().fn_type(&[self.ctx().bool_type().into()], false);
-            self.m.add_function(name, ty, None)
-        });
-        self.b.build_call(f, &[fact.into()], "")?;
         Ok(())
     }
 

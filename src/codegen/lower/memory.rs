@@ -74,7 +74,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         for ie in idx {
             indices.push(self.scalar_of(ie)?.into_int_value());
         }
-        self.check_bounds(arr, array, idx, &indices)?;
+        self.check_bounds(arr, array, &indices)?;
         let mut off: Option<IntValue<'ctx>> = None;
         for (d, i) in indices.into_iter().enumerate() {
             let stride = arr.strides.get(d).copied().unwrap_or(self.i64c(1));

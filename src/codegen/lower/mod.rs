@@ -29,9 +29,10 @@ mod loops;
 mod matching;
 mod math;
 mod memory;
+mod version;
 mod warp;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::AddressSpace;
 use inkwell::basic_block::BasicBlock;
@@ -285,9 +286,6 @@ struct FnLower<'c, 'a, 'ctx> {
     entry: BasicBlock<'ctx>,
     locals: Vec<Slot<'ctx>>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
-    /// In checked code, the `for` loops being lowered whose variable the body never assigns:
-    /// where the variable lies (`loops::RangeFact`), told to LLVM where it indexes an array.
-    range_facts: Vec<(LocalId, loops::RangeFact<'ctx>)>,
     host_ctx: Option<PointerValue<'ctx>>,
     /// On the GPU: the fault record and the kernel's token (hidden parameters).
     gpu_fault: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
@@ -295,6 +293,11 @@ struct FnLower<'c, 'a, 'ctx> {
     activemask_sites: u32,
     /// Where a function returning an aggregate writes its value.
     sret: Option<PointerValue<'ctx>>,
+    /// Array accesses (by their array expression) whose bounds the enclosing versioned loop
+    /// proved before it started (`version.rs`): their checks are left out.
+    proven: HashSet<*const Expr>,
+    /// How many versioned loops enclose the code being lowered.
+    version_depth: u32,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

@@ -523,6 +523,39 @@ fn versioned_indices_that_wrap_products_of_invariants_and_strides_fault_as_unver
 }
 
 #[test]
+fn an_index_named_by_a_let_in_the_loop_is_versioned_as_its_value_and_faults_as_unversioned_code_does() {
+    let dev = Device::host();
+    let t = dev.upload(&(0..12u32).collect::<Vec<_>>()).unwrap();
+    // `let i = r * 4 + c` stands for its value: rows 0 and 2 of 3 x 4 run, row 3 faults at 12.
+    let k = kernel(
+        "#[kernel] pub fn k(t: &[u32], r: usize, o: &mut [u32]) { for c in 0..4 { let i = r * 4 + c; o[0] += t[i] * (c as u32 + 1); } }",
+    );
+    for (r, want) in [(0usize, 20u32), (2, 100)] {
+        let mut out = dev.alloc::<u32>(&[1]).unwrap();
+        k.launch(&dev, Grid::linear(1, 1), (&t, r, &mut out)).unwrap();
+        assert_eq!(out.download().unwrap(), vec![want], "row {r}");
+    }
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, 3usize, &mut out)).unwrap_err());
+    assert_eq!((index, len), (12, 12));
+    // A `let` of a value the loop changes is no promise: `i` is 0, 6, then 12 (out of bounds),
+    // though `c + s` with `s` as it was before the loop would stay below 4.
+    let k = kernel(
+        "#[kernel] pub fn k(t: &[u32], o: &mut [u32]) { let mut s = 0usize; for c in 0..4 { let i = c + s; s += 5; o[0] += t[i]; } }",
+    );
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, &mut out)).unwrap_err());
+    assert_eq!((index, len), (12, 12));
+    assert_eq!(out.download().unwrap(), vec![6]);
+    // Nor is a `let` the body assigns again afterwards.
+    let k = kernel("#[kernel] pub fn k(t: &[u32], o: &mut [u32]) { for c in 0..4 { let mut i = c; i *= 5; o[0] += t[i]; } }");
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, _, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, &mut out)).unwrap_err());
+    assert_eq!(index, 15);
+    assert_eq!(out.download().unwrap(), vec![15]);
+}
+
+#[test]
 fn a_loop_that_leaves_before_its_bound_passes_the_array_does_not_fault() {
     let dev = Device::host();
     let src = "#[kernel] pub fn k(n: usize, stop: usize, o: &mut [u32]) { for i in 0..n { if i == stop { break; } o[i] = i as u32 + 1; } }";
@@ -536,15 +569,20 @@ fn a_loop_that_leaves_before_its_bound_passes_the_array_does_not_fault() {
 fn a_checked_strided_reduction_keeps_four_loads_in_flight_on_the_gpu() {
     // The versioned loop's unrolled body has no check between its loads; with checks, each load
     // would sit behind its own branch.
-    let src = "#[kernel] pub fn k(x: &[f32], out: &mut [f32]) {\n\
-               let mut acc = 0.0f32;\n\
-               for j in (global_id_x()..x.len()).step_by(block_dim_x() as usize * grid_dim_x() as usize) { acc += x[j]; }\n\
-               atomic_add(&mut out[0], acc); }";
-    let k = kernel(src);
-    let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
-    let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
-    assert!(c.is_checked());
-    let ptx = c.ptx().unwrap();
-    let most = ptx.split("$L__").map(|block| block.matches("ld.global.nc.f32").count()).max().unwrap_or(0);
-    assert!(most >= 4, "no block with 4 loads in the checked PTX:\n{ptx}");
+    // The same with the index named by a `let` (which stands for its value) and offset.
+    for body in ["acc += x[j];", "let i = j - global_id_x(); acc += x[i + global_id_x()];"] {
+        let src = format!(
+            "#[kernel] pub fn k(x: &[f32], out: &mut [f32]) {{\n\
+             let mut acc = 0.0f32;\n\
+             for j in (global_id_x()..x.len()).step_by(block_dim_x() as usize * grid_dim_x() as usize) {{ {body} }}\n\
+             atomic_add(&mut out[0], acc); }}"
+        );
+        let k = kernel(&src);
+        let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
+        let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
+        assert!(c.is_checked());
+        let ptx = c.ptx().unwrap();
+        let most = ptx.split("$L__").map(|block| block.matches("ld.global.nc.f32").count()).max().unwrap_or(0);
+        assert!(most >= 4, "no block with 4 loads in the checked PTX of `{body}`:\n{ptx}");
+    }
 }

@@ -63,7 +63,6 @@ fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
 /// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
 struct Counted<'ctx> {
     id: LoopId,
-    var: LocalId,
     it: inkwell::types::IntType<'ctx>,
     counter: PointerValue<'ctx>,
     current: PointerValue<'ctx>,
@@ -72,6 +71,9 @@ struct Counted<'ctx> {
     step: IntValue<'ctx>,
     /// Whether the step is known before run time (ptxas may unroll the unrolled loop again).
     constant_step: bool,
+    /// Whether the loop is unrolled whole (on the GPU: constant trips, indexing a fixed-size
+    /// array with its variable).
+    whole: bool,
     signed: bool,
     exit: inkwell::basic_block::BasicBlock<'ctx>,
 }
@@ -144,8 +146,15 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // The value of the last iteration: at most `end`, so nothing here wraps.
         let final_v = self.b.build_int_add(lo, self.b.build_int_mul(last, step_v, "")?, "")?;
         let constant_step = step_v.is_const();
-        let shape = Counted { id, var, it, counter, current, slot, last, step: step_v, constant_step, signed: s.is_signed(), exit };
-        match self.version_condition(var, s, lo, final_v, body)? {
+        let whole =
+            !self.cx.host && last.get_zero_extended_constant().is_some_and(|n| n < FULL_UNROLL_MAX) && indexes_fixed_array(body, var);
+        let shape = Counted { id, it, counter, current, slot, last, step: step_v, constant_step, whole, signed: s.is_signed(), exit };
+        // A loop unrolled whole is not versioned: its checks become straight-line code, where
+        // LLVM drops those a guard proves and each other costs a compare; two unrolled copies
+        // would make ptxas allocate registers for both (the speed suite's softmax: 66, not 58,
+        // so fewer blocks per SM).
+        let versioned = if whole { None } else { self.version_condition(var, s, lo, final_v, body)? };
+        match versioned {
             Some((inside, sites)) => {
                 let fast = self.ctx().append_basic_block(self.fv, "");
                 let slow = self.ctx().append_basic_block(self.fv, "");
@@ -202,7 +211,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // in local memory for ptxas to rescue (or not).
         if !self.cx.host {
             match c.last.get_zero_extended_constant() {
-                Some(n) if n < FULL_UNROLL_MAX && indexes_fixed_array(body, c.var) => self.set_full_unroll(backedge)?,
+                Some(_) if c.whole => self.set_full_unroll(backedge)?,
                 Some(_) => {}
                 None if unrollable(self.cx.input.program, body) => self.set_unroll_count(backedge, 4, c.constant_step)?,
                 None => {}

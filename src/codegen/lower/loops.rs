@@ -33,8 +33,8 @@ fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, to
     });
 }
 
-/// Loops over constants of fewer iterations than this that index a fixed-size array with their
-/// variable are unrolled whole on the GPU.
+/// Loops over constants of at most this many iterations that index a fixed-size array with
+/// their variable are unrolled whole on the GPU.
 const FULL_UNROLL_MAX: u64 = 64;
 
 /// Whether `body` indexes a fixed-size array (`v[k]`, `v[k] = ..`) with an index that uses `var`.
@@ -146,6 +146,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // The value of the last iteration: at most `end`, so nothing here wraps.
         let final_v = self.b.build_int_add(lo, self.b.build_int_mul(last, step_v, "")?, "")?;
         let constant_step = step_v.is_const();
+        // `last` is the index of the last iteration: n + 1 iterations.
         let whole =
             !self.cx.host && last.get_zero_extended_constant().is_some_and(|n| n < FULL_UNROLL_MAX) && indexes_fixed_array(body, var);
         let shape = Counted { id, it, counter, current, slot, last, step: step_v, constant_step, whole, signed: s.is_signed(), exit };

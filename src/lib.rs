@@ -74,7 +74,10 @@ pub use error::{CodegenError, Error, Result};
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
-pub use jit::{CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
+pub use jit::{
+    CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, FactoryArgs, Jit, Kernel, KernelsToCompile,
+    Module, Origin, Served,
+};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};

@@ -322,7 +322,10 @@ impl Kernel {
                 }
             }
             Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
-                Ok(c) => return Ok(Arc::new(c)),
+                Ok(mut c) => {
+                    c.libdevice = libdevice.as_ref().map(|l| l.hash);
+                    return Ok(Arc::new(c));
+                }
                 Err(e) => cache
                     .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
             },
@@ -331,6 +334,7 @@ impl Kernel {
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
+        let mut libdevice_hash = libdevice.as_ref().map(|l| l.hash);
         let libdevice_bytes = match &libdevice {
             Some(l) => {
                 let Some((bytes, hash)) = l.load() else {
@@ -339,6 +343,7 @@ impl Kernel {
                 };
                 if hash != l.hash {
                     key = self.derive_with(options, spec, Some(hash)).key;
+                    libdevice_hash = Some(hash);
                 }
                 Some(bytes)
             }
@@ -357,7 +362,7 @@ impl Kernel {
         let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
-        let ck = Arc::new(CompiledKernel::new(
+        let mut ck = CompiledKernel::new(
             self,
             target,
             spec,
@@ -366,7 +371,9 @@ impl Kernel {
             compiled.entry.clone(),
             library.clone(),
             Origin::Compiled { ms: compile_ms },
-        ));
+        );
+        ck.libdevice = libdevice_hash;
+        let ck = Arc::new(ck);
         match library.persistable() {
             Ok(proof) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);

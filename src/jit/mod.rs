@@ -3,6 +3,7 @@
 //! share (parsed sources and live kernels, each deduplicated).
 
 mod compiled;
+mod direct;
 mod generic;
 mod kernel;
 mod launch;
@@ -10,6 +11,7 @@ mod module;
 mod serialize;
 
 pub use compiled::{CompiledKernel, Origin};
+pub use direct::{CompileRequest, CompiledFile, Direct, DirectExplanation, DirectMiss, Served};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 
@@ -111,6 +113,8 @@ struct JitInner {
     cache: Cache,
     sources: Mutex<HashMap<[u8; 32], Weak<Source>>>,
     kernels: Mutex<HashMap<[u8; 32], Weak<KernelInner>>>,
+    /// Direct mode's manifests served or recorded in this process, with their kernels.
+    direct: direct::DirectMemo,
 }
 
 /// The runtime JIT compiler: loads kernel sources into [`Module`]s and compiles their kernels
@@ -151,7 +155,15 @@ impl Jit {
             lock_timeout: config.lock_timeout,
             remote: config.remote.clone(),
         })?;
-        Ok(Jit { inner: Arc::new(JitInner { config, cache, sources: Mutex::new(HashMap::new()), kernels: Mutex::new(HashMap::new()) }) })
+        Ok(Jit {
+            inner: Arc::new(JitInner {
+                config,
+                cache,
+                sources: Mutex::new(HashMap::new()),
+                kernels: Mutex::new(HashMap::new()),
+                direct: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     /// A JIT configured from the environment ([`Config::from_env`]).

@@ -4,11 +4,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::Jit;
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
 use super::kernel::signature_text;
 use crate::abi::ParamAbi;
 use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
-use crate::cache::{ArtifactKind, Meta};
+use crate::cache::{ArtifactKind, Key, Meta};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::{EnumTy, Ty};
@@ -24,6 +25,26 @@ impl CompiledKernel {
         if let Err(refs) = self.library.persistable() {
             return Err(Error::NotSerializable { kernel: self.name.clone(), what: refs[0].describe() });
         }
+        let interface = self.interface()?;
+        let compile_ms = match self.origin {
+            Origin::Compiled { ms } => ms,
+            _ => 0,
+        };
+        let meta = Meta::new(
+            self.key,
+            &self.name,
+            &signature_text(&self.signature, &self.enums),
+            artifact_kind(&self.artifact),
+            &self.entry,
+            compile_ms,
+        )
+        .with_interface(interface);
+        Ok(envelope::encode(&meta, self.artifact.bytes()))
+    }
+
+    /// How to call it without its source: what a serialised kernel and direct mode's manifest
+    /// carry. Fails where the specialisation does not fit the signature.
+    pub(super) fn interface(&self) -> Result<Interface> {
         let built_for = match self.target {
             Target::Nvptx(arch) => BuiltFor::Gpu(arch),
             // Host code is only ever compiled or loaded on this CPU (the key names it, and
@@ -52,21 +73,7 @@ impl CompiledKernel {
                 Ok(Param { name: name.clone(), ty, enum_def })
             })
             .collect::<Result<Vec<_>>>()?;
-        let interface = Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared };
-        let compile_ms = match self.origin {
-            Origin::Compiled { ms } => ms,
-            _ => 0,
-        };
-        let meta = Meta::new(
-            self.key,
-            &self.name,
-            &signature_text(&self.signature, &self.enums),
-            artifact_kind(&self.artifact),
-            &self.entry,
-            compile_ms,
-        )
-        .with_interface(interface);
-        Ok(envelope::encode(&meta, self.artifact.bytes()))
+        Ok(Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared })
     }
 
     /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
@@ -79,15 +86,15 @@ impl CompiledKernel {
         let Some(interface) = meta.interface else {
             return Err(bad("a cache entry, not a serialised kernel: it does not carry the kernel's interface".into()));
         };
-        let (target, artifact) = match (interface.built_for, meta.kind) {
-            (BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
+        let (target, artifact) = match (&interface.built_for, meta.kind) {
+            (&BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
                 (Target::Nvptx(arch), Artifact::Ptx(String::from_utf8(payload.to_vec()).map_err(|_| bad("PTX is not UTF-8".into()))?))
             }
-            (BuiltFor::Gpu(arch), ArtifactKind::Cubin) => (Target::Nvptx(arch), Artifact::Cubin(payload.to_vec())),
+            (&BuiltFor::Gpu(arch), ArtifactKind::Cubin) => (Target::Nvptx(arch), Artifact::Cubin(payload.to_vec())),
             (BuiltFor::HostCpu(cpu), ArtifactKind::HostBitcode) => {
                 let this_cpu = codegen::host_cpu();
-                if cpu != this_cpu {
-                    return Err(Error::ForeignHostCpu { kernel: meta.kernel, built_for: cpu, this_cpu });
+                if *cpu != this_cpu {
+                    return Err(Error::ForeignHostCpu { kernel: meta.kernel, built_for: cpu.clone(), this_cpu });
                 }
                 (Target::Host, Artifact::HostBitcode(payload.to_vec()))
             }
@@ -99,6 +106,22 @@ impl CompiledKernel {
                 return Err(bad(format!("a {kind:?} payload cannot be code built for {machine}")));
             }
         };
+        Ok(CompiledKernel::from_interface(meta.key, meta.kernel, meta.entry, interface, target, artifact, Origin::Deserialized, None))
+    }
+
+    /// A compiled kernel from its interface and code, without its source: a deserialised
+    /// kernel, or one direct mode found (with the JIT, whose cubin tier it then uses).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn from_interface(
+        key: Key,
+        name: String,
+        entry: String,
+        interface: Interface,
+        target: Target,
+        artifact: Artifact,
+        origin: Origin,
+        jit: Option<Jit>,
+    ) -> CompiledKernel {
         let mut signature = Vec::new();
         let mut layouts = Vec::new();
         let mut abi = Vec::new();
@@ -124,26 +147,27 @@ impl CompiledKernel {
                 }
             }
         }
-        let library = Arc::new(CodeLibrary::new(meta.kernel.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
-        Ok(CompiledKernel {
-            key: meta.key,
-            name: meta.kernel,
+        let library = Arc::new(CodeLibrary::new(name.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
+        CompiledKernel {
+            key,
+            name,
             target,
             spec: Specialization { layouts },
             signature,
             enums,
             abi,
             artifact,
-            entry: meta.entry,
+            entry,
             cooperative: interface.cooperative,
             static_shared: interface.static_shared,
             library,
             device_captures: Vec::new(),
-            origin: Origin::Deserialized,
-            jit: None,
+            origin,
+            jit,
             host: OnceLock::new(),
             cuda: Mutex::new(HashMap::new()),
             cubin_origin: Mutex::new(None),
-        })
+            libdevice: None,
+        }
     }
 }

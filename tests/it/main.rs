@@ -16,6 +16,7 @@ mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
+mod direct;
 mod docs;
 mod fast_code;
 mod faults;

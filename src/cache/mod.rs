@@ -459,8 +459,8 @@ impl Cache {
     }
 
     /// Hands this process's counters and access stamps to the store: written now, or, with
-    /// `park`, left in a small file that the next process to open the store merges (so a
-    /// process that only had hits does not open the store a second time to count them).
+    /// `park` (when the cache is dropped), left in a small file that the next process to open
+    /// the catalogue merges, so that a process that only had hits never opens the catalogue.
     fn flush(&self, park: bool) {
         let Some(local) = &self.local else { return };
         let mut touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
@@ -470,10 +470,17 @@ impl Cache {
         if deltas.is_zero() && touched.is_empty() {
             return;
         }
-        // A process that only had hits parks its counts rather than opening the catalogue
-        // again; once enough have piled up, this one merges them all.
-        let piled = local.parked_count();
-        if park && piled < 64 && local.park(&deltas, &touched, &[]).is_ok() {
+        // A process that only had hits never opens the catalogue (sled): it parks its counts
+        // and access stamps in a file, and once many files have piled up it folds them into
+        // one, still without the catalogue; the next writer, `gc` or `stats` merges them. A
+        // cache hit thus reads the entry's file and writes one small file, whatever sled costs
+        // to open on this machine.
+        if park {
+            let parked =
+                if local.parked_count() < 64 { local.park(&deltas, &touched, &[]) } else { local.compact_parked(&deltas, &touched) };
+            if let Err(e) = parked {
+                self.warn_once("park", &format!("this process's cache statistics could not be recorded ({e})"));
+            }
             return;
         }
         if local.write_bookkeeping(&deltas, &touched).is_err() {

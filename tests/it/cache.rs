@@ -490,6 +490,79 @@ fn sixteen_concurrent_processes_into_one_fresh_store_all_succeed_with_identical_
     assert_eq!(v["bad_entries"], 0, "{v}");
 }
 
+/// A cache hit never opens the catalogue (sled): it reads the entry's file and parks its
+/// counts and access stamp, and once many parked files have piled up a hit-only process folds
+/// them into one, still without the catalogue. The catalogue here is garbage that opening it
+/// would move aside; it is still there after 70 hit-only processes (in-process caches here),
+/// and `kache stats`, which opens it (moving it aside), then counts every hit.
+#[test]
+fn hits_never_open_the_catalogue() {
+    let cache = tempfile::tempdir().unwrap();
+    let src = "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }";
+    let compile = || {
+        let jit = disk_jit(cache.path());
+        let k = jit.load_source("k.rs", src).unwrap().kernel("k").unwrap();
+        k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().origin()
+    };
+    assert!(matches!(compile(), Origin::Compiled { .. }));
+    let versioned = cache.path().join(format!("v{KEY_SCHEMA}"));
+    let db = versioned.join("db");
+    std::fs::remove_dir_all(&db).unwrap();
+    std::fs::write(&db, b"not a catalogue").unwrap();
+    for _ in 0..70 {
+        assert_eq!(compile(), Origin::Cache(kache::cache::Tier::Local));
+    }
+    assert_eq!(std::fs::read(&db).unwrap(), b"not a catalogue", "a hit opened the catalogue");
+    let parked = std::fs::read_dir(versioned.join("parked-stats"))
+        .unwrap()
+        .flatten()
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .count();
+    assert!((1..=64).contains(&parked), "{parked} parked files");
+    let o = kache(cache.path()).args(["stats", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // (The first process's miss was counted in the catalogue replaced above.)
+    assert_eq!((v["hits"].as_u64(), v["misses"].as_u64()), (Some(70), Some(0)), "{v}");
+}
+
+/// Hit-only processes folding the parked files at once (64 already parked, 16 hits finishing
+/// together, each in its own cache) claim each file once: no count is lost or counted twice.
+#[test]
+fn hit_only_processes_folding_parked_files_at_once_count_every_hit_once() {
+    let cache = tempfile::tempdir().unwrap();
+    let src = "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 2.0; }";
+    let compile = || {
+        let jit = disk_jit(cache.path());
+        let k = jit.load_source("k.rs", src).unwrap().kernel("k").unwrap();
+        k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap().origin()
+    };
+    assert!(matches!(compile(), Origin::Compiled { .. }));
+    let parked = cache.path().join(format!("v{KEY_SCHEMA}")).join("parked-stats");
+    std::fs::create_dir_all(&parked).unwrap();
+    for i in 0..64 {
+        std::fs::write(parked.join(format!("earlier-{i}")), "hits 1\nhits_local 1\n").unwrap();
+    }
+    let start = std::sync::Barrier::new(16);
+    std::thread::scope(|s| {
+        for _ in 0..16 {
+            s.spawn(|| {
+                let jit = disk_jit(cache.path());
+                let k = jit.load_source("k.rs", src).unwrap().kernel("k").unwrap();
+                let spec = Specialization::uniform(k.program(), Layout::C);
+                start.wait();
+                let origin = k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &spec).unwrap().origin();
+                assert_eq!(origin, Origin::Cache(kache::cache::Tier::Local));
+            });
+        }
+    });
+    let left = std::fs::read_dir(&parked).unwrap().flatten().filter(|e| !e.file_name().to_string_lossy().starts_with('.')).count();
+    assert!(left < 64 + 16, "{left} parked files: none were folded");
+    let o = kache(cache.path()).args(["stats", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["hits"].as_u64(), v["hits_local"].as_u64(), v["misses"].as_u64()), (Some(80), Some(80), Some(1)), "{v}");
+    assert_eq!(std::fs::read_dir(&parked).unwrap().count(), 0, "stats merged every parked file");
+}
+
 #[test]
 fn writers_never_wait_for_the_catalogue_and_their_parked_bookkeeping_is_merged_later() {
     let cache = tempfile::tempdir().unwrap();

@@ -37,19 +37,66 @@ impl LocalStore {
 
     /// Parks counter deltas, accessed keys, and the catalogue records of entries written
     /// without it (key and size change), for the next process that opens the catalogue: when
-    /// the catalogue is busy, or when a process only had hits and opening the catalogue again
-    /// just to count them is not worth it. A file where the `parked-stats` folder belongs
+    /// the catalogue is busy, or when a process only had hits (hits never open the catalogue).
+    /// A file where the `parked-stats` folder belongs
     /// (garbage written over the store) is replaced by the folder, with a warning. On failure
     /// (a full disk) nothing is left behind and the caller keeps its counts.
     pub(crate) fn park(&self, deltas: &Counts, touched: &[Key], stored: &[(Key, i64)]) -> std::io::Result<()> {
-        let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(c, v)| format!("{} {v}\n", c.name())).collect();
-        for k in touched {
-            text.push_str(&format!("touch {}\n", k.hex()));
-        }
         let now = now_secs();
-        for (k, delta) in stored {
-            text.push_str(&format!("put {} {delta} {now}\n", k.hex()));
+        let puts: Vec<(Key, i64, u64)> = stored.iter().map(|(k, delta)| (*k, *delta, now)).collect();
+        self.write_parked(&parked_text(deltas, touched.iter(), &puts))
+    }
+
+    /// Folds every parked file, with this process's own counts and accessed keys, into one
+    /// parked file, without the catalogue: what a process that only had hits does once many
+    /// files have piled up, so that hits never open the catalogue and the parked files stay
+    /// few (the next writer, `gc` or `stats` merges them). Each file is claimed by renaming it,
+    /// so two processes folding at once never count one file twice; the claimed files are
+    /// removed once the folded one is written, and put back if it cannot be.
+    pub(crate) fn compact_parked(&self, deltas: &Counts, touched: &[Key]) -> std::io::Result<()> {
+        let dir = self.parked_dir();
+        let mut counts = deltas.clone();
+        let mut keys: std::collections::BTreeSet<Key> = touched.iter().copied().collect();
+        let mut puts = Vec::new();
+        let mut claimed = Vec::new();
+        for e in std::fs::read_dir(&dir)?.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            // Files still being written, and files other processes have claimed.
+            if name.starts_with('.') {
+                continue;
+            }
+            let n = PARKED.fetch_add(1, Ordering::Relaxed);
+            let claim = dir.join(format!(".claimed-{}-{n}-{name}", std::process::id()));
+            if std::fs::rename(e.path(), &claim).is_err() {
+                continue;
+            }
+            // What cannot be read as text (garbage written over it) is dropped, as a merge does.
+            if let Ok(bytes) = crate::files::read_regular(&claim, MAX_PARKED_FILE, false) {
+                let (d, t, p) = parse(&String::from_utf8_lossy(&bytes));
+                counts.add_all(&d);
+                keys.extend(t);
+                puts.extend(p);
+            }
+            claimed.push((e.path(), claim));
         }
+        match self.write_parked(&parked_text(&counts, keys.iter(), &puts)) {
+            Ok(()) => {
+                for (_, claim) in &claimed {
+                    let _ = super::remove_any(claim);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                for (original, claim) in &claimed {
+                    let _ = std::fs::rename(claim, original);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes one parked file holding `text` (nothing if it is empty).
+    fn write_parked(&self, text: &str) -> std::io::Result<()> {
         if text.is_empty() {
             return Ok(());
         }
@@ -126,6 +173,18 @@ impl LocalStore {
         }
         Ok(())
     }
+}
+
+/// A parked file's text: counter deltas, accessed keys, entry records (key, size change, time).
+fn parked_text<'a>(deltas: &Counts, touched: impl Iterator<Item = &'a Key>, puts: &[(Key, i64, u64)]) -> String {
+    let mut text: String = deltas.iter().filter(|(_, v)| *v != 0).map(|(c, v)| format!("{} {v}\n", c.name())).collect();
+    for k in touched {
+        text.push_str(&format!("touch {}\n", k.hex()));
+    }
+    for (k, delta, when) in puts {
+        text.push_str(&format!("put {} {delta} {when}\n", k.hex()));
+    }
+    text
 }
 
 /// A parked file larger than this is garbage (one holds a process's counts and keys).

@@ -248,7 +248,7 @@ impl Jit {
         let remembered = self.inner.direct.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned();
         if let Some(r) = remembered
             && let Some(kernels) = r.kernels.iter().map(Weak::upgrade).collect::<Option<Vec<_>>>()
-            && unchanged(&r.manifest, loader.as_mut().map(|l| &mut **l)).is_ok()
+            && unchanged(&r.manifest, loader.as_deref_mut()).is_ok()
         {
             cache.count(Counter::DirectHits, 1);
             cache.count(Counter::Hits, kernels.len() as u64);

@@ -293,7 +293,13 @@ fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
 
 /// The kernels and instances to work on: those named, else every one the module lists (with
 /// a note for each generic kernel left out, which is returned too).
-fn kernels_of(m: &kache::Module, only: &[String]) -> Result<(Vec<String>, Vec<(String, String)>), Failure> {
+/// Generic kernels left out of an every-kernel compile: signature, and why.
+type LeftOut = Vec<(String, String)>;
+
+/// A kernel's name, and what to write for it (run once every kernel is checked).
+type Output = (String, Box<dyn Fn() -> kache::Result<Vec<u8>>>);
+
+fn kernels_of(m: &kache::Module, only: &[String]) -> Result<(Vec<String>, LeftOut), Failure> {
     if !only.is_empty() {
         return Ok((only.to_vec(), Vec::new()));
     }
@@ -393,8 +399,7 @@ fn compile(
     if emit == Emit::Cubin && target == Target::Host {
         return Err(user("--emit cubin needs a GPU architecture, not `host`"));
     }
-    // Each kernel's name and what to write for it, once every kernel is checked.
-    let mut outputs: Vec<(String, Box<dyn Fn() -> kache::Result<Vec<u8>>>)> = Vec::new();
+    let mut outputs: Vec<Output> = Vec::new();
     if emit == Emit::LlvmIr {
         let m = load(&jit, file, defines)?;
         let (names, _) = kernels_of(&m, only)?;

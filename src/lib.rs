@@ -74,10 +74,8 @@ pub use error::{CodegenError, Error, Result};
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
-pub use jit::{
-    CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, FactoryArgs, Jit, Kernel, KernelsToCompile,
-    Module, Origin, Served,
-};
+pub use jit::{CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, Served};
+pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};

@@ -238,10 +238,22 @@ impl Cache {
     /// that does not verify is counted in `bad_entries` and removed). Counted nowhere else: the
     /// request counts in `direct_hits` or `direct_misses`, its kernels' lookups in `hits`.
     pub fn lookup_manifest(&self, key: &Key) -> Option<Arc<Entry>> {
-        match self.lookup_counted(std::slice::from_ref(key), &[], Counting::Quiet).pop() {
-            Some(Lookup::Hit(e, _)) if e.meta.kind == ArtifactKind::Manifest => Some(e),
-            _ => None,
-        }
+        let e = match self.memory_get(key) {
+            Some(Lookup::Hit(e, _)) => e,
+            Some(Lookup::Pinned(_)) => return None,
+            Some(Lookup::Miss) | None => {
+                let local = self.local.as_ref()?;
+                let bytes = local.get_manifest(key)?;
+                let Some(e) = self.verify(key, &bytes) else {
+                    // Counted by `verify`; removed so the next full compile rewrites it.
+                    local.remove_manifest(key);
+                    return None;
+                };
+                self.remember(*key, e.clone());
+                e
+            }
+        };
+        (e.meta.kind == ArtifactKind::Manifest).then_some(e)
     }
 
     /// Looks up `keys`, and in the same opening of the local store loads `prefetch` into the
@@ -420,7 +432,14 @@ impl Cache {
     /// a device pointer, so it needs no [`Persistable`]; the JIT records one only for kernels
     /// whose entries it stored.
     pub(crate) fn store_manifest(&self, entry: Entry) {
-        self.store_entries(vec![entry]);
+        let key = entry.meta.key;
+        let bytes = entry.encode();
+        self.remember(key, Arc::new(entry));
+        if let Some(local) = &self.local
+            && let Err(e) = local.write_manifest(&key, &bytes)
+        {
+            crate::logging::debug!("manifest {key} could not be written ({e}): direct mode misses it next time");
+        }
     }
 
     fn store_entries(&self, items: Vec<Entry>) {

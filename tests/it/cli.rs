@@ -38,8 +38,7 @@ fn compile_miss_then_hit_and_renamed_reformatted_files_keep_hits() {
     let out1 = work.path().join("a.ptx");
     ok(&kache(cache.path()).arg("compile").arg(&saxpy).arg("-o").arg(&out1).output().unwrap());
     let s = stats(cache.path());
-    // The PTX, and the manifest direct mode serves the next run from.
-    assert_eq!((s["misses"].as_u64(), s["hits"].as_u64(), s["entries"].as_u64()), (Some(1), Some(0), Some(2)), "{s}");
+    assert_eq!((s["misses"].as_u64(), s["hits"].as_u64(), s["entries"].as_u64()), (Some(1), Some(0), Some(1)), "{s}");
     // The same kernel, moved, renamed, reformatted and commented: a hit with the same PTX.
     let text = std::fs::read_to_string(&saxpy).unwrap();
     let moved = work.path().join("elsewhere/renamed.rs");
@@ -133,7 +132,7 @@ fn cubin_is_assembled_with_ptxas_through_the_cache() {
         assert_eq!(&b[..4], b"\x7fELF", "a cubin is an ELF file");
     }
     let s = stats(cache.path());
-    assert_eq!(s["entries"].as_u64(), Some(3), "PTX, cubin and manifest entries: {s}");
+    assert_eq!(s["entries"].as_u64(), Some(2), "PTX and cubin entries: {s}");
     // One lookup per kernel and run: the PTX's in `hits` and `misses`, the cubin's in the cubin
     // tier's own figures.
     assert_eq!((s["misses"].as_u64(), s["hits"].as_u64()), (Some(1), Some(1)), "{s}");
@@ -240,31 +239,28 @@ fn cache_management_commands() {
     assert_eq!(ok(&kache(cache.path()).arg("dir").output().unwrap()).trim(), cache.path().display().to_string());
     let ls: serde_json::Value = serde_json::from_str(&ok(&kache(cache.path()).args(["ls", "--json"]).output().unwrap())).unwrap();
     let entries = ls.as_array().unwrap();
-    // Each compile's PTX and its manifest (direct mode's).
-    assert_eq!(entries.len(), 6);
-    assert_eq!(entries.iter().filter(|e| e["kind"] == "Manifest").count(), 3, "{ls}");
-    let key = entries.iter().find(|e| e["kind"] == "Ptx").unwrap()["key"].as_str().unwrap().to_string();
+    assert_eq!(entries.len(), 3);
+    let key = entries[0]["key"].as_str().unwrap().to_string();
     let show = ok(&kache(cache.path()).args(["show", &key[..12]]).output().unwrap());
     assert!(show.contains(&key) && show.contains(".version"), "{show}");
     assert_eq!(kache(cache.path()).args(["show", "zz"]).output().unwrap().status.code(), Some(1));
-    assert!(ok(&kache(cache.path()).arg("verify").output().unwrap()).contains("6 entries checked, 0 bad"));
+    assert!(ok(&kache(cache.path()).arg("verify").output().unwrap()).contains("3 entries checked, 0 bad"));
     let explain = ok(&kache(cache.path()).arg("explain").arg(root().join("examples/kernels/saxpy.rs")).output().unwrap());
     for c in ["schema", "toolchain", "target", "code", "specialization", "captures", "libdevice", "salt", "key"] {
         assert!(explain.contains(c), "{explain}");
     }
     assert!(
-        explain
-            .contains(&entries.iter().find(|e| e["kernel"] == "saxpy" && e["kind"] == "Ptx").unwrap()["key"].as_str().unwrap().to_string()),
+        explain.contains(&entries.iter().find(|e| e["kernel"] == "saxpy").unwrap()["key"].as_str().unwrap().to_string()),
         "explain's key is the stored key:\n{explain}"
     );
     // Export, clear, import: the entries come back and verify.
     let archive = work.path().join("cache.kar");
-    assert!(ok(&kache(cache.path()).arg("export").arg(&archive).output().unwrap()).contains("exported 6 entries"));
-    assert!(ok(&kache(cache.path()).arg("clear").output().unwrap()).contains("removed 6 entries"));
+    assert!(ok(&kache(cache.path()).arg("export").arg(&archive).output().unwrap()).contains("exported 3 entries"));
+    assert!(ok(&kache(cache.path()).arg("clear").output().unwrap()).contains("removed 3 entries"));
     assert_eq!(stats(cache.path())["entries"].as_u64(), Some(0));
     let other = tempfile::tempdir().unwrap();
-    assert!(ok(&kache(other.path()).arg("import").arg(&archive).output().unwrap()).contains("imported 6 entries"));
-    assert_eq!(stats(other.path())["entries"].as_u64(), Some(6));
+    assert!(ok(&kache(other.path()).arg("import").arg(&archive).output().unwrap()).contains("imported 3 entries"));
+    assert_eq!(stats(other.path())["entries"].as_u64(), Some(3));
     // The imported entries serve hits.
     ok(&kache(other.path())
         .arg("compile")

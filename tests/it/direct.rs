@@ -151,10 +151,10 @@ fn a_module_file_appearing_is_a_miss() {
     }
 }
 
-/// The manifest's entry file, by its key.
+/// The manifest's file, by its key (manifests live beside the entries, not among them).
 fn object(cache: &Path, key: &Key) -> std::path::PathBuf {
     let hex = key.hex();
-    cache.join(format!("v{}", kache::cache::key::KEY_SCHEMA)).join("objects").join(&hex[..2]).join(&hex)
+    cache.join(format!("v{}", kache::cache::key::KEY_SCHEMA)).join("manifests").join(&hex[..2]).join(&hex)
 }
 
 fn manifest_key(cache: &Path, file: &Path, req: &CompileRequest) -> Key {
@@ -258,4 +258,51 @@ fn the_command_serves_directly_and_explain_says_which_path() {
     assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
     let (after, _) = kache(&["explain", file]);
     assert!(after.contains("served by: direct mode"), "{after}");
+}
+
+/// A manifest is no entry: `stats` counts only the kernels' entries and `ls` lists only them;
+/// `clear` and `gc` remove the manifest too, so the next request runs the full path.
+#[test]
+fn manifests_are_not_entries_and_clear_and_gc_remove_them() {
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let kache = |args: &[&str]| {
+        let o = std::process::Command::new(kache_bin())
+            .env("KACHE_DIR", cache.path())
+            .env_remove("KACHE_SALT")
+            .env_remove("KACHE_ARCH")
+            .env_remove("KACHE_REMOTE")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let file = root().join("examples/kernels/saxpy.rs");
+    let file = file.to_str().unwrap();
+    let out = work.path().join("a.ptx");
+    let compile = || kache(&["compile", file, "-o", out.to_str().unwrap()]);
+    let manifests = cache.path().join(format!("v{}", kache::cache::key::KEY_SCHEMA)).join("manifests");
+    let count = |dir: &Path| walkdir_files(dir);
+    compile();
+    assert_eq!(count(&manifests), 1);
+    let stats: serde_json::Value = serde_json::from_str(&kache(&["stats", "--json"])).unwrap();
+    assert_eq!(stats["entries"].as_u64(), Some(1), "{stats}");
+    let ls: serde_json::Value = serde_json::from_str(&kache(&["ls", "--json"])).unwrap();
+    assert!(ls.as_array().unwrap().iter().all(|e| e["kind"] != "Manifest"), "{ls}");
+    assert!(kache(&["explain", file]).contains("served by: direct mode"));
+    kache(&["clear"]);
+    assert_eq!(count(&manifests), 0);
+    assert!(kache(&["explain", file]).contains("served by: the full path"));
+    compile();
+    assert_eq!(count(&manifests), 1);
+    kache(&["gc"]);
+    assert_eq!(count(&manifests), 0);
+    assert!(kache(&["explain", file]).contains("served by: the full path"));
+}
+
+/// How many files are under `dir` (none where it does not exist).
+fn walkdir_files(dir: &Path) -> usize {
+    let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
+    rd.flatten().map(|e| if e.file_type().unwrap().is_dir() { walkdir_files(&e.path()) } else { 1 }).sum()
 }

@@ -515,17 +515,6 @@ fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String],
     let target = target_of(arch, &config)?;
     // Which path `kache compile` with the same arguments would take now.
     let direct = Jit::new(config.clone())?.explain_direct(file, &request_of(target, only, defines)?).map_err(unreadable)?;
-    match (&direct.manifest, direct.served) {
-        (Some(d), Served::Direct) => say!("served by: direct mode (manifest {}): {}", d.key, direct.why),
-        (Some(d), Served::Full) => say!("served by: the full path (manifest {}: {}; compiling records it)", d.key, direct.why),
-        (None, _) => say!("served by: the full path ({})", direct.why),
-    }
-    if let Some(d) = &direct.manifest {
-        say!("manifest");
-        for (name, h) in &d.components {
-            say!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
-        }
-    }
     for n in kernels_of(&m, only)?.0 {
         let k = m.kernel(&n)?;
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
@@ -537,6 +526,17 @@ fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String],
         say!("  {:<15} {}", "key", d.key);
         if let Target::Nvptx(a) = target {
             explain_cubins(&k, a, &spec)?;
+        }
+    }
+    match (&direct.manifest, direct.served) {
+        (Some(d), Served::Direct) => say!("served by: direct mode (manifest {}): {}", d.key, direct.why),
+        (Some(d), Served::Full) => say!("served by: the full path (manifest {}: {}; compiling records it)", d.key, direct.why),
+        (None, _) => say!("served by: the full path ({})", direct.why),
+    }
+    if let Some(d) = &direct.manifest {
+        say!("manifest");
+        for (name, h) in &d.components {
+            say!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
     }
     Ok(())

@@ -5,7 +5,10 @@
 //! - PTX hit: the PTX from the cache, the driver's JIT, first launch (`KACHE_CUBIN_TIER=0`);
 //! - cubin hit: the cubin from the cache, no LLVM and no JIT, first launch.
 //!
-//! For saxpy and for a medium kernel (`benches/kernels/medium.rs`). Run on a GPU machine:
+//! For saxpy, for a medium kernel (`benches/kernels/medium.rs`), and for a kernel that captures
+//! a device array through a device function, compiled with relocatable captures (`captures`:
+//! its miss, PTX hit and cubin hit against saxpy's show what the capture slot costs a fresh
+//! process: binding the array and filling the slot at load). Run on a GPU machine:
 //! `gpu_first_launch [--reps N] [--json FILE]`. Prints a table; with `--json`, also the raw
 //! figures.
 
@@ -21,6 +24,16 @@ use kache::{Config, Device, Grid, Jit, Layout, Order, Specialization};
 const SAXPY: &str = include_str!("kernels/saxpy.rs");
 
 const MEDIUM: &str = include_str!("../benches/kernels/medium.rs");
+
+/// saxpy's shape, with its coefficients in a captured device array read by a device function.
+const CAPTURES: &str = r#"
+fn coefficient(i: usize) -> f32 { COEFFICIENTS[i % 1024] }
+#[kernel]
+pub fn scaled_axpy(x: &[f32], y: &mut [f32]) {
+    let i = global_id_x();
+    if i < y.len() { y[i] = coefficient(i) * x[i] + y[i]; }
+}
+"#;
 
 #[derive(Clone, Debug, Default)]
 struct Sample {
@@ -40,7 +53,12 @@ fn child(kernel: &str, dir: &Path) -> Result<(), String> {
     let ctx_ms = t0.elapsed().as_secs_f64() * 1e3;
     // Arguments are uploaded before the clock starts: the first launch is what is measured.
     let n = 1 << 20;
-    let (src, name) = if kernel == "saxpy" { (SAXPY, "saxpy") } else { (MEDIUM, "heat_step") };
+    let (src, name) = match kernel {
+        "saxpy" => (SAXPY, "saxpy"),
+        "captures" => (CAPTURES, "scaled_axpy"),
+        _ => (MEDIUM, "heat_step"),
+    };
+    let coefficients = dev.upload(&vec![2.0f32; 1024]).map_err(e)?;
     let x = dev.upload(&vec![1.0f32; n]).map_err(e)?;
     let mut y = dev.upload(&vec![2.0f32; n]).map_err(e)?;
     let u = dev.upload_nd(&vec![0.5f32; 1024 * 1024], &[1024, 1024], Order::C).map_err(e)?;
@@ -48,19 +66,33 @@ fn child(kernel: &str, dir: &Path) -> Result<(), String> {
     dev.synchronize().map_err(e)?;
 
     let t1 = Instant::now();
-    let jit = Jit::new(Config { cache_dir: Some(dir.to_path_buf()), ..Config::from_env().map_err(e)? }).map_err(e)?;
-    let k = jit.load_source(&format!("{kernel}.rs"), src).map_err(e)?.kernel(name).map_err(e)?;
+    let config = Config { cache_dir: Some(dir.to_path_buf()), ..Config::from_env().map_err(e)? };
+    let jit = Jit::new(config.relocatable_captures(kernel == "captures")).map_err(e)?;
+    let mut module = jit.load_source(&format!("{kernel}.rs"), src).map_err(e)?;
+    if kernel == "captures" {
+        module = module.with_global("COEFFICIENTS", &coefficients).map_err(e)?;
+    }
+    let k = module.kernel(name).map_err(e)?;
     let c = k.compile_for(&dev).map_err(e)?;
     let compile_ms = t1.elapsed().as_secs_f64() * 1e3;
     let t2 = Instant::now();
     if kernel == "saxpy" {
         k.launch(&dev, Grid::linear(n, 256), (2.0f32, &x, &mut y)).map_err(e)?;
+    } else if kernel == "captures" {
+        k.launch(&dev, Grid::linear(n, 256), (&x, &mut y)).map_err(e)?;
     } else {
         k.launch(&dev, Grid::new((64u32, 64u32), (16u32, 16u32)), (&u, &mut next, 0.1f32, 0.01f32)).map_err(e)?;
     }
     dev.synchronize().map_err(e)?;
     let launch_ms = t2.elapsed().as_secs_f64() * 1e3;
     let first_ms = t1.elapsed().as_secs_f64() * 1e3;
+    if kernel != "medium" {
+        // y = 2 * 1 + 2 in every element: the launch ran, on this process's arrays.
+        let got = y.download().map_err(e)?;
+        if got.iter().any(|v| *v != 4.0) {
+            return Err(format!("{kernel}: wrong result {:?}", &got[..4]));
+        }
+    }
     let _ = Specialization::uniform(k.program(), Layout::C);
     println!(
         "RESULT ctx_ms={ctx_ms:.3} first_ms={first_ms:.3} compile_ms={compile_ms:.3} launch_ms={launch_ms:.3} origin={:?} cubin={:?}",
@@ -131,7 +163,7 @@ fn main() {
         "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "process ms"
     );
     let mut raw = Vec::new();
-    for kernel in ["saxpy", "medium"] {
+    for kernel in ["saxpy", "medium", "captures"] {
         let mut rows: Vec<(&str, Vec<Sample>)> = Vec::new();
         // Miss: a fresh cache each time.
         let miss: Vec<Sample> = (0..reps)

@@ -12,6 +12,8 @@ status=0
 bash .gpu/run.sh 2>&1 | tee "$out/gpu-tests.txt" || status=1
 # Kernels compiled at cargo build time, loaded from the binary: no compiler, no cache.
 { time .gpu/prebuild-demo; } 2>&1 | tee "$out/prebuild-demo.txt" || status=1
+# Its first launch from process start, CUDA context apart (issue 13: at most 2 ms beyond it).
+.gpu/prebuild-demo --first-launch "$reps" cuda 2>&1 | tee "$out/prebuild-first-launch.txt" || status=1
 bash benches/compare/run.sh "$reps" "$out" 2>&1 | tee "$out/compare.txt" || status=1
 bash benches/speed/run.sh "$out" 2>&1 | tee "$out/speed.txt" || status=1
 exit $status

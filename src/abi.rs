@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Block, ExprKind, FuncId, Program, Scalar, ScalarValue, Ty, visit_block};
+use crate::ir::{Block, Elem, ExprKind, FuncId, Program, Scalar, ScalarValue, Ty, visit_block};
 use crate::target::Target;
 
 /// The value of a capture, as code generation needs it.
@@ -31,21 +31,43 @@ pub enum CaptureData<'a> {
         /// Strides in elements.
         strides: &'a [isize],
     },
+    /// A device array compiled relocatably: its address is read from the module's slot
+    /// [`capture_slot_symbol`], which the loader fills; extents and strides are constants.
+    DeviceSlot {
+        /// Extents.
+        shape: &'a [usize],
+        /// Strides in elements.
+        strides: &'a [isize],
+    },
+}
+
+/// Prefix of every capture slot's symbol.
+pub const CAPTURE_SLOT_PREFIX: &str = "__kache_capture_slot_";
+
+/// The symbol of the slot that holds the address of capture `id` in relocatable mode: a
+/// 64-bit variable the module defines (`.const` on NVPTX, a global on the host) and the loader
+/// fills before the first launch (`cuModuleGetGlobal` and a copy on CUDA).
+pub fn capture_slot_symbol(id: usize) -> String {
+    format!("{CAPTURE_SLOT_PREFIX}{id}")
 }
 
 /// How one kernel parameter is passed: scalars as themselves, arrays as a pointer, `ndim`
-/// extents and `ndim` strides (in elements), all 64-bit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// extents and `ndim` strides (in elements), all 64-bit; a struct, tuple or fixed-size array
+/// passed by value as its scalars, one parameter each, in memory order.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParamAbi {
     /// A scalar (`bool` as one byte).
     Scalar(Scalar),
     /// An array.
     Array {
         /// Element type.
-        elem: Scalar,
+        elem: Elem,
         /// Dimensions.
         ndim: u8,
     },
+    /// A value of an aggregate type: each scalar it is made of, with its byte offset in the
+    /// value's C layout ([`Types::leaves`](crate::ir::Types::leaves)).
+    Aggregate(Vec<(u64, Scalar)>),
 }
 
 impl ParamAbi {
@@ -71,6 +93,7 @@ impl ParamAbi {
                 Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
                 Ty::Scalar(s) => ParamAbi::Scalar(s),
                 Ty::Enum(e) => ParamAbi::Scalar(e.repr),
+                Ty::Agg(_) => ParamAbi::Aggregate(program.types.leaves(p.ty).unwrap_or_default()),
                 _ => ParamAbi::Scalar(Scalar::Bool),
             })
             .collect()
@@ -159,7 +182,7 @@ pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64
         for (site, elem, len) in sites {
             off = off.div_ceil(16) * 16;
             map.insert((fid, site), off);
-            off += len * elem.size() as u64;
+            off += len * p.types.elem_size(elem);
         }
     }
     (map, off)
@@ -170,7 +193,7 @@ pub fn static_shared_bytes(p: &Program) -> u64 {
     shared_offsets(p).1
 }
 
-fn collect_shared(b: &Block, out: &mut Vec<(usize, Scalar, u64)>) {
+fn collect_shared(b: &Block, out: &mut Vec<(usize, Elem, u64)>) {
     visit_block(b, &mut |e| {
         if let ExprKind::SharedArray { elem, len, site } = &e.kind {
             out.push((*site, *elem, *len));

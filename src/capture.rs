@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, CaptureTy, Layout, MAX_NDIM, Scalar, ScalarValue};
+use crate::ir::{ArrayTy, CaptureTy, Elem, Layout, MAX_NDIM, Scalar, ScalarValue};
 
 /// A Rust type that is a scalar of the kernel language.
 pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static {
@@ -118,7 +118,8 @@ pub fn layout_of(shape: &[usize], strides: Option<&[isize]>, itemsize: usize) ->
 /// Where an array's memory lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Location {
-    /// Ordinary host memory that no kache device owns (host arrays, captured as constants).
+    /// Ordinary host memory that no kache device owns: captured as a constant (copied when
+    /// bound), passed as an argument only to kernels on the host backend.
     Host,
     /// Memory of the host backend device with this id (a "device array" of the CPU device).
     HostDevice(u64),
@@ -236,7 +237,7 @@ impl ArrayDesc {
 
     /// Kernel array type.
     pub fn array_ty(&self) -> ArrayTy {
-        ArrayTy { elem: self.elem, ndim: self.shape.len() as u8, writable: !self.read_only }
+        ArrayTy { elem: Elem::Scalar(self.elem), ndim: self.shape.len() as u8, writable: !self.read_only }
     }
 
     /// `elem` `N`-d, for messages.
@@ -368,7 +369,7 @@ impl CaptureValue {
         match self {
             CaptureValue::Scalar(v) => CaptureTy::Scalar(v.ty()),
             CaptureValue::Host(h) => CaptureTy::Array {
-                ty: ArrayTy { elem: h.elem, ndim: h.shape.len() as u8, writable: false },
+                ty: ArrayTy { elem: Elem::Scalar(h.elem), ndim: h.shape.len() as u8, writable: false },
                 device: false,
                 layout: h.layout,
             },
@@ -529,12 +530,42 @@ impl<T: Element> IntoCapture for HostArray<T> {
 }
 
 /// Any array interface given by reference is a device array (captured by pointer), unless its
-/// memory is plain host memory, which is copied in as a constant.
+/// memory is plain host memory ([`Location::Host`]), which is copied in as a constant when it is
+/// bound, as a `&[T]` is: a kernel cannot write it, and later changes to it are not seen.
 impl IntoCapture for &dyn ArrayInterface {
     fn into_capture(self) -> Result<CaptureValue> {
         let d = ArrayDesc::from_interface(self)?;
+        if d.location == Location::Host {
+            return Ok(CaptureValue::Host(Arc::new(copy_host_array(&d)?)));
+        }
         Ok(CaptureValue::Device(d))
     }
+}
+
+/// The elements of an array in plain host memory, copied in logical C order.
+fn copy_host_array(d: &ArrayDesc) -> Result<HostData> {
+    let size = d.elem.size();
+    let n = d.len();
+    let mut bytes = Vec::with_capacity(n * size);
+    let mut idx = vec![0usize; d.shape.len()];
+    for _ in 0..n {
+        let off: isize = idx.iter().zip(&d.strides).map(|(i, s)| *i as isize * s).sum();
+        let at = (d.ptr as isize).wrapping_add(off * size as isize) as usize as *const u8;
+        let start = bytes.len();
+        bytes.resize(start + size, 0);
+        // SAFETY: the interface promises (`ArrayInterface`, "Extent") that every element of its
+        // shape and strides lies in live host memory for `Location::Host`, readable as `elem`;
+        // the owner in `d` keeps it alive during the copy; the destination is our own buffer.
+        unsafe { std::ptr::copy_nonoverlapping(at, bytes[start..].as_mut_ptr(), size) };
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < d.shape[k] {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+    HostData::from_bytes(d.elem, &d.shape, Order::C, &bytes)
 }
 
 #[cfg(test)]

@@ -40,6 +40,12 @@ pub struct Config {
     /// value only derives other keys (tests use it to check that another toolchain misses); it
     /// does not change how code is compiled.
     pub toolchain: Toolchain,
+    /// How captured device arrays are compiled (`KACHE_CAPTURES`): `false` (the default,
+    /// `baked`) puts the address into the code as a constant, as numba does, so such kernels are
+    /// never persisted; `true` (`relocatable`) gives each array a slot in the module that the
+    /// loader fills, so the code and its key hold no address and the kernel is cached like any
+    /// other (`docs/captures.md`, "Relocatable captures").
+    pub relocatable_captures: bool,
 }
 
 impl Default for Config {
@@ -57,6 +63,7 @@ impl Default for Config {
             fmad: true,
             cubin_tier: true,
             toolchain: Toolchain::current(),
+            relocatable_captures: false,
         }
     }
 }
@@ -96,10 +103,20 @@ pub fn parse_size(s: &str) -> Option<u64> {
     Some(bytes as u64)
 }
 
+/// `KACHE_CAPTURES`: `relocatable` (true) or `baked` (false), in any case.
+fn parse_captures(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "relocatable" => Some(true),
+        "baked" => Some(false),
+        _ => None,
+    }
+}
+
 impl Config {
     /// From the environment: `KACHE_DIR` (else `~/.cache/kache`), `KACHE_DISABLE=1` (no disk
     /// cache), `KACHE_MAX_SIZE`, `KACHE_LOCK_TIMEOUT_MS`, `KACHE_STRICT`, `KACHE_SALT`,
-    /// `KACHE_ARCH`, `KACHE_OPT_LEVEL`, `KACHE_FAST_MATH`, `KACHE_FMAD`, and the remote's variables.
+    /// `KACHE_ARCH`, `KACHE_OPT_LEVEL`, `KACHE_FAST_MATH`, `KACHE_FMAD`, `KACHE_CAPTURES`
+    /// (`baked` or `relocatable`), and the remote's variables.
     pub fn from_env() -> Result<Config> {
         let mut c = Config::default();
         if env_flag("KACHE_DISABLE") {
@@ -124,6 +141,10 @@ impl Config {
             c.fmad = parse_bool(&v).ok_or_else(|| Error::Config(format!("KACHE_FMAD={v} is not a boolean (1/0, true/false)")))?;
         }
         c.cubin_tier = !matches!(std::env::var("KACHE_CUBIN_TIER").as_deref().map(str::trim), Ok("0" | "false" | "no" | "off"));
+        if let Ok(v) = std::env::var("KACHE_CAPTURES") {
+            c.relocatable_captures =
+                parse_captures(&v).ok_or_else(|| Error::Config(format!("KACHE_CAPTURES={v} is neither `baked` nor `relocatable`")))?;
+        }
         c.remote = RemoteConfig::from_env()?;
         Ok(c)
     }
@@ -145,6 +166,19 @@ impl Config {
         self
     }
 
+    /// The same settings with captured device arrays compiled as slots the loader fills
+    /// (`true`) or as addresses baked into the code (`false`, the default); see
+    /// [`Config::relocatable_captures`](field@Config::relocatable_captures).
+    ///
+    /// ```
+    /// let c = kache::Config::in_memory().relocatable_captures(true);
+    /// assert!(c.relocatable_captures);
+    /// ```
+    pub fn relocatable_captures(mut self, on: bool) -> Config {
+        self.relocatable_captures = on;
+        self
+    }
+
     /// Code generation options for `target`.
     pub fn options(&self, target: Target) -> Options {
         Options { target, opt_level: self.opt_level, fast_math: self.fast_math, fmad: self.fmad, host_cpu: crate::target::HostCpu::Native }
@@ -153,7 +187,15 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_size;
+    use super::{parse_captures, parse_size};
+
+    #[test]
+    fn capture_modes_parse() {
+        assert_eq!(parse_captures("relocatable"), Some(true));
+        assert_eq!(parse_captures(" Baked "), Some(false));
+        assert_eq!(parse_captures("pointer"), None);
+        assert_eq!(parse_captures(""), None);
+    }
 
     #[test]
     fn sizes_parse_with_and_without_units() {

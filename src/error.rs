@@ -85,16 +85,32 @@ pub enum Error {
         /// What is wrong.
         problem: String,
     },
-    /// The kernel references a device array and cannot be serialised.
+    /// The kernel references device arrays by address and cannot be serialised.
     #[error(
-        "cannot serialise kernel '{kernel}': it captures device array {what}, and a device pointer is meaningless in any other process. \
-         Pass the array as a kernel argument to make the kernel serialisable."
+        "cannot serialise kernel '{kernel}': it captures {what}, and a device pointer is meaningless in any other process. \
+         Pass the arrays as kernel arguments, or compile with relocatable captures (KACHE_CAPTURES=relocatable), to make the \
+         kernel serialisable."
     )]
     NotSerializable {
         /// Kernel name.
         kernel: String,
-        /// Which array, where from, and the path to it.
+        /// Every such array (`device array 'G' (global)`, `device arrays 'A' (global) and 'B'
+        /// (global)`), where each comes from and the path to it.
         what: String,
+    },
+    /// A kernel compiled with relocatable captures was launched with a capture slot that no
+    /// array fills (a deserialised kernel needs `CompiledKernel::bind` for each).
+    #[error(
+        "kernel '{kernel}' cannot run: no array is bound to its captured device array '{name}' ({origin}); bind one with \
+         CompiledKernel::bind(\"{name}\", &array)"
+    )]
+    UnboundCapture {
+        /// Kernel name.
+        kernel: String,
+        /// The array's name in the source.
+        name: String,
+        /// Where it comes from (`global 'PRICES'`).
+        origin: String,
     },
     /// `KACHE_STRICT` is set and a kernel could not be cached on disk.
     #[error("{0}")]

@@ -12,11 +12,15 @@ use std::sync::Arc;
 
 use crate::span::Span;
 
+mod aggregate;
 mod builtin;
 mod generic;
+mod visit;
 
+pub use aggregate::{AggId, AggTy, Elem, SizeAlign, StructDef, Types, UNKNOWN_LEN};
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
 pub use generic::{Bound, ParamArrayTy, TypeParam};
+pub use visit::{visit_block, visit_expr};
 
 /// A scalar type of the kernel language.
 ///
@@ -169,8 +173,8 @@ impl fmt::Display for Scalar {
 /// An array type: element type, number of dimensions, whether it may be written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ArrayTy {
-    /// Element type.
-    pub elem: Scalar,
+    /// Element type: a scalar, or a struct of the program's [`Types`].
+    pub elem: Elem,
     /// Number of dimensions, 0..=4.
     pub ndim: u8,
     /// `&mut` parameters, shared arrays and writable captured device arrays.
@@ -180,7 +184,11 @@ pub struct ArrayTy {
 impl fmt::Display for ArrayTy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = if self.writable { "&mut " } else { "&" };
-        if self.ndim == 1 { write!(f, "{m}[{}]", self.elem) } else { write!(f, "{m}Array<{}, {}>", self.elem, self.ndim) }
+        let e = match self.elem {
+            Elem::Scalar(s) => s.to_string(),
+            Elem::Struct(id) => format!("struct #{id}"),
+        };
+        if self.ndim == 1 { write!(f, "{m}[{e}]") } else { write!(f, "{m}Array<{e}, {}>", self.ndim) }
     }
 }
 
@@ -206,6 +214,9 @@ pub enum Ty {
     /// An array of a type parameter's elements, in a generic body checked at its definition
     /// (never in a compiled program).
     ParamArray(ParamArrayTy),
+    /// A tuple, a fixed-size array or a struct: a value made of other values, by its id in the
+    /// program's [`Types`].
+    Agg(AggId),
 }
 
 impl Ty {
@@ -254,6 +265,8 @@ impl fmt::Display for Ty {
                 let m = if a.writable { "&mut " } else { "&" };
                 if a.ndim == 1 { write!(f, "{m}[T{}]", a.elem.index) } else { write!(f, "{m}Array<T{}, {}>", a.elem.index, a.ndim) }
             }
+            // Diagnostics name aggregates through the program's `Types`.
+            Ty::Agg(id) => write!(f, "aggregate #{id}"),
         }
     }
 }
@@ -457,6 +470,8 @@ pub struct Program {
     /// What the checker warns about (an unreachable `match` arm): where, and the message.
     /// Diagnostics only, never keyed.
     pub warnings: Vec<(Span, String)>,
+    /// The tuples, fixed-size arrays and structs of its types, by [`AggId`].
+    pub types: Types,
 }
 
 impl Program {
@@ -508,6 +523,9 @@ pub struct Func {
     pub kind: FuncKind,
     /// Parameters: the first `params` locals.
     pub params: usize,
+    /// A method with a `&mut self` receiver: its first parameter is passed by reference (see
+    /// [`ExprKind::CallRef`]), so its writes to `self` are the caller's.
+    pub ref_self: bool,
     /// Return type.
     pub ret: Ty,
     /// Parameters first, then every `let` and loop variable.
@@ -727,6 +745,10 @@ pub enum Place<T = Ty> {
     Local(LocalId),
     /// An array element: array, indices (one per dimension).
     Index(Box<Expr<T>>, Vec<Expr<T>>),
+    /// Component `k` of the tuple or struct at a place (`p.mass = ..`, `t.0 = ..`).
+    Field(Box<Place<T>>, u32),
+    /// An element of the fixed-size array at a place (`a[i] = ..` for a local `a: [T; N]`).
+    Elem(Box<Place<T>>, Box<Expr<T>>),
 }
 
 /// Expression kinds.
@@ -750,8 +772,28 @@ pub enum ExprKind<T = Ty> {
     Logic(LogicOp, Box<Expr<T>>, Box<Expr<T>>),
     /// `x as T`, T being the expression's type.
     Cast(Box<Expr<T>>),
-    /// Array element read.
+    /// Array element read (of an array reference; [`ExprKind::Elem`] reads a fixed-size array).
     Index(Box<Expr<T>>, Vec<Expr<T>>),
+    /// A tuple, struct or fixed-size array built from its parts (`(a, b)`, `S { x, y }`,
+    /// `[a, b, c]`): each part is its component's index and value, in the order the source
+    /// evaluates them; the components not listed come from `base` (`S { x, ..base }`), which is
+    /// evaluated after them.
+    Aggregate {
+        /// Component index and value, in evaluation order.
+        parts: Vec<(u32, Expr<T>)>,
+        /// `..base`: the value of every component not in `parts`.
+        base: Option<Box<Expr<T>>>,
+    },
+    /// `[value; n]`: `n` copies of one value, `n` given by the expression's type.
+    Repeat(Box<Expr<T>>),
+    /// Component `k` of a tuple or struct value (`t.0`, `p.mass`).
+    Field(Box<Expr<T>>, u32),
+    /// Element `i` of a fixed-size array value (`a[i]`): an index past the end is clamped to
+    /// the last element, as the language reference says (a literal one is an error).
+    Elem(Box<Expr<T>>, Box<Expr<T>>),
+    /// A call of a method with a `&mut self` receiver: the receiver is a place, passed by
+    /// reference; the other arguments are values.
+    CallRef(FuncId, Place<T>, Vec<Expr<T>>),
     /// `place = value`
     Assign(Place<T>, Box<Expr<T>>),
     /// `place op= value`
@@ -764,14 +806,14 @@ pub enum ExprKind<T = Ty> {
     /// function.
     SharedArray {
         /// Element type.
-        elem: Scalar,
+        elem: Elem,
         /// Number of elements.
         len: u64,
         /// Call site number within the function.
         site: usize,
     },
     /// `dynamic_shared_array::<T>()`: the launch's dynamic shared memory.
-    DynSharedArray(Scalar),
+    DynSharedArray(Elem),
     /// `if cond { .. } else { .. }`
     If(Box<Expr<T>>, Block<T>, Option<Block<T>>),
     /// `{ .. }`
@@ -823,88 +865,6 @@ pub struct MatchArm<T = Ty> {
     pub body: Expr<T>,
     /// Where its pattern is (diagnostics only).
     pub pat_span: Span,
-}
-
-/// Calls `f` on every expression of a block, outer expressions before inner ones.
-pub fn visit_block<T>(b: &Block<T>, f: &mut impl FnMut(&Expr<T>)) {
-    for s in &b.stmts {
-        match s {
-            Stmt::Let(_, Some(e)) | Stmt::Expr(e) => visit_expr(e, f),
-            Stmt::Let(_, None) => {}
-        }
-    }
-    if let Some(t) = &b.tail {
-        visit_expr(t, f);
-    }
-}
-
-/// Calls `f` on `e` and every expression inside it, outer before inner.
-pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
-    f(e);
-    let place = |p: &Place<T>, f: &mut dyn FnMut(&Expr<T>)| {
-        if let Place::Index(a, i) = p {
-            f(a);
-            for x in i {
-                f(x);
-            }
-        }
-    };
-    match &e.kind {
-        ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Local(_) | ExprKind::Capture(_) => {}
-        ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) | ExprKind::Continue(_) => {}
-        ExprKind::Unary(_, x) | ExprKind::Cast(x) => visit_expr(x, f),
-        ExprKind::Binary(_, a, b) | ExprKind::Logic(_, a, b) => {
-            visit_expr(a, f);
-            visit_expr(b, f);
-        }
-        ExprKind::Index(a, i) => {
-            visit_expr(a, f);
-            i.iter().for_each(|x| visit_expr(x, f));
-        }
-        ExprKind::Assign(p, v) | ExprKind::CompoundAssign(_, p, v) => {
-            place(p, &mut |x| visit_expr(x, f));
-            visit_expr(v, f);
-        }
-        ExprKind::Call(_, a) | ExprKind::Builtin(_, a) => a.iter().for_each(|x| visit_expr(x, f)),
-        ExprKind::If(c, t, e2) => {
-            visit_expr(c, f);
-            visit_block(t, f);
-            if let Some(b) = e2 {
-                visit_block(b, f);
-            }
-        }
-        ExprKind::Block(b) | ExprKind::Loop(_, b) => visit_block(b, f),
-        ExprKind::While(_, c, b) => {
-            visit_expr(c, f);
-            visit_block(b, f);
-        }
-        ExprKind::For { start, end, step, body, .. } => {
-            visit_expr(start, f);
-            visit_expr(end, f);
-            if let Some(s) = step {
-                visit_expr(s, f);
-            }
-            visit_block(body, f);
-        }
-        ExprKind::Break(_, v) | ExprKind::Return(v) => {
-            if let Some(v) = v {
-                visit_expr(v, f);
-            }
-        }
-        ExprKind::Match(s, arms) => {
-            visit_expr(s, f);
-            for a in arms {
-                for (lo, hi) in a.ranges.iter().flatten() {
-                    visit_expr(lo, f);
-                    visit_expr(hi, f);
-                }
-                if let Some(g) = &a.guard {
-                    visit_expr(g, f);
-                }
-                visit_expr(&a.body, f);
-            }
-        }
-    }
 }
 
 /// A literal before type inference: its value at every precision it may take.

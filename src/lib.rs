@@ -74,11 +74,15 @@ pub use error::{CodegenError, Error, Result};
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
-pub use jit::{CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, Served};
+pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, Served};
+#[cfg(feature = "compiler")]
 pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
-pub use runtime::{ArgValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
+#[cfg(feature = "dlpack")]
+pub use runtime::DlpackArray;
+pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
+pub use runtime::{FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub use target::{Arch, HostCpu, Specialization, Target};
 
 // The guides' Rust examples run as doctests.

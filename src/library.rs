@@ -4,8 +4,9 @@
 //! Linking a library into another merges its referenced objects, so a kernel's library knows
 //! every array captured by any device function or closure linked into it, with the path to it.
 //! The cache writer accepts only a [`Persistable`], which can be obtained only from a library
-//! that references no device array: that is how a device pointer is kept out of every
-//! persisted byte.
+//! that references no device array by address: that is how a device pointer is kept out of
+//! every persisted byte. A device array captured relocatably is referenced through a slot the
+//! loader fills, so its code holds no address and may be persisted.
 
 use std::fmt;
 use std::sync::Arc;
@@ -43,6 +44,9 @@ pub struct ReferencedObject {
     pub device: Option<Location>,
     /// Address of a device array (0 for host arrays).
     pub ptr: u64,
+    /// A device array captured relocatably: the code reads its address from a slot that the
+    /// loader fills, and holds no address.
+    pub relocatable: bool,
     /// Keeps a device array's memory alive for as long as the library lives.
     owner: Option<Owner>,
 }
@@ -53,6 +57,7 @@ impl fmt::Debug for ReferencedObject {
             .field("origin", &self.origin)
             .field("device", &self.device)
             .field("ptr", &format_args!("{:#x}", self.ptr))
+            .field("relocatable", &self.relocatable)
             .finish()
     }
 }
@@ -96,6 +101,17 @@ impl Reference {
         } else {
             format!("'{}' ({origin}, via {})", self.object.name(), via.join(", "))
         }
+    }
+}
+
+/// `device array 'G' (global)` for one reference, `device arrays 'A' (global), 'B' (global) and
+/// 'C' (static)` for several: every array a message names.
+pub fn describe_device_arrays(refs: &[Reference]) -> String {
+    let all: Vec<String> = refs.iter().map(Reference::describe).collect();
+    match all.as_slice() {
+        [one] => format!("device array {one}"),
+        [init @ .., last] => format!("device arrays {} and {last}", init.join(", ")),
+        [] => "no device array".to_string(),
     }
 }
 
@@ -173,16 +189,22 @@ impl CodeLibrary {
         self.merged.iter().filter(|r| r.object.device.is_some()).collect()
     }
 
+    /// The device arrays among [`referenced`](Self::referenced) whose address is in the code
+    /// (captured in baked mode).
+    pub fn baked_references(&self) -> Vec<&Reference> {
+        self.merged.iter().filter(|r| r.object.device.is_some() && !r.object.relocatable).collect()
+    }
+
     /// Permission to persist: granted only if neither this library nor any library linked into
-    /// it references a device array.
+    /// it references a device array by address (relocatable captures hold none).
     pub fn persistable(&self) -> Result<Persistable<'_>, Vec<Reference>> {
-        let device: Vec<Reference> = self.device_references().into_iter().cloned().collect();
+        let device: Vec<Reference> = self.baked_references().into_iter().cloned().collect();
         if device.is_empty() {
             // Walk the linked libraries as well, in case one was linked before it was complete.
             let mut stack: Vec<&CodeLibrary> = self.linked.iter().map(|l| l.as_ref()).collect();
             while let Some(l) = stack.pop() {
-                if l.own.iter().any(|o| o.device.is_some()) {
-                    return Err(l.device_references().into_iter().cloned().collect());
+                if l.own.iter().any(|o| o.device.is_some() && !o.relocatable) {
+                    return Err(l.baked_references().into_iter().cloned().collect());
                 }
                 stack.extend(l.linked.iter().map(|l| l.as_ref()));
             }
@@ -193,10 +215,11 @@ impl CodeLibrary {
     }
 
     /// Builds the library tree of a checked program: one library per function reachable from
-    /// the kernel, linked like the calls, each referencing the arrays its function captures.
-    pub fn assemble(program: &Program, captures: &[CaptureValue], modules: Option<&[Vec<u8>]>) -> Arc<CodeLibrary> {
+    /// the kernel, linked like the calls, each referencing the arrays its function captures
+    /// (device arrays through slots where `relocatable`).
+    pub fn assemble(program: &Program, captures: &[CaptureValue], modules: Option<&[Vec<u8>]>, relocatable: bool) -> Arc<CodeLibrary> {
         let mut built: Vec<Option<Arc<CodeLibrary>>> = vec![None; program.funcs.len()];
-        build(program, program.kernel, captures, modules, &mut built)
+        build(program, program.kernel, captures, modules, relocatable, &mut built)
     }
 }
 
@@ -205,6 +228,7 @@ fn build(
     id: FuncId,
     caps: &[CaptureValue],
     modules: Option<&[Vec<u8>]>,
+    relocatable: bool,
     built: &mut Vec<Option<Arc<CodeLibrary>>>,
 ) -> Arc<CodeLibrary> {
     if let Some(l) = &built[id] {
@@ -227,12 +251,12 @@ fn build(
             Some(CaptureValue::Device(d)) => (Some(d.location), d.ptr, Some(d.owner.clone())),
             _ => (None, 0, None),
         };
-        own.push(ReferencedObject { origin: cap.origin.clone(), device, ptr, owner });
+        own.push(ReferencedObject { origin: cap.origin.clone(), device, ptr, relocatable: relocatable && device.is_some(), owner });
     }
     let module = modules.and_then(|m| m.get(id)).cloned();
     let mut lib = CodeLibrary::new(f.name.clone(), kind, module, own);
     for &c in &f.callees {
-        let callee = build(p, c, caps, modules, built);
+        let callee = build(p, c, caps, modules, relocatable, built);
         lib.link(callee);
     }
     let lib = Arc::new(lib);

@@ -155,29 +155,88 @@ fn read_hashed(what: &str, path: &Path) -> Option<(Arc<[u8]>, [u8; 32])> {
     Some((bytes, hash))
 }
 
+/// The Python package folders a pip wheel may be in, found without starting Python (which
+/// costs tens of milliseconds, over a hundred through a pyenv shim): `PYTHONPATH`, the active
+/// virtual environment or conda environment, the prefix of every `python3` or `python` on
+/// `PATH` (the link followed too, so a venv's or a framework's interpreter finds its prefix;
+/// a pyenv shims folder finds pyenv's versions), pyenv's versions, the user's site folder, and
+/// the system's. In each prefix, `lib/python3.*/site-packages` (and `dist-packages`, `lib64`,
+/// Windows' `Lib/site-packages`).
 fn python_site_dirs() -> &'static [PathBuf] {
     static DIRS: OnceLock<Vec<PathBuf>> = OnceLock::new();
-    DIRS.get_or_init(|| {
-        let mut out = Vec::new();
-        for py in ["python3", "python"] {
-            let r = std::process::Command::new(py)
-                .args(["-c", "import site,sys; print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]+sys.path))"])
-                .stderr(std::process::Stdio::null())
-                .output();
-            if let Ok(o) = r
-                && o.status.success()
-            {
-                for l in String::from_utf8_lossy(&o.stdout).lines() {
-                    let p = PathBuf::from(l.trim());
-                    if !l.trim().is_empty() && p.is_dir() && !out.contains(&p) {
-                        out.push(p);
-                    }
+    DIRS.get_or_init(|| site_dirs_in(&|v| std::env::var_os(v)))
+}
+
+/// [`python_site_dirs`] under the environment `var` gives.
+fn site_dirs_in(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
+    let env = |v: &str| var(v).filter(|p| !p.is_empty()).map(PathBuf::from);
+    let home = env("HOME");
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    if let Some(pp) = var("PYTHONPATH") {
+        dirs.extend(std::env::split_paths(&pp).filter(|p| !p.as_os_str().is_empty()));
+    }
+    let mut prefixes: Vec<PathBuf> = Vec::new();
+    prefixes.extend(env("VIRTUAL_ENV"));
+    prefixes.extend(env("CONDA_PREFIX"));
+    let pyenv_root = env("PYENV_ROOT").or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
+    if let Some(path) = var("PATH") {
+        for dir in std::env::split_paths(&path) {
+            for exe in ["python3", "python"] {
+                let bin = dir.join(exe);
+                if !bin.is_file() {
+                    continue;
                 }
-                break;
+                if dir.ends_with("shims") && dir.parent().is_some_and(|p| p.join("versions").is_dir()) {
+                    prefixes.extend(sorted_entries(&dir.with_file_name("versions"), |_| true));
+                }
+                prefixes.extend(dir.parent().map(Path::to_path_buf));
+                if let Ok(real) = std::fs::canonicalize(&bin) {
+                    prefixes.extend(real.parent().and_then(Path::parent).map(Path::to_path_buf));
+                }
             }
         }
-        out
-    })
+    }
+    if let Some(root) = pyenv_root {
+        prefixes.extend(sorted_entries(&root.join("versions"), |_| true));
+    }
+    prefixes.extend(home.map(|h| h.join(".local")));
+    prefixes.extend(["/usr/local", "/usr", "/opt/conda"].map(PathBuf::from));
+    for prefix in &prefixes {
+        for lib in ["lib", "lib64"] {
+            for py in sorted_entries(&prefix.join(lib), |n| n.starts_with("python3")) {
+                dirs.push(py.join("site-packages"));
+                dirs.push(py.join("dist-packages"));
+            }
+        }
+        dirs.push(prefix.join("lib/python3/dist-packages"));
+        dirs.push(prefix.join("Lib/site-packages"));
+    }
+    let mut out: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        if d.is_dir() && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
+}
+
+/// The entries of `dir` whose names pass `keep`, newest version first (names sorted
+/// descending, `python3.12` before `python3.9` by their numbers).
+fn sorted_entries(dir: &Path, keep: impl Fn(&str) -> bool) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut v: Vec<(Vec<u64>, String, PathBuf)> = rd
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !keep(&name) {
+                return None;
+            }
+            let nums = name.split(|c: char| !c.is_ascii_digit()).filter_map(|x| x.parse().ok()).collect();
+            Some((nums, name, e.path()))
+        })
+        .collect();
+    v.sort();
+    v.into_iter().rev().map(|(_, _, p)| p).collect()
 }
 
 fn cuda_roots() -> Vec<PathBuf> {
@@ -195,8 +254,8 @@ fn wheel_file(rel: &str) -> Option<PathBuf> {
     python_site_dirs().iter().map(|d| d.join("nvidia/cuda_nvcc").join(rel)).find(|p| p.is_file())
 }
 
-/// Where a wheel file found by asking Python was last seen, remembered in the cache folder (a
-/// trusted one) so that later processes do not start Python (which takes tens of milliseconds).
+/// Where a wheel file was last seen, remembered in the cache folder (a trusted one) so that
+/// later processes look in one place rather than every Python prefix.
 fn wheel_file_memoized(what: &str, rel: &str) -> Option<PathBuf> {
     let memo = memo_path(what);
     if let Some(m) = &memo
@@ -315,4 +374,63 @@ pub fn ptxas(ptxas: &Path, ptx: &str, arch: &str) -> Result<Vec<u8>, String> {
         return Err(String::from_utf8_lossy(&out.stderr).trim().to_string());
     }
     std::fs::read(&output).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::path::{Path, PathBuf};
+
+    use super::site_dirs_in;
+
+    fn touch(p: &Path) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, b"").unwrap();
+    }
+
+    #[test]
+    fn site_packages_are_found_without_python() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        // A virtual environment, a pyenv install reached through its shims folder (the newest
+        // version first), an interpreter linked from a bin folder, and PYTHONPATH.
+        let venv = root.join("venv");
+        touch(&venv.join("bin/python3"));
+        std::fs::create_dir_all(venv.join("lib/python3.12/site-packages")).unwrap();
+        let pyenv = root.join("pyenv");
+        touch(&pyenv.join("shims/python3"));
+        for v in ["3.9.1", "3.11.7"] {
+            std::fs::create_dir_all(pyenv.join(format!("versions/{v}/lib/python{}/site-packages", &v[..v.rfind('.').unwrap()]))).unwrap();
+        }
+        let framework = root.join("fw");
+        touch(&framework.join("bin/python3.10"));
+        std::fs::create_dir_all(framework.join("lib/python3.10/site-packages")).unwrap();
+        std::fs::create_dir_all(root.join("links")).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(framework.join("bin/python3.10"), root.join("links/python3")).unwrap();
+        let extra = root.join("extra");
+        std::fs::create_dir_all(&extra).unwrap();
+        let path = std::env::join_paths([pyenv.join("shims"), root.join("links")]).unwrap();
+        let env = |v: &str| -> Option<OsString> {
+            match v {
+                "VIRTUAL_ENV" => Some(venv.clone().into()),
+                "PATH" => Some(path.clone()),
+                "PYTHONPATH" => Some(extra.clone().into()),
+                "HOME" => Some(root.join("home").into()),
+                _ => None,
+            }
+        };
+        let dirs = site_dirs_in(&env);
+        let at = |p: PathBuf| dirs.iter().position(|d| *d == p).unwrap_or_else(|| panic!("{} not in {dirs:?}", p.display()));
+        let e = at(extra.clone());
+        let v = at(venv.join("lib/python3.12/site-packages"));
+        let new = at(pyenv.join("versions/3.11.7/lib/python3.11/site-packages"));
+        let old = at(pyenv.join("versions/3.9.1/lib/python3.9/site-packages"));
+        assert!(e < v && v < new && new < old, "{dirs:?}");
+        #[cfg(unix)]
+        at(framework.join("lib/python3.10/site-packages"));
+        let mut unique = dirs.clone();
+        unique.dedup();
+        assert_eq!(unique.len(), dirs.len());
+    }
 }

@@ -9,8 +9,20 @@
 #define FULL 0xffffffffu
 
 extern "C" __global__ void saxpy(float a, const float* __restrict__ x, float* __restrict__ y, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = a * x[i] + y[i];
+    int i = blockIdx.x * (BLOCK * 4) + threadIdx.x;
+    if (i + 3 * BLOCK < n) {
+        float x0 = x[i], x1 = x[i + BLOCK], x2 = x[i + 2 * BLOCK], x3 = x[i + 3 * BLOCK];
+        float y0 = y[i], y1 = y[i + BLOCK], y2 = y[i + 2 * BLOCK], y3 = y[i + 3 * BLOCK];
+        y[i] = a * x0 + y0;
+        y[i + BLOCK] = a * x1 + y1;
+        y[i + 2 * BLOCK] = a * x2 + y2;
+        y[i + 3 * BLOCK] = a * x3 + y3;
+    } else {
+        for (int k = 0; k < 4; k++) {
+            int j = i + k * BLOCK;
+            if (j < n) y[j] = a * x[j] + y[j];
+        }
+    }
 }
 
 extern "C" __global__ void reduce_block(const float* __restrict__ x, int n, float* out) {
@@ -50,30 +62,41 @@ extern "C" __global__ void reduce_warp(const float* __restrict__ x, int n, float
     }
 }
 
+__device__ float rescale(float s, float m, float to) {
+    return m == to ? s : s * expf(m - to);
+}
+
 extern "C" __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y, int cols) {
-    __shared__ float red[BLOCK];
+    __shared__ float warp_max[32];
+    __shared__ float warp_sum[32];
     int row = blockIdx.x, t = threadIdx.x;
     const float* xr = x + (size_t)row * cols;
     float* yr = y + (size_t)row * cols;
     float m = -__int_as_float(0x7f800000);
-    for (int j = t; j < cols; j += BLOCK) m = fmaxf(m, xr[j]);
-    red[t] = m;
-    __syncthreads();
-    for (int s = BLOCK / 2; s > 0; s /= 2) {
-        if (t < s) red[t] = fmaxf(red[t], red[t + s]);
-        __syncthreads();
+    float s = 0.0f;
+    for (int j = t; j < cols; j += BLOCK) {
+        float v = xr[j];
+        float e = expf(fminf(m, v) - fmaxf(m, v));
+        s = v > m ? s * e + 1.0f : s + e;
+        m = fmaxf(m, v);
     }
-    float mx = red[0];
-    __syncthreads();
-    float sum = 0.0f;
-    for (int j = t; j < cols; j += BLOCK) sum += expf(xr[j] - mx);
-    red[t] = sum;
-    __syncthreads();
-    for (int s = BLOCK / 2; s > 0; s /= 2) {
-        if (t < s) red[t] += red[t + s];
-        __syncthreads();
+    for (int d = 16; d > 0; d /= 2) {
+        float mo = __shfl_xor_sync(FULL, m, d);
+        float so = __shfl_xor_sync(FULL, s, d);
+        float to = fmaxf(m, mo);
+        s = rescale(s, m, to) + rescale(so, mo, to);
+        m = to;
     }
-    float inv = 1.0f / red[0];
+    if (t % 32 == 0) {
+        warp_max[t / 32] = m;
+        warp_sum[t / 32] = s;
+    }
+    __syncthreads();
+    float mx = -__int_as_float(0x7f800000);
+    for (int w = 0; w < BLOCK / 32; w++) mx = fmaxf(mx, warp_max[w]);
+    float total = 0.0f;
+    for (int w = 0; w < BLOCK / 32; w++) total += rescale(warp_sum[w], warp_max[w], mx);
+    float inv = 1.0f / total;
     for (int j = t; j < cols; j += BLOCK) yr[j] = expf(xr[j] - mx) * inv;
 }
 

@@ -19,19 +19,38 @@ REPS = arg("--reps", 10)
 BATCHES = arg("--batches", 15)
 BLOCK = 256
 TILE = 32
+# numba's shared.array needs a literal shape: a global name is one, `TILE * TILE` is not.
+TILE_ELEMS = TILE * TILE
 STRIDED_BLOCKS = 1056
 
 
 def main():
     import numpy as np
     np.row_stack = np.vstack  # numba-cuda 0.30 with numpy 2.5
-    from numba import cuda, float32, uint32
+    from numba import cuda, float32, int32, uint32
 
     @cuda.jit
     def saxpy(a, x, y):
-        i = cuda.grid(1)
-        if i < y.size:
-            y[i] = a * x[i] + y[i]
+        n = y.size
+        i = cuda.blockIdx.x * (BLOCK * 4) + cuda.threadIdx.x
+        if i + 3 * BLOCK < n:
+            x0 = x[i]
+            x1 = x[i + BLOCK]
+            x2 = x[i + 2 * BLOCK]
+            x3 = x[i + 3 * BLOCK]
+            y0 = y[i]
+            y1 = y[i + BLOCK]
+            y2 = y[i + 2 * BLOCK]
+            y3 = y[i + 3 * BLOCK]
+            y[i] = a * x0 + y0
+            y[i + BLOCK] = a * x1 + y1
+            y[i + 2 * BLOCK] = a * x2 + y2
+            y[i + 3 * BLOCK] = a * x3 + y3
+        else:
+            for k in range(4):
+                j = i + k * BLOCK
+                if j < n:
+                    y[j] = a * x[j] + y[j]
 
     @cuda.jit
     def reduce_block(x, out):
@@ -80,44 +99,50 @@ def main():
             if lane == 0:
                 cuda.atomic.add(out, 0, total)
 
+    @cuda.jit(device=True)
+    def rescale(s, m, to):
+        return s if m == to else s * math.exp(m - to)
+
     @cuda.jit
     def softmax_rows(x, y):
-        red = cuda.shared.array(BLOCK, float32)
+        warp_max = cuda.shared.array(32, float32)
+        warp_sum = cuda.shared.array(32, float32)
         row = cuda.blockIdx.x
         t = cuda.threadIdx.x
         cols = x.shape[1]
         m = float32(-math.inf)
+        s = float32(0.0)
         for j in range(t, cols, BLOCK):
-            m = max(m, x[row, j])
-        red[t] = m
+            v = x[row, j]
+            e = math.exp(min(m, v) - max(m, v))
+            s = s * e + float32(1.0) if v > m else s + e
+            m = max(m, v)
+        d = 16
+        while d > 0:
+            mo = cuda.shfl_xor_sync(0xFFFFFFFF, m, d)
+            so = cuda.shfl_xor_sync(0xFFFFFFFF, s, d)
+            to = max(m, mo)
+            s = rescale(s, m, to) + rescale(so, mo, to)
+            m = to
+            d //= 2
+        if t % 32 == 0:
+            warp_max[t // 32] = m
+            warp_sum[t // 32] = s
         cuda.syncthreads()
-        s = BLOCK // 2
-        while s > 0:
-            if t < s:
-                red[t] = max(red[t], red[t + s])
-            cuda.syncthreads()
-            s //= 2
-        mx = red[0]
-        cuda.syncthreads()
-        acc = float32(0.0)
-        for j in range(t, cols, BLOCK):
-            acc += math.exp(x[row, j] - mx)
-        red[t] = acc
-        cuda.syncthreads()
-        s = BLOCK // 2
-        while s > 0:
-            if t < s:
-                red[t] += red[t + s]
-            cuda.syncthreads()
-            s //= 2
-        inv = float32(1.0) / red[0]
+        mx = float32(-math.inf)
+        for w in range(BLOCK // 32):
+            mx = max(mx, warp_max[w])
+        total = float32(0.0)
+        for w in range(BLOCK // 32):
+            total += rescale(warp_sum[w], warp_max[w], mx)
+        inv = float32(1.0) / total
         for j in range(t, cols, BLOCK):
             y[row, j] = math.exp(x[row, j] - mx) * inv
 
     @cuda.jit
     def matmul_tiled(a, b, c):
-        ta = cuda.shared.array(TILE * TILE, float32)
-        tb = cuda.shared.array(TILE * TILE, float32)
+        ta = cuda.shared.array(TILE_ELEMS, float32)
+        tb = cuda.shared.array(TILE_ELEMS, float32)
         tx = cuda.threadIdx.x
         ty = cuda.threadIdx.y
         row = cuda.blockIdx.y * TILE + ty
@@ -149,13 +174,16 @@ def main():
 
     @cuda.jit(device=True)
     def warp_scan(v, lane):
+        # numba widens u32 arithmetic to 64 bits and shuffles only i32/i64/f32/f64: the
+        # running sum is kept as an i32 (the same bits; sums wrap mod 2^32 as CUDA's unsigned).
+        s = int32(v)
         d = 1
         while d < 32:
-            up = cuda.shfl_up_sync(0xFFFFFFFF, v, d)
+            up = cuda.shfl_up_sync(0xFFFFFFFF, s, d)
             if lane >= d:
-                v += up
+                s = int32(s + up)
             d *= 2
-        return v
+        return uint32(s)
 
     @cuda.jit
     def scan_blocks(x, y, sums):
@@ -245,7 +273,7 @@ def main():
     x = rng.random(n, dtype=np.float32)
     y0 = rng.random(n, dtype=np.float32)
     xd, yd = cuda.to_device(x), cuda.to_device(y0)
-    grid = (n + 255) // 256
+    grid = (n + 1023) // 1024  # 4 elements per thread
     want = 2.5 * x.astype(np.float64) + y0
 
     def v_saxpy():

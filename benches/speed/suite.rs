@@ -406,13 +406,14 @@ fn saxpy(run: &mut Run) -> Result<(), String> {
     };
     let bytes = Some(12.0 * n as f64);
     let k = run.k("saxpy");
-    let grid = Grid::linear(n, 256);
+    // 4 elements per thread: blocks of 256 threads over 1024 elements.
+    let grid = Grid::new(n.div_ceil(1024) as u32, 256u32);
     let mut y = yd.clone();
     run.measure("saxpy", bytes, None, "kache", |r| k.launch(&r.dev, grid, (a, &xd, &mut y)).map_err(|e| e.to_string()), &verify)?;
     if run.gpu.is_some() {
         yd.copy_from(&y0).map_err(|e| e.to_string())?;
         let (mut pa, mut px, mut py, mut pn) = (a, ptr(&xd), ptr(&yd), n as i32);
-        let blocks = n.div_ceil(256) as u32;
+        let blocks = n.div_ceil(1024) as u32;
         run.measure(
             "saxpy",
             bytes,

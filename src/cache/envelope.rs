@@ -6,18 +6,20 @@
 //! magic "KACHE\0E\x01"  u16 version  [32] key echo
 //! str producer  str llvm  u64 created (unix s)  u32 compile_ms
 //! str kernel  str signature  u8 kind  str entry symbol
-//! u8 interface: 0 (a cache entry) or 1 and then
+//! u8 interface: 0 (a cache entry), or 1 (no capture slots) or 2 (capture slots) and then
 //!   u8 built for: 1 GPU (u32 sm, bool accelerated) or 2 host CPU (str name and features)
 //!   bool cooperative  u64 static shared bytes
 //!   u32 parameter count, each: str name and
 //!     1 scalar (u8 scalar tag) or 2 array (u8 element tag, u8 ndim, bool writable, u8 layout tag)
+//!   with 2 only: u32 slot count, each: str symbol  str name  str origin
+//!     u8 element tag  u8 ndim  bool writable  u8 layout tag  ndim x (u64 extent, i64 stride)
 //! u64 payload length  [32] payload blake3  [32] blake3 of everything before it  payload
 //! ```
 //! (`str` is a u32 length and UTF-8 bytes; `bool` a byte 0 or 1; integers little-endian; the
 //! tags are [`Scalar::tag`] and [`Layout::tag`].)
 
 use super::key::{Key, build_id};
-use crate::ir::{ArrayTy, EnumDef, Layout, Scalar};
+use crate::ir::{ArrayTy, Elem, EnumDef, Layout, Scalar};
 use crate::target::Arch;
 
 /// Leading bytes of every entry.
@@ -75,6 +77,29 @@ pub struct Interface {
     pub cooperative: bool,
     /// Bytes of static shared memory per block.
     pub static_shared: u64,
+    /// The capture slots of a kernel compiled with relocatable captures: what array each one
+    /// takes; never an address.
+    pub slots: Vec<SlotDecl>,
+}
+
+/// A capture slot of an [`Interface`]: a device array the code reads through the module
+/// variable `symbol`, which must be bound to an array of exactly this type and shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SlotDecl {
+    /// The module variable ([`capture_slot_symbol`](crate::abi::capture_slot_symbol)).
+    pub symbol: String,
+    /// The name the source uses (a global's, or a factory parameter's).
+    pub name: String,
+    /// Where it comes from, for messages (`global 'PRICES'`).
+    pub origin: String,
+    /// Element type, dimensions and whether the code writes it.
+    pub ty: ArrayTy,
+    /// The layout of `strides`.
+    pub layout: Layout,
+    /// Extents, compiled in.
+    pub shape: Vec<usize>,
+    /// Strides in elements, compiled in.
+    pub strides: Vec<isize>,
 }
 
 /// The machine a payload's code was built for.
@@ -217,7 +242,7 @@ pub fn encode(meta: &Meta, payload: &[u8]) -> Vec<u8> {
     match &meta.interface {
         None => out.push(0),
         Some(i) => {
-            out.push(1);
+            out.push(if i.slots.is_empty() { 1 } else { 2 });
             put_interface(&mut out, i);
         }
     }
@@ -262,7 +287,28 @@ fn put_interface(out: &mut Vec<u8>, i: &Interface) {
                 }
             }
             (ParamTy::Scalar(s), None) => out.extend_from_slice(&[1, s.tag()]),
-            (ParamTy::Array { ty, layout }, _) => out.extend_from_slice(&[2, ty.elem.tag(), ty.ndim, ty.writable as u8, layout.tag()]),
+            (ParamTy::Array { ty, layout }, _) => {
+                // Serialised kernels take arrays of scalars (`CompiledKernel::serialize` refuses
+                // struct elements); a tag no scalar has would not decode.
+                let elem = ty.elem.scalar().map(Scalar::tag).unwrap_or(u8::MAX);
+                out.extend_from_slice(&[2, elem, ty.ndim, ty.writable as u8, layout.tag()])
+            }
+        }
+    }
+    if i.slots.is_empty() {
+        return;
+    }
+    out.extend_from_slice(&(i.slots.len() as u32).to_le_bytes());
+    for s in &i.slots {
+        for t in [&s.symbol, &s.name, &s.origin] {
+            put_str(out, t);
+        }
+        // Captured arrays hold scalars (a host value has no struct elements).
+        let elem = s.ty.elem.scalar().map(Scalar::tag).unwrap_or(u8::MAX);
+        out.extend_from_slice(&[elem, s.ty.ndim, s.ty.writable as u8, s.layout.tag()]);
+        for (d, st) in s.shape.iter().zip(&s.strides) {
+            out.extend_from_slice(&(*d as u64).to_le_bytes());
+            out.extend_from_slice(&(*st as i64).to_le_bytes());
         }
     }
 }
@@ -308,9 +354,12 @@ impl<'a> Reader<'a> {
         String::from_utf8(b.to_vec()).map_err(|_| EnvelopeError::Malformed(what))
     }
     fn interface(&mut self) -> Result<Option<Interface>, EnvelopeError> {
-        if !self.bool("interface")? {
-            return Ok(None);
-        }
+        let with_slots = match self.u8()? {
+            0 => return Ok(None),
+            1 => false,
+            2 => true,
+            _ => return Err(EnvelopeError::Malformed("interface")),
+        };
         let built_for = match self.u8()? {
             1 => BuiltFor::Gpu(Arch { sm: self.u32()?, accelerated: self.bool("arch")? }),
             2 => BuiltFor::HostCpu(self.str("host CPU")?),
@@ -353,13 +402,41 @@ impl<'a> Reader<'a> {
                     }
                     let writable = self.bool("array mutability")?;
                     let layout = Layout::from_tag(self.u8()?).ok_or(EnvelopeError::Malformed("layout"))?;
-                    ParamTy::Array { ty: ArrayTy { elem, ndim, writable }, layout }
+                    ParamTy::Array { ty: ArrayTy { elem: Elem::Scalar(elem), ndim, writable }, layout }
                 }
                 _ => return Err(EnvelopeError::Malformed("parameter type")),
             };
             params.push(Param { name, ty, enum_def });
         }
-        Ok(Some(Interface { built_for, params, cooperative, static_shared }))
+        let slots = if with_slots { self.slots()? } else { Vec::new() };
+        Ok(Some(Interface { built_for, params, cooperative, static_shared, slots }))
+    }
+
+    fn slots(&mut self) -> Result<Vec<SlotDecl>, EnvelopeError> {
+        let n = self.u32()?;
+        if n == 0 || n > MAX_PARAMS {
+            return Err(EnvelopeError::Malformed("slot count"));
+        }
+        let mut slots = Vec::new();
+        for _ in 0..n {
+            let symbol = self.str("slot symbol")?;
+            let name = self.str("slot name")?;
+            let origin = self.str("slot origin")?;
+            let elem = Scalar::from_tag(self.u8()?).ok_or(EnvelopeError::Malformed("slot element type"))?;
+            let ndim = self.u8()?;
+            if ndim > 4 || !symbol.starts_with(crate::abi::CAPTURE_SLOT_PREFIX) {
+                return Err(EnvelopeError::Malformed("slot"));
+            }
+            let writable = self.bool("slot mutability")?;
+            let layout = Layout::from_tag(self.u8()?).ok_or(EnvelopeError::Malformed("slot layout"))?;
+            let (mut shape, mut strides) = (Vec::new(), Vec::new());
+            for _ in 0..ndim {
+                shape.push(usize::try_from(self.u64()?).map_err(|_| EnvelopeError::Malformed("slot extent"))?);
+                strides.push(self.u64()? as i64 as isize);
+            }
+            slots.push(SlotDecl { symbol, name, origin, ty: ArrayTy { elem: Elem::Scalar(elem), ndim, writable }, layout, shape, strides });
+        }
+        Ok(slots)
     }
 }
 
@@ -422,7 +499,7 @@ mod tests {
     /// A serialised kernel's envelope: the sample with its interface.
     fn sample_kernel(built_for: BuiltFor) -> (Meta, Vec<u8>) {
         let (meta, payload) = sample();
-        let array = |writable, layout| ParamTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable }, layout };
+        let array = |writable, layout| ParamTy::Array { ty: ArrayTy { elem: Elem::Scalar(Scalar::F32), ndim: 1, writable }, layout };
         let interface = Interface {
             built_for,
             params: vec![
@@ -437,6 +514,15 @@ mod tests {
             ],
             cooperative: true,
             static_shared: 4096,
+            slots: vec![SlotDecl {
+                symbol: crate::abi::capture_slot_symbol(2),
+                name: "PRICES".into(),
+                origin: "global 'PRICES'".into(),
+                ty: ArrayTy { elem: Scalar::F64.into(), ndim: 2, writable: true },
+                layout: Layout::F,
+                shape: vec![3, 4],
+                strides: vec![1, 3],
+            }],
         };
         (meta.with_interface(interface), payload)
     }
@@ -513,8 +599,35 @@ mod tests {
 
     #[test]
     fn malformed_interfaces_are_rejected_even_with_a_good_checksum() {
-        let (m, p) = sample_kernel(BuiltFor::Gpu(Arch { sm: 90, accelerated: false }));
-        let b = encode(&m, &p);
+        let (mut m, p) = sample_kernel(BuiltFor::Gpu(Arch { sm: 90, accelerated: false }));
+        let with_slots = encode(&m, &p);
+        if let Some(i) = &mut m.interface {
+            i.slots.clear();
+        }
+        malformed_fields_are_refused(
+            &encode(&m, &p),
+            &p,
+            &[
+                // The last parameter is `y`: [2, elem, ndim, writable, layout].
+                (1, 9, "layout"),
+                (2, 2, "array mutability"),
+                (3, 5, "array dimensions"),
+                (4, 200, "scalar type"),
+                // (3 is an enum parameter's tag.)
+                (5, 4, "parameter type"),
+            ],
+        );
+        // The last slot: [elem, ndim, writable, layout] and two (extent, stride) pairs.
+        malformed_fields_are_refused(
+            &with_slots,
+            &p,
+            &[(33, 9, "slot layout"), (34, 2, "slot mutability"), (35, 5, "slot"), (36, 200, "slot element type")],
+        );
+    }
+
+    /// Each (offset, value, field): the byte at `offset` (counted back from the payload length
+    /// field) rewritten to `value`, and the checksum fixed, is refused for `field`.
+    fn malformed_fields_are_refused(b: &[u8], p: &[u8], cases: &[(usize, u8, &'static str)]) {
         let header_end = b.len() - p.len() - 32;
         // Rewrites the byte at `at` (counted back from the payload length field) and fixes
         // the checksum, so only the field's meaning can refuse it.
@@ -524,15 +637,11 @@ mod tests {
             c[i] = v;
             let h = *blake3::hash(&c).as_bytes();
             c.extend_from_slice(&h);
-            c.extend_from_slice(&p);
+            c.extend_from_slice(p);
             decode(&c, None).map(|_| ())
         };
-        // The last parameter is `y`: [2, elem, ndim, writable, layout].
-        assert_eq!(rewrite(1, 9).unwrap_err(), EnvelopeError::Malformed("layout"));
-        assert_eq!(rewrite(2, 2).unwrap_err(), EnvelopeError::Malformed("array mutability"));
-        assert_eq!(rewrite(3, 5).unwrap_err(), EnvelopeError::Malformed("array dimensions"));
-        assert_eq!(rewrite(4, 200).unwrap_err(), EnvelopeError::Malformed("scalar type"));
-        // (3 is an enum parameter's tag.)
-        assert_eq!(rewrite(5, 4).unwrap_err(), EnvelopeError::Malformed("parameter type"));
+        for (at, v, field) in cases {
+            assert_eq!(rewrite(*at, *v).unwrap_err(), EnvelopeError::Malformed(field), "byte {at} set to {v}");
+        }
     }
 }

@@ -423,6 +423,14 @@ impl Cache {
         self.store_many(vec![(proof, entry)]);
     }
 
+    /// Keeps an entry in this process's memory tier only, for a kernel whose module opted out
+    /// of persisting (`Module::persist(false)`): later lookups in this process hit it, nothing
+    /// is written to the local store or the remote.
+    pub fn store_in_memory(&self, proof: Persistable<'_>, entry: Entry) {
+        let _ = proof.library();
+        self.remember(entry.meta.key, Arc::new(entry));
+    }
+
     /// [`store`](Self::store) for several entries with one opening of the store.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
         self.store_entries(items.into_iter().map(|(_, e)| e).collect());
@@ -470,6 +478,22 @@ impl Cache {
         if !r.contains(&reason) {
             r.push(reason);
         }
+    }
+
+    /// Forgets the memory tier's entry for a pinned kernel once nothing holds the kernel any
+    /// more (called as the kernel is dropped; an entry pinned again since is kept).
+    pub fn unpin(&self, key: &Key) {
+        let mut mem = self.memory.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(MemEntry::Pinned(w)) = mem.get(key)
+            && w.strong_count() == 0
+        {
+            mem.remove(key);
+        }
+    }
+
+    /// The number of entries in the memory tier (pinned kernels included).
+    pub fn memory_entries(&self) -> usize {
+        self.memory.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Writes this process's counters into the store now.

@@ -47,6 +47,13 @@ impl std::fmt::Debug for HostModule {
 impl HostModule {
     /// JIT-compiles host bitcode produced by [`compile`](super::compile) and finds `entry`.
     pub fn load(bitcode: &[u8], entry: &str) -> Result<HostModule, CodegenError> {
+        Self::load_with_slots(bitcode, entry, &[])
+    }
+
+    /// [`load`](Self::load), then fills each capture slot named in `slots` (see
+    /// [`capture_slot_symbol`](crate::abi::capture_slot_symbol)) with its address; a slot the
+    /// module does not define is an error.
+    pub fn load_with_slots(bitcode: &[u8], entry: &str, slots: &[(String, u64)]) -> Result<HostModule, CodegenError> {
         super::pipeline::init_targets();
         let bad = |m: String| CodegenError::BadArtifact(m);
         let context = Box::new(Context::create());
@@ -80,6 +87,18 @@ impl HostModule {
             }
         }
         let addr = engine.get_function_address(entry).map_err(|e| bad(format!("entry `{entry}`: {e}")))?;
+        for (name, value) in slots {
+            let c_name = std::ffi::CString::new(name.as_str()).map_err(|_| bad(format!("capture slot `{name}`: NUL in the name")))?;
+            // SAFETY: the engine is live and owns the module; the name is a NUL-terminated string.
+            let at = unsafe { inkwell::llvm_sys::execution_engine::LLVMGetGlobalValueAddress(engine.as_mut_ptr(), c_name.as_ptr()) };
+            if at == 0 || at % 8 != 0 || module.get_global(name).is_none() {
+                return Err(bad(format!("capture slot `{name}` is not an 8-byte variable of the module")));
+            }
+            // SAFETY: `at` is the address of the module's own 8-byte, 8-aligned pointer variable
+            // `name` (defined by the code generator, checked above), in writable data the engine
+            // owns; nothing runs the module's code yet.
+            unsafe { std::ptr::write(at as *mut u64, *value) };
+        }
         // SAFETY: `entry` was generated with exactly this signature (see `lower/function.rs`, `host_entry`).
         let entry: HostEntry = unsafe { std::mem::transmute::<usize, HostEntry>(addr) };
         Ok(HostModule { entry, engine: ManuallyDrop::new(engine), context: ManuallyDrop::new(context) })
@@ -110,7 +129,8 @@ mod tests {
 
     #[test]
     fn every_transcendental_has_a_host_implementation() {
-        for d in builtins::METHODS.iter().filter(|d| d.libdevice.is_some()) {
+        // `sin_cos` is libdevice's `sincos` on the GPU and the host calls `sin` and `cos` here.
+        for d in builtins::METHODS.iter().filter(|d| d.libdevice.is_some() && d.func != MathFn::SinCos) {
             for s in [Scalar::F32, Scalar::F64] {
                 let sym = host_math_symbol(d.func, s);
                 assert!(host_calls::address(&sym).is_some(), "{sym} has no host implementation");

@@ -141,9 +141,13 @@ pub(super) fn build<'ctx>(context: &'ctx Context, input: &CompileInput<'_>, tm: 
     if let (Target::Nvptx(_), Some(bc)) = (input.options.target, input.libdevice)
         && program.uses_libdevice()
     {
-        let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
-        let libdevice = Module::parse_bitcode_from_buffer(&buf, context)
-            .map_err(|e| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: e.to_string() })?;
+        let libdevice = if link_all_of_libdevice() {
+            let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
+            Module::parse_bitcode_from_buffer(&buf, context)
+                .map_err(|e| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: e.to_string() })?
+        } else {
+            lazy_libdevice(context, bc)?
+        };
         libdevice.set_triple(&tm.get_triple());
         libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
         linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
@@ -152,6 +156,61 @@ pub(super) fn build<'ctx>(context: &'ctx Context, input: &CompileInput<'_>, tm: 
     linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;
     optimize(&linked, tm, input.options.opt_level)?;
     Ok(Built { functions, linked, entry })
+}
+
+/// libdevice read lazily into `context`, every definition made link-once, so that linking it
+/// brings in only what the kernel reaches: the functions the kernel declares, and what those
+/// use, each body read from the bitcode only then (LLVM's link-only-needed, which the C API
+/// does not offer: the linker pulls a link-once definition only when something linked refers
+/// to it). Reading the module this way costs a small fraction of parsing all of it (about 350
+/// functions), and the optimiser never sees what the kernel does not use.
+fn lazy_libdevice<'ctx>(context: &'ctx Context, bc: &[u8]) -> Result<Module<'ctx>, CodegenError> {
+    use inkwell::llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2;
+    let bad = |reason: &str| CodegenError::BadLibdevice { path: "libdevice.10.bc".into(), reason: reason.into() };
+    let buf = MemoryBuffer::create_from_memory_range_copy(bc, "libdevice.10.bc");
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: the context and the buffer are live. LLVM takes the buffer over whether or not
+    // it succeeds (the module owns it, or LLVM drops its handle without freeing it), so the
+    // wrapper must not free it: it is forgotten below.
+    let failed = unsafe { LLVMGetBitcodeModuleInContext2(context.raw(), buf.as_mut_ptr(), &mut raw) };
+    std::mem::forget(buf);
+    if failed != 0 || raw.is_null() {
+        return Err(bad("not LLVM bitcode LLVM can read"));
+    }
+    // SAFETY: `raw` is a module LLVM just created in `context`, owned by no one else.
+    let module = unsafe { Module::new(raw) };
+    let mut f = module.get_first_function();
+    while let Some(func) = f {
+        f = func.get_next_function();
+        // A body not read yet is a definition to LLVM (it is materialisable), not a declaration.
+        if func.as_global_value().is_declaration() {
+            continue;
+        }
+        if !matches!(func.get_linkage(), Linkage::Internal | Linkage::Private) {
+            func.set_linkage(Linkage::LinkOnceODR);
+        }
+    }
+    let mut g = module.get_first_global();
+    while let Some(global) = g {
+        g = global.get_next_global();
+        if global.get_initializer().is_some() && !matches!(global.get_linkage(), Linkage::Internal | Linkage::Private | Linkage::Appending)
+        {
+            global.set_linkage(Linkage::LinkOnceODR);
+        }
+    }
+    Ok(module)
+}
+
+/// Whether to link all of libdevice, the way kache did before [`lazy_libdevice`]: only tests
+/// ask, to show that linking what is needed makes the same code.
+#[cfg(test)]
+fn link_all_of_libdevice() -> bool {
+    tests::LINK_ALL.with(|c| c.get())
+}
+
+#[cfg(not(test))]
+fn link_all_of_libdevice() -> bool {
+    false
 }
 
 /// Every function reachable from `id`, in a fixed order, `id` first.
@@ -180,7 +239,9 @@ fn internalize(m: &Module<'_>, entry: &str) {
     let mut g = m.get_first_global();
     while let Some(global) = g {
         g = global.get_next_global();
-        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private {
+        // Capture slots stay visible: the loader finds them by name.
+        let slot = global.get_name().to_str().is_ok_and(|n| n.starts_with(crate::abi::CAPTURE_SLOT_PREFIX));
+        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private && !slot {
             global.set_linkage(Linkage::Internal);
         }
     }
@@ -190,4 +251,100 @@ fn optimize(m: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), Cod
     // Drop what the kernel does not reach (most of libdevice) before the expensive passes.
     let pipeline = format!("globaldce,default<O{}>", opt_level.min(3));
     m.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use inkwell::context::Context;
+
+    use super::*;
+    use crate::{Arch, Layout, Specialization};
+
+    thread_local! {
+        pub(super) static LINK_ALL: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// libdevice's bytes, or `None` with a printed reason; a failure under
+    /// `KACHE_REQUIRE_PTXAS=1` (where CI installs the wheel that holds it).
+    fn libdevice_bytes() -> Option<std::sync::Arc<[u8]>> {
+        let found = crate::toolchain::libdevice().and_then(|l| l.load()).map(|(b, _)| b);
+        if found.is_none() {
+            assert_ne!(std::env::var("KACHE_REQUIRE_PTXAS").as_deref(), Ok("1"), "libdevice not found and KACHE_REQUIRE_PTXAS=1");
+            eprintln!("skipping: libdevice not found");
+        }
+        found
+    }
+
+    fn defined_functions(m: &Module<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut f = m.get_first_function();
+        while let Some(func) = f {
+            f = func.get_next_function();
+            if func.count_basic_blocks() > 0 {
+                out.push(func.get_name().to_string_lossy().into_owned());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn linking_libdevice_brings_in_only_what_is_reached() {
+        let Some(bc) = libdevice_bytes() else { return };
+        let context = Context::create();
+        let diagnostics = Diagnostics::default();
+        diagnostics.install(&context);
+        let kernel = context.create_module("k");
+        let f32t = context.f32_type();
+        let f64t = context.f64_type();
+        kernel.add_function("__nv_sinf", f32t.fn_type(&[f32t.into()], false), None);
+        kernel.add_function("__nv_fmod", f64t.fn_type(&[f64t.into(), f64t.into()], false), None);
+        let all = Module::parse_bitcode_from_buffer(&MemoryBuffer::create_from_memory_range_copy(&bc, "l"), &context).unwrap();
+        let in_libdevice = defined_functions(&all).len();
+        kernel.link_in_module(lazy_libdevice(&context, &bc).unwrap()).unwrap();
+        diagnostics.check().unwrap();
+        let linked = defined_functions(&kernel);
+        assert!(linked.contains(&"__nv_sinf".to_string()) && linked.contains(&"__nv_fmod".to_string()), "{linked:?}");
+        assert!(!linked.contains(&"__nv_expf".to_string()), "{linked:?}");
+        // sinf's slow path (and the table it reads) comes along; the rest does not.
+        assert!(linked.len() < 10 && in_libdevice > 300, "{} of {in_libdevice} linked: {linked:?}", linked.len());
+        assert!(kernel.get_global("__cudart_i2opi_f").is_some(), "sinf's reduction table was not linked");
+        assert!(kernel.verify().is_ok());
+    }
+
+    #[test]
+    fn linking_what_is_needed_makes_the_ptx_of_linking_all() {
+        if libdevice_bytes().is_none() {
+            return;
+        }
+        let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32], z: &mut [f64]) { let i = global_id_x(); if i < x.len() { \
+                   let v = x[i]; y[i] = v.exp() + v.sin() * v.powf(1.5) + v % 3.0 + v.tanh() + v.atan2(2.0); \
+                   let d = v as f64; z[i] = d.sin() + d.cos() + d.exp() + d % 7.0 + d.erf(); } }";
+        let ast = crate::lang::parse(crate::lang::SourceFile::new("k.rs", src)).unwrap();
+        let program = crate::lang::check_kernel(&ast, &crate::lang::Env::default(), "k").unwrap();
+        let bc = libdevice_bytes().unwrap();
+        let spec = Specialization::uniform(&program, Layout::C);
+        let ptx = |link_all: bool| {
+            LINK_ALL.with(|c| c.set(link_all));
+            let compiled = crate::codegen::compile(&crate::codegen::CompileInput {
+                program: &program,
+                spec: &spec,
+                captures: &[],
+                options: Options::new(Target::Nvptx(Arch::parse("sm_80").unwrap())),
+                libdevice: Some(&bc),
+            });
+            LINK_ALL.with(|c| c.set(false));
+            match compiled.unwrap().artifact {
+                crate::codegen::Artifact::Ptx(p) => p,
+                other => panic!("not PTX: {other:?}"),
+            }
+        };
+        // NVPTX numbers call sites in comments from a counter global to the process: those
+        // comments differ between any two compiles in one process.
+        let code = |ptx: String| ptx.lines().map(|l| l.split("// callseq").next().unwrap_or(l).to_string()).collect::<Vec<_>>();
+        let needed = code(ptx(false));
+        assert!(needed.iter().any(|l| l.contains(".entry")) && needed.iter().any(|l| l.contains("__internal_trig_reduction")));
+        assert_eq!(needed, code(ptx(true)));
+    }
 }

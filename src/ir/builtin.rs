@@ -193,4 +193,6 @@ pub enum MathFn {
     WrappingShr,
     WrappingPow,
     WrappingAbs,
+    /// `x.sin_cos()`: the tuple `(x.sin(), x.cos())`, computed together.
+    SinCos,
 }

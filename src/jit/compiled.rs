@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
+use super::slots::{CaptureSlot, slot_values, slots_of};
 use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::{CaptureValue, Location};
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
-use crate::ir::{EnumDef, Ty};
+use crate::ir::{EnumDef, Ty, Types};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
 use crate::target::{Specialization, Target};
@@ -42,6 +43,8 @@ pub struct CompiledKernel {
     pub(super) spec: Specialization,
     pub(super) signature: Vec<(String, Ty)>,
     pub(super) enums: Vec<EnumDef>,
+    /// The structs of the signature's types.
+    pub(super) types: Types,
     pub(super) abi: Vec<ParamAbi>,
     pub(super) artifact: Artifact,
     pub(super) entry: String,
@@ -49,6 +52,12 @@ pub struct CompiledKernel {
     pub(super) static_shared: u64,
     pub(super) library: Arc<CodeLibrary>,
     pub(super) device_captures: Vec<Location>,
+    /// Relocatable captures: the module variables the loader fills with the arrays' addresses.
+    pub(super) slots: Vec<CaptureSlot>,
+    /// Registered with the cache's memory tier (baked device captures): unregistered on drop.
+    pub(super) pinned: bool,
+    /// Its cubins may be written to the local store and the remote ([`Module::persist`](crate::Module::persist)).
+    pub(super) persist: bool,
     pub(super) origin: Origin,
     pub(super) jit: Option<Jit>,
     pub(super) host: OnceLock<std::result::Result<Arc<HostModule>, String>>,
@@ -91,6 +100,7 @@ impl CompiledKernel {
             spec: spec.clone(),
             signature: k.inner.signature.clone(),
             enums: k.inner.enums.clone(),
+            types: k.inner.types.clone(),
             abi: ParamAbi::of(p),
             artifact,
             entry,
@@ -103,6 +113,9 @@ impl CompiledKernel {
                 .iter()
                 .filter_map(|c| if let CaptureValue::Device(d) = c { Some(d.location) } else { None })
                 .collect(),
+            slots: slots_of(p, &k.inner.captures, k.inner.jit.config().relocatable_captures),
+            pinned: false,
+            persist: k.inner.persist,
             origin,
             jit: Some(k.inner.jit.clone()),
             host: OnceLock::new(),
@@ -127,7 +140,7 @@ impl CompiledKernel {
             (ArtifactKind::HostBitcode, Target::Host) => Artifact::HostBitcode(entry.payload.to_vec()),
             (kind, _) => return Err(Error::BadSerializedKernel(format!("entry holds {kind:?}, not code for {target}"))),
         };
-        let library = CodeLibrary::assemble(&k.inner.program, &k.inner.captures, None);
+        let library = CodeLibrary::assemble(&k.inner.program, &k.inner.captures, None, k.inner.jit.config().relocatable_captures);
         Ok(CompiledKernel::new(k, target, spec, key, artifact, entry.meta.entry.clone(), library, Origin::Cache(tier)))
     }
 
@@ -141,9 +154,52 @@ impl CompiledKernel {
         self.key
     }
 
-    /// Where it came from.
+    /// Where it came from: compiled in this process, found in a cache tier, deserialised or
+    /// prebuilt. What tells a hit from a miss for one kernel (`docs/cache.md`).
     pub fn origin(&self) -> Origin {
         self.origin
+    }
+
+    /// The capture slots of a kernel compiled with relocatable captures (empty otherwise): one
+    /// per captured device array, with the name the source gives it and whether an array is
+    /// bound to it.
+    pub fn capture_slots(&self) -> &[CaptureSlot] {
+        &self.slots
+    }
+
+    /// Binds `array` to the capture slot named `name` (a global's name, a factory parameter's,
+    /// or `factory::param` where several are so named) of a kernel compiled with relocatable
+    /// captures, typically one just deserialised. The array must have the element type,
+    /// extents and strides the code was compiled for; the kernel keeps it alive. Every slot
+    /// must be bound before the first launch ([`Error::UnboundCapture`]).
+    ///
+    /// ```
+    /// use kache::{CompiledKernel, Config, Device, Grid, Jit, Target};
+    ///
+    /// let jit = Jit::new(Config::in_memory().relocatable_captures(true))?;
+    /// let dev = Device::host();
+    /// let table = dev.upload(&[1.0f32, 2.0])?;
+    /// let bytes = jit
+    ///     .load_source("t.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < 2 { o[i] = TABLE[i] * 10.0; } }")?
+    ///     .with_global("TABLE", &table)?
+    ///     .kernel("k")?
+    ///     .serialize(Target::Host)?;
+    /// // In another process: the bytes hold the slot's name and type, never an address.
+    /// let mine = dev.upload(&[3.0f32, 4.0])?;
+    /// let k = CompiledKernel::deserialize(&bytes)?.bind("TABLE", &mine)?;
+    /// let mut out = dev.alloc::<f32>(&[2])?;
+    /// k.launch(&dev, Grid::linear(2, 32), (&mut out,))?;
+    /// assert_eq!(out.download()?, vec![30.0, 40.0]);
+    /// // An array of another shape does not fit the code.
+    /// assert!(CompiledKernel::deserialize(&bytes)?.bind("TABLE", &dev.upload(&[1.0f32])?).is_err());
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn bind(mut self, name: &str, array: impl crate::capture::IntoCapture) -> Result<CompiledKernel> {
+        super::slots::bind(&self.name, &mut self.slots, name, array)?;
+        // Modules loaded so far hold the old addresses.
+        self.host = OnceLock::new();
+        self.cuda = Mutex::new(HashMap::new());
+        Ok(self)
     }
 
     /// Where the cubin came from on the last CUDA load (`None`: built from PTX by the driver).
@@ -240,17 +296,25 @@ impl CompiledKernel {
             .assemble(ptx, &arch.to_string())
             .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), self.name)))?;
         let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-        if let (Some(cache), Some(key), Ok(proof)) = (cache, key, self.library.persistable()) {
+        if let (Some(cache), Some(key), Ok(proof), true) = (cache, key, self.library.persistable(), self.persist) {
             crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
-            let meta = Meta::new(key, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
+            let meta = Meta::new(
+                key,
+                &self.name,
+                &signature_text(&self.signature, &self.enums, &self.types),
+                ArtifactKind::Cubin,
+                &self.entry,
+                ms,
+            );
             cache.store(proof, Entry { meta, payload: cubin.clone().into() });
         }
         Ok(cubin)
     }
 
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
+        let slots = slot_values(&self.name, &self.slots)?;
         let r = self.host.get_or_init(|| match &self.artifact {
-            Artifact::HostBitcode(b) => HostModule::load(b, &self.entry).map(Arc::new).map_err(|e| e.to_string()),
+            Artifact::HostBitcode(b) => HostModule::load_with_slots(b, &self.entry, &slots).map(Arc::new).map_err(|e| e.to_string()),
             Artifact::Ptx(_) | Artifact::Cubin(_) => {
                 Err(format!("kernel '{}' was compiled for a GPU, not for the host backend", self.name))
             }
@@ -262,6 +326,13 @@ impl CompiledKernel {
         if let Some(f) = self.cuda.lock().unwrap_or_else(|e| e.into_inner()).get(&dev.ordinal) {
             return Ok(f.clone());
         }
+        let slots = slot_values(&self.name, &self.slots)?;
+        let fill = |f: cuda::LoadedFunction| -> Result<cuda::LoadedFunction> {
+            for (symbol, ptr) in &slots {
+                f.fill_global(symbol, *ptr)?;
+            }
+            Ok(f)
+        };
         if let Artifact::Cubin(image) = &self.artifact {
             let built = match self.target {
                 Target::Nvptx(a) => a.to_string(),
@@ -273,12 +344,12 @@ impl CompiledKernel {
                     self.name, dev.name, dev.arch
                 ))
             })?;
-            let f = Arc::new(f);
+            let f = Arc::new(fill(f)?);
             self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
             return Ok(f);
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
-        let proof = self.library.persistable().ok();
+        let proof = self.library.persistable().ok().filter(|_| self.persist);
         let jit = self.jit.as_ref().filter(|j| j.config().cubin_tier);
         let cache = jit.map(|j| j.cache());
         let ckey = jit.map(|j| j.cubin_derivation(&self.key, dev.arch, Assembler::Driver(dev.driver_version)).key).unwrap_or(self.key);
@@ -305,16 +376,34 @@ impl CompiledKernel {
                 let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
                 if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
                     let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-                    let meta =
-                        Meta::new(ckey, &self.name, &signature_text(&self.signature, &self.enums), ArtifactKind::Cubin, &self.entry, ms);
+                    let meta = Meta::new(
+                        ckey,
+                        &self.name,
+                        &signature_text(&self.signature, &self.enums, &self.types),
+                        ArtifactKind::Cubin,
+                        &self.entry,
+                        ms,
+                    );
                     cache.store(proof, Entry { meta, payload: cubin.into() });
                 }
                 f
             }
         };
-        let f = Arc::new(f);
+        let f = Arc::new(fill(f)?);
         self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
         Ok(f)
+    }
+}
+
+impl Drop for CompiledKernel {
+    fn drop(&mut self) {
+        // The memory tier's entry for a pinned kernel goes with the last kernel using it, so a
+        // process that keeps binding fresh arrays does not grow.
+        if self.pinned
+            && let Some(jit) = &self.jit
+        {
+            jit.cache().unpin(&self.key);
+        }
     }
 }
 

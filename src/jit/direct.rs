@@ -405,8 +405,9 @@ impl DirectMiss {
     /// Records the manifest of the request: `module` must be [`module`](Self::module)'s, and
     /// `kernels` what the request asked for, compiled from it (every kernel of an every-kernel
     /// request, with `left_out`). Nothing is recorded unless every kernel was stored (none
-    /// captured a device array), was compiled for the request's target with C-contiguous
-    /// arrays, and the module is the one of the bytes the key was derived from.
+    /// captured a device array, none of a module with `persist(false)`), was compiled for the
+    /// request's target with C-contiguous arrays, and the module is the one of the bytes the key
+    /// was derived from.
     pub fn record(&self, module: &Module, kernels: &[(Kernel, Arc<CompiledKernel>)], left_out: &[(String, String)]) {
         let Some(key) = self.manifest else { return };
         if kernels.is_empty()
@@ -418,7 +419,11 @@ impl DirectMiss {
         let mut manifest = Manifest { files: Vec::new(), kernels: Vec::new(), left_out: left_out.to_vec(), warnings: Vec::new() };
         for (k, c) in kernels {
             let uniform = Specialization::uniform(k.program(), Layout::C);
+            // Not persisted or holding capture slots to bind: the next process must not find it
+            // through a manifest.
             if c.library.persistable().is_err()
+                || !c.persist
+                || !c.slots.is_empty()
                 || !matches!(c.origin, Origin::Compiled { .. } | Origin::Cache(_))
                 || c.target != self.request.target
                 || c.spec != uniform
@@ -430,8 +435,15 @@ impl DirectMiss {
                 Origin::Compiled { ms } => ms,
                 _ => 0,
             };
-            let meta = Meta::new(c.key, &c.name, &signature_text(&c.signature, &c.enums), artifact_kind(&c.artifact), &c.entry, compile_ms)
-                .with_interface(interface);
+            let meta = Meta::new(
+                c.key,
+                &c.name,
+                &signature_text(&c.signature, &c.enums, &c.types),
+                artifact_kind(&c.artifact),
+                &c.entry,
+                compile_ms,
+            )
+            .with_interface(interface);
             manifest.kernels.push(ManifestKernel { meta, libdevice: c.libdevice });
             manifest.warnings.extend(module.warnings(k.program()));
         }

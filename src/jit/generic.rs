@@ -67,11 +67,19 @@ impl GenericPart {
         }
         let kinds: Vec<LaunchArg> = args
             .iter()
-            .map(|a| match a {
-                ArgValue::Scalar(v) => LaunchArg::Scalar(v.ty()),
-                ArgValue::Array { desc, .. } => LaunchArg::Array { elem: desc.elem, ndim: desc.shape.len() as u8 },
+            .zip(&self.sig.params)
+            .map(|(a, p)| match a {
+                ArgValue::Scalar(v) => Ok(LaunchArg::Scalar(v.ty())),
+                ArgValue::Array { desc, .. } => Ok(LaunchArg::Array { elem: desc.elem, ndim: desc.shape.len() as u8 }),
+                // Instances are inferred from scalar types; a struct argument names none.
+                ArgValue::Structs(_) | ArgValue::Struct { .. } => Err(Error::BadArgument {
+                    kernel: name.clone(),
+                    param: p.0.clone(),
+                    problem: "a struct argument cannot pick an instance of a generic kernel: name the instance (`kernel(\"name::<f32>\")`)"
+                        .into(),
+                }),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let picked = lang::infer_instance(&self.module.source.ast, name, &kinds)?;
         self.instance_named(&picked.canonical)
     }

@@ -15,7 +15,7 @@ use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty};
+use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty, Types};
 use crate::lang::GenericKernelSig;
 use crate::library::CodeLibrary;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
@@ -32,11 +32,16 @@ pub(super) struct KernelInner {
     pub(super) signature: Vec<(String, Ty)>,
     /// The enums of the signature's types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(super) enums: Vec<EnumDef>,
+    /// The structs of the signature's types (the program's table of aggregates).
+    pub(super) types: Types,
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
     pub(super) generic: Option<GenericPart>,
-    _source: Arc<Source>,
+    /// Whether its code may be written to the local store and the remote
+    /// ([`Module::persist`]).
+    pub(super) persist: bool,
+    source: Arc<Source>,
 }
 
 /// Resolves each capture of a program to its value.
@@ -65,22 +70,37 @@ fn static_data(a: &crate::ir::ConstArray) -> HostData {
     }
 }
 
-fn capture_data(values: &[CaptureValue]) -> Vec<CaptureData<'_>> {
+/// What code generation needs of each capture: device arrays by address, or through a slot
+/// where `relocatable`.
+fn capture_data(values: &[CaptureValue], relocatable: bool) -> Vec<CaptureData<'_>> {
     values
         .iter()
         .map(|v| match v {
             CaptureValue::Scalar(s) => CaptureData::Scalar(*s),
             CaptureValue::Host(h) => CaptureData::HostArray { shape: &h.shape, strides: &h.strides, bytes: &h.bytes },
+            CaptureValue::Device(d) if relocatable => CaptureData::DeviceSlot { shape: &d.shape, strides: &d.strides },
             CaptureValue::Device(d) => CaptureData::DeviceArray { ptr: d.ptr, shape: &d.shape, strides: &d.strides },
         })
         .collect()
 }
 
+/// The kernels warned about as "not cached on disk" in this process: each once, whatever
+/// `Jit` compiled it.
+fn warn_not_persisted_once(id: String, msg: &str) {
+    static WARNED: std::sync::OnceLock<Mutex<std::collections::HashSet<String>>> = std::sync::OnceLock::new();
+    let mut warned = WARNED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if warned.insert(id) {
+        crate::logging::warning!("{msg}");
+    }
+}
+
 /// A signature as text: `(a: f32, x: &[f32], mode: Mode)`.
-pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef]) -> String {
-    let ty = |t: &Ty| match t {
-        Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
-        t => t.to_string(),
+pub(super) fn signature_text(sig: &[(String, Ty)], enums: &[EnumDef], types: &Types) -> String {
+    let ty = |t: &Ty| {
+        types.name_with(*t, &|t| match t {
+            Ty::Enum(e) => enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
+            t => t.to_string(),
+        })
     };
     format!("({})", sig.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", "))
 }
@@ -92,13 +112,15 @@ impl KernelInner {
         Ok(KernelInner {
             jit: module.jit.clone(),
             enums: program.enums.clone(),
+            types: program.types.clone(),
             name: name.to_string(),
             program,
             captures,
             signature,
             compiled: Mutex::new(HashMap::new()),
             generic: None,
-            _source: module.source.clone(),
+            persist: module.persist,
+            source: module.source.clone(),
         })
     }
 
@@ -121,7 +143,7 @@ impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner.generic {
             Some(g) => write!(f, "Kernel({})", g.sig.signature),
-            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums)),
+            None => write!(f, "Kernel({}{})", self.inner.name, signature_text(&self.inner.signature, &self.inner.enums, &self.inner.types)),
         }
     }
 }
@@ -205,7 +227,12 @@ impl Kernel {
 
     /// The kernel's code library tree (without LLVM modules): what it references and how.
     pub fn library(&self) -> Arc<CodeLibrary> {
-        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None)
+        CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable())
+    }
+
+    /// Whether device arrays are captured through slots (the JIT's configuration).
+    fn relocatable(&self) -> bool {
+        self.inner.jit.config().relocatable_captures
     }
 
     /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
@@ -238,6 +265,7 @@ impl Kernel {
             libdevice,
             toolchain: &config.toolchain,
             salt: &config.salt,
+            relocatable_captures: config.relocatable_captures,
         })
     }
 
@@ -307,7 +335,7 @@ impl Kernel {
         let target = options.target;
         let (d, libdevice) = self.derive(options, spec)?;
         let mut key = d.key;
-        let sig = signature_text(&inner.signature, &inner.enums);
+        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
         // On a GPU, fetch the cubin with the PTX in one opening of the store.
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
             (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
@@ -349,7 +377,8 @@ impl Kernel {
             }
             None => None,
         };
-        let data = capture_data(&inner.captures);
+        let relocatable = self.relocatable();
+        let data = capture_data(&inner.captures, relocatable);
         let compiled = codegen::compile(&codegen::CompileInput {
             program: &inner.program,
             spec,
@@ -359,7 +388,7 @@ impl Kernel {
         })?;
         let compile_ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         crate::logging::debug!("compiled '{}' for {target} in {compile_ms} ms ({key})", inner.name);
-        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules));
+        let library = CodeLibrary::assemble(&inner.program, &inner.captures, Some(&compiled.function_modules), relocatable);
         let kind = artifact_kind(&compiled.artifact);
         let payload: Arc<[u8]> = compiled.artifact.bytes().into();
         let mut ck = CompiledKernel::new(
@@ -373,29 +402,37 @@ impl Kernel {
             Origin::Compiled { ms: compile_ms },
         );
         ck.libdevice = libdevice_hash;
-        let ck = Arc::new(ck);
         match library.persistable() {
             Ok(proof) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
-                cache.store(proof, Entry { meta, payload });
+                if inner.persist {
+                    cache.store(proof, Entry { meta, payload });
+                } else {
+                    cache.store_in_memory(proof, Entry { meta, payload });
+                }
+                Ok(Arc::new(ck))
             }
             Err(refs) => {
                 let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
                 let msg = format!(
                     "kernel '{}' is not cached on disk: it captures device array {}; device pointers are valid only in this process. \
-                     Pass the array as a kernel argument to make it cacheable.",
+                     Pass the array as a kernel argument, or set KACHE_CAPTURES=relocatable, to make it cacheable.",
                     inner.name,
                     what.join(" and device array ")
                 );
-                if jit.config().strict {
+                if jit.config().strict && inner.persist {
                     return Err(Error::NotPersisted(msg));
                 }
+                ck.pinned = true;
+                let ck = Arc::new(ck);
                 let any: Arc<dyn std::any::Any + Send + Sync> = ck.clone();
                 cache.pin(key, &any, msg.clone());
-                cache.warn_once(&format!("not-persisted:{}", inner.name), &msg);
+                if inner.persist {
+                    warn_not_persisted_once(format!("{}\0{}", self.inner.source.file.name(), inner.name), &msg);
+                }
+                Ok(ck)
             }
         }
-        Ok(ck)
     }
 
     /// Checks `args` against the signature, compiles the matching specialisation on first use
@@ -412,7 +449,7 @@ impl Kernel {
         if let Some(g) = &self.inner.generic {
             return g.instance_for(&args)?.launch_values(device, grid, args);
         }
-        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &args, device)?;
+        let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &self.inner.types, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
         let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;
@@ -428,7 +465,7 @@ impl Kernel {
     /// A compiled kernel around code built elsewhere (keyed by its bytes).
     fn prebuilt(&self, target: Target, spec: &Specialization, artifact: Artifact) -> Arc<CompiledKernel> {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
-        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None);
+        let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable());
         let entry = abi::symbol_name(&self.inner.program.kernel().name);
         Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
     }
@@ -461,7 +498,7 @@ impl Kernel {
         let options = self.inner.jit.config().options(target);
         let (_, libdevice) = self.derive(&options, spec)?;
         let libdevice_bytes = libdevice.as_ref().and_then(|l| l.load()).map(|(bytes, _)| bytes);
-        let data = capture_data(&self.inner.captures);
+        let data = capture_data(&self.inner.captures, self.relocatable());
         Ok(codegen::emit_llvm_ir(&codegen::CompileInput {
             program: &self.inner.program,
             spec,
@@ -472,13 +509,15 @@ impl Kernel {
     }
 
     /// Serialises the kernel compiled for `target` (array parameters C-contiguous) to bytes
-    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel that captured a
-    /// device array fails with [`Error::NotSerializable`].
+    /// that [`CompiledKernel::deserialize`] loads in another process. A kernel whose code holds
+    /// the address of a device array (baked captures) fails with [`Error::NotSerializable`]
+    /// naming every such array; with relocatable captures the bytes name the slots instead,
+    /// which [`CompiledKernel::bind`] fills.
     pub fn serialize(&self, target: Target) -> Result<Vec<u8>> {
         self.not_generic()?;
         let lib = self.library();
         if let Err(refs) = lib.persistable() {
-            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: refs[0].describe() });
+            return Err(Error::NotSerializable { kernel: self.inner.name.clone(), what: crate::library::describe_device_arrays(&refs) });
         }
         self.compile(target, &Specialization::uniform(&self.inner.program, Layout::C))?.serialize()
     }

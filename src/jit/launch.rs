@@ -31,7 +31,7 @@ impl CompiledKernel {
     /// Launches with arguments checked against the signature and the specialisation.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = check_args(&self.name, &self.signature, &self.enums, &args, device)?;
+        let spec = check_args(&self.name, &self.signature, &self.enums, &self.types, &args, device)?;
         if spec != self.spec {
             return Err(Error::BadArgument {
                 kernel: self.name.clone(),
@@ -48,8 +48,8 @@ impl CompiledKernel {
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }
-        for loc in &self.device_captures {
-            if *loc != device.location() {
+        for loc in self.device_captures.iter().copied().chain(super::slots::slot_locations(&self.slots)) {
+            if loc != device.location() {
                 return Err(Error::Device(format!(
                     "kernel '{}' captured an array in {loc} and cannot run on {}",
                     self.name,

@@ -9,11 +9,13 @@ mod kernel;
 mod launch;
 mod module;
 mod serialize;
+mod slots;
 
 pub use compiled::{CompiledKernel, Origin};
 pub use direct::{CompileRequest, CompiledFile, Direct, DirectExplanation, DirectMiss, Served};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
+pub use slots::CaptureSlot;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -245,7 +247,7 @@ impl Jit {
             });
             if same {
                 let id = source_id(name, bytes, &s.modules);
-                return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()) });
+                return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true });
             }
         }
         let mut recorder = Recorder { inner: loader, read: Vec::new() };
@@ -254,7 +256,7 @@ impl Jit {
         let id = source_id(name, bytes, &modules);
         let s = Arc::new(Source { file: ast.file.clone(), ast, modules });
         self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
-        Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()) })
+        Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true })
     }
 
     /// Parses kernel source text; `name` is shown in diagnostics.
@@ -275,6 +277,6 @@ impl Jit {
                 s
             }
         };
-        Ok(Module { jit: self.clone(), source, source_id: id, globals: Arc::new(Vec::new()) })
+        Ok(Module { jit: self.clone(), source, source_id: id, globals: Arc::new(Vec::new()), persist: true })
     }
 }

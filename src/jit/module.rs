@@ -19,6 +19,8 @@ pub struct Module {
     pub(super) source: Arc<Source>,
     pub(super) source_id: [u8; 32],
     pub(super) globals: Arc<Vec<(String, CaptureValue)>>,
+    /// Whether kernels of this module may be written to the local store and the remote.
+    pub(super) persist: bool,
 }
 
 impl std::fmt::Debug for Module {
@@ -26,6 +28,7 @@ impl std::fmt::Debug for Module {
         f.debug_struct("Module")
             .field("file", &self.source.file.name())
             .field("globals", &self.globals.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .field("persist", &self.persist)
             .finish()
     }
 }
@@ -154,9 +157,29 @@ impl Module {
         Ok(Module { globals: Arc::new(globals), ..self.clone() })
     }
 
+    /// A new module whose kernels are (`true`, the default) or are not (`false`) written to the
+    /// local store and the remote, as numba's `cache=False`: they are compiled once per process
+    /// and kept in its memory, a kernel that captures a device array prints no "not cached on
+    /// disk" warning, and `KACHE_STRICT` does not make it an error.
+    ///
+    /// ```
+    /// use kache::{Config, Device, Jit};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let jit = Jit::new(Config::in_memory().with_cache_dir(dir.path()))?;
+    /// let k = jit.load_source("p.rs", "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }")?.persist(false).kernel("k")?;
+    /// k.compile_for(&Device::host())?;
+    /// assert_eq!(jit.cache().stats().entries, 0); // nothing on disk
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn persist(&self, on: bool) -> Module {
+        Module { persist: on, ..self.clone() }
+    }
+
     fn request_id(&self, what: &str, name: &str, extra: &[CaptureValue]) -> [u8; 32] {
         let mut h = blake3::Hasher::new();
         h.update(&self.source_id);
+        h.update(&[self.persist as u8]);
         for s in [what, name] {
             h.update(&(s.len() as u64).to_le_bytes());
             h.update(s.as_bytes());

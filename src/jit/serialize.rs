@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::Jit;
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
 use super::kernel::signature_text;
+use super::slots::CaptureSlot;
 use crate::abi::ParamAbi;
 use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
 use crate::cache::{ArtifactKind, Key, Meta};
@@ -19,11 +20,14 @@ use crate::target::{Specialization, Target};
 impl CompiledKernel {
     /// Serialises to bytes that [`deserialize`](Self::deserialize) loads in another process:
     /// an entry envelope (`src/cache/envelope.rs`) that carries the kernel's interface, and for
-    /// host code the CPU it was optimised for. A kernel whose library references a device
-    /// array, directly or through any linked library, fails with [`Error::NotSerializable`].
+    /// host code the CPU it was optimised for, and for a kernel compiled with relocatable
+    /// captures the name and type of each capture slot (never an address; bind arrays to them
+    /// with [`bind`](Self::bind) after deserialising). A kernel whose code holds the address of a
+    /// device array (baked captures), directly or through any linked library, fails with
+    /// [`Error::NotSerializable`] naming every such array.
     pub fn serialize(&self) -> Result<Vec<u8>> {
         if let Err(refs) = self.library.persistable() {
-            return Err(Error::NotSerializable { kernel: self.name.clone(), what: refs[0].describe() });
+            return Err(Error::NotSerializable { kernel: self.name.clone(), what: crate::library::describe_device_arrays(&refs) });
         }
         let interface = self.interface()?;
         let compile_ms = match self.origin {
@@ -33,7 +37,7 @@ impl CompiledKernel {
         let meta = Meta::new(
             self.key,
             &self.name,
-            &signature_text(&self.signature, &self.enums),
+            &signature_text(&self.signature, &self.enums, &self.types),
             artifact_kind(&self.artifact),
             &self.entry,
             compile_ms,
@@ -67,13 +71,22 @@ impl CompiledKernel {
                 let (ty, enum_def) = match (ty, layout) {
                     (Ty::Scalar(s), None) => (ParamTy::Scalar(*s), None),
                     (Ty::Enum(e), None) => (ParamTy::Scalar(e.repr), Some(self.enums.get(e.id as usize).cloned().ok_or_else(unfit)?)),
-                    (Ty::Array(a), Some(l)) => (ParamTy::Array { ty: *a, layout: *l }, None),
+                    (Ty::Array(a), Some(l)) if a.elem.scalar().is_some() => (ParamTy::Array { ty: *a, layout: *l }, None),
+                    // The serialised interface describes scalars and arrays of scalars only.
+                    (Ty::Array(_) | Ty::Agg(_), _) => {
+                        return Err(Error::BadArgument {
+                            kernel: self.name.clone(),
+                            param: name.clone(),
+                            problem: "kernels with struct parameters cannot be serialised (the serialised interface describes scalars and arrays of scalars): load them from source".into(),
+                        });
+                    }
                     _ => return Err(unfit()),
                 };
                 Ok(Param { name: name.clone(), ty, enum_def })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared })
+        let slots = self.slots.iter().map(|s| s.decl.clone()).collect();
+        Ok(Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared, slots })
     }
 
     /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
@@ -126,6 +139,7 @@ impl CompiledKernel {
         let mut layouts = Vec::new();
         let mut abi = Vec::new();
         let mut enums = Vec::new();
+        let slots = interface.slots.into_iter().map(CaptureSlot::unbound).collect();
         for p in interface.params {
             match p.ty {
                 ParamTy::Scalar(s) if p.enum_def.is_some() => {
@@ -155,6 +169,9 @@ impl CompiledKernel {
             spec: Specialization { layouts },
             signature,
             enums,
+            // Serialised kernels take scalars and arrays of scalars only (`serialize` refuses
+            // structs), so their signatures name no struct.
+            types: crate::ir::Types::default(),
             abi,
             artifact,
             entry,
@@ -162,6 +179,9 @@ impl CompiledKernel {
             static_shared: interface.static_shared,
             library,
             device_captures: Vec::new(),
+            slots,
+            pinned: false,
+            persist: true,
             origin,
             jit,
             host: OnceLock::new(),

@@ -22,6 +22,15 @@ use crate::span::Span;
 
 type State = Option<Vec<bool>>;
 
+/// The local a place is part of, if any.
+fn place_root(p: &Place) -> Option<LocalId> {
+    match p {
+        Place::Local(l) => Some(*l),
+        Place::Index(..) => None,
+        Place::Field(inner, _) | Place::Elem(inner, _) => place_root(inner),
+    }
+}
+
 /// The first read of a local that is not assigned on every path to it: the local and where.
 pub(crate) fn first_unassigned_use(body: &Block, params: usize, locals: usize) -> Option<(LocalId, Span)> {
     let mut start = vec![false; locals];
@@ -170,6 +179,31 @@ impl<'a> Pass<'a> {
         }
     }
 
+    /// The indices a place evaluates; a field or element of a local reads the local (a value
+    /// must be whole before a part of it is written, as rustc's E0381 says).
+    fn place(&mut self, p: &Place, s: State, span: Span) -> State {
+        match p {
+            Place::Local(_) => s,
+            Place::Index(a, i) => {
+                let s = self.expr(a, s);
+                self.exprs(i, s)
+            }
+            Place::Field(inner, _) => {
+                if let Place::Local(l) = **inner {
+                    self.read(&s, l, span);
+                }
+                self.place(inner, s, span)
+            }
+            Place::Elem(inner, i) => {
+                if let Place::Local(l) = **inner {
+                    self.read(&s, l, span);
+                }
+                let s = self.place(inner, s, span);
+                self.expr(i, s)
+            }
+        }
+    }
+
     fn expr(&mut self, e: &Expr, s: State) -> State {
         match &e.kind {
             ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Capture(_) => s,
@@ -195,7 +229,21 @@ impl<'a> Pass<'a> {
                 self.read(&s, *l, e.span);
                 s
             }
-            ExprKind::Unary(_, x) | ExprKind::Cast(x) => self.expr(x, s),
+            ExprKind::Unary(_, x) | ExprKind::Cast(x) | ExprKind::Repeat(x) | ExprKind::Field(x, _) => self.expr(x, s),
+            ExprKind::Elem(a, i) => {
+                let s = self.expr(a, s);
+                self.expr(i, s)
+            }
+            ExprKind::Aggregate { parts, base } => {
+                let mut s = s;
+                for (_, x) in parts {
+                    s = self.expr(x, s);
+                }
+                match base {
+                    Some(b) => self.expr(b, s),
+                    None => s,
+                }
+            }
             ExprKind::Binary(_, a, b) => {
                 let s = self.expr(a, s);
                 self.expr(b, s)
@@ -211,13 +259,7 @@ impl<'a> Pass<'a> {
                 self.exprs(i, s)
             }
             ExprKind::Assign(p, v) | ExprKind::CompoundAssign(_, p, v) => {
-                let s = match p {
-                    Place::Local(_) => s,
-                    Place::Index(a, i) => {
-                        let s = self.expr(a, s);
-                        self.exprs(i, s)
-                    }
-                };
+                let s = self.place(p, s, e.span);
                 let mut s = self.expr(v, s);
                 if let Place::Local(l) = p {
                     self.assign(&mut s, *l, e.span, matches!(e.kind, ExprKind::CompoundAssign(..)));
@@ -225,6 +267,17 @@ impl<'a> Pass<'a> {
                 s
             }
             ExprKind::Call(_, args) | ExprKind::Builtin(_, args) => self.exprs(args, s),
+            ExprKind::CallRef(_, p, args) => {
+                // The receiver is read (and may be written) by the method: it must hold a value.
+                let s = self.place(p, s, e.span);
+                let s = if let Some(l) = place_root(p) {
+                    self.read(&s, l, e.span);
+                    s
+                } else {
+                    s
+                };
+                self.exprs(args, s)
+            }
             ExprKind::If(c, then, els) => {
                 let s = self.expr(c, s);
                 let t = self.block(then, s.clone());

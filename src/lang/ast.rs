@@ -77,10 +77,10 @@ impl SourceModule {
     }
 
     /// The function item a kernel is looked up by: `name` in the root, `common::name` in a
-    /// module.
+    /// module (never an associated function).
     pub fn func(&self, path: &str) -> Option<&FnItem> {
         self.items.iter().find_map(|i| match i {
-            Item::Fn(f) if self.qualified(f.module, &f.name.name) == path => Some(f),
+            Item::Fn(f) if f.owner.is_none() && self.qualified(f.module, &f.name.name) == path => Some(f),
             _ => None,
         })
     }
@@ -128,6 +128,8 @@ pub enum Item {
     Const(ConstItem),
     /// A C-like `enum`.
     Enum(EnumItem),
+    /// A plain-data `struct`.
+    Struct(StructItem),
 }
 
 impl Item {
@@ -137,7 +139,23 @@ impl Item {
             Item::Fn(f) => &f.name,
             Item::Const(c) => &c.name,
             Item::Enum(e) => &e.name,
+            Item::Struct(s) => &s.name,
         }
+    }
+
+    /// The `impl` block an associated function or constant belongs to (`None` for a module's
+    /// own items).
+    pub fn owner(&self) -> Option<&ImplOwner> {
+        match self {
+            Item::Fn(f) => f.owner.as_ref(),
+            Item::Const(c) => c.owner.as_ref(),
+            Item::Enum(_) | Item::Struct(_) => None,
+        }
+    }
+
+    /// A type (an enum or a struct): its name is in the type namespace.
+    pub fn is_type(&self) -> bool {
+        matches!(self, Item::Enum(_) | Item::Struct(_))
     }
 
     /// The module it is declared in.
@@ -146,6 +164,7 @@ impl Item {
             Item::Fn(f) => f.module,
             Item::Const(c) => c.module,
             Item::Enum(e) => e.module,
+            Item::Struct(s) => s.module,
         }
     }
 
@@ -155,8 +174,56 @@ impl Item {
             Item::Fn(f) => f.public,
             Item::Const(c) => c.public,
             Item::Enum(e) => e.public,
+            Item::Struct(s) => s.public,
         }
     }
+}
+
+/// A plain-data `struct` with named fields.
+#[derive(Debug)]
+pub struct StructItem {
+    /// Its name.
+    pub name: Ident,
+    /// The module it is declared in.
+    pub module: ModId,
+    /// `pub`
+    pub public: bool,
+    /// The traits of its `#[derive(..)]` attributes.
+    pub derives: Vec<String>,
+    /// The fields, in declaration order.
+    pub fields: Vec<FieldDecl>,
+    /// The whole item.
+    pub span: Span,
+}
+
+/// A field of a struct.
+#[derive(Debug)]
+pub struct FieldDecl {
+    /// Its name.
+    pub name: Ident,
+    /// Its type.
+    pub ty: TypeExpr,
+}
+
+/// The `impl` block an associated item belongs to: the type it names (`impl Particle`,
+/// `impl common::Mode`), resolved by the checker in the block's module.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ImplOwner {
+    /// The self type's path, as written.
+    pub self_ty: Vec<Ident>,
+    /// Where the self type is written.
+    pub span: Span,
+}
+
+/// How a method takes `self`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelfKind {
+    /// `self` (or `mut self`): by value.
+    Value,
+    /// `&self`: read-only; passed as a value (nothing can change it during the call).
+    Ref,
+    /// `&mut self`: the caller's place, written through.
+    RefMut,
 }
 
 /// A C-like `enum`: variants without fields, each with an integer discriminant.
@@ -199,6 +266,8 @@ pub struct ConstItem {
     pub public: bool,
     /// Written `static` rather than `const`; the checker treats both as constants.
     pub is_static: bool,
+    /// An associated constant: the `impl` block it is declared in.
+    pub owner: Option<ImplOwner>,
     /// Declared type.
     pub ty: TypeExpr,
     /// Initialiser.
@@ -238,6 +307,11 @@ pub struct FnItem {
     /// Generic parameters (`<T: Float, const N: usize>`, with the `where` clause's bounds
     /// merged in), in order; empty for a function that is not generic.
     pub generics: Vec<GenericParamDef>,
+    /// An associated function or method: the `impl` block it is declared in.
+    pub owner: Option<ImplOwner>,
+    /// A method: how it takes `self`, which is then its first parameter (named `self`, of type
+    /// `Self`).
+    pub receiver: Option<SelfKind>,
 }
 
 impl FnItem {
@@ -320,9 +394,13 @@ pub enum TypeExpr {
         /// Where.
         span: Span,
     },
-    /// A named type: an enum of the kernel's modules (`Mode`, `common::Mode`).
+    /// A named type: an enum or a struct of the kernel's modules (`Mode`, `common::Mode`),
+    /// or `Self` in an `impl` block.
     Named(Vec<Ident>, Span),
-    /// `[T; N]` (only in `static` and `const` items).
+    /// `(A, B, ..)`: a tuple of at least one element.
+    Tuple(Vec<TypeExpr>, Span),
+    /// `[T; N]`: a fixed-size array (a `static` or `const` item is a read-only array in
+    /// memory; anywhere else, a value).
     Fixed {
         /// Element type (may itself be fixed-size).
         elem: Box<TypeExpr>,
@@ -338,7 +416,7 @@ impl TypeExpr {
     /// Where.
     pub fn span(&self) -> Span {
         match self {
-            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) => *s,
+            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) | TypeExpr::Tuple(_, s) => *s,
             TypeExpr::Param(i) => i.span,
             TypeExpr::ArrayRef { span, .. } | TypeExpr::Fixed { span, .. } => *span,
         }
@@ -374,6 +452,61 @@ pub enum Stmt {
     },
     /// An expression statement (`has_semi`: followed by `;`).
     Expr(Expr, bool),
+    /// `let pattern[: T] = init;` with a tuple or struct pattern that takes the value apart.
+    LetPat {
+        /// The pattern.
+        pat: LetPat,
+        /// Annotation.
+        ty: Option<TypeExpr>,
+        /// Initialiser.
+        init: Expr,
+        /// The whole statement.
+        span: Span,
+    },
+}
+
+/// A pattern of a destructuring `let`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LetPat {
+    /// A binding (`x`, `mut x`).
+    Bind {
+        /// The name.
+        name: Ident,
+        /// `mut`
+        mutable: bool,
+    },
+    /// `_`
+    Wild(Span),
+    /// `(a, b, ..)`; `rest` is the position of `..`, which stands for the elements not named.
+    Tuple {
+        /// The element patterns.
+        elems: Vec<LetPat>,
+        /// Where `..` is among them.
+        rest: Option<usize>,
+        /// Where.
+        span: Span,
+    },
+    /// `Path { field: pat, field, .. }`
+    Struct {
+        /// The struct's path (`Particle`, `Self`).
+        path: Vec<Ident>,
+        /// Each named field and its pattern (`field` alone binds `field`).
+        fields: Vec<(Ident, LetPat)>,
+        /// Written with `..`.
+        rest: bool,
+        /// Where.
+        span: Span,
+    },
+}
+
+impl LetPat {
+    /// Where.
+    pub fn span(&self) -> Span {
+        match self {
+            LetPat::Bind { name, .. } => name.span,
+            LetPat::Wild(s) | LetPat::Tuple { span: s, .. } | LetPat::Struct { span: s, .. } => *s,
+        }
+    }
 }
 
 /// A literal.
@@ -534,10 +667,53 @@ pub enum ExprKind {
     },
     /// `&mut a[i]` (only as the first argument of an atomic).
     RefMut(Box<Expr>),
-    /// `[a, b, c]` (only in `static`/`const` initialisers).
+    /// `[a, b, c]`
     ArrayLit(Vec<Expr>),
-    /// `[x; n]` (only in `static`/`const` initialisers).
+    /// `[x; n]`
     ArrayRepeat(Box<Expr>, Box<Expr>),
+    /// `(a, b, ..)`: a tuple of at least one element.
+    Tuple(Vec<Expr>),
+    /// `x.name` or `x.0`.
+    Field(Box<Expr>, Member),
+    /// `Path { field: value, field, ..base }` (`field` alone is `field: field`).
+    StructLit {
+        /// The struct's path (`Particle`, `common::Particle`, `Self`).
+        path: Vec<Ident>,
+        /// Each field and its value, in source order.
+        fields: Vec<(Ident, Expr)>,
+        /// `..base`
+        base: Option<Box<Expr>>,
+    },
+    /// `for var in array { }`: each element of a fixed-size array, in order.
+    ForEach {
+        /// Label.
+        label: Option<Ident>,
+        /// The loop's pattern.
+        var: LetPat,
+        /// The array.
+        array: Box<Expr>,
+        /// Body.
+        body: Block,
+    },
+}
+
+/// What a field access names: a struct's field or a tuple's element.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Member {
+    /// `x.name`
+    Named(Ident),
+    /// `x.0`
+    Index(u32, Span),
+}
+
+impl Member {
+    /// Where.
+    pub fn span(&self) -> Span {
+        match self {
+            Member::Named(i) => i.span,
+            Member::Index(_, s) => *s,
+        }
+    }
 }
 
 /// An arm of a `match`.

@@ -40,6 +40,8 @@ pub enum RetTy {
     Bool,
     /// The unsigned type of the receiver's width (`abs_diff`, as Rust's).
     Unsigned,
+    /// A tuple of two values of the receiver's type (`sin_cos`).
+    SelfPair,
 }
 
 /// One math method.
@@ -160,6 +162,7 @@ pub const METHODS: &[MethodDef] = &[
     m("exp10", MathFn::Exp10, 0, Float, Some(("__nv_exp10f", "__nv_exp10"))),
     m("rsqrt", MathFn::Rsqrt, 0, Float, Some(("__nv_rsqrtf", "__nv_rsqrt"))),
     m("copysign", MathFn::Copysign, 1, Float, None),
+    full("sin_cos", MathFn::SinCos, 0, ArgTy::SameAsSelf, Float, RetTy::SelfPair, Some(("__nv_sincosf", "__nv_sincos"))),
     full("is_nan", MathFn::IsNan, 0, ArgTy::SameAsSelf, Float, RetTy::Bool, None),
     full("is_finite", MathFn::IsFinite, 0, ArgTy::SameAsSelf, Float, RetTy::Bool, None),
     full("is_infinite", MathFn::IsInfinite, 0, ArgTy::SameAsSelf, Float, RetTy::Bool, None),
@@ -296,6 +299,6 @@ mod tests {
         for d in METHODS {
             assert_eq!(method_def(d.func).name, d.name, "two rows for {:?}", d.func);
         }
-        assert_eq!(METHODS.len(), 60, "a MathFn without a row, or a row without a MathFn");
+        assert_eq!(METHODS.len(), 61, "a MathFn without a row, or a row without a MathFn");
     }
 }

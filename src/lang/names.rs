@@ -53,7 +53,11 @@ impl Scopes {
         let n = m.modules.len();
         let mut s = Scopes { values: vec![HashMap::new(); n], types: vec![HashMap::new(); n] };
         for (i, item) in m.items.iter().enumerate() {
-            let ns = if matches!(item, Item::Enum(_)) { &mut s.types } else { &mut s.values };
+            if item.owner().is_some() {
+                // Associated items are named through their type (`Particle::new`).
+                continue;
+            }
+            let ns = if item.is_type() { &mut s.types } else { &mut s.values };
             ns[item.module()].insert(item.name().name.clone(), Binding { res: Res::Item(i), public: item.is_pub(), glob: false });
         }
         for (id, md) in m.modules.iter().enumerate() {

@@ -29,6 +29,7 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_OPT_LEVEL",
     "KACHE_FAST_MATH",
     "KACHE_FMAD",
+    "KACHE_CAPTURES",
     "KACHE_SALT",
     "KACHE_LIBDEVICE",
     "CUDA_HOME",

@@ -227,15 +227,29 @@ fn param_type(t: &Ty) -> Result<TokenStream> {
             Ok(quote!(::kache::Ty::Scalar(::kache::Scalar::#s)))
         }
         Ty::Array(a) => {
-            let (elem, ndim, writable) = (scalar_variant(a.elem), a.ndim, a.writable);
-            Ok(quote!(::kache::Ty::Array(::kache::ir::ArrayTy { elem: ::kache::Scalar::#elem, ndim: #ndim, writable: #writable })))
+            let (elem, ndim, writable) = (scalar_variant(scalar_elem(a)?), a.ndim, a.writable);
+            Ok(quote!(::kache::Ty::Array(::kache::ir::ArrayTy { elem: ::kache::ir::Elem::Scalar(::kache::Scalar::#elem), ndim: #ndim, writable: #writable })))
         }
         Ty::Enum(e) => {
             let (id, repr) = (e.id, scalar_variant(e.repr));
             Ok(quote!(::kache::Ty::Enum(::kache::ir::EnumTy { id: #id, repr: ::kache::Scalar::#repr })))
         }
+        Ty::Agg(_) => Err(Error::Prebuild(
+            "a kernel parameter is a struct or fixed-size array passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
+        )),
         other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }
+}
+
+/// The element type of an array parameter the prebuild step can pass: a scalar (typed
+/// wrappers for arrays of structs are not generated; such kernels load through the JIT).
+fn scalar_elem(a: &crate::ir::ArrayTy) -> Result<Scalar> {
+    a.elem.scalar().ok_or_else(|| {
+        Error::Prebuild(
+            "a kernel parameter is an array of structs, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)"
+                .into(),
+        )
+    })
 }
 
 /// The variant of `kache::Scalar` for `s`.
@@ -262,9 +276,12 @@ fn rust_type(t: &Ty) -> Result<TokenStream> {
         // An enum argument is its discriminant, checked at launch.
         Ty::Enum(e) => Ok(rust_scalar(e.repr)),
         Ty::Array(a) => {
-            let elem = rust_scalar(a.elem);
+            let elem = rust_scalar(scalar_elem(a)?);
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })
         }
+        Ty::Agg(_) => Err(Error::Prebuild(
+            "a kernel parameter is a struct or fixed-size array passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
+        )),
         other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }
 }

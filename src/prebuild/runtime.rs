@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::abi::{HostEntry, ParamAbi};
 use crate::error::Result;
-use crate::ir::{EnumDef, Layout, Scalar, Ty};
+use crate::ir::{EnumDef, Layout, Scalar, Ty, Types};
 use crate::runtime::launch::{self, HostKernel};
 use crate::runtime::{ArgValue, Device, Grid, KernelArg, KernelArgs, cuda};
 use crate::target::Arch;
@@ -262,7 +262,7 @@ impl Prebuilt {
     /// embedded source compiled at run time through the cache.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = launch::check_args(self.data.name, self.signature(), self.enums(), &args, device)?;
+        let spec = launch::check_args(self.data.name, self.signature(), self.enums(), &Types::default(), &args, device)?;
         grid.check()?;
         let not_c = spec.layouts.iter().zip(self.data.params).find(|(l, _)| !matches!(l, None | Some(Layout::C)));
         if not_c.is_none() {
@@ -435,7 +435,14 @@ mod jit_fallback {
         /// kernel compiled for the device and the arguments' layouts.
         pub(super) fn launch_jit(&self, device: &Device, grid: Grid, args: Vec<ArgValue>) -> Result<()> {
             let st = self.jit_state()?;
-            let spec = crate::runtime::launch::check_args(self.data.name, st.kernel.signature(), st.kernel.enums(), &args, device)?;
+            let spec = crate::runtime::launch::check_args(
+                self.data.name,
+                st.kernel.signature(),
+                st.kernel.enums(),
+                &crate::ir::Types::default(),
+                &args,
+                device,
+            )?;
             let all_c = spec.layouts.iter().all(|l| matches!(l, None | Some(Layout::C)));
             if let (Some(arch), true) = (device.arch(), all_c)
                 && let Some(ptx) = self.ptx_for(arch)

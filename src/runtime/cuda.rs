@@ -308,6 +308,27 @@ unsafe impl Send for CudaBuffer {}
 // SAFETY: as above.
 unsafe impl Sync for CudaBuffer {}
 
+impl LoadedFunction {
+    /// Writes `value` into the module's 8-byte variable `name` (a capture slot; see
+    /// `abi::capture_slot_symbol`): found with `cuModuleGetGlobal`, written with a copy that
+    /// waits for earlier work, before the module's first launch.
+    // Only the JIT's relocatable captures fill slots.
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
+    pub fn fill_global(&self, name: &str, value: u64) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
+        let c_name = CString::new(name).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;
+        let mut ptr: sys::CUdeviceptr = 0;
+        let mut size = 0usize;
+        // SAFETY: the module is loaded (held by `self`); valid out pointers and C string.
+        check("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, c_name.as_ptr()) })?;
+        if size != 8 {
+            return Err(Error::Device(format!("capture slot `{name}` has {size} bytes, not 8")));
+        }
+        // SAFETY: `ptr` is the module's variable of 8 bytes (checked); the source is a live u64.
+        check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr, &value as *const u64 as *const c_void, 8) })
+    }
+}
+
 impl Drop for LoadedFunction {
     fn drop(&mut self) {
         if self.ctx.bind_to_thread().is_ok() {

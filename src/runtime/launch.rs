@@ -5,17 +5,19 @@
 //! they check and pass arguments the same way.
 
 use crate::abi::{HostEntry, ParamAbi};
-use crate::capture::ArrayDesc;
+use crate::capture::{ArrayDesc, Location};
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, EnumDef, ScalarValue, Ty};
-use crate::runtime::{ArgValue, Device, Grid, cuda, host};
+use crate::ir::{ArrayTy, Elem, EnumDef, Layout, ScalarValue, Ty, Types};
+use crate::runtime::{ArgValue, Device, Grid, check_layout, check_value, cuda, describe_kind, host, struct_slots};
 use crate::target::Specialization;
 
-/// Checks arguments against a signature; returns the specialisation they select.
+/// Checks arguments against a signature (its structs in `types`); returns the specialisation
+/// they select.
 pub(crate) fn check_args(
     kernel: &str,
     sig: &[(String, Ty)],
     enums: &[EnumDef],
+    types: &Types,
     args: &[ArgValue],
     device: &Device,
 ) -> Result<Specialization> {
@@ -32,11 +34,52 @@ pub(crate) fn check_args(
                 }
                 layouts.push(None);
             }
+            (Ty::Array(t), ArgValue::Structs(a)) => {
+                let Elem::Struct(id) = t.elem else {
+                    return Err(bad(format!("expected `{}`, got an array of `{}` structs", types.array_name(t), a.layout.name)));
+                };
+                if t.ndim != 1 {
+                    return Err(bad(format!("expected `{}`, got a 1-d array of structs", types.array_name(t))));
+                }
+                if t.writable && !a.writable {
+                    return Err(bad("the kernel writes this array: pass it as `&mut`".into()));
+                }
+                check_layout(types, Ty::Agg(id), &a.layout).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
+                if a.location != device.location() {
+                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", a.location, device.describe())));
+                }
+                layouts.push(Some(Layout::C));
+            }
+            (Ty::Agg(_), ArgValue::Struct { kind, .. }) => {
+                check_value(types, *pty, kind).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
+                layouts.push(None);
+            }
+            (Ty::Agg(_), _) => {
+                return Err(bad(format!(
+                    "expected a `{}` value: pass a struct declared with `kache::plain_struct!` as `kache::ByValue(value)`",
+                    types.name(*pty)
+                )));
+            }
+            (_, ArgValue::Structs(a)) => {
+                return Err(bad(format!("expected `{}`, got an array of `{}` structs", types.name(*pty), a.layout.name)));
+            }
+            (_, ArgValue::Struct { kind, .. }) => {
+                return Err(bad(format!("expected `{}`, got {} by value", types.name(*pty), describe_kind(kind))));
+            }
             (Ty::Scalar(s), ArgValue::Array { desc, .. }) => return Err(bad(format!("expected a `{s}` scalar, got {}", desc.describe()))),
             (Ty::Array(t), ArgValue::Scalar(v)) => return Err(bad(format!("expected `{t}`, got the scalar `{}`", v.ty()))),
             (Ty::Array(t), ArgValue::Array { desc, writable }) => {
+                if let Elem::Struct(_) = t.elem {
+                    return Err(bad(format!(
+                        "expected `{}`, got {}: upload the structs with `Device::upload_structs`",
+                        types.array_name(t),
+                        desc.describe()
+                    )));
+                }
                 check_array_arg(t, desc, *writable).map_err(bad)?;
-                if desc.location != device.location() {
+                // Plain host memory is the host backend's own address space.
+                let reachable = desc.location == device.location() || (desc.location == Location::Host && !device.is_cuda());
+                if !reachable {
                     return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location, device.describe())));
                 }
                 layouts.push(Some(desc.layout));
@@ -71,7 +114,7 @@ fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), Stri
 }
 
 fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
-    if d.elem != t.elem {
+    if Elem::Scalar(d.elem) != t.elem {
         return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem));
     }
     if d.shape.len() != t.ndim as usize {
@@ -99,6 +142,11 @@ pub(crate) fn param_slots(kernel: &str, abi: &[ParamAbi], args: &[ArgValue]) -> 
                 slots.extend(desc.shape.iter().map(|d| *d as u64));
                 slots.extend(desc.strides.iter().map(|s| *s as i64 as u64));
             }
+            (ParamAbi::Array { ndim: 1, .. }, ArgValue::Structs(a)) => slots.extend([a.ptr, a.len as u64, 1]),
+            (ParamAbi::Aggregate(leaves), ArgValue::Struct { bytes, .. }) => match struct_slots(bytes, leaves) {
+                Some(v) => slots.extend(v),
+                None => return Err(Error::BadArgument { kernel: kernel.to_string(), param: "?".into(), problem: "struct bytes".into() }),
+            },
             _ => return Err(Error::BadArgument { kernel: kernel.to_string(), param: "?".into(), problem: "argument kind".into() }),
         }
     }

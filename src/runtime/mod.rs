@@ -12,9 +12,18 @@ pub(crate) mod cuda;
 #[cfg(not(feature = "cuda"))]
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
+#[cfg(feature = "dlpack")]
+mod dlpack;
 pub(crate) mod host;
 mod host_sync;
 pub(crate) mod launch;
+mod structs;
+
+pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
+pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
+
+#[cfg(feature = "dlpack")]
+pub use dlpack::DlpackArray;
 
 use std::any::Any;
 use std::fmt;
@@ -319,25 +328,34 @@ impl<T: Element> DeviceArray<T> {
 
     /// A strided view: element `[i, j, ..]` of the view is element
     /// `offset + i*strides[0] + j*strides[1] + ..` of this array's memory (strides in elements,
-    /// counted from this array's first element).
-    pub fn view(&self, offset: usize, shape: &[usize], strides: &[usize]) -> Result<DeviceArray<T>> {
+    /// signed, counted from this array's first element): `a.view(n - 1, &[n], &[-1])` is `a`
+    /// reversed. Every element the view reaches must lie in the array's memory.
+    pub fn view(&self, offset: usize, shape: &[usize], strides: &[isize]) -> Result<DeviceArray<T>> {
         if shape.len() != strides.len() || shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray("a view needs one stride per dimension, at most 4".into()));
         }
-        let start = self.offset + offset;
-        let n: usize = shape.iter().product();
-        if n > 0 {
-            let last = start + shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<usize>();
-            if (last + 1) * T::SCALAR.size() > self.buf.len() {
-                return Err(Error::BadArray(format!("the view reaches element {last}, past the end of the memory")));
+        let outside = || {
+            Error::BadArray(format!("the view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches outside the array's memory"))
+        };
+        let start = self.offset as i128 + offset as i128;
+        if shape.iter().all(|d| *d > 0) {
+            // Lowest and highest elements it touches, in i128: no sum of at most 4 products of
+            // 64-bit values can overflow it.
+            let (mut lo, mut hi) = (start, start);
+            for (d, s) in shape.iter().zip(strides) {
+                let reach = (*d as i128 - 1) * *s as i128;
+                if reach < 0 { lo += reach } else { hi += reach }
+            }
+            if lo < 0 || (hi + 1) * T::SCALAR.size() as i128 > self.buf.len() as i128 {
+                return Err(outside());
             }
         }
         Ok(DeviceArray {
             buf: self.buf.clone(),
             device: self.device.clone(),
-            offset: start,
+            offset: usize::try_from(start).map_err(|_| outside())?,
             shape: shape.to_vec(),
-            strides: strides.iter().map(|s| *s as isize).collect(),
+            strides: strides.to_vec(),
             read_only: self.read_only,
             _t: PhantomData,
         })
@@ -555,6 +573,16 @@ pub enum ArgValue {
         desc: ArrayDesc,
         /// May the kernel write it.
         writable: bool,
+    },
+    /// An array of plain-data structs ([`StructArray`]).
+    Structs(StructsArg),
+    /// A plain-data struct or fixed-size array by value ([`ByValue`]): its bytes as the host
+    /// lays it out.
+    Struct {
+        /// The value's bytes (padding zeroed).
+        bytes: Vec<u8>,
+        /// The host's layout of its type.
+        kind: Arc<FieldKind>,
     },
 }
 

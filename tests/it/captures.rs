@@ -19,6 +19,16 @@ macro_rules! scenario_tests {
             use super::*;
             $(#[test] fn $name() { scenarios::$name(&Device::host(), Wrap::Foreign).unwrap(); })*
         }
+        /// The same scenarios with relocatable captures: the same semantics.
+        mod relocatable {
+            use super::*;
+            $(#[test] fn $name() {
+                scenarios::with_relocatable_jit(|| {
+                    scenarios::$name(&Device::host(), Wrap::Kache)?;
+                    scenarios::$name(&Device::host(), Wrap::Foreign)
+                }).unwrap();
+            })*
+        }
     };
 }
 
@@ -313,4 +323,103 @@ fn captured_device_array_on_another_device_is_refused_at_launch() {
     let mut out = dev.alloc::<f32>(&[1]).unwrap();
     let err = m.kernel("k").unwrap().launch(&dev, Grid::linear(1, 1), (&mut out,)).unwrap_err();
     assert!(err.to_string().contains("CUDA device 0"), "{err}");
+}
+
+#[test]
+fn a_const_and_a_bound_global_of_one_name_is_an_error_naming_both() {
+    let dev = Device::host();
+    let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
+    let src = "const RATE: f32 = 0.5;\n#[kernel] pub fn k(o: &mut [f32]) { o[0] = RATE; }";
+    for bound in [kache::CaptureValue::Scalar(kache::ir::ScalarValue::F32(2.0)), (&dev.upload(&[2.0f32]).unwrap()).into_capture().unwrap()]
+    {
+        let m = jit.load_source("c.rs", src).unwrap().with_global("RATE", bound).unwrap();
+        let e = m.kernel("k").unwrap_err().to_string();
+        assert!(e.contains("`RATE` is both the `const` at c.rs:1:7 and a global bound on the module"), "{e}");
+        assert!(e.starts_with("c.rs:2:"), "located at the use: {e}");
+    }
+    // Unbound, the const is used.
+    let k = jit.load_source("c.rs", src).unwrap().kernel("k").unwrap();
+    let mut out = dev.alloc::<f32>(&[1]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (&mut out,)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![0.5]);
+}
+
+/// Plain host memory (a `Vec` kept alive by the owner) behind the array interface, with any
+/// strides in bytes.
+struct HostMemory {
+    data: std::sync::Arc<std::sync::Mutex<Vec<f32>>>,
+    ptr: u64,
+    shape: Vec<usize>,
+    strides: Option<Vec<isize>>,
+}
+
+impl HostMemory {
+    fn new(values: Vec<f32>, shape: &[usize], strides: Option<Vec<isize>>, first: usize) -> HostMemory {
+        let data = std::sync::Arc::new(std::sync::Mutex::new(values));
+        let ptr = data.lock().unwrap().as_ptr() as u64 + 4 * first as u64;
+        HostMemory { data, ptr, shape: shape.to_vec(), strides }
+    }
+}
+
+impl kache::ArrayInterface for HostMemory {
+    fn data_ptr(&self) -> u64 {
+        self.ptr
+    }
+    fn shape(&self) -> Vec<usize> {
+        self.shape.clone()
+    }
+    fn strides(&self) -> Option<Vec<isize>> {
+        self.strides.clone()
+    }
+    fn elem(&self) -> kache::Scalar {
+        kache::Scalar::F32
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn location(&self) -> kache::Location {
+        kache::Location::Host
+    }
+    fn owner(&self) -> kache::capture::Owner {
+        self.data.clone()
+    }
+}
+
+#[test]
+fn host_memory_behind_the_array_interface_is_captured_as_a_constant() {
+    let dev = Device::host();
+    let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
+    // Reversed (negative byte stride), starting at the last element.
+    let table = HostMemory::new(vec![1.0, 2.0, 3.0], &[3], Some(vec![-4]), 2);
+    let iface: &dyn kache::ArrayInterface = &table;
+    let src = "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < 3 { o[i] = T[i]; } }";
+    let m = jit.load_source("h.rs", src).unwrap().with_global("T", iface).unwrap();
+    assert!(matches!(m.globals()[0].1, kache::ir::CaptureTy::Array { device: false, .. }), "{:?}", m.globals());
+    let k = m.kernel("k").unwrap();
+    table.data.lock().unwrap()[0] = 99.0; // copied when bound: not seen
+    let mut out = dev.alloc::<f32>(&[3]).unwrap();
+    k.launch(&dev, Grid::linear(3, 32), (&mut out,)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![3.0, 2.0, 1.0]);
+    assert!(k.library().persistable().is_ok(), "a constant, cached like any host array");
+    // A write to it is a compile error, as for any host array.
+    let w = jit.load_source("w.rs", "#[kernel] pub fn k() { T[0] = 1.0; }").unwrap().with_global("T", iface).unwrap();
+    let e = w.kernel("k").unwrap_err().to_string();
+    assert!(e.contains("w.rs:1:") && e.contains("read-only"), "{e}");
+}
+
+#[test]
+fn host_memory_is_a_kernel_argument_on_the_host_backend() {
+    let dev = Device::host();
+    let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
+    let k = jit
+        .load_source("a.rs", "#[kernel] pub fn double(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] *= 2.0; } }")
+        .unwrap()
+        .kernel("double")
+        .unwrap();
+    let x = HostMemory::new(vec![1.0, 2.0, 3.0, 4.0], &[2, 2], None, 0);
+    let flat = HostMemory::new(vec![1.0, 2.0], &[2], None, 0);
+    let e = k.launch(&dev, Grid::linear(4, 32), (&x as &dyn kache::ArrayInterface,)).unwrap_err();
+    assert!(e.to_string().contains("1-d"), "{e}");
+    k.launch(&dev, Grid::linear(2, 32), (&flat as &dyn kache::ArrayInterface,)).unwrap();
+    assert_eq!(*flat.data.lock().unwrap(), vec![2.0, 4.0]);
 }

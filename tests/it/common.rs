@@ -72,7 +72,7 @@ pub fn globals_env() -> kache::lang::Env {
         globals: vec![
             (
                 "PRICES".into(),
-                CaptureTy::Array { ty: ArrayTy { elem: Scalar::F32, ndim: 1, writable: false }, device: true, layout: Layout::C },
+                CaptureTy::Array { ty: ArrayTy { elem: Scalar::F32.into(), ndim: 1, writable: false }, device: true, layout: Layout::C },
             ),
             ("RATE".into(), CaptureTy::Scalar(Scalar::F32)),
         ],

@@ -54,6 +54,10 @@ pub(crate) const NAMED_INSTANCES: &[(&str, &[&str])] = &[
     ),
     ("generic_dot.rs", &["dot::<i8, i32>", "dot::<u8, u32>", "dot::<f16, f32>", "dot::<f32, f64>"]),
     ("generic_map.rs", &["convert::<u8, f32>", "convert::<f64, i16>", "convert::<i32, u8>", "convert::<f32, bf16>"]),
+    (
+        "window_const_generic.rs",
+        &["moving_average::<4>", "moving_average::<16>", "moving_min::<i32, 3>", "moving_min::<f16, 5>", "moving_min::<u8, 8>"],
+    ),
 ];
 
 /// The kernels and instances of a corpus file to compile: what `Module::kernels_to_compile`
@@ -163,6 +167,14 @@ const V2_FILES: &[&str] = &[
     "state_machine.rs",
     "match_ints.rs",
     "split_kernels.rs",
+    "tuples_extremes.rs",
+    "welford_tuples.rs",
+    "mat3_local_arrays.rs",
+    "median_filter_u8.rs",
+    "complex_struct.rs",
+    "bbox_shared_structs.rs",
+    "window_const_generic.rs",
+    "nbody_structs.rs",
 ];
 
 #[test]
@@ -173,7 +185,7 @@ fn v2_corpus_kernels_assemble_for_sm_70_80_and_90() {
     let mut count = 0;
     for file in V2_FILES {
         let m = load(&jit, file);
-        for k in m.kernel_names() {
+        for k in compile_names(&m, file) {
             if lacks_libdevice(&m, &k) {
                 continue;
             }
@@ -395,6 +407,40 @@ fn corpus_covers_the_language() {
         "::<T>(",
         "::<_, 2>(",
         "let mut s: T = zero()",
+        // Tuples, fixed-size local arrays, structs.
+        "-> ((usize, f32), (usize, f32))",
+        "let ((i_lo, v_lo), (i_hi, v_hi)) = ",
+        "let (row_out, _, col_out) = ",
+        "hi.0 = i;",
+        ".sin_cos()",
+        "let sc: (f64, f64) = ",
+        "[[f32; N]; N]",
+        "[[0.0f32; N]; N]",
+        "for row in m {",
+        "for v in win {",
+        "[0u8; 9]",
+        "mut v: [u8; 9]",
+        "[T::MAX; W]",
+        "fn min_of<T: Num, const W: usize>(w: [T; W]) -> T",
+        "-> [T; W]",
+        "min_of(win)",
+        "[0.0f32; W]",
+        "impl Complex {",
+        "fn add(self, ",
+        "fn mul(&self, ",
+        "fn conj_in_place(&mut self)",
+        "-> Self {",
+        "Self { re, im }",
+        "..Complex::ZERO",
+        "const ZERO: Complex = ",
+        "shared_array::<Bbox, BLOCK>()",
+        "let Bbox { lo, hi, count } = ",
+        "lo: Point,",
+        "cur: &[Particle], next: &mut [Particle], step: Step",
+        "shared_array::<Particle, TILE>()",
+        "Particle { mass: 0.0, ..me }",
+        "fn advance(&mut self, ",
+        "p.advance(acc, step);",
     ];
     for c in constructs {
         need(format!("`{c}`"), text.contains(c));

@@ -11,12 +11,14 @@ mod capture_scenarios;
 #[path = "../shared/foreign.rs"]
 mod foreign;
 
+mod aggregates;
 mod cache;
 mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
 mod direct;
+mod dlpack;
 mod docs;
 mod fast_code;
 mod faults;
@@ -28,6 +30,7 @@ mod modules;
 mod prebuild;
 mod prebuild_names;
 mod proptests;
+mod relocatable;
 mod remote;
 mod runtime;
 mod semantics;

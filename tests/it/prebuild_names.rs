@@ -206,7 +206,12 @@ fn param_name() -> impl Strategy<Value = String> {
 
 fn kernel() -> impl Strategy<Value = Kernel> {
     // Up to 14 parameters: more than the 12 a tuple of arguments holds.
-    (kernel_name(), proptest::collection::vec((param_name(), 0..TYPES.len()), 0..15)).prop_map(|(name, params)| Kernel { name, params })
+    // Parameter names are distinct (`_` aside), as Rust requires (E0415; kache says so too).
+    (kernel_name(), proptest::collection::vec((param_name(), 0..TYPES.len()), 0..15)).prop_map(|(name, params)| {
+        let mut seen = std::collections::HashSet::new();
+        let params = params.into_iter().filter(|(n, _)| n == "_" || seen.insert(n.clone())).collect();
+        Kernel { name, params }
+    })
 }
 
 fn file_stem() -> impl Strategy<Value = String> {

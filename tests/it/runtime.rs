@@ -250,3 +250,32 @@ fn dynamic_shared_memory_is_sized_by_the_launch() {
     k.launch(&dev, Grid::new(3u32, 32u32).with_shared_mem(32 * 8), (&mut out,)).unwrap();
     assert_eq!(out.download().unwrap(), vec![32_000 + 992; 3]);
 }
+
+#[test]
+fn views_take_signed_strides_reversed_arrays_need_no_foreign_interface() {
+    let dev = Device::host();
+    let a = dev.upload(&[1i32, 2, 3, 4, 5, 6]).unwrap();
+    let rev = a.view(5, &[6], &[-1]).unwrap();
+    assert_eq!(rev.download().unwrap(), vec![6, 5, 4, 3, 2, 1]);
+    assert_eq!((rev.strides(), rev.layout()), (&[-1isize][..], Layout::A));
+    assert_eq!(kache::ArrayInterface::strides(&rev), Some(vec![-4]), "bytes at the interface");
+    // Rows reversed, columns kept, of a 2x3 C array: [[4, 5, 6], [1, 2, 3]].
+    let rows = a.view(3, &[2, 3], &[-3, 1]).unwrap();
+    assert_eq!(rows.download().unwrap(), vec![4, 5, 6, 1, 2, 3]);
+    // A kernel reads and writes through the negative stride.
+    let k = memory_jit()
+        .load_source("r.rs", "#[kernel] pub fn shift(x: &mut [i32]) { let i = global_id_x(); if i < x.len() { x[i] += 10 * (i as i32); } }")
+        .unwrap()
+        .kernel("shift")
+        .unwrap();
+    let mut rev_mut = rev.clone();
+    k.launch(&dev, Grid::linear(6, 32), (&mut rev_mut,)).unwrap();
+    assert_eq!(a.download().unwrap(), vec![51, 42, 33, 24, 15, 6]);
+    rev.copy_from(&[0, 1, 2, 3, 4, 5]).unwrap();
+    assert_eq!(a.download().unwrap(), vec![5, 4, 3, 2, 1, 0]);
+    // Reaching before the memory or past it is refused.
+    assert!(a.view(4, &[6], &[-1]).is_err(), "starts before the memory");
+    assert!(a.view(0, &[6], &[-1]).is_err());
+    assert!(a.view(0, &[2, 4], &[4, 1]).is_err(), "past the end");
+    assert!(a.view(0, &[0], &[-7]).is_ok(), "an empty view reaches nothing");
+}

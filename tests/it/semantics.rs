@@ -97,6 +97,14 @@ host_scenarios! {
     generic_bits,
     generic_dot,
     generic_device_calls,
+    tuples_extremes,
+    welford_tuples,
+    mat3_local_arrays,
+    median_filter_u8,
+    complex_struct,
+    bbox_shared_structs,
+    window_const_generic,
+    nbody_structs,
 }
 
 #[test]

@@ -39,6 +39,15 @@ pub fn cap<T: Element>(a: &DeviceArray<T>, w: Wrap) -> Result<CaptureValue, Stri
     }
 }
 
+/// Runs `f` with a JIT that compiles device captures relocatably (in memory) on this thread.
+pub fn with_relocatable_jit(f: impl FnOnce() -> R) -> R {
+    let jit = Jit::new(kache::Config::in_memory().relocatable_captures(true)).map_err(e)?;
+    JIT.with(|j| *j.borrow_mut() = Some(jit));
+    let r = f();
+    JIT.with(|j| *j.borrow_mut() = None);
+    r
+}
+
 fn jit() -> Jit {
     JIT.with(|j| j.borrow().clone()).unwrap_or_else(|| Jit::new(kache::Config::in_memory()).expect("jit"))
 }

@@ -1,6 +1,8 @@
 //! The `captures` component of the key: each captured value's identity. Host values by
-//! content, device arrays by their pointer, extents and strides (such kernels are never
-//! persisted, so the pointer only tells apart kernels of this process).
+//! content; device arrays baked into the code by their pointer, extents and strides (such
+//! kernels are never persisted, so the pointer only tells apart kernels of this process);
+//! device arrays compiled relocatably by what the code holds of them, their type, extents and
+//! strides, never their address ([`encode_relocatable`]).
 //!
 //! Like the program encoding, every struct is destructured exhaustively, so a new field does
 //! not compile until it is keyed or skipped here with its reason.
@@ -49,6 +51,31 @@ pub fn encode_capture(v: &CaptureValue, out: &mut Vec<u8>) {
             extents(out, shape, strides);
         }
     }
+}
+
+/// Writes what the code of a relocatable capture depends on: the slot that stands for its
+/// address (a tag of its own, so a baked and a relocatable kernel never share a key), the
+/// element type, read-only, extents and strides. Not the address and not the device, which
+/// the code does not hold: a later process binds its own array of the same type and shape.
+pub fn encode_relocatable(d: &ArrayDesc, out: &mut Vec<u8>) {
+    let ArrayDesc {
+        elem,
+        shape,
+        strides,
+        // Follows from the strides, which are keyed.
+        layout: _,
+        // The loader puts it in the slot; the code does not hold it.
+        ptr: _,
+        read_only,
+        // Any device of the target: checked at launch, not compiled in.
+        location: _,
+        // Keeps the memory alive; not part of what the array is.
+        owner: _,
+    } = d;
+    out.push(3);
+    out.push(elem.tag());
+    out.push(*read_only as u8);
+    extents(out, shape, strides);
 }
 
 fn extents(out: &mut Vec<u8>, shape: &[usize], strides: &[isize]) {

@@ -248,6 +248,7 @@ mod tests {
             params: vec![Param { name: "a".into(), ty: ParamTy::Scalar(Scalar::F32), enum_def: None }],
             cooperative: false,
             static_shared: 0,
+            slots: Vec::new(),
         };
         let meta = Meta::new(Key([7; 32]), "k", "(a: f32)", ArtifactKind::Ptx, "k", 3).with_interface(iface);
         Manifest {

@@ -12,7 +12,7 @@ use std::fmt;
 use crate::capture::CaptureValue;
 use crate::ir::Program;
 use crate::target::{Options, Specialization};
-pub use captures::encode_capture;
+pub use captures::{encode_capture, encode_relocatable};
 pub use manifest::{Manifest, ManifestError, ManifestInputs, ManifestKernel, derive_manifest};
 pub use program::encode_program;
 
@@ -106,6 +106,9 @@ pub struct KeyInputs<'a> {
     pub toolchain: &'a Toolchain,
     /// `KACHE_SALT`.
     pub salt: &'a str,
+    /// Device arrays are captured relocatably (their addresses in slots the loader fills),
+    /// so their addresses are not keyed ([`encode_relocatable`]).
+    pub relocatable_captures: bool,
 }
 
 /// A derived key with the hash of each component, for `kache explain`.
@@ -150,7 +153,10 @@ pub fn derive(k: &KeyInputs<'_>) -> Derivation {
     caps.extend_from_slice(&(k.captures.len() as u64).to_le_bytes());
     for c in k.captures {
         let mut one = Vec::new();
-        encode_capture(c, &mut one);
+        match c {
+            CaptureValue::Device(d) if k.relocatable_captures => encode_relocatable(d, &mut one),
+            c => encode_capture(c, &mut one),
+        }
         caps.extend_from_slice(&(one.len() as u64).to_le_bytes());
         caps.extend_from_slice(&one);
     }

@@ -8,8 +8,9 @@
 //! layouts use [`Scalar::tag`] and [`Layout::tag`], the numbering every encoding shares.
 
 use crate::ir::{
-    ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, EnumTy, Expr, ExprKind, Func, FuncKind,
-    Layout, LocalDecl, LogicOp, MatchArm, MathFn, ParamArrayTy, PendingLit, Place, Program, Scalar, ScalarValue, Stmt, Ty, TypeParam, UnOp,
+    AggTy, ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, Elem, EnumTy, Expr, ExprKind,
+    Func, FuncKind, Layout, LocalDecl, LogicOp, MatchArm, MathFn, ParamArrayTy, PendingLit, Place, Program, Scalar, ScalarValue, Stmt,
+    StructDef, Ty, TypeParam, UnOp,
 };
 
 /// Writes the canonical encoding of `p`'s code into `out`. Spans and local names are not
@@ -17,10 +18,17 @@ use crate::ir::{
 pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
     // `enums` names the enum types and checks kernel arguments; the code only has their
     // discriminants (keyed where they appear). `warnings` are diagnostics.
-    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad } = p;
+    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad, types } = p;
     let mut e = Encoder { out };
     e.byte(b'P');
     e.u64(*kernel as u64);
+    // The aggregate types, which `Ty::Agg` names by index: the table holds only the types of
+    // what the kernel reaches, in the order the checker met them, so the same code gives the
+    // same table.
+    e.u64(types.len() as u64);
+    for t in types.all() {
+        e.agg(t);
+    }
     e.u64(funcs.len() as u64);
     for f in funcs {
         e.func(f);
@@ -52,6 +60,26 @@ impl Tag for Ty {
             Ty::Enum(_) => 4,
             Ty::Param(_) => 5,
             Ty::ParamArray(_) => 6,
+            Ty::Agg(_) => 7,
+        }
+    }
+}
+
+impl Tag for AggTy {
+    fn tag(&self) -> u8 {
+        match self {
+            AggTy::Tuple(_) => 0,
+            AggTy::Array { .. } => 1,
+            AggTy::Struct(_) => 2,
+        }
+    }
+}
+
+impl Tag for Elem {
+    fn tag(&self) -> u8 {
+        match self {
+            Elem::Scalar(_) => 0,
+            Elem::Struct(_) => 1,
         }
     }
 }
@@ -110,6 +138,8 @@ impl Tag for Place {
         match self {
             Place::Local(_) => 0,
             Place::Index(..) => 1,
+            Place::Field(..) => 2,
+            Place::Elem(..) => 3,
         }
     }
 }
@@ -255,6 +285,7 @@ impl Tag for MathFn {
             MathFn::WrappingShr => 57,
             MathFn::WrappingPow => 58,
             MathFn::WrappingAbs => 59,
+            MathFn::SinCos => 60,
         }
     }
 }
@@ -287,6 +318,11 @@ impl Tag for ExprKind {
             ExprKind::Return(_) => 23,
             ExprKind::PendingLit(_) => 24,
             ExprKind::Match(..) => 25,
+            ExprKind::Aggregate { .. } => 26,
+            ExprKind::Repeat(_) => 27,
+            ExprKind::Field(..) => 28,
+            ExprKind::Elem(..) => 29,
+            ExprKind::CallRef(..) => 30,
         }
     }
 }
@@ -349,6 +385,39 @@ impl Encoder<'_> {
                 self.byte(ndim);
                 self.bool(writable);
             }
+            // The definition is encoded once, in the program's table of types.
+            Ty::Agg(id) => self.u64(id as u64),
+        }
+    }
+    fn agg(&mut self, t: &AggTy) {
+        self.tag(t);
+        match t {
+            AggTy::Tuple(ts) => {
+                self.u64(ts.len() as u64);
+                for t in ts {
+                    self.ty(*t);
+                }
+            }
+            AggTy::Array { elem, len } => {
+                self.ty(*elem);
+                self.u64(*len);
+            }
+            AggTy::Struct(s) => {
+                // The struct's name and its fields' names are for messages and launch checks:
+                // renaming keeps the key. Their types and order are the layout, which is code.
+                let StructDef { name: _, fields } = s;
+                self.u64(fields.len() as u64);
+                for (_, t) in fields {
+                    self.ty(*t);
+                }
+            }
+        }
+    }
+    fn elem(&mut self, e: Elem) {
+        self.tag(&e);
+        match e {
+            Elem::Scalar(s) => self.scalar(s),
+            Elem::Struct(id) => self.u64(id as u64),
         }
     }
     fn type_param(&mut self, p: TypeParam) {
@@ -358,7 +427,7 @@ impl Encoder<'_> {
     }
     fn array_ty(&mut self, a: ArrayTy) {
         let ArrayTy { elem, ndim, writable } = a;
-        self.scalar(elem);
+        self.elem(elem);
         self.byte(ndim);
         self.bool(writable);
     }
@@ -371,6 +440,7 @@ impl Encoder<'_> {
             name,
             kind,
             params,
+            ref_self,
             ret,
             locals,
             body,
@@ -390,6 +460,7 @@ impl Encoder<'_> {
             FuncKind::Closure { factory } | FuncKind::KernelClosure { factory } => self.str(factory),
         }
         self.u64(*params as u64);
+        self.bool(*ref_self);
         self.ty(*ret);
         self.u64(locals.len() as u64);
         for l in locals {
@@ -466,6 +537,14 @@ impl Encoder<'_> {
                 self.expr(a);
                 self.exprs(idx)
             }
+            Place::Field(p, k) => {
+                self.place(p);
+                self.u64(*k as u64)
+            }
+            Place::Elem(p, i) => {
+                self.place(p);
+                self.expr(i)
+            }
         }
     }
     fn expr(&mut self, e: &Expr) {
@@ -525,11 +604,33 @@ impl Encoder<'_> {
                 self.exprs(args)
             }
             ExprKind::SharedArray { elem, len, site } => {
-                self.scalar(*elem);
+                self.elem(*elem);
                 self.u64(*len);
                 self.u64(*site as u64)
             }
-            ExprKind::DynSharedArray(s) => self.scalar(*s),
+            ExprKind::DynSharedArray(s) => self.elem(*s),
+            ExprKind::Aggregate { parts, base } => {
+                self.u64(parts.len() as u64);
+                for (k, x) in parts {
+                    self.u64(*k as u64);
+                    self.expr(x);
+                }
+                self.option(base.as_deref(), Self::expr)
+            }
+            ExprKind::Repeat(x) => self.expr(x),
+            ExprKind::Field(x, k) => {
+                self.expr(x);
+                self.u64(*k as u64)
+            }
+            ExprKind::Elem(a, i) => {
+                self.expr(a);
+                self.expr(i)
+            }
+            ExprKind::CallRef(f, p, args) => {
+                self.u64(*f as u64);
+                self.place(p);
+                self.exprs(args)
+            }
             ExprKind::If(c, t, f) => {
                 self.expr(c);
                 self.block(t);

@@ -28,7 +28,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(self.call_basic(f, &[])?.into_int_value())
     }
 
-    pub(super) fn builtin(&mut self, b: Builtin, args: &[Expr]) -> R<Val<'ctx>> {
+    pub(super) fn builtin(&mut self, b: Builtin, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
         Ok(match b {
             Builtin::ThreadIdx(_) | Builtin::BlockIdx(_) | Builtin::BlockDim(_) | Builtin::GridDim(_) => {
                 Val::Scalar(self.index_query(b)?.into())
@@ -97,7 +97,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 }
                 Val::Scalar(v.into())
             }
-            Builtin::Math(m) => self.math(m, args)?,
+            Builtin::Math(m) => self.math(m, args, ty)?,
         })
     }
 
@@ -107,7 +107,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         };
         let arr = self.expr(arr_e)?.array()?;
         let p = self.element_ptr(&arr, idx)?;
-        let s = arr.elem;
+        let s = arr.elem.scalar().ok_or_else(|| llvm_err("an atomic on a struct element"))?;
         let v = self.scalar_of(&args[1])?;
         let ord = AtomicOrdering::Monotonic;
         if b == Builtin::AtomicCas {

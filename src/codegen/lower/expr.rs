@@ -36,6 +36,20 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                             }
                             self.locals[*l] = Slot::Scalar(slot, s);
                         }
+                        t @ Ty::Agg(_) => {
+                            // A slot per `let`: a loop's next iteration binds a new value.
+                            let slot = self.temp(t)?;
+                            match init {
+                                Some(e) => {
+                                    let v = self.expr(e)?;
+                                    if let Val::Agg(src) = v {
+                                        self.copy(slot, src, t)?;
+                                    }
+                                }
+                                None => self.zero(slot, t)?,
+                            }
+                            self.locals[*l] = Slot::Agg(slot, t);
+                        }
                         _ => {
                             if let Some(e) = init {
                                 self.expr(e)?;
@@ -95,6 +109,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Local(l) => match &self.locals[*l] {
                 Slot::Scalar(p, s) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(*s), *p, "")?),
                 Slot::Array(a) => Val::Array(a.clone()),
+                Slot::Agg(p, t) => self.load_mem(*p, *t)?,
                 Slot::None => return Err(llvm_err(format!("local {l} has no storage"))),
             },
             K::Capture(c) => self.capture(*c)?,
@@ -126,37 +141,36 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 let arr = self.expr(a)?;
                 let Val::Array(arr) = arr else { return Ok(Val::Never) };
                 let p = self.element_ptr(&arr, idx)?;
-                Val::Scalar(self.load_elem(p, arr.elem)?)
+                self.load_mem(p, arr.elem.ty())?
             }
             K::Assign(place, v) => {
-                let val = self.scalar_of(v)?;
-                self.store_place(place, val)?;
+                let val = self.expr(v)?;
+                if matches!(val, Val::Never) {
+                    return Ok(Val::Never);
+                }
+                let at = self.place_addr(place)?;
+                self.write_addr(at, &val)?;
                 Val::Unit
             }
             K::CompoundAssign(op, place, v) => {
                 let rhs = self.scalar_of(v)?;
                 let vs = v.ty.scalar().unwrap_or(Scalar::I32);
-                match place {
-                    Place::Local(l) => {
-                        let Slot::Scalar(p, s) = self.locals[*l].clone() else {
-                            return Err(llvm_err("compound assign to non-scalar"));
-                        };
-                        let cur = self.b.build_load(self.cx.scalar_ty(s), p, "")?;
-                        let r = self.binary(*op, s, cur, rhs, vs)?;
-                        self.b.build_store(p, r)?;
-                    }
-                    Place::Index(a, idx) => {
-                        let Val::Array(arr) = self.expr(a)? else { return Ok(Val::Never) };
-                        let ptr = self.element_ptr(&arr, idx)?;
-                        let cur = self.load_elem(ptr, arr.elem)?;
-                        let r = self.binary(*op, arr.elem, cur, rhs, vs)?;
-                        self.store_elem(ptr, arr.elem, r)?;
-                    }
-                }
+                let at = self.place_addr(place)?;
+                let Val::Scalar(cur) = self.read_addr(at)? else { return Err(llvm_err("compound assign to non-scalar")) };
+                let s = match at {
+                    super::aggregate::Addr::Reg(_, s) => s,
+                    super::aggregate::Addr::Mem(_, t) => t.scalar().ok_or_else(|| llvm_err("compound assign to non-scalar"))?,
+                };
+                let r = self.binary(*op, s, cur, rhs, vs)?;
+                self.write_addr(at, &Val::Scalar(r))?;
                 Val::Unit
             }
+            K::Aggregate { parts, base } => self.aggregate(e.ty, parts, base.as_deref())?,
+            K::Repeat(x) => self.repeat(e.ty, x)?,
+            K::Field(..) | K::Elem(..) => self.part(e)?,
+            K::CallRef(id, place, args) => self.call_ref(*id, place, args, e.ty)?,
             K::Call(id, args) => self.call(*id, args, e.ty)?,
-            K::Builtin(b, args) => self.builtin(*b, args)?,
+            K::Builtin(b, args) => self.builtin(*b, args, e.ty)?,
             K::SharedArray { elem, len, site } => Val::Array(self.shared_array(*elem, *len, *site)?),
             K::DynSharedArray(elem) => Val::Array(self.dyn_shared(*elem)?),
             K::If(c, t, f) => self.if_expr(c, t, f.as_ref(), e.ty)?,
@@ -184,10 +198,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Loop(id, body) => {
                 let bodyb = self.ctx().append_basic_block(self.fv, "");
                 let exit = self.ctx().append_basic_block(self.fv, "");
-                let value = match value_ty(e.ty) {
-                    Ty::Scalar(s) => Some((self.alloca(s)?, s)),
-                    _ => None,
-                };
+                let value = self.value_slot(e.ty)?;
                 self.b.build_unconditional_branch(bodyb)?;
                 self.b.position_at_end(bodyb);
                 self.loops.insert(*id, LoopBlocks { cont: bodyb, exit, value });
@@ -197,7 +208,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 }
                 self.b.position_at_end(exit);
                 match value {
-                    Some((p, s)) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(s), p, "")?),
+                    Some(slot) => self.slot_value(slot)?,
                     None if e.ty == Ty::Never => {
                         self.b.build_unreachable()?;
                         self.start_dead_block();
@@ -212,13 +223,16 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             K::Break(id, v) => {
                 let val = match v {
-                    Some(v) => Some(self.scalar_of(v)?),
+                    Some(v) => match self.expr(v)? {
+                        Val::Never => return Ok(Val::Never),
+                        x => Some(x),
+                    },
                     None => None,
                 };
                 let Some(lb) = self.loops.get(id) else { return Err(llvm_err("break target")) };
                 let (exit, slot) = (lb.exit, lb.value);
-                if let (Some(val), Some((p, _))) = (val, slot) {
-                    self.b.build_store(p, val)?;
+                if let Some(val) = val {
+                    self.fill_slot(slot, &val)?;
                 }
                 if !self.terminated() {
                     self.b.build_unconditional_branch(exit)?;
@@ -244,6 +258,11 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     match val {
                         Some(Val::Scalar(x)) if matches!(value_ty(self.f.ret), Ty::Scalar(_)) => {
                             self.b.build_return(Some(&x))?;
+                        }
+                        Some(Val::Agg(src)) if self.sret.is_some() => {
+                            let dst = self.sret.ok_or_else(|| llvm_err("sret"))?;
+                            self.copy(dst, src, self.f.ret)?;
+                            self.b.build_return(None)?;
                         }
                         _ if matches!(value_ty(self.f.ret), Ty::Scalar(_)) => {
                             self.b.build_unreachable()?;
@@ -293,10 +312,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if !self.terminated() {
             self.b.build_conditional_branch(cv, then_bb, else_bb)?;
         }
-        let slot = match value_ty(ty) {
-            Ty::Scalar(s) => Some((self.alloca(s)?, s)),
-            _ => None,
-        };
+        let slot = self.value_slot(ty)?;
         for (bb, blk) in [(then_bb, Some(t)), (else_bb, f)] {
             self.b.position_at_end(bb);
             let v = match blk {
@@ -304,9 +320,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 None => Val::Unit,
             };
             if !self.terminated() {
-                if let (Some((p, _)), Val::Scalar(v)) = (slot, v) {
-                    self.b.build_store(p, v)?;
-                }
+                self.fill_slot(slot, &v)?;
                 self.b.build_unconditional_branch(merge)?;
             }
         }
@@ -317,7 +331,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.start_dead_block();
                 Val::Never
             }
-            (_, Some((p, s))) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(s), p, "")?),
+            (_, Some(s)) => self.slot_value(s)?,
             _ => Val::Unit,
         })
     }

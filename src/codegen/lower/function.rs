@@ -35,7 +35,13 @@ pub(super) fn func_symbol(p: &Program, id: FuncId, target: Target) -> String {
 }
 
 impl<'a, 'ctx> Cx<'a, 'ctx> {
-    pub(super) fn param_types(&self, ty: Ty, out: &mut Vec<BasicMetadataTypeEnum<'ctx>>) {
+    /// The LLVM parameters of one parameter of type `ty`: a kernel takes an aggregate as its
+    /// scalars, a device function as a pointer to it (as it takes a `&mut self` receiver).
+    pub(super) fn param_types(&self, ty: Ty, kernel: bool, by_ref: bool, out: &mut Vec<BasicMetadataTypeEnum<'ctx>>) {
+        if by_ref {
+            out.push(self.ptr.into());
+            return;
+        }
         match value_ty(ty) {
             Ty::Scalar(s) => out.push(self.scalar_ty(s).into()),
             Ty::Array(a) => {
@@ -44,17 +50,27 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                     out.push(self.i64.into());
                 }
             }
+            t @ Ty::Agg(_) if kernel => {
+                for (_, s) in self.types().leaves(t).unwrap_or_default() {
+                    out.push(self.scalar_ty(s).into());
+                }
+            }
+            Ty::Agg(_) => out.push(self.ptr.into()),
             _ => {}
         }
     }
 
-    pub(super) fn fn_type(&self, f: &Func) -> inkwell::types::FunctionType<'ctx> {
+    pub(super) fn fn_type(&self, f: &Func, kernel: bool) -> inkwell::types::FunctionType<'ctx> {
         let mut params = Vec::new();
         if self.host {
             params.push(self.ptr.into());
         }
-        for p in f.param_decls() {
-            self.param_types(p.ty, &mut params);
+        if matches!(f.ret, Ty::Agg(_)) {
+            // Where the value is returned.
+            params.push(self.ptr.into());
+        }
+        for (i, p) in f.param_decls().iter().enumerate() {
+            self.param_types(p.ty, kernel, i == 0 && f.ref_self, &mut params);
         }
         match value_ty(f.ret) {
             Ty::Scalar(s) => self.scalar_ty(s).fn_type(&params, false),
@@ -69,7 +85,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
     pub(super) fn declare(&self, m: &Module<'ctx>, id: FuncId) -> FunctionValue<'ctx> {
         let p = self.input.program;
         let name = func_symbol(p, id, self.target);
-        m.get_function(&name).unwrap_or_else(|| m.add_function(&name, self.fn_type(&p.funcs[id]), None))
+        m.get_function(&name).unwrap_or_else(|| m.add_function(&name, self.fn_type(&p.funcs[id], id == p.kernel), None))
     }
 
     pub(super) fn lower_function(&self, m: &Module<'ctx>, id: FuncId) -> R<()> {
@@ -104,6 +120,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             loops: HashMap::new(),
             host_ctx: None,
             activemask_sites: 0,
+            sret: None,
         };
         fl.alloca_b.position_at_end(entry);
         let mut idx = 0u32;
@@ -111,9 +128,41 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             fl.host_ctx = Some(fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing ctx"))?);
             idx = 1;
         }
+        if matches!(f.ret, Ty::Agg(_)) {
+            fl.sret = Some(fv.get_nth_param(idx).ok_or_else(|| llvm_err("sret"))?.into_pointer_value());
+            idx += 1;
+        }
         let spec = self.input.spec;
         for (li, decl) in f.param_decls().iter().enumerate() {
+            if li == 0 && f.ref_self {
+                // `&mut self`: the caller's place is the method's `self`.
+                let p = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?.into_pointer_value();
+                idx += 1;
+                fl.locals[li] = match value_ty(decl.ty) {
+                    Ty::Scalar(s) => Slot::Scalar(p, s),
+                    t => Slot::Agg(p, t),
+                };
+                continue;
+            }
             match value_ty(decl.ty) {
+                t @ Ty::Agg(_) if is_kernel => {
+                    // The kernel's parameter is its scalars: the value is put back together.
+                    let slot = fl.temp(t)?;
+                    for (off, s) in self.types().leaves(t).unwrap_or_default() {
+                        let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
+                        idx += 1;
+                        fl.store_at(slot, off, s, v)?;
+                    }
+                    fl.locals[li] = Slot::Agg(slot, t);
+                }
+                t @ Ty::Agg(_) => {
+                    // A copy: the parameter is the callee's own (it may be `mut`).
+                    let src = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?.into_pointer_value();
+                    idx += 1;
+                    let slot = fl.temp(t)?;
+                    fl.copy(slot, src, t)?;
+                    fl.locals[li] = Slot::Agg(slot, t);
+                }
                 Ty::Scalar(s) => {
                     let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
                     idx += 1;
@@ -153,6 +202,14 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             match (value_ty(f.ret), v) {
                 (Ty::Scalar(_), Val::Scalar(v)) => {
                     fl.b.build_return(Some(&v))?;
+                }
+                (t @ Ty::Agg(_), Val::Agg(src)) => {
+                    let dst = fl.sret.ok_or_else(|| llvm_err("sret"))?;
+                    fl.copy(dst, src, t)?;
+                    fl.b.build_return(None)?;
+                }
+                (Ty::Agg(_), _) => {
+                    fl.b.build_unreachable()?;
                 }
                 (Ty::Scalar(_), _) => {
                     fl.b.build_unreachable()?;
@@ -197,6 +254,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                         flat.push(Some(Scalar::I64));
                     }
                 }
+                t @ Ty::Agg(_) => flat.extend(self.types().leaves(t).unwrap_or_default().into_iter().map(|(_, s)| Some(s))),
                 _ => {}
             }
         }
@@ -229,21 +287,48 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 out.extend(a.shape.iter().map(|v| BasicMetadataValueEnum::from(*v)));
                 out.extend(a.strides.iter().map(|v| BasicMetadataValueEnum::from(*v)));
             }
+            Ty::Agg(_) => out.push(self.agg_of(e)?.into()),
             _ => out.push(self.scalar_of(e)?.into()),
         }
         Ok(())
     }
 
     pub(super) fn call(&mut self, id: FuncId, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
+        self.call_with(id, None, args, ty)
+    }
+
+    /// A call of a `&mut self` method: the receiver's place is passed by address.
+    pub(super) fn call_ref(&mut self, id: FuncId, receiver: &Place, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
+        let p = match self.place_addr(receiver)? {
+            super::aggregate::Addr::Reg(p, _) | super::aggregate::Addr::Mem(p, _) => p,
+        };
+        self.call_with(id, Some(p), args, ty)
+    }
+
+    fn call_with(&mut self, id: FuncId, receiver: Option<inkwell::values::PointerValue<'ctx>>, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
         let callee = self.cx.declare(self.m, id);
         let mut a: Vec<BasicMetadataValueEnum> = Vec::new();
         if let Some(ctx) = self.host_ctx {
             a.push(ctx.into());
         }
+        let sret = match ty {
+            t @ Ty::Agg(_) => {
+                let p = self.temp(t)?;
+                a.push(p.into());
+                Some(p)
+            }
+            _ => None,
+        };
+        if let Some(r) = receiver {
+            a.push(r.into());
+        }
         for e in args {
             self.push_args(e, &mut a)?;
         }
         let c = self.b.build_call(callee, &a, "")?;
+        if let Some(p) = sret {
+            return Ok(Val::Agg(p));
+        }
         Ok(match value_ty(ty) {
             Ty::Scalar(_) => Val::Scalar(c.try_as_basic_value().basic().ok_or_else(|| llvm_err("call value"))?),
             Ty::Never => {

@@ -19,11 +19,14 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         self.m.get_function(name).unwrap_or_else(|| self.m.add_function(name, ret.fn_type(&params, false), None))
     }
 
-    pub(super) fn math(&mut self, m: MathFn, args: &[Expr]) -> R<Val<'ctx>> {
+    pub(super) fn math(&mut self, m: MathFn, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
         let s = args[0].ty.scalar().unwrap_or(Scalar::F64);
         let mut vals = Vec::new();
         for a in args {
             vals.push(self.scalar_of(a)?);
+        }
+        if m == MathFn::SinCos {
+            return self.sin_cos(s, vals[0], ty);
         }
         if s.is_half() {
             return self.half_math(m, s, &vals).map(Val::Scalar);
@@ -53,6 +56,38 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Ok(r);
         }
         Ok(self.float_to_half(r.into_float_value(), Scalar::F32, s)?.into())
+    }
+
+    /// `x.sin_cos()`: libdevice's `sincos` on the GPU (answering through two slots); on the
+    /// host the two host calls `sin` and `cos`, which is what Rust's `sin_cos` is. A 16-bit
+    /// float computes in `f32` and rounds each.
+    fn sin_cos(&mut self, s: Scalar, x: BasicValueEnum<'ctx>, ty: Ty) -> R<Val<'ctx>> {
+        let wide = if s.is_half() { Scalar::F32 } else { s };
+        let xw: BasicValueEnum = if s.is_half() { self.half_to_f32(x.into_int_value(), s)?.into() } else { x };
+        let (mut sin, mut cos) = if self.cx.host {
+            (self.math_of(MathFn::Sin, wide, &[xw])?, self.math_of(MathFn::Cos, wide, &[xw])?)
+        } else {
+            let ft = self.cx.scalar_ty(wide);
+            let (sp, cp) = (self.alloca(wide)?, self.alloca(wide)?);
+            let name = if wide == Scalar::F32 { "__nv_sincosf" } else { "__nv_sincos" };
+            let f = self.m.get_function(name).unwrap_or_else(|| {
+                let fty = self.ctx().void_type().fn_type(&[ft.into(), self.cx.ptr.into(), self.cx.ptr.into()], false);
+                self.m.add_function(name, fty, None)
+            });
+            self.b.build_call(f, &[xw.into(), sp.into(), cp.into()], "")?;
+            (self.b.build_load(ft, sp, "")?, self.b.build_load(ft, cp, "")?)
+        };
+        if s.is_half() {
+            sin = self.float_to_half(sin.into_float_value(), Scalar::F32, s)?.into();
+            cos = self.float_to_half(cos.into_float_value(), Scalar::F32, s)?.into();
+        }
+        let tmp = self.temp(ty)?;
+        let sty = self.cx.llty(ty).ok_or_else(|| llvm_err("sin_cos type"))?.into_struct_type();
+        for (k, v) in [sin, cos].into_iter().enumerate() {
+            let p = self.b.build_struct_gep(sty, tmp, k as u32, "")?;
+            self.b.build_store(p, v)?;
+        }
+        Ok(Val::Agg(tmp))
     }
 
     /// A math method on values of type `s` (not a 16-bit float).

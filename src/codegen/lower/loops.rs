@@ -132,24 +132,31 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 
     /// Marks the loop whose back edge is `backedge` to be unrolled `count` times
-    /// (`llvm.loop.unroll.count`).
+    /// (`llvm.loop.unroll.count`), the unrolled loop left free for ptxas to unroll further.
+    ///
+    /// Without a follow-up, LLVM marks the loop it unrolled `llvm.loop.unroll.disable`, which
+    /// the NVPTX back end prints as `.pragma "nounroll"`, and ptxas then keeps 4 loads in flight
+    /// where NVIDIA's compiler (which leaves its unrolled loop unmarked) lets ptxas unroll it
+    /// again, to 16 loads in flight in the softmax's maximum loop. The follow-up
+    /// (`llvm.loop.unroll.followup_unrolled`) gives the unrolled loop only
+    /// `llvm.loop.mustprogress`; the remainder loop keeps LLVM's `nounroll`, as NVIDIA's does.
     pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32) {
         use inkwell::llvm_sys::core as c;
         use inkwell::llvm_sys::debuginfo as di;
         let ctx = self.ctx().raw();
-        let key = "llvm.loop.unroll.count";
         let kind = "llvm.loop";
         // SAFETY: every handle comes from this context; the temporary node stands for the loop
         // id's reference to itself and is replaced by the id before it is dropped, as LLVM's
         // own front ends build self-referential loop ids.
         unsafe {
+            let string = |s: &str| c::LLVMMDStringInContext2(ctx, s.as_ptr().cast(), s.len());
+            let node = |ops: &mut [inkwell::llvm_sys::prelude::LLVMMetadataRef]| c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
             let tmp = di::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
-            let name = c::LLVMMDStringInContext2(ctx, key.as_ptr().cast(), key.len());
             let n = c::LLVMValueAsMetadata(self.cx.i32.const_int(count as u64, false).as_value_ref());
-            let mut pair = [name, n];
-            let hint = c::LLVMMDNodeInContext2(ctx, pair.as_mut_ptr(), 2);
-            let mut ops = [tmp, hint];
-            let id = c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), 2);
+            let hint = node(&mut [string("llvm.loop.unroll.count"), n]);
+            let progress = node(&mut [string("llvm.loop.mustprogress")]);
+            let followup = node(&mut [string("llvm.loop.unroll.followup_unrolled"), progress]);
+            let id = node(&mut [tmp, hint, followup]);
             di::LLVMMetadataReplaceAllUsesWith(tmp, id);
             let kind_id = c::LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
             c::LLVMSetMetadata(backedge.as_value_ref(), kind_id, c::LLVMMetadataAsValue(ctx, id));

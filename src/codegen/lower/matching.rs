@@ -5,7 +5,7 @@
 use inkwell::IntPredicate;
 use inkwell::values::IntValue;
 
-use super::{FnLower, R, Slot, Val, llvm_err, value_ty};
+use super::{FnLower, R, Slot, Val, llvm_err};
 use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
@@ -13,10 +13,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let v = self.scalar_of(s)?.into_int_value();
         let sc = s.ty.scalar().ok_or_else(|| llvm_err("match on a non-scalar"))?;
         let signed = sc.is_signed();
-        let slot = match value_ty(ty) {
-            Ty::Scalar(t) => Some((self.alloca(t)?, t)),
-            _ => None,
-        };
+        let slot = self.value_slot(ty)?;
         let merge = self.ctx().append_basic_block(self.fv, "");
         let default = arms.iter().rposition(|a| a.guard.is_none());
         for (i, arm) in arms.iter().enumerate() {
@@ -49,9 +46,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             let val = self.expr(&arm.body)?;
             if !self.terminated() {
-                if let (Some((p, _)), Val::Scalar(x)) = (slot, val) {
-                    self.b.build_store(p, x)?;
-                }
+                self.fill_slot(slot, &val)?;
                 self.b.build_unconditional_branch(merge)?;
             }
             self.b.position_at_end(next_bb);
@@ -67,7 +62,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.start_dead_block();
                 Val::Never
             }
-            (_, Some((p, t))) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(t), p, "")?),
+            (_, Some(s)) => self.slot_value(s)?,
             _ => Val::Unit,
         })
     }

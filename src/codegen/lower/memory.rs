@@ -6,7 +6,7 @@ use inkwell::types::BasicType;
 use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::{AddressSpace, IntPredicate};
 
-use super::{ArrayVal, FnLower, R, Slot, Val, llvm_err};
+use super::{ArrayVal, FnLower, R, Val, llvm_err};
 use crate::abi::{CaptureData, host_ctx_layout};
 use crate::ir::*;
 
@@ -47,6 +47,23 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     elem: ty.elem,
                 })
             }
+            CaptureData::DeviceSlot { shape, strides } => {
+                let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
+                let slot = self.cx.capture_slot(self.m, c);
+                let load = self.b.build_load(self.cx.ptr, slot.as_pointer_value(), "")?;
+                // The loader fills the slot before the launch and nothing writes it during one:
+                // the address may be read once and kept, like a parameter.
+                if let Some(i) = load.into_pointer_value().as_instruction() {
+                    let kind = self.ctx().get_kind_id("invariant.load");
+                    i.set_metadata(self.ctx().metadata_node(&[]), kind).map_err(|e| llvm_err(format!("invariant.load: {e}")))?;
+                }
+                Val::Array(ArrayVal {
+                    ptr: load.into_pointer_value(),
+                    shape: shape.iter().map(|d| self.i64c(*d as u64)).collect(),
+                    strides: strides.iter().map(|d| self.i64c(*d as i64 as u64)).collect(),
+                    elem: ty.elem,
+                })
+            }
         })
     }
 
@@ -64,7 +81,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let off = off.unwrap_or(self.i64c(0));
         // SAFETY: indexing is unchecked by design (like CUDA C++); the offset stays in
         // the array for in-bounds indices.
-        let p = unsafe { self.b.build_gep(self.cx.mem_ty(arr.elem), arr.ptr, &[off], "")? };
+        let p = unsafe { self.b.build_gep(self.cx.elem_llty(arr.elem)?, arr.ptr, &[off], "")? };
         Ok(p)
     }
 
@@ -86,30 +103,14 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(())
     }
 
-    pub(super) fn store_place(&mut self, place: &Place, v: BasicValueEnum<'ctx>) -> R<()> {
-        match place {
-            Place::Local(l) => {
-                if let Slot::Scalar(p, _) = self.locals[*l] {
-                    self.b.build_store(p, v)?;
-                }
-            }
-            Place::Index(a, idx) => {
-                let Val::Array(arr) = self.expr(a)? else { return Ok(()) };
-                let p = self.element_ptr(&arr, idx)?;
-                self.store_elem(p, arr.elem, v)?;
-            }
-        }
-        Ok(())
-    }
-
-    pub(super) fn shared_array(&mut self, elem: Scalar, len: u64, site: usize) -> R<ArrayVal<'ctx>> {
+    pub(super) fn shared_array(&mut self, elem: Elem, len: u64, site: usize) -> R<ArrayVal<'ctx>> {
         let ptr = if self.cx.host {
             let off = self.cx.shared.get(&(self.fid, site)).copied().unwrap_or(0);
             let base = self.ctx_field_ptr(host_ctx_layout::SHARED)?;
             // SAFETY: the runtime allocates the program's static shared size, which holds every site.
             unsafe { self.b.build_gep(self.cx.i8, base, &[self.i64c(off)], "")? }
         } else {
-            let ty = self.cx.mem_ty(elem).array_type(len as u32);
+            let ty = self.cx.elem_llty(elem)?.array_type(len as u32);
             let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &format!("__kache_shared_{}_{}_k", self.fid, site));
             g.set_initializer(&ty.get_undef());
             g.set_linkage(Linkage::Internal);
@@ -119,7 +120,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(ArrayVal { ptr, shape: vec![self.i64c(len)], strides: vec![self.i64c(1)], elem })
     }
 
-    pub(super) fn dyn_shared(&mut self, elem: Scalar) -> R<ArrayVal<'ctx>> {
+    pub(super) fn dyn_shared(&mut self, elem: Elem) -> R<ArrayVal<'ctx>> {
         let (ptr, bytes) = if self.cx.host {
             let p = self.ctx_field_ptr(host_ctx_layout::DYN_SHARED)?;
             let n = self.ctx_field_i64(host_ctx_layout::DYN_SHARED_LEN)?;
@@ -141,7 +142,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let v = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("asm"))?.into_int_value();
             (p, self.b.build_int_z_extend(v, self.cx.i64, "")?)
         };
-        let len = self.b.build_int_unsigned_div(bytes, self.i64c(elem.size() as u64), "")?;
+        let size = self.cx.types().elem_size(elem).max(1);
+        let len = self.b.build_int_unsigned_div(bytes, self.i64c(size), "")?;
         Ok(ArrayVal { ptr, shape: vec![len], strides: vec![self.i64c(1)], elem })
     }
 

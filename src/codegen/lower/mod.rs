@@ -4,13 +4,17 @@
 //! Value representation: scalars are LLVM scalars (`bool` is `i1` in registers, one byte in
 //! memory); an array is a pointer (generic address space), one `i64` extent per dimension and
 //! one `i64` stride per dimension, counted in elements. Array parameters are passed flattened in
-//! that order. On the host backend every function takes a hidden first parameter: a pointer to
-//! the thread's `HostCtx` (indices, shared memory, barrier).
+//! that order. A tuple, fixed-size array or struct is a pointer to an immutable temporary
+//! (`aggregate.rs`): device functions take such pointers and return one through a first
+//! pointer parameter; a kernel takes each scalar of an aggregate parameter as a parameter of
+//! its own (`abi::ParamAbi::Aggregate`). On the host backend every function takes a hidden first
+//! parameter: a pointer to the thread's `HostCtx` (indices, shared memory, barrier).
 //!
 //! Defined behaviour where Rust would panic: integer division by zero gives 0 (and `%` gives 0),
 //! `MIN / -1` wraps, shift amounts are masked to the operand's width, float-to-int casts
 //! saturate (Rust's `as`), arithmetic wraps.
 
+mod aggregate;
 mod arith;
 mod builtins;
 mod expr;
@@ -123,8 +127,11 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
             m.add_basic_value_flag("nvvm-reflect-ftz", inkwell::module::FlagBehavior::Override, flag);
         }
         cx.lower_function(&m, id)?;
-        if id == input.program.kernel && cx.host {
-            cx.host_entry(&m, id)?;
+        if id == input.program.kernel {
+            cx.define_capture_slots(&m);
+            if cx.host {
+                cx.host_entry(&m, id)?;
+            }
         }
         out.push(m);
     }
@@ -136,7 +143,7 @@ struct ArrayVal<'ctx> {
     ptr: PointerValue<'ctx>,
     shape: Vec<IntValue<'ctx>>,
     strides: Vec<IntValue<'ctx>>,
-    elem: Scalar,
+    elem: Elem,
 }
 
 #[derive(Clone, Debug)]
@@ -145,6 +152,8 @@ enum Val<'ctx> {
     Never,
     Scalar(BasicValueEnum<'ctx>),
     Array(ArrayVal<'ctx>),
+    /// A tuple, fixed-size array or struct: a pointer to a temporary holding it.
+    Agg(PointerValue<'ctx>),
 }
 
 impl<'ctx> Val<'ctx> {
@@ -161,13 +170,15 @@ impl<'ctx> Val<'ctx> {
 enum Slot<'ctx> {
     Scalar(PointerValue<'ctx>, Scalar),
     Array(ArrayVal<'ctx>),
+    /// A tuple, fixed-size array or struct local: its storage and type.
+    Agg(PointerValue<'ctx>, Ty),
     None,
 }
 
 struct LoopBlocks<'ctx> {
     cont: BasicBlock<'ctx>,
     exit: BasicBlock<'ctx>,
-    value: Option<(PointerValue<'ctx>, Scalar)>,
+    value: Option<aggregate::ValueSlot<'ctx>>,
 }
 
 /// The type a value is lowered as: an enum is its discriminant.
@@ -204,6 +215,34 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
     fn mem_ty(&self, s: Scalar) -> BasicTypeEnum<'ctx> {
         if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
     }
+
+    /// The slot of relocatable capture `c` in module `m`: declared where a function reads it,
+    /// defined once, in the kernel's module ([`Cx::define_capture_slots`]), so linking joins
+    /// them. `.const` on NVPTX (read through the constant cache, filled with
+    /// `cuModuleGetGlobal` and a copy), an ordinary global on the host.
+    fn capture_slot(&self, m: &Module<'ctx>, c: CaptureId) -> inkwell::values::GlobalValue<'ctx> {
+        let name = crate::abi::capture_slot_symbol(c);
+        if let Some(g) = m.get_global(&name) {
+            return g;
+        }
+        let space = if self.host { AddressSpace::default() } else { AddressSpace::from(4u16) };
+        let g = m.add_global(self.ptr, Some(space), &name);
+        g.set_alignment(8);
+        g.set_externally_initialized(true);
+        g
+    }
+
+    /// Defines, in the kernel's module, the slot of every device array the program captured
+    /// relocatably, visible by name for the loader (none in baked mode).
+    fn define_capture_slots(&self, m: &Module<'ctx>) {
+        for (c, data) in self.input.captures.iter().enumerate() {
+            if let crate::abi::CaptureData::DeviceSlot { .. } = data {
+                let g = self.capture_slot(m, c);
+                g.set_initializer(&self.ptr.const_null());
+                g.set_linkage(inkwell::module::Linkage::External);
+            }
+        }
+    }
 }
 
 struct FnLower<'c, 'a, 'ctx> {
@@ -220,6 +259,8 @@ struct FnLower<'c, 'a, 'ctx> {
     host_ctx: Option<PointerValue<'ctx>>,
     /// `activemask()` call sites lowered so far (the host numbers each site).
     activemask_sites: u32,
+    /// Where a function returning an aggregate writes its value.
+    sret: Option<PointerValue<'ctx>>,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

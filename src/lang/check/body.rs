@@ -66,7 +66,7 @@ pub(super) type CBlock = Block<H>;
 
 impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>, module: ast::ModId) -> Self {
-        let mut u = Unifier::with_enum_names(mcx.enum_names.clone());
+        let mut u = Unifier::new(mcx.enum_names.clone(), mcx.types.clone());
         let ret = u.known(Ty::Unit);
         FnCx {
             mcx,
@@ -341,6 +341,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             name,
             kind,
             params,
+            ref_self: false,
             ret,
             locals,
             body,

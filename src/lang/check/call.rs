@@ -9,10 +9,12 @@ use crate::span::Span;
 
 use crate::lang::names::Res;
 
+use super::aggregates::Operand;
 use super::body::{CExpr, FnCx};
 use super::factory::ScopeItem;
 use super::generics::{array_of, array_view};
 use super::unify::Class;
+use super::unify::Compound;
 use super::{CResult, close_matches, plural};
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -28,6 +30,19 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let mut path = qualifier.to_vec();
             path.push(func.clone());
             let text = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+            if let Some((t, _, item)) = self.mcx.assoc_path(&path, self.module)? {
+                return self.call_assoc(t, item, func, generics, args, span);
+            }
+            if let Some(t) = self.assoc_owner(qualifier)? {
+                let tn = self.u.ty_name(t);
+                let names = self.mcx.type_item(t).map(|ti| self.mcx.assoc_names(ti)).unwrap_or_default();
+                let mut d = Diagnostic::error(func.span, format!("no function or associated item named `{}` found for `{tn}`", func.name))
+                    .label("associated item not found");
+                if let Some(c) = close_matches(&func.name, names.iter().map(String::as_str)).first() {
+                    d = d.help(format!("an associated function with a similar name exists: `{c}`"));
+                }
+                return Err(d.into());
+            }
             return match self.mcx.m.scopes.path(self.mcx.m, self.module, &path)?.0 {
                 Some(Res::Item(i)) if matches!(self.mcx.m.items[i], Item::Fn(_)) => self.call_item(i, &text, func, generics, args, span),
                 Some(_) => Err(Diagnostic::error(func.span, format!("`{text}` is a value, not a function")).label("not callable").into()),
@@ -115,6 +130,27 @@ impl<'c, 'm> FnCx<'c, 'm> {
         self.call_fn(id, name, args, span, Some(decl))
     }
 
+    /// The struct or enum a call's qualifier names (`Particle` in `Particle::new(..)`), if it
+    /// names one.
+    fn assoc_owner(&mut self, qualifier: &[ast::Ident]) -> CResult<Option<Ty>> {
+        if qualifier.len() == 1 && qualifier[0].name == "Self" {
+            return Ok(self.mcx.self_ty);
+        }
+        let m = self.mcx.m;
+        let res = if qualifier.len() == 1 {
+            m.scopes.type_name(self.module, &qualifier[0].name)
+        } else {
+            m.scopes.path(m, self.module, qualifier).ok().and_then(|r| r.1)
+        };
+        match res {
+            Some(Res::Item(i)) if m.items[i].is_type() => {
+                let span = qualifier[qualifier.len() - 1].span;
+                Ok(Some(self.mcx.named_ty(qualifier, span, self.module)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn no_generics(&self, g: &[GenericArg]) -> CResult<()> {
         if let Some(first) = g.first() {
             return Err(Diagnostic::error(first.span(), "this function takes no generic arguments").label("remove this").into());
@@ -140,17 +176,137 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn call_fn(&mut self, id: FuncId, name: &str, args: &[ast::Expr], span: Span, decl: Option<Span>) -> CResult<CExpr> {
         let sig = self.mcx.sigs[id].clone();
         self.arity(name, sig.params.len(), args.len(), span, decl)?;
+        let out = self.call_args(args, &sig.params, span)?;
+        if !self.callees.contains(&id) {
+            self.callees.push(id);
+        }
+        Ok(self.mk(ExprKind::Call(id, out), sig.ret, span))
+    }
+
+    /// The arguments of a call, each checked against its parameter's type.
+    fn call_args(&mut self, args: &[ast::Expr], params: &[Ty], span: Span) -> CResult<Vec<CExpr>> {
         let mut out = Vec::new();
-        for (a, p) in args.iter().zip(&sig.params) {
+        for (a, p) in args.iter().zip(params) {
             let x = self.expr(a)?;
             let want = self.u.known(*p);
             self.assign_compatible(want, &x, span)?;
             out.push(x);
         }
+        Ok(out)
+    }
+
+    /// `recv.name(args)` where `name` is the associated item `item` of the receiver's type `t`.
+    #[allow(clippy::too_many_arguments)]
+    fn user_method(
+        &mut self,
+        t: Ty,
+        item: usize,
+        r: Operand,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
+        let m = self.mcx.m;
+        let name = &method.name;
+        let tn = self.u.ty_name(t);
+        let Item::Fn(f) = &m.items[item] else {
+            return Err(Diagnostic::error(method.span, format!("`{name}` is an associated constant of `{tn}`, not a method"))
+                .label("not a method")
+                .help(format!("write `{tn}::{name}`"))
+                .into());
+        };
+        let Some(kind) = f.receiver else {
+            return Err(Diagnostic::error(method.span, format!("`{name}` is an associated function of `{tn}`, not a method"))
+                .label("this is an associated function, not a method")
+                .secondary(f.name.span, "defined here")
+                .help(format!("call it with the type: `{tn}::{name}(..)`"))
+                .into());
+        };
+        let id = self.mcx.ensure_fn(f, Some(method.span))?;
+        let sig = self.mcx.sigs[id].clone();
+        self.arity(name, sig.params.len() - 1, args.len(), span, Some(f.sig_span))?;
         if !self.callees.contains(&id) {
             self.callees.push(id);
         }
-        Ok(self.mk(ExprKind::Call(id, out), sig.ret, span))
+        if kind != ast::SelfKind::RefMut {
+            let recv = self.operand_value(r, receiver.span);
+            let mut out = vec![recv];
+            out.extend(self.call_args(args, &sig.params[1..], span)?);
+            return Ok(self.mk(ExprKind::Call(id, out), sig.ret, span));
+        }
+        match r {
+            Operand::Place(p, _) => {
+                self.check_borrow_mut(&p, receiver)?;
+                let out = self.call_args(args, &sig.params[1..], span)?;
+                Ok(self.mk(ExprKind::CallRef(id, p, out), sig.ret, span))
+            }
+            Operand::Value(v) => {
+                // A temporary is a place of its own, as in Rust.
+                let h = v.ty;
+                let tmp = self.declare(&ast::Ident { name: "_".into(), span: v.span }, h, true, false);
+                let out = self.call_args(args, &sig.params[1..], span)?;
+                let call = self.mk(ExprKind::CallRef(id, Place::Local(tmp), out), sig.ret, span);
+                let ty = call.ty;
+                Ok(Expr { kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(tmp, Some(v))], tail: Some(Box::new(call)) }), ty, span })
+            }
+        }
+    }
+
+    /// A `&mut self` receiver: a mutable local (or part of one), or an element of a writable
+    /// array (rustc's E0596 otherwise).
+    fn check_borrow_mut(&mut self, p: &Place<super::unify::H>, receiver: &ast::Expr) -> CResult<()> {
+        let mut root = p;
+        while let Place::Field(inner, _) | Place::Elem(inner, _) = root {
+            root = inner;
+        }
+        if let Place::Local(l) = root
+            && !self.locals[*l].mutable
+        {
+            let info = &self.locals[*l];
+            let name = info.name.clone();
+            if name == "self" {
+                return Err(Diagnostic::error(receiver.span, "cannot borrow `self` as mutable, as it is behind a `&` reference")
+                    .label("`self` is a `&` reference")
+                    .help("take `&mut self` to call methods that change it")
+                    .into());
+            }
+            return Err(Diagnostic::error(receiver.span, format!("cannot borrow `{name}` as mutable, as it is not declared as mutable"))
+                .label("cannot borrow as mutable")
+                .secondary(info.span, "declared here")
+                .help(format!("make it mutable: `let mut {name}`"))
+                .into());
+        }
+        self.check_writable(p, receiver, false)
+    }
+
+    /// `Type::name(args)` for an associated function `item` of a type.
+    fn call_assoc(
+        &mut self,
+        t: Ty,
+        item: usize,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
+        let m = self.mcx.m;
+        let tn = self.u.ty_name(t);
+        let name = &func.name;
+        let Item::Fn(f) = &m.items[item] else {
+            return Err(Diagnostic::error(func.span, format!("`{tn}::{name}` is a constant, not a function")).label("not callable").into());
+        };
+        self.no_generics(generics)?;
+        if let Some(kind) = f.receiver
+            && kind != ast::SelfKind::Value
+        {
+            return Err(Diagnostic::error(func.span, format!("`{tn}::{name}` is a method"))
+                .label("takes `self` by reference")
+                .help(format!("call it on a value: `x.{name}(..)`"))
+                .into());
+        }
+        let id = self.mcx.ensure_fn(f, Some(func.span))?;
+        self.call_fn(id, name, args, span, Some(f.sig_span))
     }
 
     fn builtin_call(&mut self, b: Function, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
@@ -303,20 +459,30 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Function::SharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
                 let usage = "write `shared_array::<T, N>()`, for example `shared_array::<f32, 256>()`";
-                let [GenericArg::Type(t), GenericArg::Const(n)] = generics else {
-                    return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
-                        .label("missing generic arguments")
-                        .help(usage)
-                        .into());
+                // A bare name in the element's place was parsed as a constant: a struct's name.
+                let named;
+                let (t, n) = match generics {
+                    [GenericArg::Type(t), GenericArg::Const(n)] => (t, n),
+                    [GenericArg::Const(ast::Expr { kind: A::Path(name), span: at }), GenericArg::Const(n)] => {
+                        named = TypeExpr::Named(vec![name.clone()], *at);
+                        (&named, n)
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(span, "`shared_array` needs an element type and a length")
+                            .label("missing generic arguments")
+                            .help(usage)
+                            .into());
+                    }
                 };
                 let elem_ty = self.shared_elem(t)?;
                 let len = self.eval_const_here(n, Some(Scalar::Usize)).map_err(|d| d.help(usage))?;
-                let Some((elem, len)) = elem_ty.scalar().zip(len.map(|l| l.as_i128().unwrap_or(0) as u64)) else {
+                let elem = self.mcx.types.borrow().elem_of(elem_ty);
+                let Some((elem, len)) = elem.zip(len.map(|l| l.as_i128().unwrap_or(0) as u64)) else {
                     // A definition: the element type or the length depends on the instance, which
                     // checks them. Nothing here is compiled.
                     self.uses_block_sync = true;
-                    let ty = array_of(elem_ty, 1, true).unwrap_or(Ty::Unit);
-                    return Ok(self.mk(ExprKind::SharedArray { elem: Scalar::U32, len: 1, site: usize::MAX }, ty, span));
+                    let ty = array_of(&self.mcx.types.borrow(), elem_ty, 1, true).unwrap_or(Ty::Unit);
+                    return Ok(self.mk(ExprKind::SharedArray { elem: Elem::Scalar(Scalar::U32), len: 1, site: usize::MAX }, ty, span));
                 };
                 if len == 0 {
                     return Err(Diagnostic::error(n.span, "a shared array needs at least one element")
@@ -324,7 +490,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .help("give the number of elements, for example `shared_array::<f32, 256>()`")
                         .into());
                 }
-                let bytes = len.saturating_mul(elem.size() as u64);
+                let bytes = len.saturating_mul(self.mcx.types.borrow().elem_size(elem));
                 if bytes > builtins::MAX_SHARED_BYTES {
                     return Err(Diagnostic::error(n.span, format!("shared array of {bytes} bytes is too large"))
                         .label(format!("more than {} bytes", builtins::MAX_SHARED_BYTES))
@@ -338,26 +504,40 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             Function::DynSharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
-                let [GenericArg::Type(t)] = generics else {
-                    return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
-                        .label("missing generic argument")
-                        .help("write `dynamic_shared_array::<f32>()`")
-                        .into());
+                let named;
+                let t = match generics {
+                    [GenericArg::Type(t)] => t,
+                    [GenericArg::Const(ast::Expr { kind: A::Path(name), span: at })] => {
+                        named = TypeExpr::Named(vec![name.clone()], *at);
+                        &named
+                    }
+                    _ => {
+                        return Err(Diagnostic::error(span, "`dynamic_shared_array` needs an element type")
+                            .label("missing generic argument")
+                            .help("write `dynamic_shared_array::<f32>()`")
+                            .into());
+                    }
                 };
                 let elem_ty = self.shared_elem(t)?;
                 self.uses_block_sync = true;
-                let ty = array_of(elem_ty, 1, true).unwrap_or(Ty::Unit);
+                let ty = array_of(&self.mcx.types.borrow(), elem_ty, 1, true).unwrap_or(Ty::Unit);
                 // At a definition the element type is a parameter; nothing there is compiled.
-                Ok(self.mk(ExprKind::DynSharedArray(elem_ty.scalar().unwrap_or(Scalar::U32)), ty, span))
+                let elem = self.mcx.types.borrow().elem_of(elem_ty).unwrap_or(Elem::Scalar(Scalar::U32));
+                Ok(self.mk(ExprKind::DynSharedArray(elem), ty, span))
             }
         }
     }
 
-    /// The element type of a shared array: a scalar, or a type parameter.
+    /// The element type of a shared array: a scalar, a struct, or a type parameter.
     fn shared_elem(&mut self, t: &TypeExpr) -> CResult<Ty> {
+        let named_struct = match t {
+            TypeExpr::Named(..) => matches!(self.ty_of(t)?, Ty::Agg(id) if self.mcx.types.borrow().strukt(id).is_some()),
+            _ => false,
+        };
         match t {
             TypeExpr::Scalar(..) | TypeExpr::Param(_) => self.ty_of(t),
-            other => Err(Diagnostic::error(other.span(), "shared array elements are scalars")
+            TypeExpr::Named(..) if named_struct => self.ty_of(t),
+            other => Err(Diagnostic::error(other.span(), "shared array elements are scalars or structs")
                 .label("not a scalar type")
                 .help("write `shared_array::<f32, 256>()`")
                 .into()),
@@ -410,8 +590,54 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     pub(super) fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
-        let r = self.expr(receiver)?;
         let name = method.name.as_str();
+        let r = self.operand(receiver)?;
+        let rh = match &r {
+            Operand::Place(_, h) => *h,
+            Operand::Value(v) => v.ty,
+        };
+        if let Some(t @ (Ty::Agg(_) | Ty::Enum(_))) = self.u.ty(rh)
+            && let Some(ti) = self.mcx.type_item(t)
+        {
+            if let Some(item) = self.mcx.assoc_item(ti, name)? {
+                return self.user_method(t, item, r, receiver, method, args, span);
+            }
+            if self
+                .mcx
+                .types
+                .borrow()
+                .strukt(match t {
+                    Ty::Agg(id) => id,
+                    _ => AggId::MAX,
+                })
+                .is_some()
+                || !self.mcx.assoc_names(ti).is_empty()
+            {
+                let tn = self.u.ty_name(t);
+                let names = self.mcx.assoc_names(ti);
+                let mut d = Diagnostic::error(method.span, format!("no method named `{name}` found for `{tn}`")).label("method not found");
+                if let Some(c) = close_matches(name, names.iter().map(String::as_str)).first() {
+                    d = d.help(format!("a method with a similar name exists: `{c}`"));
+                }
+                return Err(d.into());
+            }
+        }
+        if let Some(Compound::Array(_, n)) = self.u.compound(rh) {
+            if name == "len" {
+                self.arity(name, 0, args.len(), span, None)?;
+                return Ok(self.mk(ExprKind::Lit(ScalarValue::Int(Scalar::Usize, n)), Ty::Scalar(Scalar::Usize), span));
+            }
+            let d = self.u.describe(rh);
+            return Err(Diagnostic::error(method.span, format!("no method `{name}` on type `{d}`"))
+                .label("unknown method")
+                .note("fixed-size arrays have `len()`")
+                .into());
+        }
+        if let Some(Compound::Tuple(_)) = self.u.compound(rh) {
+            let d = self.u.describe(rh);
+            return Err(Diagnostic::error(method.span, format!("no method `{name}` on type `{d}`")).label("unknown method").into());
+        }
+        let r = self.operand_value(r, receiver.span);
         if let Some(at) = self.u.ty(r.ty).and_then(array_view) {
             let Some(&(_, b, nargs)) = builtins::ARRAY_METHODS.iter().find(|(n, _, _)| *n == name) else {
                 let close = close_matches(name, builtins::ARRAY_METHODS.iter().map(|(n, _, _)| *n));
@@ -500,6 +726,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             builtins::RetTy::SameAsSelf => rty,
             builtins::RetTy::U32 => self.u.known(Ty::Scalar(Scalar::U32)),
             builtins::RetTy::Bool => self.u.known(Ty::Scalar(Scalar::Bool)),
+            builtins::RetTy::SelfPair => self.u.tuple(vec![rty, rty]),
             builtins::RetTy::Unsigned => {
                 // Rust's `abs_diff` answers in the unsigned type of the receiver's width: the
                 // receiver's type must be known here.

@@ -16,6 +16,11 @@ use super::items::ModuleCx;
 pub(super) enum ConstVal {
     Scalar(ScalarValue),
     Array(ConstArray),
+    /// A variant of an enum (its discriminant).
+    Enum(EnumTy, ScalarValue),
+    /// A tuple, struct or fixed-size array (not a `static`): its initialiser, a constant
+    /// expression, is checked and compiled where the constant is used, with the declared type.
+    Value(Ty),
 }
 
 impl<'m> ModuleCx<'m> {
@@ -50,7 +55,20 @@ impl<'m> ModuleCx<'m> {
                 .into());
         }
         self.consts_in_progress.push(i);
+        // An associated constant sees its block's `Self`.
+        let self_ty = match &c.owner {
+            Some(o) => match self.owner_ty(o, c.module) {
+                Ok(t) => Some(t),
+                Err(d) => {
+                    self.consts_in_progress.pop();
+                    return Err(d);
+                }
+            },
+            None => self.self_ty,
+        };
+        let saved = std::mem::replace(&mut self.self_ty, self_ty);
         let r = self.eval_const_item(c);
+        self.self_ty = saved;
         self.consts_in_progress.pop();
         let v = r?;
         self.consts.insert(i, v.clone());
@@ -81,14 +99,82 @@ impl<'m> ModuleCx<'m> {
                 self.eval_const_array(&c.value, &shape, *elem, &mut bytes, module)?;
                 Ok(ConstVal::Array(ConstArray { elem: *elem, shape, bytes: bytes.into() }))
             }
-            TypeExpr::Unit(s)
-            | TypeExpr::ArrayRef { span: s, .. }
-            | TypeExpr::Named(_, s)
-            | TypeExpr::Param(ast::Ident { span: s, .. }) => Err(Diagnostic::error(*s, "constants are scalars or fixed-size arrays")
-                .label("unsupported type")
-                .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
-                .into()),
+            TypeExpr::Named(path, span) => match self.named_ty(path, *span, module)? {
+                Ty::Enum(t) => {
+                    let v = self.eval_const(&c.value, Some(t.repr), module)?;
+                    // Only a variant of the enum is a value of it (not its discriminant).
+                    if !self.enum_variant_expr(&c.value, t, module) {
+                        return Err(Diagnostic::error(
+                            c.value.span,
+                            format!("mismatched types: expected `{}`", self.enums[t.id as usize].name),
+                        )
+                        .label("expected a variant of the enum")
+                        .help(format!("write a variant: `{}::Variant`", self.enums[t.id as usize].name))
+                        .into());
+                    }
+                    Ok(ConstVal::Enum(t, v))
+                }
+                t => self.value_const(c, t),
+            },
+            TypeExpr::Tuple(..) => {
+                let t = self.ty_of(&c.ty, module)?;
+                self.value_const(c, t)
+            }
+            TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } | TypeExpr::Param(ast::Ident { span: s, .. }) => {
+                Err(Diagnostic::error(*s, "constants are scalars, enums, structs, tuples or fixed-size arrays")
+                    .label("unsupported type")
+                    .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")
+                    .into())
+            }
         }
+    }
+
+    /// A constant of an aggregate type, whose initialiser must be a constant expression: a
+    /// `static` of one is an error (statics are arrays in memory).
+    fn value_const(&mut self, c: &'m ast::ConstItem, t: Ty) -> CResult<ConstVal> {
+        if c.is_static {
+            return Err(Diagnostic::error(c.ty.span(), "a `static` is a scalar or an array of scalars")
+                .label("unsupported type")
+                .help("declare it `const`: a `const` of a struct, tuple or array is a value")
+                .into());
+        }
+        if let Some(bad) = non_constant(&c.value) {
+            return Err(Diagnostic::error(bad.span, "expected a constant expression")
+                .label("not constant")
+                .help("constants are built from literals, other constants, struct, tuple and array expressions, arithmetic and `as` casts")
+                .into());
+        }
+        Ok(ConstVal::Value(t))
+    }
+
+    /// Whether `e` names a variant of enum `t` (directly or through another constant).
+    fn enum_variant_expr(&mut self, e: &ast::Expr, t: EnumTy, module: ModId) -> bool {
+        let res = match &e.kind {
+            A::Path(n) => self.m.scopes.value(module, &n.name),
+            A::QPath(p) => match self.assoc_path(p, module) {
+                Ok(Some((_, _, i))) => Some(Res::Item(i)),
+                _ => self.m.scopes.path(self.m, module, p).ok().and_then(|r| r.0).or_else(|| self.self_variant(p)),
+            },
+            A::Block(b) if b.stmts.is_empty() => return b.tail.as_ref().is_some_and(|x| self.enum_variant_expr(x, t, module)),
+            _ => None,
+        };
+        match res {
+            Some(Res::Variant(i, _)) => self.enum_ty(i).is_ok_and(|x| x == t),
+            Some(Res::Item(i)) => matches!(self.const_value(i, e.span), Ok(ConstVal::Enum(x, _)) if x == t),
+            _ => false,
+        }
+    }
+
+    /// `Self::Variant` in an `impl` block of an enum.
+    pub(super) fn self_variant(&self, p: &[ast::Ident]) -> Option<Res> {
+        let [first, v] = p else { return None };
+        if first.name != "Self" {
+            return None;
+        }
+        let Some(Ty::Enum(t)) = self.self_ty else { return None };
+        let (&i, _) = self.enum_ids.iter().find(|(_, e)| e.id == t.id)?;
+        let Item::Enum(e) = &self.m.items[i] else { return None };
+        e.variants.iter().position(|x| x.name.name == v.name).map(|k| Res::Variant(i, k))
     }
 
     fn eval_const_array(&mut self, e: &ast::Expr, shape: &[usize], elem: Scalar, out: &mut Vec<u8>, module: ModId) -> CResult<()> {
@@ -166,7 +252,14 @@ impl<'m> ModuleCx<'m> {
                 let (res, what) = match &e.kind {
                     A::Path(n) => (self.m.scopes.value(module, &n.name), n.name.clone()),
                     A::QPath(p) => {
-                        (self.m.scopes.path(self.m, module, p)?.0, p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"))
+                        let what = p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+                        match self.assoc_path(p, module)? {
+                            Some((_, _, i)) => (Some(Res::Item(i)), what),
+                            None => match self.self_variant(p) {
+                                Some(r) => (Some(r), what),
+                                None => (self.m.scopes.path(self.m, module, p)?.0, what),
+                            },
+                        }
                     }
                     _ => (None, String::new()),
                 };
@@ -180,9 +273,12 @@ impl<'m> ModuleCx<'m> {
                     _ => return Err(not_const().label(format!("`{what}` is not a constant")).into()),
                 };
                 match self.const_value(i, e.span)? {
-                    ConstVal::Scalar(v) => check_ty(v),
+                    ConstVal::Scalar(v) | ConstVal::Enum(_, v) => check_ty(v),
                     ConstVal::Array(_) => {
                         Err(Diagnostic::error(e.span, format!("`{what}` is an array, expected a scalar")).label("array").into())
+                    }
+                    ConstVal::Value(_) => {
+                        Err(Diagnostic::error(e.span, format!("`{what}` is not a scalar")).label("a struct, tuple or array").into())
                     }
                 }
             }
@@ -245,5 +341,25 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
             let s = suffix.or(expected.filter(|e| e.is_float())).unwrap_or(Scalar::F64);
             float_literal(PendingLit { int: None, neg, f64, f32, f16, bf16 }, s, span)
         }
+    }
+}
+
+/// The first part of `e` that is not a constant expression: what a `const` of a struct, tuple
+/// or array may be built from is literals, paths (constants, variants), operators, casts,
+/// blocks of one expression, and struct, tuple and array expressions.
+pub(super) fn non_constant(e: &ast::Expr) -> Option<&ast::Expr> {
+    match &e.kind {
+        A::Lit(_) | A::Path(_) | A::QPath(_) | A::Unit | A::ParamConst { .. } => None,
+        A::Unary(_, x) | A::Cast(x, _) => non_constant(x),
+        A::Binary(_, a, b) | A::Logic(_, a, b) => non_constant(a).or_else(|| non_constant(b)),
+        A::Tuple(xs) | A::ArrayLit(xs) => xs.iter().find_map(non_constant),
+        A::ArrayRepeat(x, n) => non_constant(x).or_else(|| non_constant(n)),
+        A::StructLit { fields, base, .. } => {
+            fields.iter().find_map(|(_, x)| non_constant(x)).or_else(|| base.as_deref().and_then(non_constant))
+        }
+        A::Field(x, _) => non_constant(x),
+        A::Index { array, indices, .. } => non_constant(array).or_else(|| indices.iter().find_map(non_constant)),
+        A::Block(b) if b.stmts.is_empty() => b.tail.as_deref().and_then(non_constant),
+        _ => Some(e),
     }
 }

@@ -91,7 +91,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     }
                     _ => return Err(Diagnostic::error(t.span(), "`as` casts to scalar types only").label("not a scalar type").into()),
                 };
-                if let Some(Ty::Array(_) | Ty::ParamArray(_) | Ty::Unit) = self.u.ty(x.ty) {
+                if let Some(Ty::Array(_) | Ty::ParamArray(_) | Ty::Unit | Ty::Agg(_)) = self.u.ty(x.ty) {
                     let (d, to) = (self.u.describe(x.ty), self.u.ty_name(to));
                     return Err(Diagnostic::error(span, format!("invalid cast from `{d}` to `{to}`"))
                         .label("only scalars can be cast")
@@ -101,10 +101,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(self.mk(ExprKind::Cast(Box::new(x)), to, span))
             }
             A::ParamConst { param, name } => self.param_const(param, name, span),
-            A::Index { array, indices, multi } => {
-                let (a, elem, idx) = self.index(array, indices, *multi, span)?;
-                Ok(self.mk(ExprKind::Index(Box::new(a), idx), elem, span))
-            }
+            A::Index { .. } | A::Field(..) => self.field_expr(e),
+            A::Tuple(elems) => self.tuple_expr(elems, span),
+            A::ArrayLit(elems) => self.array_lit(elems, span),
+            A::ArrayRepeat(x, n) => self.array_repeat(x, n, span),
+            A::StructLit { path, fields, base } => self.struct_lit(path, fields, base.as_deref(), span),
+            A::ForEach { label, var, array, body } => self.for_each(label, var, array, body, span),
             A::Call { qualifier, func, generics, args } => self.call(qualifier, func, generics, args, span),
             A::MethodCall { receiver, method, args } => self.method(receiver, method, args, span),
             A::If(c, t, f) => self.if_expr(c, t, f.as_deref(), span),
@@ -224,12 +226,6 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .label("not supported here")
                 .help("arrays are passed by name; `atomic_add(&mut a[i], v)` takes a reference to an element")
                 .into()),
-            A::ArrayLit(_) | A::ArrayRepeat(..) => {
-                Err(Diagnostic::error(span, "array literals are only supported in `static` and `const` items")
-                    .label("not supported here")
-                    .help("declare a `static` array, or use `shared_array::<T, N>()` for scratch memory")
-                    .into())
-            }
         }
     }
 
@@ -379,14 +375,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(Expr { kind: ExprKind::If(Box::new(c), then, els), ty, span })
     }
 
-    fn push_loop(&mut self, label: &Option<ast::Ident>, is_loop: bool) -> LoopId {
+    pub(super) fn push_loop(&mut self, label: &Option<ast::Ident>, is_loop: bool) -> LoopId {
         let id = self.next_loop;
         self.next_loop += 1;
         self.loops.push(LoopInfo { label: label.as_ref().map(|l| l.name.clone()), id, is_loop, break_ty: None, has_break: false });
         id
     }
 
-    fn loop_body(&mut self, body: &ast::Block) -> CResult<CBlock> {
+    pub(super) fn loop_body(&mut self, body: &ast::Block) -> CResult<CBlock> {
         let b = self.block(body)?;
         let unit = self.u.known(Ty::Unit);
         let bt = self.body_type(&b);

@@ -84,7 +84,7 @@ impl<'m> ModuleCx<'m> {
         for s in &f.body.stmts {
             let AStmt::Let { name, ty, init: Some(init), .. } = s else {
                 let span = match s {
-                    AStmt::Let { span, .. } => *span,
+                    AStmt::Let { span, .. } | AStmt::LetPat { span, .. } => *span,
                     AStmt::Expr(e, _) => e.span,
                 };
                 return Err(Diagnostic::error(span, "unsupported statement in a factory body")
@@ -240,7 +240,7 @@ impl<'m> ModuleCx<'m> {
                 && let ConstVal::Array(arr) = self.const_value(c, n.span)?
             {
                 let ty = CaptureTy::Array {
-                    ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
+                    ty: ArrayTy { elem: Elem::Scalar(arr.elem), ndim: arr.shape.len() as u8, writable: false },
                     device: false,
                     layout: Layout::C,
                 };

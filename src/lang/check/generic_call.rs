@@ -30,6 +30,10 @@ pub(super) struct PendingCall<'m> {
     pub(super) func: &'m ast::FnItem,
     pub(super) slots: Vec<Slot>,
     pub(super) span: Span,
+    /// Arguments whose parameter type is built from the callee's generic parameters
+    /// (`w: [T; W]`): the argument's type and where, and the parameter's type, checked once the
+    /// instance is known.
+    pub(super) deferred: Vec<(H, Span, &'m TypeExpr)>,
 }
 
 /// Placeholder ids of pending calls count down from here; real ids are indices.
@@ -69,6 +73,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .secondary(f.name.span, format!("`{name}<{}>` declared here", decl.join(", ")))
             .into());
         }
+        // Arguments checked early to infer a const parameter from an array's length, by index.
+        let mut early: Vec<Option<CExpr>> = (0..args.len()).map(|_| None).collect();
         let mut slots = Vec::with_capacity(f.generics.len());
         for (i, g) in f.generics.iter().enumerate() {
             let slot = match (g.kind, generics.get(i)) {
@@ -108,6 +114,31 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .secondary(g.span, format!("`{}` of `{name}` is a const parameter", g.name.name))
                         .into());
                 }
+                (GenericParamKind::Const(s), None | Some(GenericArg::Infer(_)))
+                    if let Some(j) = length_param(f, &g.name.name).filter(|j| *j < args.len()) =>
+                {
+                    // `fn f<const N: usize>(a: [T; N])`: `N` is the argument's length, as in Rust.
+                    if early[j].is_none() {
+                        early[j] = Some(self.expr(&args[j])?);
+                    }
+                    let x = early[j].as_ref().map(|x| (x.ty, x.span));
+                    let len = x.and_then(|(h, _)| match self.u.compound(h) {
+                        Some(super::unify::Compound::Array(_, len)) => Some(len),
+                        _ => None,
+                    });
+                    match len {
+                        Some(UNKNOWN_LEN) => Slot::Const(None),
+                        Some(n) if s.is_int() => Slot::Const(Some(ScalarValue::Int(s, n))),
+                        _ => {
+                            let (h, at) = x.unwrap_or((self.u.known(Ty::Unit), span));
+                            let d = self.u.describe(h);
+                            return Err(Diagnostic::error(at, format!("mismatched types: expected a fixed-size array, found `{d}`"))
+                                .label(format!("its length is `{}` of `{name}`", g.name.name))
+                                .secondary(g.span, "declared here")
+                                .into());
+                        }
+                    }
+                }
                 (GenericParamKind::Const(_), None | Some(GenericArg::Infer(_))) => {
                     return Err(Diagnostic::error(
                         func.span,
@@ -137,8 +168,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .into());
         }
         let mut out = Vec::with_capacity(args.len());
-        for (a, p) in args.iter().zip(&f.params) {
-            let x = self.expr(a)?;
+        let mut deferred = Vec::new();
+        for ((a, p), pre) in args.iter().zip(&f.params).zip(early) {
+            let x = match pre {
+                Some(x) => x,
+                None => self.expr(a)?,
+            };
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
             };
@@ -152,6 +187,21 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     let h = self.slot_type(f, &slots, id)?;
                     self.assign_compatible(h, &x, span)?;
                 }
+                // A type built from the callee's parameters (`[T; W]`, `(T, u32)`): known once
+                // the instance is; a definition's call is not compiled, its instances are.
+                other if mentions_generics(other, f) => match self.callee_ty_now(f, &slots, other)? {
+                    Some(want) => {
+                        let want = self.u.known(want);
+                        self.assign_compatible(want, &x, span)?;
+                    }
+                    // Unknown parameters: the argument's type settles them (`(T, T)` given a
+                    // `(f32, f32)`), or the instance checks it.
+                    None => match self.callee_ty_vars(f, &slots, other)? {
+                        Some(want) => self.unify_or(x.span, want, x.ty, "")?,
+                        None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
+                        None => {}
+                    },
+                },
                 other => {
                     let want = self.mcx.ty_of(other, f.module)?;
                     let want = self.u.known(want);
@@ -162,6 +212,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let ret = match &f.ret {
             RetTy::Ty(TypeExpr::Param(id)) => self.slot_type(f, &slots, id)?,
+            RetTy::Ty(t) if mentions_generics(t, f) => self.generic_ret(f, &slots, t, span)?,
             RetTy::Ty(t) => {
                 let t = self.mcx.ty_of(t, f.module)?;
                 self.u.known(t)
@@ -178,10 +229,94 @@ impl<'c, 'm> FnCx<'c, 'm> {
             id
         } else {
             let placeholder = PENDING_BASE - self.pending.len();
-            self.pending.push(PendingCall { placeholder, func: f, slots, span });
+            self.pending.push(PendingCall { placeholder, func: f, slots, span, deferred });
             placeholder
         };
         Ok(Expr { kind: ExprKind::Call(id, out), ty: ret, span })
+    }
+
+    /// The result type of a call whose callee returns a type built from its generic parameters
+    /// (`-> [T; N]`): the type the call's generic arguments, known by now (written, or inferred
+    /// from earlier arguments), give it.
+    fn generic_ret(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr, span: Span) -> CResult<H> {
+        match self.callee_ty_now(f, slots, t)? {
+            Some(want) => Ok(self.u.known(want)),
+            None => match self.callee_ty_vars(f, slots, t)? {
+                Some(h) => Ok(h),
+                None => {
+                    let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
+                    let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
+                    Err(cannot_infer(f, &name, span).into())
+                }
+            },
+        }
+    }
+
+    /// A callee's declared type with its type parameters as this call's type variables, which
+    /// unifying it with an argument settles: for types made of type parameters, scalars, named
+    /// types, tuples, and arrays whose length is known (`None` otherwise).
+    fn callee_ty_vars(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<H>> {
+        Ok(match t {
+            TypeExpr::Param(id) => Some(self.slot_type(f, slots, id)?),
+            TypeExpr::Tuple(ts, _) => {
+                let mut hs = Vec::with_capacity(ts.len());
+                for t in ts {
+                    match self.callee_ty_vars(f, slots, t)? {
+                        Some(h) => hs.push(h),
+                        None => return Ok(None),
+                    }
+                }
+                Some(self.u.tuple(hs))
+            }
+            TypeExpr::Fixed { elem, len, .. } => {
+                let generic = |n: &str| f.generics.iter().position(|g| g.name.name == n).and_then(|i| slots.get(i));
+                let n = match &len.kind {
+                    A::Path(n) if generic(&n.name).is_some() => match generic(&n.name) {
+                        Some(Slot::Const(Some(v))) => v.as_i128().and_then(|v| u64::try_from(v).ok()),
+                        _ => None,
+                    },
+                    // A constant of the module (`[T; 3]`, `[T; TILE]`); one built from a const
+                    // parameter (`N + 1`) does not evaluate here.
+                    _ => self
+                        .mcx
+                        .eval_const(len, Some(Scalar::Usize), f.module)
+                        .ok()
+                        .and_then(|v| v.as_i128())
+                        .and_then(|v| u64::try_from(v).ok()),
+                };
+                let Some(n) = n else { return Ok(None) };
+                match self.callee_ty_vars(f, slots, elem)? {
+                    Some(e) => Some(self.u.array(e, n)),
+                    None => None,
+                }
+            }
+            TypeExpr::ArrayRef { .. } => None,
+            other => {
+                let t = self.mcx.ty_of(other, f.module)?;
+                Some(self.u.known(t))
+            }
+        })
+    }
+
+    /// A callee's declared type in the terms of this call, if every type argument is known now
+    /// (a constant of a definition may be unknown: an array's length is then unknown too).
+    fn callee_ty_now(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<Ty>> {
+        let mut args = Vec::with_capacity(slots.len());
+        for s in slots {
+            args.push(match s {
+                Slot::Type(h) => match self.u.ty(*h) {
+                    Some(t) => (Some(t), None),
+                    None => return Ok(None),
+                },
+                Slot::Const(v) => (None, *v),
+            });
+        }
+        let definition = self.generics.is_definition();
+        if !definition && args.iter().zip(&f.generics).any(|((_, v), g)| matches!(g.kind, GenericParamKind::Const(_)) && v.is_none()) {
+            return Ok(None);
+        }
+        let env = GenericEnv::at_call(f, &args, definition);
+        self.mcx.ty_in(t, f.module, &env).map(Some)
     }
 
     fn slot_type(&mut self, f: &ast::FnItem, slots: &[Slot], id: &ast::Ident) -> CResult<H> {
@@ -244,6 +379,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 });
             }
             self.mcx.check_generic_args(p.func, &values, p.span, &super::generics::instance_name(&p.func.name.name, &values))?;
+            let env = GenericEnv::instance(p.func, &values);
+            for (h, at, t) in &p.deferred {
+                let want = self.mcx.ty_in(t, p.func.module, &env)?;
+                if self.u.settle(*h) != Some(want) {
+                    let wh = self.u.known(want);
+                    return Err(self.mismatch(*at, wh, *h, "").into());
+                }
+            }
             let id = self.mcx.ensure_instance(p.func, &values, Some(p.span))?;
             self.instantiated.push((p.placeholder, id));
             if !self.callees.contains(&id) {
@@ -348,7 +491,35 @@ pub(super) fn cannot_infer(f: &ast::FnItem, param: &str, span: Span) -> Diagnost
 }
 
 /// Whether `e` names one of the const parameters in `scope` (its value is needed).
-fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
+/// The parameter of `f` whose type is an array of length `name` (`a: [T; N]`), which
+/// gives the const parameter `name` its value at a call.
+fn length_param(f: &ast::FnItem, name: &str) -> Option<usize> {
+    f.params.iter().position(|p| matches!(&p.ty, Some(TypeExpr::Fixed { len, .. }) if matches!(&len.kind, A::Path(n) if n.name == name)))
+}
+
+/// Whether a declared type is built from `f`'s generic parameters (a type parameter, or a
+/// length naming a const parameter).
+fn mentions_generics(t: &TypeExpr, f: &ast::FnItem) -> bool {
+    match t {
+        TypeExpr::Param(_) => true,
+        TypeExpr::ArrayRef { elem, .. } => mentions_generics(elem, f),
+        TypeExpr::Tuple(ts, _) => ts.iter().any(|t| mentions_generics(t, f)),
+        TypeExpr::Fixed { elem, len, .. } => {
+            let scope: Vec<(String, Scalar, Option<ScalarValue>)> = f
+                .generics
+                .iter()
+                .filter_map(|g| match g.kind {
+                    GenericParamKind::Const(s) => Some((g.name.name.clone(), s, None)),
+                    GenericParamKind::Type(_) => None,
+                })
+                .collect();
+            mentions_generics(elem, f) || mentions(len, &scope)
+        }
+        TypeExpr::Unit(_) | TypeExpr::Scalar(..) | TypeExpr::Named(..) => false,
+    }
+}
+
+pub(super) fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
     match &e.kind {
         A::Path(n) => scope.iter().any(|(s, _, _)| *s == n.name),
         A::Unary(_, x) | A::Cast(x, _) => mentions(x, scope),

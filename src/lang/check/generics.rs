@@ -132,6 +132,26 @@ impl GenericEnv {
         GenericEnv { params, definition: false }
     }
 
+    /// `f`'s parameters as a call sees them before its instance is made: each type as the
+    /// caller knows it (a type parameter of a definition included), each constant with its
+    /// value or, in a definition, unknown (`None`).
+    pub(super) fn at_call(f: &ast::FnItem, args: &[(Option<Ty>, Option<ScalarValue>)], definition: bool) -> GenericEnv {
+        let params = f
+            .generics
+            .iter()
+            .zip(args)
+            .map(|(g, (t, v))| {
+                let b = match (g.kind, t) {
+                    (GenericParamKind::Type(_), Some(t)) => Binding::Type(*t),
+                    (GenericParamKind::Type(bound), None) => Binding::Type(Ty::Param(TypeParam { index: 0, bound })),
+                    (GenericParamKind::Const(s), _) => Binding::Const(s, *v),
+                };
+                (g.name.name.clone(), b)
+            })
+            .collect();
+        GenericEnv { params, definition }
+    }
+
     /// Whether this is a generic body checked at its definition.
     pub(super) fn is_definition(&self) -> bool {
         self.definition
@@ -170,12 +190,11 @@ impl GenericEnv {
     }
 }
 
-/// The array type with elements of type `elem` (a scalar or a type parameter).
-pub(super) fn array_of(elem: Ty, ndim: u8, writable: bool) -> Option<Ty> {
+/// The array type with elements of type `elem` (a scalar, a struct or a type parameter).
+pub(super) fn array_of(types: &Types, elem: Ty, ndim: u8, writable: bool) -> Option<Ty> {
     match elem {
-        Ty::Scalar(s) => Some(Ty::Array(ArrayTy { elem: s, ndim, writable })),
         Ty::Param(p) => Some(Ty::ParamArray(ParamArrayTy { elem: p, ndim, writable })),
-        _ => None,
+        t => Some(Ty::Array(ArrayTy { elem: types.elem_of(t)?, ndim, writable })),
     }
 }
 
@@ -190,7 +209,7 @@ pub(super) struct ArrayView {
 /// The array `t` is, if it is one.
 pub(super) fn array_view(t: Ty) -> Option<ArrayView> {
     match t {
-        Ty::Array(a) => Some(ArrayView { elem: Ty::Scalar(a.elem), ndim: a.ndim, writable: a.writable }),
+        Ty::Array(a) => Some(ArrayView { elem: a.elem.ty(), ndim: a.ndim, writable: a.writable }),
         Ty::ParamArray(a) => Some(ArrayView { elem: Ty::Param(a.elem), ndim: a.ndim, writable: a.writable }),
         _ => None,
     }

@@ -49,6 +49,17 @@ pub(super) struct ModuleCx<'m> {
     pub(super) enum_ids: HashMap<usize, EnumTy>,
     /// The enums' names by id, shared with each function's unifier for its messages.
     pub(super) enum_names: Rc<RefCell<Vec<String>>>,
+    /// The tuples, fixed-size arrays and structs used so far, shared with each function's
+    /// unifier; and the id of each struct item.
+    pub(super) types: Rc<RefCell<Types>>,
+    pub(super) struct_ids: HashMap<usize, AggId>,
+    /// Struct items whose fields are being resolved (a struct that contains itself has no size).
+    pub(super) structs_in_progress: Vec<usize>,
+    /// The associated items of each type item (struct or enum), by name: built on first use.
+    pub(super) assoc: Option<HashMap<usize, Vec<(String, usize)>>>,
+    /// What `Self` stands for where a type is being resolved: the type of the `impl` block of
+    /// the function, constant or struct being checked.
+    pub(super) self_ty: Option<Ty>,
     pub(super) warnings: Vec<(Span, String)>,
     pub(super) factories_in_progress: Vec<String>,
     pub(super) closure_names: HashMap<String, usize>,
@@ -71,6 +82,11 @@ impl<'m> ModuleCx<'m> {
             enums: Vec::new(),
             enum_ids: HashMap::new(),
             enum_names: Rc::default(),
+            types: Rc::default(),
+            struct_ids: HashMap::new(),
+            structs_in_progress: Vec::new(),
+            assoc: None,
+            self_ty: None,
             warnings: Vec::new(),
             factories_in_progress: Vec::new(),
             closure_names: HashMap::new(),
@@ -86,7 +102,8 @@ impl<'m> ModuleCx<'m> {
                 .label("while checking this file")
                 .into());
         };
-        Ok(Program { kernel, funcs, captures: self.captures, enums: self.enums, warnings: self.warnings, fmad: None })
+        let types = self.types.borrow().clone();
+        Ok(Program { kernel, funcs, captures: self.captures, enums: self.enums, warnings: self.warnings, fmad: None, types })
     }
 
     pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {
@@ -175,6 +192,26 @@ impl<'m> ModuleCx<'m> {
         if let Some(&id) = self.fn_ids.get(&instance_key) {
             return Ok(id);
         }
+        let self_ty = match &f.owner {
+            Some(o) => Some(self.owner_ty(o, f.module)?),
+            None => None,
+        };
+        let saved = std::mem::replace(&mut self.self_ty, self_ty);
+        let r = self.check_new_fn(f, generics, func_name, call, key, instance_key);
+        self.self_ty = saved;
+        r
+    }
+
+    fn check_new_fn(
+        &mut self,
+        f: &'m ast::FnItem,
+        generics: GenericEnv,
+        func_name: String,
+        call: Option<Span>,
+        key: usize,
+        instance_key: (usize, String),
+    ) -> CResult<FuncId> {
+        let name = &f.name.name;
         let (kind, ret) = match &f.ret {
             RetTy::Unit => (if f.is_kernel { FuncKind::Kernel } else { FuncKind::Device }, Ty::Unit),
             RetTy::Ty(t) => {
@@ -186,9 +223,9 @@ impl<'m> ModuleCx<'m> {
                 }
                 let ty = self.ty_in(t, f.module, &generics)?;
                 if let Ty::Array(_) | Ty::ParamArray(_) = ty {
-                    return Err(Diagnostic::error(t.span(), "device functions cannot return arrays")
-                        .label("returns an array")
-                        .help("return a scalar, or write into a `&mut` array parameter")
+                    return Err(Diagnostic::error(t.span(), "device functions cannot return array references")
+                        .label("returns an array reference")
+                        .help("return a value (a scalar, a tuple, a struct or a fixed-size array `[T; N]`), or write into a `&mut` array parameter")
                         .into());
                 }
                 (FuncKind::Device, ty)
@@ -225,6 +262,10 @@ impl<'m> ModuleCx<'m> {
             cx.set_generics(generics);
             cx.check_fn_body(f, func_name, kind, ret)
         });
+        let r = r.map(|mut func| {
+            func.ref_self = f.receiver == Some(ast::SelfKind::RefMut);
+            func
+        });
         self.in_progress.pop();
         let func = r?;
         self.funcs[id] = Some(func);
@@ -250,33 +291,104 @@ impl<'m> ModuleCx<'m> {
             }),
             TypeExpr::ArrayRef { elem, ndim, mutable, span } => {
                 let e = self.ty_in(elem, module, generics)?;
-                array_of(e, *ndim, *mutable)
-                    .ok_or_else(|| Diagnostic::error(*span, "array elements must be scalars").label("not a scalar element type").into())
-            }
-            TypeExpr::Named(path, span) => {
-                let res = if path.len() == 1 {
-                    self.m.scopes.type_name(module, &path[0].name)
-                } else {
-                    self.m.scopes.path(self.m, module, path)?.1
-                };
-                match res {
-                    Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Enum(_)) => Ok(Ty::Enum(self.enum_ty(i)?)),
-                    Some(Res::Module(_)) => Err(Diagnostic::error(*span, "expected a type, found a module").label("a module").into()),
-                    _ => {
-                        let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
-                        Err(Diagnostic::error(*span, format!("unknown type `{name}`"))
-                            .label("not a kernel type")
-                            .help("supported types: the scalars (`f32`, `u8`, `bool`, ..), `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, and the kernel's enums")
-                            .into())
+                let t = array_of(&self.types.borrow(), e, *ndim, *mutable);
+                t.ok_or_else(|| {
+                    let d = Diagnostic::error(*span, "array elements must be scalars or structs").label("not a scalar or struct element type");
+                    match e {
+                        Ty::Enum(_) => d.help("an array of enum values is passed as an array of their discriminants (`&[u8]` for a `#[repr(u8)]` enum), converted with `as` inside the kernel's logic"),
+                        _ => d.help("take an array of a struct that holds the values"),
                     }
-                }
+                    .into()
+                })
             }
-            TypeExpr::Fixed { span, .. } => {
-                Err(Diagnostic::error(*span, "fixed-size arrays are only supported in `static` and `const` items")
-                    .label("not supported here")
-                    .help("take a slice: `&[T]` or `&mut [T]`")
+            TypeExpr::Named(path, span) => self.named_ty(path, *span, module),
+            TypeExpr::Tuple(ts, _) => {
+                let mut out = Vec::new();
+                for t in ts {
+                    let ty = self.ty_in(t, module, generics)?;
+                    self.component_ty(ty, t.span(), "a tuple element")?;
+                    out.push(ty);
+                }
+                Ok(Ty::Agg(self.types.borrow_mut().intern(AggTy::Tuple(out))))
+            }
+            TypeExpr::Fixed { elem, len, span } => {
+                let e = self.ty_in(elem, module, generics)?;
+                self.component_ty(e, elem.span(), "an array element")?;
+                let n = self.eval_len(len, module, generics)?;
+                let t = Ty::Agg(self.types.borrow_mut().intern(AggTy::Array { elem: e, len: n }));
+                self.check_size(t, *span)?;
+                Ok(t)
+            }
+        }
+    }
+
+    /// A type named by a path in `module`: an enum, a struct, or `Self`.
+    pub(super) fn named_ty(&mut self, path: &[ast::Ident], span: Span, module: ModId) -> CResult<Ty> {
+        if path.len() == 1 && path[0].name == "Self" {
+            return self.self_ty.ok_or_else(|| {
+                Diagnostic::error(span, "`Self` is only available in `impl` blocks").label("`Self` is only available in impls").into()
+            });
+        }
+        let res =
+            if path.len() == 1 { self.m.scopes.type_name(module, &path[0].name) } else { self.m.scopes.path(self.m, module, path)?.1 };
+        match res {
+            Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Enum(_)) => Ok(Ty::Enum(self.enum_ty(i)?)),
+            Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Struct(_)) => Ok(Ty::Agg(self.struct_ty(i, span)?)),
+            Some(Res::Module(_)) => Err(Diagnostic::error(span, "expected a type, found a module").label("a module").into()),
+            _ => {
+                let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+                Err(Diagnostic::error(span, format!("unknown type `{name}`"))
+                    .label("not a kernel type")
+                    .help("supported types: the scalars (`f32`, `u8`, `bool`, ..), `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, `[T; N]`, tuples, and the kernel's structs and enums")
                     .into())
             }
+        }
+    }
+
+    /// The length of a fixed-size array type: a constant `usize` expression, which may name the
+    /// const parameters (in a generic definition, whose constants have no values, the length is
+    /// [`UNKNOWN_LEN`]).
+    fn eval_len(&mut self, len: &ast::Expr, module: ModId, generics: &GenericEnv) -> CResult<u64> {
+        let scope = generics.const_scope();
+        if scope.iter().any(|(_, _, v)| v.is_none()) && super::generic_call::mentions(len, &scope) {
+            self.const_type(len, Some(Scalar::Usize), &scope, module)?;
+            return Ok(UNKNOWN_LEN);
+        }
+        let saved = std::mem::replace(&mut self.const_scope, scope);
+        let r = self.eval_const(len, Some(Scalar::Usize), module);
+        self.const_scope = saved;
+        let v = r?.as_i128().unwrap_or(0);
+        u64::try_from(v)
+            .ok()
+            .filter(|n| *n != UNKNOWN_LEN)
+            .ok_or_else(|| Diagnostic::error(len.span, format!("array length {v} is too large")).label("not a length").into())
+    }
+
+    /// A type that a tuple, an array or a struct may hold: a value (a scalar, an enum, or
+    /// another tuple, array or struct), not an array reference or `()`.
+    pub(super) fn component_ty(&self, t: Ty, span: Span, what: &str) -> CResult<()> {
+        match t {
+            Ty::Scalar(_) | Ty::Enum(_) | Ty::Agg(_) | Ty::Param(_) => Ok(()),
+            Ty::Array(_) | Ty::ParamArray(_) => Err(Diagnostic::error(span, format!("{what} cannot be an array reference"))
+                .label("an array reference")
+                .help("tuples, fixed-size arrays and structs hold values; pass array references as parameters of their own")
+                .into()),
+            Ty::Unit | Ty::Never => Err(Diagnostic::error(span, format!("{what} cannot have type `()`")).label("no value").into()),
+        }
+    }
+
+    /// Aggregates live in registers or the thread's local memory: a type larger than this is
+    /// an error rather than a stack that cannot exist.
+    pub(super) fn check_size(&self, t: Ty, span: Span) -> CResult<()> {
+        const MAX: u64 = 64 << 10;
+        let size = self.types.borrow().size_align(t).map(|s| s.size);
+        match size {
+            Some(n) if n > MAX => Err(Diagnostic::error(span, format!("a value of {n} bytes is too large"))
+                .label(format!("more than {} KiB", MAX >> 10))
+                .note("tuples, fixed-size arrays and structs live in registers or the thread's local memory")
+                .help("use `shared_array::<T, N>()` or an array parameter for large data")
+                .into()),
+            _ => Ok(()),
         }
     }
 }

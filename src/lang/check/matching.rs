@@ -22,7 +22,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         match self.u.ty(s.ty) {
             Some(Ty::Enum(_) | Ty::Never) => {}
             Some(Ty::Scalar(sc)) if sc.is_int() || sc == Scalar::Bool => {}
-            Some(t @ (Ty::Scalar(_) | Ty::Array(_) | Ty::Unit | Ty::Param(_) | Ty::ParamArray(_))) => {
+            Some(t @ (Ty::Scalar(_) | Ty::Array(_) | Ty::Unit | Ty::Param(_) | Ty::ParamArray(_) | Ty::Agg(_))) => {
                 let name = self.u.ty_name(t);
                 return Err(Diagnostic::error(scrutinee.span, format!("`match` on a value of type `{name}` is not supported"))
                     .label(format!("`{name}`"))

@@ -13,6 +13,7 @@
 //! obligations, `stmt`, `expr`, `path`, `place` and `call` check what their names say, and
 //! `resolve` turns the inferred body into the final IR.
 
+mod aggregates;
 mod body;
 mod call;
 mod consts;
@@ -29,6 +30,7 @@ mod path;
 mod place;
 mod resolve;
 mod stmt;
+mod structs;
 mod unify;
 
 use crate::ir::*;
@@ -68,15 +70,17 @@ pub struct KernelSig {
     pub params: Vec<(String, Ty)>,
     /// The enums of the parameters' types, by [`EnumTy::id`].
     pub enums: Vec<EnumDef>,
+    /// The tuples, fixed-size arrays and structs of the parameters' types.
+    pub types: Types,
 }
 
 impl KernelSig {
-    /// A parameter type as the source writes it (an enum by its name).
+    /// A parameter type as the source writes it (an enum or a struct by its name).
     pub fn type_name(&self, t: Ty) -> String {
-        match t {
+        self.types.name_with(t, &|t| match t {
             Ty::Enum(e) => self.enums.get(e.id as usize).map(|d| d.name.clone()).unwrap_or_else(|| t.to_string()),
             t => t.to_string(),
-        }
+        })
     }
 }
 
@@ -141,7 +145,7 @@ fn check_shared_total(p: &Program) -> CResult<()> {
         let mut err = None;
         visit_block(&f.body, &mut |e| {
             if let ExprKind::SharedArray { elem, len, .. } = &e.kind {
-                total = total.div_ceil(16) * 16 + len * elem.size() as u64;
+                total = total.div_ceil(16) * 16 + len * p.types.elem_size(*elem);
                 if total > builtins::MAX_SHARED_BYTES && err.is_none() {
                     err = Some(
                         Diagnostic::error(e.span, format!("kernel `{}` uses {total} bytes of static shared memory", p.kernel().name))
@@ -221,6 +225,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
         let r = match item {
             Item::Const(c) => cx.const_value(index, c.name.span).map(|_| ()),
             Item::Enum(_) => cx.enum_ty(index).map(|_| ()),
+            Item::Struct(s) => cx.struct_ty(index, s.name.span).map(|_| ()),
             Item::Fn(f) => match &f.ret {
                 RetTy::ImplKernel(_) | RetTy::ImplFn { .. } => {
                     let mut bound = Vec::new();
@@ -247,7 +252,8 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                                 .filter_map(|p| Some((p.name.name.clone(), cx.ty_of(p.ty.as_ref()?, f.module).ok()?)))
                                 .collect();
                             let enums = cx.enums.clone();
-                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params, enums });
+                            let types = cx.types.borrow().clone();
+                            summary.kernel_factories.push(KernelSig { name: m.qualified(f.module, &f.name.name), params, enums, types });
                         }
                     })
                 }
@@ -272,6 +278,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                             name: m.qualified(f.module, &f.name.name),
                             params: p.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect(),
                             enums: p.enums.clone(),
+                            types: p.types.clone(),
                         });
                         Ok(())
                     }
@@ -286,6 +293,7 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                                 .map(|func| func.param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect())
                                 .unwrap_or_default(),
                             enums: cx.enums.clone(),
+                            types: cx.types.borrow().clone(),
                         });
                     } else {
                         summary.device_functions.push(m.qualified(f.module, &f.name.name));

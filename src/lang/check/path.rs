@@ -49,6 +49,23 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .into());
         }
         if let Some(res) = self.mcx.m.scopes.value(self.module, &n.name) {
+            // A bound global of the same name must not be silently shadowed by the item.
+            if let (Res::Item(i), Some(_)) = (res, self.mcx.env.global(&n.name))
+                && let Item::Const(c) = &self.mcx.m.items[i]
+            {
+                let kind = if c.is_static { "static" } else { "const" };
+                let files = &self.mcx.m.files;
+                let at = files.iter().rev().find(|f| f.contains(c.name.span)).map(|f| format!(" at {}", f.location(c.name.span)));
+                return Err(Diagnostic::error(
+                    span,
+                    format!("`{}` is both the `{kind}`{} and a global bound on the module", n.name, at.unwrap_or_default()),
+                )
+                .label("ambiguous")
+                .secondary(c.name.span, format!("`{kind} {}` defined here", n.name))
+                .note(format!("the host bound a global `{}` on the module (`with_global`)", n.name))
+                .help(format!("rename the `{kind}` or the global, or do not bind `{}`", n.name))
+                .into());
+            }
             return self.item_value(res, &n.name, span);
         }
         if let Some((i, ty)) = self.mcx.env.global(&n.name) {
@@ -68,6 +85,30 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// another module.
     pub(super) fn qpath(&mut self, path: &[ast::Ident], span: Span) -> CResult<CExpr> {
         let text = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+        if let Some((_, _, i)) = self.mcx.assoc_path(path, self.module)? {
+            return self.item_value(Res::Item(i), &text, span);
+        }
+        if let Some(r) = self.mcx.self_variant(path) {
+            return self.item_value(r, &text, span);
+        }
+        if path.len() >= 2 && path[0].name == "Self" {
+            let t = self.mcx.self_ty;
+            let d = match t {
+                Some(t) => {
+                    let name = self.u.ty_name(t);
+                    let ti = self.mcx.type_item(t);
+                    let names = ti.map(|ti| self.mcx.assoc_names(ti)).unwrap_or_default();
+                    let d = Diagnostic::error(span, format!("no associated item named `{}` found for `{name}`", path[1].name))
+                        .label("associated item not found");
+                    match close_matches(&path[1].name, names.iter().map(String::as_str)).first() {
+                        Some(c) => d.help(format!("an item with a similar name exists: `Self::{c}`")),
+                        None => d,
+                    }
+                }
+                None => Diagnostic::error(span, "`Self` is only available in `impl` blocks").label("`Self` is only available in impls"),
+            };
+            return Err(d.into());
+        }
         match self.mcx.m.scopes.path(self.mcx.m, self.module, path)? {
             (Some(res), _) => self.item_value(res, &text, span),
             (None, Some(_)) => Err(Diagnostic::error(span, format!("expected a value, found `{text}`"))
@@ -92,9 +133,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Res::Item(i) => match &{ self.mcx.m }.items[i] {
                 Item::Const(c) => match self.mcx.const_value(i, span)? {
                     ConstVal::Scalar(v) => Ok(self.mk(ExprKind::Lit(v), Ty::Scalar(v.ty()), span)),
+                    ConstVal::Enum(t, v) => Ok(self.mk(ExprKind::Lit(v), Ty::Enum(t), span)),
+                    ConstVal::Value(t) => self.inline_const(c, t, span),
                     ConstVal::Array(arr) => {
                         let ty = CaptureTy::Array {
-                            ty: ArrayTy { elem: arr.elem, ndim: arr.shape.len() as u8, writable: false },
+                            ty: ArrayTy { elem: Elem::Scalar(arr.elem), ndim: arr.shape.len() as u8, writable: false },
                             device: false,
                             layout: Layout::C,
                         };
@@ -110,6 +153,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Item::Enum(_) => Err(Diagnostic::error(span, format!("expected a value, found enum `{name}`"))
                     .label("an enum type")
                     .help(format!("name a variant: `{name}::Variant`"))
+                    .into()),
+                Item::Struct(_) => Err(Diagnostic::error(span, format!("expected a value, found struct `{name}`"))
+                    .label("a struct type")
+                    .help(format!("build one: `{name} {{ field: value, .. }}`"))
                     .into()),
             },
             Res::Module(_) => Err(Diagnostic::error(span, format!("expected a value, found module `{name}`")).label("a module").into()),
@@ -140,6 +187,29 @@ impl<'c, 'm> FnCx<'c, 'm> {
             ));
         }
         d
+    }
+
+    /// A constant of a tuple, struct or array type: its initialiser, checked with the declared
+    /// type in the constant's module (where no local is in scope), at this use.
+    fn inline_const(&mut self, c: &'m ast::ConstItem, t: Ty, span: Span) -> CResult<CExpr> {
+        let self_ty = match &c.owner {
+            Some(o) => Some(self.mcx.owner_ty(o, c.module)?),
+            None => None,
+        };
+        let outer_self = self.mcx.self_ty;
+        let saved_self = std::mem::replace(&mut self.mcx.self_ty, self_ty.or(outer_self));
+        let saved_module = std::mem::replace(&mut self.module, c.module);
+        let saved_scope = std::mem::take(&mut self.scope);
+        let r = self.expr(&c.value);
+        self.scope = saved_scope;
+        self.module = saved_module;
+        self.mcx.self_ty = saved_self;
+        let mut x = r?;
+        let want = self.u.known(t);
+        self.assign_compatible(want, &x, c.ty.span())?;
+        // The value's span is where the constant is used, for messages about the use.
+        x.span = span;
+        Ok(x)
     }
 
     fn capture_expr(&mut self, id: CaptureId, ty: CaptureTy, span: Span) -> CExpr {

@@ -45,6 +45,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(match p {
             Place::Local(l) => Place::Local(l),
             Place::Index(a, i) => Place::Index(self.resolve_box(*a)?, self.resolve_vec(i)?),
+            Place::Field(p, k) => Place::Field(Box::new(self.resolve_place(*p)?), k),
+            Place::Elem(p, i) => Place::Elem(Box::new(self.resolve_place(*p)?), self.resolve_box(*i)?),
         })
     }
 
@@ -85,6 +87,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
             K::Assign(p, v) => K::Assign(self.resolve_place(p)?, self.resolve_box(*v)?),
             K::CompoundAssign(op, p, v) => K::CompoundAssign(op, self.resolve_place(p)?, self.resolve_box(*v)?),
             K::Call(f, args) => K::Call(self.callee_id(f), self.resolve_vec(args)?),
+            K::CallRef(f, p, args) => K::CallRef(self.callee_id(f), self.resolve_place(p)?, self.resolve_vec(args)?),
+            K::Aggregate { parts, base } => K::Aggregate {
+                parts: parts.into_iter().map(|(k, x)| Ok((k, self.resolve(x)?))).collect::<CResult<Vec<_>>>()?,
+                base: base.map(|b| self.resolve_box(*b)).transpose()?,
+            },
+            K::Repeat(x) => K::Repeat(self.resolve_box(*x)?),
+            K::Field(x, k) => K::Field(self.resolve_box(*x)?, k),
+            K::Elem(a, i) => K::Elem(self.resolve_box(*a)?, self.resolve_box(*i)?),
             K::Builtin(b, args) => K::Builtin(b, self.resolve_vec(args)?),
             K::SharedArray { elem, len, site } => K::SharedArray { elem, len, site },
             K::DynSharedArray(s) => K::DynSharedArray(s),

@@ -66,6 +66,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     let id = self.declare(name, h, *mutable, deferred);
                     stmts.push(Stmt::Let(id, init));
                 }
+                AStmt::LetPat { pat, ty, init, .. } => {
+                    if let A::Closure { .. } = init.kind {
+                        return Err(closure_outside_factory(init.span).into());
+                    }
+                    self.destructure(pat, ty.as_ref(), init, &mut stmts)?;
+                }
                 AStmt::Expr(e, semi) => {
                     if let A::Closure { .. } = e.kind {
                         return Err(closure_outside_factory(e.span).into());

@@ -19,33 +19,51 @@ pub(super) enum Kind {
     Float,
 }
 
-/// A type variable: linked to another, settled, or still open.
+/// A type variable: linked to another, settled, still open, or a tuple or fixed-size array
+/// whose components are type variables (an index into [`Unifier::compounds`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Node {
     Link(H),
     Known(Ty),
     Var(Kind),
+    Compound(u32),
 }
+
+/// A tuple or array type being inferred.
+#[derive(Clone, Debug)]
+pub(super) enum Compound {
+    Tuple(Vec<H>),
+    Array(H, u64),
+}
+
+/// Deeper nesting of aggregate types than this is an error, not a stack overflow.
+const MAX_TYPE_DEPTH: u32 = 64;
 
 /// Type variables with union-find.
 #[derive(Default)]
 pub(super) struct Unifier {
     nodes: Vec<Node>,
+    compounds: Vec<Compound>,
     /// The names of the type parameters of the generic body being checked, by index.
     pub(super) param_names: Vec<String>,
     /// The names of the module's enums, by id, for messages.
-    enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>,
+    enum_names: Rc<RefCell<Vec<String>>>,
+    /// The aggregate types of the program being checked.
+    pub(super) types: Rc<RefCell<Types>>,
 }
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 impl Unifier {
-    pub(super) fn with_enum_names(enum_names: std::rc::Rc<std::cell::RefCell<Vec<String>>>) -> Unifier {
-        Unifier { nodes: Vec::new(), enum_names, param_names: Vec::new() }
+    pub(super) fn new(enum_names: Rc<RefCell<Vec<String>>>, types: Rc<RefCell<Types>>) -> Unifier {
+        Unifier { nodes: Vec::new(), compounds: Vec::new(), enum_names, param_names: Vec::new(), types }
     }
 
-    /// A type as the source writes it (an enum and a type parameter by its name).
+    /// A type as the source writes it (an enum, a struct and a type parameter by its name).
     pub(super) fn ty_name(&self, t: Ty) -> String {
         let param = |p: TypeParam| self.param_names.get(p.index as usize).cloned().unwrap_or_else(|| format!("T{}", p.index));
-        match t {
+        let leaf = |t: Ty| match t {
             Ty::Enum(e) => self.enum_names.borrow().get(e.id as usize).cloned().unwrap_or_else(|| t.to_string()),
             Ty::Param(p) => param(p),
             Ty::ParamArray(a) => {
@@ -53,6 +71,71 @@ impl Unifier {
                 if a.ndim == 1 { format!("{m}[{}]", param(a.elem)) } else { format!("{m}Array<{}, {}>", param(a.elem), a.ndim) }
             }
             t => t.to_string(),
+        };
+        self.types.borrow().name_with(t, &leaf)
+    }
+
+    /// A tuple of the types `hs` (settled at once when every element is).
+    pub(super) fn tuple(&mut self, hs: Vec<H>) -> H {
+        let known: Option<Vec<Ty>> = hs.iter().map(|h| self.ty(*h)).collect();
+        if let Some(ts) = known {
+            let id = self.types.borrow_mut().intern(AggTy::Tuple(ts));
+            return self.known(Ty::Agg(id));
+        }
+        self.compounds.push(Compound::Tuple(hs));
+        self.nodes.push(Node::Compound((self.compounds.len() - 1) as u32));
+        (self.nodes.len() - 1) as H
+    }
+
+    /// An array of `len` elements of type `elem`.
+    pub(super) fn array(&mut self, elem: H, len: u64) -> H {
+        if let Some(t) = self.ty(elem) {
+            let id = self.types.borrow_mut().intern(AggTy::Array { elem: t, len });
+            return self.known(Ty::Agg(id));
+        }
+        self.compounds.push(Compound::Array(elem, len));
+        self.nodes.push(Node::Compound((self.compounds.len() - 1) as u32));
+        (self.nodes.len() - 1) as H
+    }
+
+    /// The components of a tuple or array type (settled or being inferred): `Tuple` with the
+    /// elements' variables, or `Array` with the element's and the length; `None` for any
+    /// other type, or one not yet known.
+    pub(super) fn compound(&mut self, h: H) -> Option<Compound> {
+        let r = self.find(h);
+        match self.nodes[r as usize] {
+            Node::Compound(c) => Some(self.compounds[c as usize].clone()),
+            Node::Known(Ty::Agg(id)) => {
+                let t = self.types.borrow().get(id).cloned();
+                match t? {
+                    AggTy::Tuple(ts) => Some(Compound::Tuple(ts.into_iter().map(|t| self.known(t)).collect())),
+                    AggTy::Array { elem, len } => {
+                        let e = self.known(elem);
+                        Some(Compound::Array(e, len))
+                    }
+                    AggTy::Struct(_) => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `h` occurs in the type of `r` (a variable must not become a type containing
+    /// itself).
+    fn occurs(&mut self, h: H, r: H, depth: u32) -> bool {
+        if depth > MAX_TYPE_DEPTH {
+            return true;
+        }
+        let r = self.find(r);
+        if r == h {
+            return true;
+        }
+        match self.nodes[r as usize] {
+            Node::Compound(c) => match self.compounds[c as usize].clone() {
+                Compound::Tuple(hs) => hs.into_iter().any(|x| self.occurs(h, x, depth + 1)),
+                Compound::Array(e, _) => self.occurs(h, e, depth + 1),
+            },
+            _ => false,
         }
     }
 
@@ -80,33 +163,135 @@ impl Unifier {
         let r = self.find(h);
         self.nodes[r as usize]
     }
+    /// The settled type of `h`, if it is known (a tuple or array whose components are all
+    /// known is settled here).
     pub(super) fn ty(&mut self, h: H) -> Option<Ty> {
-        match self.get(h) {
+        self.ty_depth(h, 0)
+    }
+
+    fn ty_depth(&mut self, h: H, depth: u32) -> Option<Ty> {
+        let r = self.find(h);
+        match self.nodes[r as usize] {
             Node::Known(t) => Some(t),
+            Node::Compound(c) if depth < MAX_TYPE_DEPTH => {
+                let t = match self.compounds[c as usize].clone() {
+                    Compound::Tuple(hs) => {
+                        let ts = hs.into_iter().map(|x| self.ty_depth(x, depth + 1)).collect::<Option<Vec<_>>>()?;
+                        AggTy::Tuple(ts)
+                    }
+                    Compound::Array(e, len) => AggTy::Array { elem: self.ty_depth(e, depth + 1)?, len },
+                };
+                let id = self.types.borrow_mut().intern(t);
+                self.nodes[r as usize] = Node::Known(Ty::Agg(id));
+                Some(Ty::Agg(id))
+            }
             _ => None,
         }
     }
+
     pub(super) fn describe(&mut self, h: H) -> String {
+        self.describe_depth(h, 0)
+    }
+
+    fn describe_depth(&mut self, h: H, depth: u32) -> String {
+        if depth > MAX_TYPE_DEPTH {
+            return "..".into();
+        }
         match self.get(h) {
             Node::Known(t) => self.ty_name(t),
             Node::Var(Kind::Int) => "{integer}".into(),
             Node::Var(Kind::Float) => "{float}".into(),
             Node::Var(Kind::Any) => "_".into(),
             Node::Link(_) => "_".into(),
+            Node::Compound(c) => match self.compounds[c as usize].clone() {
+                Compound::Tuple(hs) => {
+                    let parts: Vec<String> = hs.into_iter().map(|x| self.describe_depth(x, depth + 1)).collect();
+                    if parts.len() == 1 { format!("({},)", parts[0]) } else { format!("({})", parts.join(", ")) }
+                }
+                Compound::Array(e, len) => {
+                    let e = self.describe_depth(e, depth + 1);
+                    if len == UNKNOWN_LEN { format!("[{e}; _]") } else { format!("[{e}; {len}]") }
+                }
+            },
         }
     }
+
+    /// Whether two settled types are one (a fixed-size array of [`UNKNOWN_LEN`], in a generic
+    /// definition, stands for every length).
+    fn same(&self, x: Ty, y: Ty, depth: u32) -> bool {
+        match (x, y) {
+            (Ty::Array(p), Ty::Array(q)) => p.elem == q.elem && p.ndim == q.ndim,
+            (Ty::ParamArray(p), Ty::ParamArray(q)) => p.elem == q.elem && p.ndim == q.ndim,
+            (Ty::Agg(a), Ty::Agg(b)) if a != b && depth < MAX_TYPE_DEPTH => {
+                let types = self.types.borrow();
+                match (types.get(a), types.get(b)) {
+                    (Some(AggTy::Array { elem: e1, len: l1 }), Some(AggTy::Array { elem: e2, len: l2 })) => {
+                        let (e1, e2, l1, l2) = (*e1, *e2, *l1, *l2);
+                        drop(types);
+                        (l1 == l2 || l1 == UNKNOWN_LEN || l2 == UNKNOWN_LEN) && self.same(e1, e2, depth + 1)
+                    }
+                    (Some(AggTy::Tuple(t1)), Some(AggTy::Tuple(t2))) if t1.len() == t2.len() => {
+                        let pairs: Vec<(Ty, Ty)> = t1.iter().copied().zip(t2.iter().copied()).collect();
+                        drop(types);
+                        pairs.into_iter().all(|(p, q)| self.same(p, q, depth + 1))
+                    }
+                    _ => false,
+                }
+            }
+            _ => x == y,
+        }
+    }
+
     pub(super) fn unify(&mut self, a: H, b: H) -> bool {
+        self.unify_depth(a, b, 0)
+    }
+
+    fn unify_depth(&mut self, a: H, b: H, depth: u32) -> bool {
+        if depth > MAX_TYPE_DEPTH {
+            return false;
+        }
         let (ra, rb) = (self.find(a), self.find(b));
         if ra == rb {
             return true;
         }
         match (self.nodes[ra as usize], self.nodes[rb as usize]) {
             (Node::Known(Ty::Never), _) | (_, Node::Known(Ty::Never)) => true,
-            (Node::Known(x), Node::Known(y)) => match (x, y) {
-                (Ty::Array(p), Ty::Array(q)) => p.elem == q.elem && p.ndim == q.ndim,
-                (Ty::ParamArray(p), Ty::ParamArray(q)) => p.elem == q.elem && p.ndim == q.ndim,
-                _ => x == y,
-            },
+            (Node::Known(x), Node::Known(y)) => self.same(x, y, depth),
+            (Node::Compound(_), Node::Compound(_) | Node::Known(Ty::Agg(_))) | (Node::Known(Ty::Agg(_)), Node::Compound(_)) => {
+                let (Some(x), Some(y)) = (self.compound(ra), self.compound(rb)) else { return false };
+                let ok = match (x, y) {
+                    (Compound::Tuple(p), Compound::Tuple(q)) if p.len() == q.len() => {
+                        p.into_iter().zip(q).all(|(p, q)| self.unify_depth(p, q, depth + 1))
+                    }
+                    (Compound::Array(p, l1), Compound::Array(q, l2)) if l1 == l2 || l1 == UNKNOWN_LEN || l2 == UNKNOWN_LEN => {
+                        self.unify_depth(p, q, depth + 1)
+                    }
+                    _ => false,
+                };
+                if ok {
+                    // The settled side stays the representative.
+                    if matches!(self.nodes[rb as usize], Node::Known(_)) {
+                        self.nodes[ra as usize] = Node::Link(rb);
+                    } else {
+                        self.nodes[rb as usize] = Node::Link(ra);
+                    }
+                }
+                ok
+            }
+            (Node::Var(Kind::Any), Node::Compound(_)) => {
+                if self.occurs(ra, rb, 0) {
+                    return false;
+                }
+                self.nodes[ra as usize] = Node::Link(rb);
+                true
+            }
+            (Node::Compound(_), Node::Var(Kind::Any)) => {
+                if self.occurs(rb, ra, 0) {
+                    return false;
+                }
+                self.nodes[rb as usize] = Node::Link(ra);
+                true
+            }
             (Node::Var(k), Node::Known(t)) if kind_accepts(k, t) => {
                 self.nodes[ra as usize] = Node::Link(rb);
                 true
@@ -130,9 +315,29 @@ impl Unifier {
     }
     /// The settled type: variables default like Rust's (`i32`, `f64`); `None` if unconstrained.
     pub(super) fn settle(&mut self, h: H) -> Option<Ty> {
+        self.settle_depth(h, 0)
+    }
+
+    fn settle_depth(&mut self, h: H, depth: u32) -> Option<Ty> {
+        if depth > MAX_TYPE_DEPTH {
+            return None;
+        }
         let r = self.find(h);
         match self.nodes[r as usize] {
             Node::Known(t) => Some(t),
+            Node::Compound(c) => {
+                match self.compounds[c as usize].clone() {
+                    Compound::Tuple(hs) => {
+                        for x in hs {
+                            self.settle_depth(x, depth + 1)?;
+                        }
+                    }
+                    Compound::Array(e, _) => {
+                        self.settle_depth(e, depth + 1)?;
+                    }
+                }
+                self.ty_depth(r, depth)
+            }
             Node::Var(Kind::Int) => {
                 self.nodes[r as usize] = Node::Known(Ty::Scalar(Scalar::I32));
                 Some(Ty::Scalar(Scalar::I32))
@@ -252,9 +457,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Node::Known(Ty::Scalar(s)) if !class.accepts(s) => Err(self.class_error(s.name(), class, span, &what).into()),
             Node::Known(Ty::Param(p)) if !class.accepts_bound(p.bound) => Err(self.bound_error(p, class, span, &what).into()),
             Node::Known(Ty::Never | Ty::Param(_)) => Ok(()),
-            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::ParamArray(_) | Ty::Enum(_))) => {
+            Node::Known(t @ (Ty::Unit | Ty::Array(_) | Ty::ParamArray(_) | Ty::Enum(_) | Ty::Agg(_))) => {
                 let name = self.u.ty_name(t);
                 Err(self.class_error(&name, class, span, &what).into())
+            }
+            Node::Compound(_) => {
+                let d = self.u.describe(h);
+                Err(self.class_error(&d, class, span, &what).into())
             }
             Node::Var(k) if !class.kind_ok(k) => {
                 let d = self.u.describe(h);

@@ -25,10 +25,9 @@ impl Lower {
                         check_attr(a, false)?;
                     }
                     let (pat, ty) = match &l.pat {
-                        syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty, false)?)),
+                        syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty)?)),
                         p => (p, None),
                     };
-                    let (name, mutable) = self.binding_pat(pat)?;
                     let init = match &l.init {
                         Some(init) => {
                             if let Some((e, _)) = &init.diverge {
@@ -38,7 +37,25 @@ impl Lower {
                         }
                         None => None,
                     };
-                    stmts.push(Stmt::Let { name, mutable, ty, init, span: local_span(l) });
+                    match self.let_pat(pat)? {
+                        LetPat::Bind { name, mutable } => stmts.push(Stmt::Let { name, mutable, ty, init, span: local_span(l) }),
+                        LetPat::Wild(w) => stmts.push(Stmt::Let {
+                            name: Ident { name: "_".into(), span: w },
+                            mutable: false,
+                            ty,
+                            init,
+                            span: local_span(l),
+                        }),
+                        pat => {
+                            let Some(init) = init else {
+                                return Err(Diagnostic::error(pat.span(), "a pattern that takes a value apart needs the value")
+                                    .label("no initialiser")
+                                    .help("write `let (a, b) = value;`, or declare each name with its own `let`")
+                                    .into());
+                            };
+                            stmts.push(Stmt::LetPat { pat, ty, init, span: local_span(l) });
+                        }
+                    }
                 }
                 syn::Stmt::Expr(e, semi) => {
                     let e = self.expr(e)?;
@@ -93,11 +110,13 @@ impl Lower {
                 return self.path_expr(&p.path, span);
             }
             E::Tuple(t) if t.elems.is_empty() => ExprKind::Unit,
-            E::Tuple(_) => return Err(unsupported(span, "tuples", "use separate values").into()),
+            E::Tuple(t) => ExprKind::Tuple(t.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?),
             E::Unary(u) => {
                 let op = match u.op {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
+                    // `*self` in a method is `self`'s value: kernels have no other references.
+                    syn::UnOp::Deref(_) if matches!(&*u.expr, E::Path(p) if p.path.is_ident("self")) => return self.expr(&u.expr),
                     syn::UnOp::Deref(_) => {
                         return Err(unsupported(span, "dereferencing with `*`", "index the array instead: `a[i]`").into());
                     }
@@ -146,7 +165,7 @@ impl Lower {
                 }
             }
             E::Assign(a) => ExprKind::Assign(self.boxed(&a.left)?, self.boxed(&a.right)?),
-            E::Cast(c) => ExprKind::Cast(self.boxed(&c.expr)?, self.ty(&c.ty, false)?),
+            E::Cast(c) => ExprKind::Cast(self.boxed(&c.expr)?, self.ty(&c.ty)?),
             E::Index(ix) => {
                 let array = self.boxed(&ix.expr)?;
                 match &*ix.index {
@@ -249,7 +268,7 @@ impl Lower {
                 let mut params = Vec::new();
                 for p in &c.inputs {
                     let (pat, ty) = match p {
-                        syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty, false)?)),
+                        syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty)?)),
                         other => (other, None),
                     };
                     let (name, mutable) = self.binding_pat(pat)?;
@@ -257,7 +276,7 @@ impl Lower {
                 }
                 let ret = match &c.output {
                     syn::ReturnType::Default => None,
-                    syn::ReturnType::Type(_, t) => Some(self.ty(t, false)?),
+                    syn::ReturnType::Type(_, t) => Some(self.ty(t)?),
                 };
                 ExprKind::Closure { params, ret, body: self.boxed(&c.body)? }
             }
@@ -275,9 +294,43 @@ impl Lower {
             E::Macro(m) if m.mac.path.is_ident("matches") => self.matches_macro(&m.mac, span)?,
             E::Macro(m) => return Err(macro_error(&m.mac).into()),
             E::Unsafe(u) => return Err(unsupported(spn(&u.unsafe_token), "`unsafe` blocks", "kernels need no `unsafe`").into()),
-            E::Struct(s) => return Err(unsupported(spn(&s.path), "struct literals", "use separate values").into()),
+            E::Struct(s) => {
+                if s.qself.is_some() {
+                    return Err(unsupported(spn(&s.path), "qualified paths", "write the struct's name").into());
+                }
+                for seg in &s.path.segments {
+                    if !seg.arguments.is_none() {
+                        return Err(unsupported(spn(seg), "generic arguments on structs", "remove them").into());
+                    }
+                }
+                let path = s.path.segments.iter().map(|seg| ident(&seg.ident)).collect();
+                let mut fields = Vec::new();
+                for f in &s.fields {
+                    for a in &f.attrs {
+                        check_attr(a, false)?;
+                    }
+                    let syn::Member::Named(name) = &f.member else {
+                        return Err(unsupported(spn(&f.member), "numbered fields", "name the field").into());
+                    };
+                    fields.push((ident(name), self.expr(&f.expr)?));
+                }
+                let base = match &s.rest {
+                    Some(r) => Some(self.boxed(r)?),
+                    None if s.dot2_token.is_some() => {
+                        return Err(Diagnostic::error(spn(&s.path), "`..` needs a base value in a struct expression")
+                            .label("write `..base`")
+                            .into());
+                    }
+                    None => None,
+                };
+                ExprKind::StructLit { path, fields, base }
+            }
             E::Field(f) => {
-                return Err(unsupported(spn(f), "field access", "kernels have no structs; call methods like `a.len()` instead").into());
+                let member = match &f.member {
+                    syn::Member::Named(n) => Member::Named(ident(n)),
+                    syn::Member::Unnamed(i) => Member::Index(i.index, spn(i)),
+                };
+                ExprKind::Field(self.boxed(&f.base)?, member)
             }
             E::Match(m) => {
                 for a in &m.attrs {
@@ -318,7 +371,7 @@ impl Lower {
                 // A bare name in a type position may be a `const` item: `shared_array::<f32, N>`.
                 Ok(GenericArg::Const(self.path_expr(&p.path, spn(p))?))
             }
-            syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.ty(t, false)?)),
+            syn::GenericArgument::Type(t) => Ok(GenericArg::Type(self.ty(t)?)),
             syn::GenericArgument::Const(e) => Ok(GenericArg::Const(self.expr(e)?)),
             other => Err(Diagnostic::error(spn(other), "unsupported generic argument").label("expected a type or a constant").into()),
         }
@@ -355,6 +408,24 @@ impl Lower {
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> PResult<ExprKind> {
+        let mut iter = &*f.expr;
+        while let syn::Expr::Paren(p) = iter {
+            iter = &p.expr;
+        }
+        let is_range = match iter {
+            syn::Expr::Range(_) => true,
+            syn::Expr::MethodCall(m) => m.method == "step_by",
+            _ => false,
+        };
+        if !is_range {
+            // Each element of a fixed-size array, by value (as `IntoIterator` for `[T; N]`).
+            return Ok(ExprKind::ForEach {
+                label: f.label.as_ref().map(label),
+                var: self.let_pat(&f.pat)?,
+                array: self.boxed(iter)?,
+                body: self.block(&f.body)?,
+            });
+        }
         let (var, mutable) = self.binding_pat(&f.pat)?;
         if mutable {
             return Err(Diagnostic::error(var.span, "the loop variable cannot be `mut`").label("remove `mut`").into());
@@ -377,9 +448,9 @@ impl Lower {
             other => (other, None),
         };
         let syn::Expr::Range(r) = range else {
-            return Err(Diagnostic::error(spn(&f.expr), "`for` loops iterate over ranges")
+            return Err(Diagnostic::error(spn(&f.expr), "`for` loops iterate over ranges and fixed-size arrays")
                 .label("not a range")
-                .help("write `for i in a..b`, `for i in a..=b` or `for i in (a..b).step_by(s)`")
+                .help("write `for i in a..b`, `for i in a..=b`, `for i in (a..b).step_by(s)` or `for x in array`")
                 .into());
         };
         let (Some(start), Some(end)) = (&r.start, &r.end) else {

@@ -47,7 +47,7 @@ impl Lower {
                             .label("remove the default")
                             .into());
                     }
-                    let ty = match self.ty(&c.ty, false)? {
+                    let ty = match self.ty(&c.ty)? {
                         TypeExpr::Scalar(s, _) if s.is_int() || s == Scalar::Bool => s,
                         other => {
                             return Err(Diagnostic::error(other.span(), "const parameters are integers or `bool`")

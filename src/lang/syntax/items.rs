@@ -107,7 +107,8 @@ impl Lower {
                     module,
                     public: is_pub(&c.vis),
                     is_static: false,
-                    ty: self.ty(&c.ty, true)?,
+                    owner: None,
+                    ty: self.ty(&c.ty)?,
                     value: self.expr(&c.expr)?,
                     span: spn(c),
                 })
@@ -129,7 +130,8 @@ impl Lower {
                     module,
                     public: is_pub(&s.vis),
                     is_static: true,
-                    ty: self.ty(&s.ty, true)?,
+                    owner: None,
+                    ty: self.ty(&s.ty)?,
                     value: self.expr(&s.expr)?,
                     span: spn(s),
                 })
@@ -144,11 +146,14 @@ impl Lower {
                 }
                 return Ok(None);
             }
-            I::Struct(s) => return Err(unsupported(spn(&s.ident), "structs", "pass the fields as separate parameters").into()),
+            I::Struct(s) => Item::Struct(self.struct_item(s)?),
             I::Enum(e) => Item::Enum(self.enum_item(e)?),
             I::Union(u) => return Err(unsupported(spn(&u.ident), "unions", "use separate arrays").into()),
             I::Trait(t) => return Err(unsupported(spn(&t.ident), "traits", "write plain functions").into()),
-            I::Impl(i) => return Err(unsupported(spn(&i.self_ty), "`impl` blocks", "write plain functions").into()),
+            I::Impl(i) => {
+                self.impl_block(i)?;
+                return Ok(None);
+            }
             I::Mod(m) => {
                 self.mod_item(m)?;
                 return Ok(None);
@@ -163,15 +168,32 @@ impl Lower {
     }
 
     fn fn_item(&mut self, f: &syn::ItemFn) -> PResult<FnItem> {
+        self.fn_parts(&f.attrs, &f.vis, &f.sig, &f.block, None)
+    }
+
+    /// A function item or an associated function of an `impl` block (`owner`).
+    fn fn_parts(
+        &mut self,
+        attrs: &[syn::Attribute],
+        vis: &syn::Visibility,
+        sig: &syn::Signature,
+        block: &syn::Block,
+        owner: Option<&ImplOwner>,
+    ) -> PResult<FnItem> {
         let mut is_kernel = false;
         let mut options = KernelOptions::default();
-        for a in &f.attrs {
+        for a in attrs {
             if check_attr(a, true)? {
+                if owner.is_some() {
+                    return Err(Diagnostic::error(spn(a), "a kernel cannot be an associated function")
+                        .label("`#[kernel]` in an `impl` block")
+                        .help("declare the kernel at the top level of a module and call the methods from it")
+                        .into());
+                }
                 is_kernel = true;
                 options = kernel_options(a)?;
             }
         }
-        let sig = &f.sig;
         if let Some(u) = &sig.unsafety {
             return Err(unsupported(spn(u), "`unsafe` functions", "remove `unsafe`").into());
         }
@@ -185,24 +207,80 @@ impl Lower {
             return Err(unsupported(spn(a), "`extern` functions", "remove the ABI").into());
         }
         let generics = self.generics(&sig.generics)?;
+        if owner.is_some() && !generics.is_empty() {
+            return Err(unsupported(
+                spn(&sig.generics),
+                "generic associated functions",
+                "write a generic function outside the `impl` block",
+            )
+            .into());
+        }
         self.type_params = generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()).collect();
-        let r = self.fn_rest(f, is_kernel, options, generics);
+        let r = self.fn_rest(vis, sig, block, is_kernel, options, generics, owner);
         self.type_params.clear();
         r
     }
 
-    fn fn_rest(&mut self, f: &syn::ItemFn, is_kernel: bool, options: KernelOptions, generics: Vec<GenericParamDef>) -> PResult<FnItem> {
-        let sig = &f.sig;
+    #[allow(clippy::too_many_arguments)]
+    fn fn_rest(
+        &mut self,
+        vis: &syn::Visibility,
+        sig: &syn::Signature,
+        block: &syn::Block,
+        is_kernel: bool,
+        options: KernelOptions,
+        generics: Vec<GenericParamDef>,
+        owner: Option<&ImplOwner>,
+    ) -> PResult<FnItem> {
         if let Some(v) = &sig.variadic {
             return Err(unsupported(spn(v), "variadic functions", "list the parameters").into());
         }
-        let mut params = Vec::new();
+        let mut params: Vec<Param> = Vec::new();
+        let mut receiver = None;
         for input in &sig.inputs {
             match input {
-                syn::FnArg::Receiver(r) => return Err(unsupported(spn(r), "`self` parameters", "write a plain function").into()),
+                syn::FnArg::Receiver(r) => {
+                    if owner.is_none() {
+                        return Err(Diagnostic::error(spn(r), "`self` parameter is only allowed in associated functions")
+                            .label("not an associated function")
+                            .help("declare methods in an `impl` block: `impl Particle { fn speed(&self) -> f32 { .. } }`")
+                            .into());
+                    }
+                    if r.colon_token.is_some() {
+                        return Err(unsupported(spn(r), "`self` with a type", "write `self`, `&self` or `&mut self`").into());
+                    }
+                    if let Some((_, Some(l))) = &r.reference {
+                        return Err(unsupported(spn(l), "lifetimes", "remove the lifetime").into());
+                    }
+                    let kind = match &r.reference {
+                        None => SelfKind::Value,
+                        Some(_) if r.mutability.is_some() => SelfKind::RefMut,
+                        Some(_) => SelfKind::Ref,
+                    };
+                    receiver = Some(kind);
+                    let span = spn(r);
+                    let self_span = spn(&r.self_token);
+                    params.push(Param {
+                        name: Ident { name: "self".into(), span: self_span },
+                        // A `&mut self` receiver is written through; `mut self` is a mutable copy.
+                        mutable: kind == SelfKind::RefMut || (kind == SelfKind::Value && r.mutability.is_some()),
+                        ty: Some(TypeExpr::Named(vec![Ident { name: "Self".into(), span: self_span }], span)),
+                        span,
+                    });
+                }
                 syn::FnArg::Typed(pt) => {
                     let (name, mutable) = self.binding_pat(&pt.pat)?;
-                    params.push(Param { name, mutable, ty: Some(self.ty(&pt.ty, false)?), span: spn(pt) });
+                    if let Some(first) = params.iter().find(|p| p.name.name == name.name && name.name != "_") {
+                        return Err(Diagnostic::error(
+                            name.span,
+                            format!("identifier `{}` is bound more than once in this parameter list", name.name),
+                        )
+                        .label("used as parameter more than once")
+                        .secondary(first.name.span, "first bound here")
+                        .help("give each parameter its own name")
+                        .into());
+                    }
+                    params.push(Param { name, mutable, ty: Some(self.ty(&pt.ty)?), span: spn(pt) });
                 }
             }
         }
@@ -214,15 +292,156 @@ impl Lower {
         Ok(FnItem {
             name: ident(&sig.ident),
             module: self.module,
-            public: is_pub(&f.vis),
+            public: is_pub(vis),
             is_kernel,
             options,
             params,
             ret,
-            body: self.block(&f.block)?,
+            body: self.block(block)?,
             sig_span,
             generics,
+            owner: owner.cloned(),
+            receiver,
         })
+    }
+
+    fn struct_item(&mut self, s: &syn::ItemStruct) -> PResult<StructItem> {
+        let mut derives = Vec::new();
+        for a in &s.attrs {
+            if a.path().is_ident("derive") {
+                let _ = a.parse_nested_meta(|m| {
+                    derives.push(m.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::"));
+                    Ok(())
+                });
+                continue;
+            }
+            if a.path().is_ident("repr") {
+                // Kernel structs have C's layout by definition: `#[repr(C)]` says so again.
+                let mut bad = None;
+                let _ = a.parse_nested_meta(|m| {
+                    if !m.path.is_ident("C") {
+                        bad = Some(spn(&m.path));
+                    }
+                    Ok(())
+                });
+                if let Some(span) = bad {
+                    return Err(Diagnostic::error(span, "unsupported `repr` for a struct")
+                        .label("only `C` is accepted")
+                        .note("kernel structs have C's layout: fields in order, each at its natural alignment")
+                        .help("write `#[repr(C)]`, or no `repr`")
+                        .into());
+                }
+                continue;
+            }
+            check_attr(a, false)?;
+        }
+        if !s.generics.params.is_empty() {
+            return Err(unsupported(
+                spn(&s.generics),
+                "generic structs",
+                "write the field types out (a generic function can take the fields)",
+            )
+            .into());
+        }
+        let fields = match &s.fields {
+            syn::Fields::Named(n) => n.named.iter().collect::<Vec<_>>(),
+            syn::Fields::Unnamed(u) => {
+                return Err(unsupported(spn(u), "tuple structs", "name the fields: `struct Pair { a: f32, b: f32 }`").into());
+            }
+            syn::Fields::Unit => {
+                return Err(unsupported(spn(&s.ident), "unit structs", "give the struct a field, or use a `const`").into());
+            }
+        };
+        let mut out: Vec<FieldDecl> = Vec::new();
+        for f in fields {
+            for a in &f.attrs {
+                check_attr(a, false)?;
+            }
+            let Some(id) = &f.ident else { continue };
+            let name = ident(id);
+            if let Some(prev) = out.iter().find(|p| p.name.name == name.name) {
+                return Err(Diagnostic::error(name.span, format!("field `{}` is already declared", name.name))
+                    .label("field already declared")
+                    .secondary(prev.name.span, format!("`{}` first declared here", name.name))
+                    .into());
+            }
+            out.push(FieldDecl { name, ty: self.ty(&f.ty)? });
+        }
+        Ok(StructItem { name: ident(&s.ident), module: self.module, public: is_pub(&s.vis), derives, fields: out, span: spn(&s.ident) })
+    }
+
+    /// The items of an `impl Type { .. }` block, each an item of the module that names its
+    /// block's type.
+    fn impl_block(&mut self, i: &syn::ItemImpl) -> PResult<()> {
+        for a in &i.attrs {
+            check_attr(a, false)?;
+        }
+        if let Some((_, path, _)) = &i.trait_ {
+            return Err(unsupported(
+                spn(path),
+                "trait implementations",
+                "write inherent methods: `impl Particle { .. }` (`#[derive(Clone, Copy)]` gives the usual traits)",
+            )
+            .into());
+        }
+        if !i.generics.params.is_empty() {
+            return Err(unsupported(spn(&i.generics), "generic `impl` blocks", "implement a concrete type").into());
+        }
+        if let Some(u) = &i.unsafety {
+            return Err(unsupported(spn(u), "`unsafe impl`", "remove `unsafe`").into());
+        }
+        let self_ty = match &*i.self_ty {
+            syn::Type::Path(p)
+                if p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) =>
+            {
+                p.path.segments.iter().map(|s| ident(&s.ident)).collect::<Vec<_>>()
+            }
+            other => {
+                return Err(Diagnostic::error(spn(other), "`impl` blocks are for the kernel's structs and enums")
+                    .label("not a struct or enum of the kernel")
+                    .into());
+            }
+        };
+        let owner = ImplOwner { self_ty, span: spn(&i.self_ty) };
+        let module = self.module;
+        for item in &i.items {
+            match item {
+                syn::ImplItem::Fn(f) => {
+                    if let Some(d) = &f.defaultness {
+                        return Err(unsupported(spn(d), "`default` functions", "remove `default`").into());
+                    }
+                    let fi = self.fn_parts(&f.attrs, &f.vis, &f.sig, &f.block, Some(&owner))?;
+                    self.items.push(Item::Fn(fi));
+                }
+                syn::ImplItem::Const(c) => {
+                    for a in &c.attrs {
+                        check_attr(a, false)?;
+                    }
+                    if !c.generics.params.is_empty() {
+                        return Err(unsupported(spn(&c.generics), "generic constants", "remove the generic parameters").into());
+                    }
+                    let ci = ConstItem {
+                        name: ident(&c.ident),
+                        module,
+                        public: is_pub(&c.vis),
+                        is_static: false,
+                        owner: Some(owner.clone()),
+                        ty: self.ty(&c.ty)?,
+                        value: self.expr(&c.expr)?,
+                        span: spn(c),
+                    };
+                    self.items.push(Item::Const(ci));
+                }
+                syn::ImplItem::Type(t) => {
+                    return Err(unsupported(spn(&t.ident), "associated types", "write the type out").into());
+                }
+                syn::ImplItem::Macro(m) => {
+                    return Err(unsupported(spn(&m.mac.path), "macros", "write the code out; kache has no macros").into());
+                }
+                other => return Err(unsupported(spn(other), "this kind of associated item", "write functions and constants").into()),
+            }
+        }
+        Ok(())
     }
 
     /// `use` trees, flattened into one [`UseDecl`] per name they bind.
@@ -385,10 +604,10 @@ impl Lower {
                 match (last.ident.to_string().as_str(), &last.arguments) {
                     ("Kernel", syn::PathArguments::None) => return Ok(RetTy::ImplKernel(span)),
                     ("Fn", syn::PathArguments::Parenthesized(p)) => {
-                        let params = p.inputs.iter().map(|t| self.ty(t, false)).collect::<PResult<Vec<_>>>()?;
+                        let params = p.inputs.iter().map(|t| self.ty(t)).collect::<PResult<Vec<_>>>()?;
                         let ret = match &p.output {
                             syn::ReturnType::Default => None,
-                            syn::ReturnType::Type(_, t) => Some(self.ty(t, false)?),
+                            syn::ReturnType::Type(_, t) => Some(self.ty(t)?),
                         };
                         return Ok(RetTy::ImplFn { params, ret, span });
                     }
@@ -406,7 +625,7 @@ impl Lower {
                 .help("a factory returns `impl Kernel` (a kernel closure) or `impl Fn(..) -> T` (a device closure)")
                 .into());
         }
-        Ok(RetTy::Ty(self.ty(t, false)?))
+        Ok(RetTy::Ty(self.ty(t)?))
     }
 
     pub(super) fn binding_pat(&mut self, pat: &syn::Pat) -> PResult<(Ident, bool)> {
@@ -421,8 +640,14 @@ impl Lower {
                 Ok((ident(&pi.ident), pi.mutability.is_some()))
             }
             syn::Pat::Wild(w) => Ok((Ident { name: "_".into(), span: spn(w) }, false)),
-            syn::Pat::Tuple(t) => Err(unsupported(spn(t), "tuple patterns", "bind each value with its own `let`").into()),
-            syn::Pat::Struct(s) => Err(unsupported(spn(s), "struct patterns", "bind a plain name").into()),
+            syn::Pat::Tuple(t) => Err(Diagnostic::error(spn(t), "tuple patterns are only supported in `let`")
+                .label("not supported here")
+                .help("bind a plain name, then take it apart: `let (a, b) = pair;`")
+                .into()),
+            syn::Pat::Struct(s) => Err(Diagnostic::error(spn(s), "struct patterns are only supported in `let`")
+                .label("not supported here")
+                .help("bind a plain name, then take it apart: `let Particle { mass, .. } = p;`")
+                .into()),
             other => Err(unsupported(spn(other), "this pattern", "bind a plain name, like `x` or `mut x`").into()),
         }
     }

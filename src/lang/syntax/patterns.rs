@@ -146,3 +146,53 @@ impl Lower {
         Ok(Expr { kind: ExprKind::Lit(lit(&l.lit)?), span })
     }
 }
+
+impl Lower {
+    /// The pattern of a `let` or a `for` over an array: a binding, `_`, or a tuple or struct
+    /// pattern that takes the value apart (nested).
+    pub(super) fn let_pat(&mut self, p: &syn::Pat) -> PResult<LetPat> {
+        match p {
+            syn::Pat::Ident(_) => {
+                let (name, mutable) = self.binding_pat(p)?;
+                Ok(LetPat::Bind { name, mutable })
+            }
+            syn::Pat::Wild(w) => Ok(LetPat::Wild(spn(w))),
+            syn::Pat::Paren(pp) => self.let_pat(&pp.pat),
+            syn::Pat::Tuple(t) => {
+                let mut elems = Vec::new();
+                let mut rest = None;
+                for e in &t.elems {
+                    if let syn::Pat::Rest(r) = e {
+                        if rest.is_some() {
+                            return Err(Diagnostic::error(spn(r), "`..` can only be used once per tuple pattern")
+                                .label("can only be used once per tuple pattern")
+                                .into());
+                        }
+                        rest = Some(elems.len());
+                        continue;
+                    }
+                    elems.push(self.let_pat(e)?);
+                }
+                Ok(LetPat::Tuple { elems, rest, span: spn(t) })
+            }
+            syn::Pat::Struct(s) => {
+                if s.qself.is_some() {
+                    return Err(unsupported(spn(s), "qualified paths", "write the struct's name").into());
+                }
+                let path = s.path.segments.iter().map(|seg| ident(&seg.ident)).collect();
+                let mut fields = Vec::new();
+                for f in &s.fields {
+                    let syn::Member::Named(name) = &f.member else {
+                        return Err(unsupported(spn(&f.member), "numbered fields", "name the field").into());
+                    };
+                    fields.push((ident(name), self.let_pat(&f.pat)?));
+                }
+                Ok(LetPat::Struct { path, fields, rest: s.rest.is_some(), span: spn(s) })
+            }
+            syn::Pat::TupleStruct(t) => Err(unsupported(spn(t), "tuple struct patterns", "name the fields: `let P { a, b } = p;`").into()),
+            syn::Pat::Slice(s) => Err(unsupported(spn(s), "slice patterns", "index the array: `let a = xs[0];`").into()),
+            syn::Pat::Reference(r) => Err(unsupported(spn(r), "reference patterns", "bind the value").into()),
+            other => Err(unsupported(spn(other), "this pattern", "bind a name, `_`, or take a tuple or struct apart").into()),
+        }
+    }
+}

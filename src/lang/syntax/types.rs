@@ -1,5 +1,5 @@
-//! Types: scalars, array references (`&[T]`, `&mut Array<T, N>`), fixed-size arrays of `static`
-//! items, and the explanation for every other type.
+//! Types: scalars, array references (`&[T]`, `&mut Array<T, N>`), fixed-size arrays, tuples,
+//! named types (structs, enums, `Self`), and the explanation for every other type.
 
 use crate::ir::{MAX_NDIM, Scalar};
 use crate::lang::ast::*;
@@ -33,13 +33,13 @@ impl Lower {
         Ok(None)
     }
 
-    pub(super) fn ty(&mut self, t: &syn::Type, fixed_ok: bool) -> PResult<TypeExpr> {
+    pub(super) fn ty(&mut self, t: &syn::Type) -> PResult<TypeExpr> {
         let span = spn(t);
         match t {
-            syn::Type::Paren(p) => self.ty(&p.elem, fixed_ok),
-            syn::Type::Group(g) => self.ty(&g.elem, fixed_ok),
+            syn::Type::Paren(p) => self.ty(&p.elem),
+            syn::Type::Group(g) => self.ty(&g.elem),
             syn::Type::Tuple(tt) if tt.elems.is_empty() => Ok(TypeExpr::Unit(span)),
-            syn::Type::Tuple(tt) => Err(unsupported(spn(tt), "tuples", "use separate values").into()),
+            syn::Type::Tuple(tt) => Ok(TypeExpr::Tuple(tt.elems.iter().map(|t| self.ty(t)).collect::<PResult<_>>()?, span)),
             syn::Type::Path(p) => {
                 if p.qself.is_some() {
                     return Err(unsupported(span, "qualified paths", "write the type out").into());
@@ -66,7 +66,7 @@ impl Lower {
                     return Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
                         .label("not a kernel type")
                         .help(format!(
-                            "supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, and the kernel's enums"
+                            "supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, `[T; N]`, tuples, and the kernel's structs and enums"
                         ))
                         .into());
                 }
@@ -118,7 +118,7 @@ impl Lower {
                     }
                     syn::Type::Array(_) => Err(Diagnostic::error(span, "references to fixed-size arrays are not supported")
                         .label("not a kernel type")
-                        .help("take a slice: `&[T]` or `&mut [T]`")
+                        .help("take the array by value (`a: [f32; 3]`) or a slice (`&[T]`, `&mut [T]`)")
                         .into()),
                     _ => Err(unsupported(
                         span,
@@ -128,19 +128,13 @@ impl Lower {
                     .into()),
                 }
             }
-            syn::Type::Array(a) if fixed_ok => {
-                let elem = self.ty(&a.elem, true)?;
-                if !matches!(elem, TypeExpr::Scalar(..) | TypeExpr::Fixed { .. }) {
-                    return Err(Diagnostic::error(elem.span(), "expected a scalar element type").label("here").into());
-                }
-                // A constant expression, evaluated by the checker (`const` items may name it).
+            syn::Type::Array(a) => {
+                let elem = self.ty(&a.elem)?;
+                // A constant expression, evaluated by the checker (`const` items and const
+                // parameters may name it).
                 let len = Box::new(self.expr(&a.len)?);
                 Ok(TypeExpr::Fixed { elem: Box::new(elem), len, span })
             }
-            syn::Type::Array(_) => Err(Diagnostic::error(span, "fixed-size arrays are only supported in `static` and `const` items")
-                .label("not a parameter type")
-                .help("take a slice: `&[T]` or `&mut [T]`, or use `shared_array::<T, N>()` for scratch memory")
-                .into()),
             syn::Type::Slice(_) => {
                 Err(Diagnostic::error(span, "slices are passed by reference").label("write `&[T]` or `&mut [T]`").into())
             }
@@ -166,15 +160,12 @@ impl Lower {
     }
 
     fn elem_type(&mut self, t: &syn::Type) -> PResult<Box<TypeExpr>> {
-        match self.ty(t, false)? {
-            e @ (TypeExpr::Scalar(..) | TypeExpr::Param(_)) => Ok(Box::new(e)),
-            TypeExpr::Named(_, span) => Err(Diagnostic::error(span, "array elements must be scalars")
-                .label("not a scalar type")
-                .help("an array of enum values is passed as an array of their discriminants (`&[u8]` for a `#[repr(u8)]` enum), converted with `as` inside the kernel's logic")
-                .into()),
-            other => Err(Diagnostic::error(other.span(), "array elements must be scalars")
-                .label("not a scalar")
-                .help(format!("supported element types: {SCALAR_LIST}"))
+        match self.ty(t)? {
+            // A named type is a struct (an element) or an enum (not one): the checker says which.
+            e @ (TypeExpr::Scalar(..) | TypeExpr::Param(_) | TypeExpr::Named(..)) => Ok(Box::new(e)),
+            other => Err(Diagnostic::error(other.span(), "array elements must be scalars or structs")
+                .label("not a scalar or a struct")
+                .help(format!("supported element types: {SCALAR_LIST}, and the kernel's structs"))
                 .into()),
         }
     }

@@ -128,7 +128,7 @@ pub(super) fn compile_checked(bytes: &[u8], summary: &ModuleSummary, with_global
                 .iter()
                 .map(|(_, ty)| match ty {
                     Ty::Scalar(s) => scalar_value(*s),
-                    Ty::Array(a) => host_array(a.elem, a.ndim),
+                    Ty::Array(a) => host_array(a.elem.scalar()?, a.ndim),
                     _ => None,
                 })
                 .collect();

@@ -124,7 +124,8 @@ pub(super) fn up_strided<T: Element>(dev: &Device, c_data: &[T], shape: &[usize]
         positions.push(at);
     }
     let base = up(dev, &buf)?;
-    let view = base.view(offset, shape, &strides).ctx("view")?;
+    let signed: Vec<isize> = strides.iter().map(|s| *s as isize).collect();
+    let view = base.view(offset, shape, &signed).ctx("view")?;
     if view.layout() != kache::Layout::A {
         return Err(format!("a strided view of shape {shape:?} has layout {}", view.layout()));
     }

@@ -13,6 +13,7 @@
 
 use kache::Device;
 
+mod aggregates;
 mod arithmetic;
 mod arrays;
 mod atomics;
@@ -25,6 +26,7 @@ mod programs;
 mod small_types;
 mod warp;
 
+pub use aggregates::*;
 pub use arithmetic::*;
 pub use arrays::*;
 pub use atomics::*;
@@ -121,4 +123,13 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("generic_bits", generic_bits),
     ("generic_dot", generic_dot),
     ("generic_device_calls", generic_device_calls),
+    // Tuples, fixed-size local arrays and structs.
+    ("tuples_extremes", tuples_extremes),
+    ("welford_tuples", welford_tuples),
+    ("mat3_local_arrays", mat3_local_arrays),
+    ("median_filter_u8", median_filter_u8),
+    ("complex_struct", complex_struct),
+    ("bbox_shared_structs", bbox_shared_structs),
+    ("window_const_generic", window_const_generic),
+    ("nbody_structs", nbody_structs),
 ];

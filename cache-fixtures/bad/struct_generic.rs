@@ -1,6 +1,5 @@
-struct Point {
-    x: f32,
-    y: f32,
+struct Bad<'a> {
+    data: &'a [f32],
 }
 
 #[kernel]

@@ -1,0 +1,5 @@
+#[kernel]
+pub fn k(out: &mut [f32]) {
+    let pair = (1.0f32, 2.0f32);
+    out[0] = pair.2;
+}

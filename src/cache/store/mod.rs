@@ -247,10 +247,10 @@ impl LocalStore {
         let dir = path.parent().unwrap_or(&self.objects);
         create_private_dir(dir)?;
         self.make_private(dir);
-        let old = match std::fs::symlink_metadata(&path) {
+        let old = match std::fs::symlink_metadata(path) {
             Ok(m) if m.is_file() => Some(m.len()),
             Ok(_) => {
-                remove_any(&path)?;
+                remove_any(path)?;
                 None
             }
             Err(_) => None,

@@ -169,16 +169,16 @@ fn python_site_dirs() -> &'static [PathBuf] {
 
 /// [`python_site_dirs`] under the environment `var` gives.
 fn site_dirs_in(var: &dyn Fn(&str) -> Option<std::ffi::OsString>) -> Vec<PathBuf> {
-    let env = |v: &str| var(v).filter(|p| !p.is_empty()).map(PathBuf::from);
-    let home = env("HOME");
+    let nonempty = |v: Option<std::ffi::OsString>| v.filter(|p| !p.is_empty()).map(PathBuf::from);
+    let home = nonempty(var("HOME"));
     let mut dirs: Vec<PathBuf> = Vec::new();
     if let Some(pp) = var("PYTHONPATH") {
         dirs.extend(std::env::split_paths(&pp).filter(|p| !p.as_os_str().is_empty()));
     }
     let mut prefixes: Vec<PathBuf> = Vec::new();
-    prefixes.extend(env("VIRTUAL_ENV"));
-    prefixes.extend(env("CONDA_PREFIX"));
-    let pyenv_root = env("PYENV_ROOT").or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
+    prefixes.extend(nonempty(var("VIRTUAL_ENV")));
+    prefixes.extend(nonempty(var("CONDA_PREFIX")));
+    let pyenv_root = nonempty(var("PYENV_ROOT")).or_else(|| home.as_ref().map(|h| h.join(".pyenv")));
     if let Some(path) = var("PATH") {
         for dir in std::env::split_paths(&path) {
             for exe in ["python3", "python"] {

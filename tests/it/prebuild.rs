@@ -331,8 +331,8 @@ fn variables_read() -> BTreeSet<String> {
 fn prebuild_tracks_every_environment_variable_kache_reads() {
     let read = variables_read();
     // Cargo sets these for the build script itself (a change of target, flags or package is a
-    // new build of the crate anyway); PATH only finds ptxas and the Python whose answer is
-    // remembered in the cache folder (docs/prebuild.md says why PATH is not tracked).
+    // new build of the crate anyway); PATH only finds ptxas and the Python prefixes where the
+    // wheel may be (docs/prebuild.md says why PATH is not tracked).
     let untracked = [
         "OUT_DIR",
         "CARGO_MANIFEST_DIR",
@@ -344,6 +344,14 @@ fn prebuild_tracks_every_environment_variable_kache_reads() {
         "CARGO_PKG_NAME",
         "CARGO_PKG_VERSION",
         "PATH",
+        // Like PATH, these only say which Python prefixes to look for NVIDIA's wheel in; the
+        // answer is remembered in the cache folder, and what is found is keyed by its content.
+        "PYTHONPATH",
+        "VIRTUAL_ENV",
+        "CONDA_PREFIX",
+        "PYENV_ROOT",
+        // Read only by unit tests in src/ (a missing libdevice fails them under it).
+        "KACHE_REQUIRE_PTXAS",
     ];
     // Read by a dependency (`dirs`, for the default cache folder), not by kache's own code.
     let through_dependencies = ["XDG_CACHE_HOME", "HOME"];

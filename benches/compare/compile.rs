@@ -10,7 +10,7 @@
 //! cargo build --release --bin kache --example compile_compare
 //! target/release/examples/compile_compare [--quick] [--reps N] [--json FILE]
 //! ```
-//! `--quick` (what the tests run) takes one repetition of small sizes.
+//! `--quick` takes one repetition of small sizes (a smoke run; no test or CI step runs it yet).
 // A measurement program: a failed step is a panic with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Block, Elem, ExprKind, FuncId, Program, Scalar, ScalarValue, Ty, visit_block};
+use crate::ir::{Block, Builtin, Capture, CaptureTy, Elem, Expr, ExprKind, FuncId, Place, Program, Scalar, ScalarValue, Ty, visit_block};
 use crate::target::Target;
 
 /// The value of a capture, as code generation needs it.
@@ -114,7 +114,12 @@ pub mod host_ctx_layout {
     pub const BARRIER_FN: u64 = 72;
     pub const BARRIER_DATA: u64 = 80;
     pub const WARP_FN: u64 = 88;
-    pub const SIZE: u64 = 96;
+    /// `*mut` the launch's fault record ([`fault_layout`](super::fault_layout)).
+    pub const FAULT: u64 = 96;
+    /// `u32`: set to 1 by a failed bounds check; every call returns while it is set, so the
+    /// thread exits.
+    pub const EXITING: u64 = 104;
+    pub const SIZE: u64 = 112;
 }
 
 /// The warp-level collectives of the host backend: generated code calls the context's
@@ -199,4 +204,109 @@ fn collect_shared(b: &Block, out: &mut Vec<(usize, Elem, u64)>) {
             out.push((*site, *elem, *len));
         }
     });
+}
+
+/// Which captures the program may write: a writable captured array counts as written wherever
+/// it is used other than read (indexed for a load, or asked its `len`, `shape` or `stride`), so
+/// a capture handed to a device function, bound to a local or written counts. A launch refuses
+/// an argument that overlaps a written capture (`noalias` holds only because of that).
+pub fn written_captures(p: &Program) -> Vec<bool> {
+    let mut written = vec![false; p.captures.len()];
+    for f in &p.funcs {
+        let mut reads = std::collections::HashSet::new();
+        visit_block(&f.body, &mut |e| match &e.kind {
+            ExprKind::Index(a, _) => {
+                reads.insert(&**a as *const Expr);
+            }
+            ExprKind::Builtin(Builtin::Len | Builtin::Shape | Builtin::Stride, args) => {
+                if let Some(a) = args.first() {
+                    reads.insert(a as *const Expr);
+                }
+            }
+            _ => {}
+        });
+        // An atomic's target is an `Index` expression, but it writes.
+        visit_block(&f.body, &mut |e| {
+            if let ExprKind::Builtin(Builtin::AtomicAdd | Builtin::AtomicMax | Builtin::AtomicMin | Builtin::AtomicCas, args) = &e.kind
+                && let Some(ExprKind::Index(a, _)) = args.first().map(|t| &t.kind)
+            {
+                reads.remove(&(&**a as *const Expr));
+            }
+        });
+        visit_block(&f.body, &mut |e| {
+            if let ExprKind::Capture(c) = e.kind
+                && let Some(Capture { ty: CaptureTy::Array { ty, .. }, .. }) = p.captures.get(c)
+                && ty.writable
+                && !reads.contains(&(e as *const Expr))
+            {
+                written[c] = true;
+            }
+        });
+    }
+    written
+}
+
+/// An array access that checked code bounds-checks: the array expression and its indices, in
+/// function `func`. [`bounds_sites`] numbers them.
+#[derive(Clone, Copy, Debug)]
+pub struct BoundsSite<'p> {
+    /// The function the access is in.
+    pub func: FuncId,
+    /// The array indexed.
+    pub array: &'p Expr,
+    /// One index per dimension.
+    pub indices: &'p [Expr],
+}
+
+/// Every bounds-checked access of the program, in a fixed order (functions in order, then
+/// expressions as [`visit_block`] meets them): the number of a site is its position here. Both
+/// the code generator (which writes the number into the fault record) and the runtime (which
+/// turns it back into the array's name and source location) count them with this function, so
+/// they agree for every program of the same structure; the numbers depend on nothing the cache
+/// key leaves out. Accesses of 0-d arrays have no index and no check.
+pub fn bounds_sites(p: &Program) -> Vec<BoundsSite<'_>> {
+    let mut out = Vec::new();
+    for (fid, f) in p.funcs.iter().enumerate() {
+        visit_block(&f.body, &mut |e| match &e.kind {
+            ExprKind::Index(a, i) => push_site(&mut out, fid, a, i),
+            ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => place_sites(&mut out, fid, p),
+            _ => {}
+        });
+    }
+    out
+}
+
+fn push_site<'p>(out: &mut Vec<BoundsSite<'p>>, func: FuncId, array: &'p Expr, indices: &'p [Expr]) {
+    if !indices.is_empty() {
+        out.push(BoundsSite { func, array, indices });
+    }
+}
+
+/// The array elements a place names, outermost first (`a[i].pos[k] = ..` names `a[i]`).
+fn place_sites<'p>(out: &mut Vec<BoundsSite<'p>>, func: FuncId, p: &'p Place) {
+    match p {
+        Place::Local(_) => {}
+        Place::Index(a, i) => push_site(out, func, a, i),
+        Place::Field(inner, _) | Place::Elem(inner, _) => place_sites(out, func, inner),
+    }
+}
+
+/// Offsets of the fields of the record a failed bounds check writes (one per launch on the host
+/// backend, one per device on CUDA). The first failing thread sets `FLAG` from 0 to 1 with a
+/// compare-and-swap and then writes the rest; the runtime reads it once the kernel has finished.
+#[allow(missing_docs)]
+pub mod fault_layout {
+    /// `u32`: 0, or 1 once a check has failed.
+    pub const FLAG: u64 = 0;
+    /// `u32`: the number of the failing site ([`bounds_sites`](super::bounds_sites)).
+    pub const SITE: u64 = 4;
+    /// `u32`: the dimension whose index was out of bounds.
+    pub const DIM: u64 = 8;
+    /// `u32`: which kernel failed (the launch's token; CUDA only).
+    pub const TOKEN: u64 = 12;
+    /// `u64`: the index.
+    pub const INDEX: u64 = 16;
+    /// `u64`: the extent it was checked against.
+    pub const LEN: u64 = 24;
+    pub const SIZE: u64 = 32;
 }

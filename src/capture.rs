@@ -12,12 +12,65 @@ use std::sync::Arc;
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, CaptureTy, Elem, Layout, MAX_NDIM, Scalar, ScalarValue};
 
-/// A Rust type that is a scalar of the kernel language.
-pub trait Element: Copy + Send + Sync + PartialEq + fmt::Debug + Default + 'static {
+/// A Rust type whose values are elements of kernel arrays: a scalar of the kernel language.
+///
+/// Arrays of elements are moved between the host and devices as bytes, so the bound says what
+/// that takes: [`NoUninit`](bytemuck::NoUninit) (every byte of a value is initialised, so a value
+/// may be copied out as bytes) and [`CheckedBitPattern`](bytemuck::CheckedBitPattern) (bytes read
+/// back are validated before they become a value: a `bool` byte that a kernel or a foreign array
+/// left at 2 is an error, never an invalid `bool`). Both are bytemuck's traits, which its derives
+/// implement for plain-data structs after checking their layout, so the trait is not sealed:
+/// any type that bytemuck vouches for and whose size is its kernel type's can be an element. A
+/// type whose size differs from `SCALAR`'s is refused when kache is compiled against it.
+///
+/// ```
+/// use kache::bytemuck::{Pod, Zeroable};
+/// // A newtype that bytemuck vouches for is an element of its kernel type.
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// #[repr(transparent)]
+/// struct Meters(f32);
+/// // SAFETY: a transparent wrapper of an f32, which is Pod.
+/// unsafe impl Zeroable for Meters {}
+/// // SAFETY: as above.
+/// unsafe impl Pod for Meters {}
+/// impl kache::Element for Meters {
+///     const SCALAR: kache::Scalar = kache::Scalar::F32;
+///     fn to_value(self) -> kache::ir::ScalarValue { kache::ir::ScalarValue::F32(self.0) }
+/// }
+/// let a = kache::Device::host().upload(&[Meters(1.5), Meters(2.0)])?;
+/// assert_eq!(a.download()?, vec![Meters(1.5), Meters(2.0)]);
+/// # Ok::<(), kache::Error>(())
+/// ```
+///
+/// A size that is not its kernel type's does not compile (`u32` bytes read as `u64` elements):
+///
+/// ```compile_fail,E0080
+/// use kache::bytemuck::{Pod, Zeroable};
+/// #[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// #[repr(transparent)]
+/// struct Short(u32);
+/// // SAFETY: a transparent wrapper of a u32, which is Pod.
+/// unsafe impl Zeroable for Short {}
+/// // SAFETY: as above.
+/// unsafe impl Pod for Short {}
+/// impl kache::Element for Short {
+///     const SCALAR: kache::Scalar = kache::Scalar::U64;
+///     fn to_value(self) -> kache::ir::ScalarValue { kache::ir::ScalarValue::Int(kache::Scalar::U64, self.0 as u64) }
+/// }
+/// let _ = kache::Device::host().upload(&[Short(1)]);
+/// ```
+pub trait Element: bytemuck::NoUninit + bytemuck::CheckedBitPattern + Send + Sync + PartialEq + fmt::Debug + Default {
     /// The kernel type.
     const SCALAR: Scalar;
     /// This value as a kernel constant.
     fn to_value(self) -> ScalarValue;
+}
+
+/// The size of one `T` in device memory: `size_of::<T>()`, which must equal the size of its
+/// kernel type (checked when this is instantiated, so a mismatched `Element` impl does not build).
+pub(crate) const fn elem_size<T: Element>() -> usize {
+    const { assert!(std::mem::size_of::<T>() == T::SCALAR.size(), "an Element's size must equal the size of its kernel type (Element::SCALAR)") };
+    std::mem::size_of::<T>()
 }
 
 macro_rules! element {
@@ -140,10 +193,56 @@ impl fmt::Display for Location {
 /// Anything that can keep an array's memory alive.
 pub type Owner = Arc<dyn Any + Send + Sync>;
 
+/// A queue of device work that orders a foreign producer's use of its memory (a cudarc stream,
+/// as `Arc<cudarc::driver::CudaStream>`): a launch that uses the memory waits for the work
+/// queued there before it, and work queued there later waits for the launch. Only the CUDA
+/// runtime makes and reads these.
+pub(crate) type ForeignQueue = Arc<dyn Any + Send + Sync>;
+
 /// An array from any library: the Rust counterpart of the CUDA Array Interface. kache's
-/// [`DeviceArray`](crate::DeviceArray) implements it, and so does cudarc's `CudaSlice<T>`;
-/// implement it for your own arrays to pass them to kernels or let kernels capture them.
-pub trait ArrayInterface: Send + Sync {
+/// [`DeviceArray`](crate::DeviceArray) implements it; implement it for your own arrays to pass
+/// them to kernels (as `&dyn ArrayInterface`) or let kernels capture them. (cudarc's arrays
+/// come in through their own conversions: `Arc<CudaSlice<T>>` as a capture, `&CudaSlice<T>`,
+/// `&mut CudaSlice<T>`, `&CudaView<T>` and `&mut CudaViewMut<T>` as launch arguments; see
+/// `docs/captures.md`.)
+///
+/// # Safety
+///
+/// kache hands the description to kernels, which read the memory and, unless
+/// [`read_only`](ArrayInterface::read_only) says otherwise, write it, possibly after the call
+/// that took the description has returned (a CUDA launch is asynchronous; a capture lives as
+/// long as its kernel). Safe code must not be able to turn a wrong description into undefined
+/// behaviour, so an implementation promises, for the values its methods return:
+///
+/// - **Extent.** For every index `[i, j, ..]` with each index below its extent in
+///   [`shape`](ArrayInterface::shape), the element at `data_ptr + i*strides[0] + j*strides[1] +
+///   ..` bytes ([`strides`](ArrayInterface::strides), or C-contiguous ones when `None`) lies
+///   inside one live allocation, in the address space of [`location`](ArrayInterface::location):
+///   a device address of the primary context of CUDA device `n` for `Location::Cuda(n)`, a
+///   host address for `Location::HostDevice` and `Location::Host`.
+/// - **Type.** That memory may be read as elements of [`elem`](ArrayInterface::elem) (any bit
+///   pattern of the element's size is accepted; kernels read a `bool` byte as `!= 0`).
+/// - **Lifetime.** The memory stays allocated while the object returned by
+///   [`owner`](ArrayInterface::owner), or a clone of it, is alive, and on CUDA until the work
+///   that kache queued on the device's legacy default stream before the owner was dropped has
+///   finished: free it with an operation that waits for the device (`cuMemFree` does; a
+///   stream-ordered free must first make its stream wait for the legacy stream).
+/// - **Access.** Nothing but kache reads or writes the memory while a launch that uses it may
+///   be running (on CUDA: until a `download`, `copy_from`, `upload` or `Device::synchronize`
+///   on that device has returned after the launch), and nothing writes it through any path
+///   while a kernel reads it, unless every such access is itself ordered on kache's stream.
+///   On the host device this means no other thread touches the memory during a launch.
+/// - **Writes.** If `read_only` is false, kernels may write the memory (it is not mapped
+///   read-only, and no reader outside kache assumes it constant); kache never writes through an
+///   array whose `read_only` is true.
+/// - **Stability.** Every method returns the same value each time it is called on the same
+///   object.
+///
+/// kache checks what it can: at most 4 dimensions, strides a multiple of the element size, a
+/// non-null pointer aligned for the element type, extents and strides whose byte offsets cannot
+/// overflow, and, when launching, that the array lives on the device and that no array written
+/// by the kernel overlaps another array of the launch.
+pub unsafe trait ArrayInterface: Send + Sync {
     /// Address of the first element (a device address for device memory).
     fn data_ptr(&self) -> u64;
     /// Extent of each dimension (empty for a 0-d array).
@@ -161,25 +260,20 @@ pub trait ArrayInterface: Send + Sync {
     fn owner(&self) -> Owner;
 }
 
-/// A description of an array taken from an [`ArrayInterface`], checked and normalised.
+/// A description of an array taken from an [`ArrayInterface`], checked and normalised. Its
+/// fields are private to kache: a description can only come from an implementation of the (unsafe)
+/// interface, so safe code cannot forge a pointer for a kernel to use.
 #[derive(Clone)]
 pub struct ArrayDesc {
-    /// Element type.
-    pub elem: Scalar,
-    /// Extents.
-    pub shape: Vec<usize>,
-    /// Strides in elements.
-    pub strides: Vec<isize>,
-    /// C, F or A.
-    pub layout: Layout,
-    /// Address of the first element.
-    pub ptr: u64,
-    /// Read-only.
-    pub read_only: bool,
-    /// Where it lives.
-    pub location: Location,
-    /// Keeps it alive.
-    pub owner: Owner,
+    pub(crate) elem: Scalar,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) strides: Vec<isize>,
+    pub(crate) layout: Layout,
+    pub(crate) ptr: u64,
+    pub(crate) read_only: bool,
+    pub(crate) location: Location,
+    pub(crate) owner: Owner,
+    pub(crate) queue: Option<ForeignQueue>,
 }
 
 impl fmt::Debug for ArrayDesc {
@@ -198,15 +292,33 @@ impl fmt::Debug for ArrayDesc {
 
 impl ArrayDesc {
     /// Reads and checks an interface: at most 4 dimensions, strides a multiple of the element
-    /// size, non-null data for non-empty arrays.
+    /// size, a non-null data pointer aligned for the element type (for non-empty arrays), and
+    /// extents and strides whose byte offsets fit in an `isize`.
     pub fn from_interface(a: &dyn ArrayInterface) -> Result<ArrayDesc> {
         let elem = a.elem();
         let shape = a.shape();
+        let raw = a.strides();
+        let ptr = a.data_ptr();
+        ArrayDesc::checked(elem, shape, raw, ptr, a.read_only(), a.location(), a.owner(), None)
+    }
+
+    /// The checks of [`from_interface`](ArrayDesc::from_interface), on values given directly
+    /// (the CUDA runtime's conversions of cudarc arrays use it with their stream).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn checked(
+        elem: Scalar,
+        shape: Vec<usize>,
+        raw: Option<Vec<isize>>,
+        ptr: u64,
+        read_only: bool,
+        location: Location,
+        owner: Owner,
+        queue: Option<ForeignQueue>,
+    ) -> Result<ArrayDesc> {
         if shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray(format!("{} dimensions; kernels take at most {MAX_NDIM}", shape.len())));
         }
         let itemsize = elem.size();
-        let raw = a.strides();
         if let Some(s) = &raw {
             if s.len() != shape.len() {
                 return Err(Error::BadArray(format!("{} strides for {} dimensions", s.len(), shape.len())));
@@ -215,14 +327,100 @@ impl ArrayDesc {
                 return Err(Error::BadArray(format!("stride {bad} is not a multiple of the element size {itemsize}")));
             }
         }
-        let layout = layout_of(&shape, raw.as_deref(), itemsize);
-        let bytes = raw.unwrap_or_else(|| strides_from_shape(&shape, itemsize, Order::C));
-        let strides = bytes.iter().map(|b| b / itemsize as isize).collect();
-        let ptr = a.data_ptr();
-        if ptr == 0 && shape.iter().product::<usize>() != 0 {
-            return Err(Error::BadArray("null data pointer".into()));
+        let too_big = || Error::BadArray(format!("shape {shape:?} with strides {raw:?} spans more bytes than an address holds"));
+        let len = shape.iter().try_fold(1usize, |n, d| n.checked_mul(*d)).ok_or_else(too_big)?;
+        let bytes = match &raw {
+            Some(s) => s.clone(),
+            None => {
+                // C-contiguous: the strides of `strides_from_shape`, computed without overflow.
+                let mut strides = vec![0isize; shape.len()];
+                let mut acc = itemsize as isize;
+                for d in (0..shape.len()).rev() {
+                    strides[d] = acc;
+                    acc = acc.checked_mul(isize::try_from(shape[d].max(1)).map_err(|_| too_big())?).ok_or_else(too_big)?;
+                }
+                strides
+            }
+        };
+        if len > 0 {
+            // The farthest byte from the first element, either way, must be addressable: kernels
+            // compute `index * stride` in 64 bits and must not wrap.
+            let reach = shape.iter().zip(&bytes).try_fold(itemsize as isize, |acc, (d, s)| {
+                isize::try_from(d - 1).ok().and_then(|d| d.checked_mul(s.checked_abs()?)).and_then(|x| acc.checked_add(x))
+            });
+            if reach.is_none() {
+                return Err(too_big());
+            }
+            if ptr == 0 {
+                return Err(Error::BadArray("null data pointer".into()));
+            }
+            if !ptr.is_multiple_of(itemsize as u64) {
+                return Err(Error::BadArray(format!("data pointer {ptr:#x} is not aligned for `{elem}` ({itemsize} bytes)")));
+            }
         }
-        Ok(ArrayDesc { elem, shape, strides, layout, ptr, read_only: a.read_only(), location: a.location(), owner: a.owner() })
+        let layout = layout_of(&shape, raw.as_deref(), itemsize);
+        let strides = bytes.iter().map(|b| b / itemsize as isize).collect();
+        Ok(ArrayDesc { elem, shape, strides, layout, ptr, read_only, location, owner, queue })
+    }
+
+    /// Element type.
+    pub fn elem(&self) -> Scalar {
+        self.elem
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Strides in elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// C, F or A.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Address of the first element.
+    pub fn ptr(&self) -> u64 {
+        self.ptr
+    }
+
+    /// Whether kernels must not write it.
+    pub fn read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Where it lives.
+    pub fn location(&self) -> Location {
+        self.location
+    }
+
+    /// What keeps it alive.
+    pub fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    /// The foreign queue that orders its producer's work, if any.
+    pub(crate) fn queue(&self) -> Option<&ForeignQueue> {
+        self.queue.as_ref()
+    }
+
+    /// The bytes the array touches, as `[lo, hi)` addresses (empty for an empty array): what
+    /// two arrays of one launch must not share when either is written.
+    pub(crate) fn byte_range(&self) -> (u64, u64) {
+        if self.is_empty() {
+            return (self.ptr, self.ptr);
+        }
+        let size = self.elem.size() as i128;
+        let (mut lo, mut hi) = (self.ptr as i128, self.ptr as i128 + size);
+        for (d, s) in self.shape.iter().zip(&self.strides) {
+            let ext = (*d as i128 - 1) * *s as i128 * size;
+            if ext < 0 { lo += ext } else { hi += ext }
+        }
+        (lo.max(0) as u64, hi.min(u64::MAX as i128) as u64)
     }
 
     /// Number of elements.
@@ -249,19 +447,17 @@ impl ArrayDesc {
 /// Host array data captured as a constant: element bytes and their content hash, taken once
 /// when the value is bound.
 #[derive(Clone)]
+///
+/// Its fields are private to kache so that they always agree: the bytes hold exactly the elements the
+/// shape says (code generation copies them into the module and kernels index them by the
+/// shape), and the hash is theirs (the cache key names them by it).
 pub struct HostData {
-    /// Element type.
-    pub elem: Scalar,
-    /// Extents.
-    pub shape: Vec<usize>,
-    /// Strides in elements of the copied data (C or F contiguous).
-    pub strides: Vec<isize>,
-    /// C or F.
-    pub layout: Layout,
-    /// The elements.
-    pub bytes: Arc<[u8]>,
-    /// blake3 of `bytes`.
-    pub hash: [u8; 32],
+    pub(crate) elem: Scalar,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) strides: Vec<isize>,
+    pub(crate) layout: Layout,
+    pub(crate) bytes: Arc<[u8]>,
+    pub(crate) hash: [u8; 32],
 }
 
 impl fmt::Debug for HostData {
@@ -273,28 +469,25 @@ impl fmt::Debug for HostData {
 impl HostData {
     /// Copies `data` (C order, `shape`) into a constant.
     pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<HostData> {
-        let n: usize = shape.iter().product();
-        if n != data.len() {
-            return Err(Error::BadArray(format!("shape {shape:?} holds {n} elements but {} were given", data.len())));
+        if shape.iter().try_fold(1usize, |n, d| n.checked_mul(*d)) != Some(data.len()) {
+            return Err(Error::BadArray(format!("shape {shape:?} does not hold the {} elements given", data.len())));
         }
         if shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray(format!("{} dimensions; kernels take at most {MAX_NDIM}", shape.len())));
         }
-        let (hash, bytes): ([u8; 32], Arc<[u8]>) = match element_bytes(data) {
+        let view = element_bytes(data);
+        let (hash, bytes): ([u8; 32], Arc<[u8]>) = if view.len() >= 4 << 20 {
             // Large arrays: hash the caller's bytes on another thread while copying them, so
             // binding costs about one pass over the data.
-            Some(view) if view.len() >= 4 << 20 => std::thread::scope(|s| {
+            std::thread::scope(|s| {
                 let h = s.spawn(|| hash_bytes(view));
                 // Straight into the shared buffer: one allocation, one copy.
                 let bytes: Arc<[u8]> = Arc::from(view);
                 let hash = h.join().unwrap_or_else(|_| hash_bytes(&bytes));
                 (hash, bytes)
-            }),
-            Some(view) => (hash_bytes(view), Arc::from(view)),
-            None => {
-                let v = elements_to_bytes(data);
-                (hash_bytes(&v), Arc::from(v))
-            }
+            })
+        } else {
+            (hash_bytes(view), Arc::from(view))
         };
         let strides = strides_from_shape(shape, 1, Order::C);
         Ok(HostData { elem: T::SCALAR, shape: shape.to_vec(), strides, layout: Layout::C, bytes, hash })
@@ -302,8 +495,8 @@ impl HostData {
 
     /// Wraps little-endian element bytes laid out contiguously in `order`.
     pub fn from_bytes(elem: Scalar, shape: &[usize], order: Order, bytes: &[u8]) -> Result<HostData> {
-        let n: usize = shape.iter().product();
-        if n * elem.size() != bytes.len() || shape.len() > MAX_NDIM as usize {
+        let n = shape.iter().try_fold(elem.size(), |n, d| n.checked_mul(*d));
+        if n != Some(bytes.len()) || shape.len() > MAX_NDIM as usize {
             return Err(Error::BadArray(format!("{} bytes for a `{elem}` array of shape {shape:?}", bytes.len())));
         }
         let layout = if order == Order::F { Layout::F } else { Layout::C };
@@ -311,10 +504,46 @@ impl HostData {
     }
 
     fn new(elem: Scalar, shape: Vec<usize>, layout: Layout, bytes: Vec<u8>) -> HostData {
+        HostData::from_shared(elem, shape, layout, bytes.into())
+    }
+
+    /// Wraps bytes already shared (a `static` of the source), C or F order; the caller has
+    /// checked that they hold exactly the shape's elements.
+    pub(crate) fn from_shared(elem: Scalar, shape: Vec<usize>, layout: Layout, bytes: Arc<[u8]>) -> HostData {
         let order = if layout == Layout::F { Order::F } else { Order::C };
         let strides = strides_from_shape(&shape, 1, order);
         let hash = hash_bytes(&bytes);
-        HostData { elem, shape, strides, layout, bytes: bytes.into(), hash }
+        HostData { elem, shape, strides, layout, bytes, hash }
+    }
+
+    /// Element type.
+    pub fn elem(&self) -> Scalar {
+        self.elem
+    }
+
+    /// Extents.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Strides in elements of the copied data (C or F contiguous).
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// C or F.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The elements' bytes.
+    pub fn bytes(&self) -> &Arc<[u8]> {
+        &self.bytes
+    }
+
+    /// blake3 of the bytes.
+    pub fn hash(&self) -> [u8; 32] {
+        self.hash
     }
 }
 
@@ -323,32 +552,16 @@ pub fn hash_bytes(bytes: &[u8]) -> [u8; 32] {
     *blake3::hash(bytes).as_bytes()
 }
 
-/// The elements' little-endian bytes, without copying, where memory already holds exactly that.
-fn element_bytes<T: Element>(data: &[T]) -> Option<&[u8]> {
-    #[cfg(target_endian = "little")]
-    {
-        if std::mem::size_of::<T>() == T::SCALAR.size() {
-            // SAFETY: every Element is a plain integer, float or bool (or `half`'s f16 and bf16,
-            // `repr(transparent)` over their u16 bits) whose in-memory representation on a
-            // little-endian machine is exactly its little-endian bytes (bool is one byte, 0 or
-            // 1), with no padding; the slice is read-only and the
-            // returned view borrows it.
-            return Some(unsafe { std::slice::from_raw_parts(data.as_ptr() as *const u8, std::mem::size_of_val(data)) });
-        }
-    }
-    None
+/// The elements' bytes as device memory holds them (kache's devices, NVIDIA GPUs and the host,
+/// are little-endian, like every host kache builds for).
+pub fn elements_to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
+    element_bytes(data).to_vec()
 }
 
-/// Little-endian bytes of a slice of elements.
-pub fn elements_to_bytes<T: Element>(data: &[T]) -> Vec<u8> {
-    if let Some(view) = element_bytes(data) {
-        return view.to_vec();
-    }
-    let mut out = Vec::with_capacity(data.len() * T::SCALAR.size());
-    for x in data {
-        out.extend_from_slice(&x.to_value().to_le_bytes());
-    }
-    out
+/// The elements' bytes, borrowed.
+pub(crate) fn element_bytes<T: Element>(data: &[T]) -> &[u8] {
+    let _ = elem_size::<T>();
+    bytemuck::cast_slice(data)
 }
 
 /// A captured value: what [`Module::with_global`](crate::Module::with_global) and factory
@@ -450,9 +663,8 @@ impl<T: Element> HostArray<T> {
 
     /// An array of `shape` whose `data` is in `order`.
     pub fn with_order(data: Vec<T>, shape: &[usize], order: Order) -> Result<HostArray<T>> {
-        let n: usize = shape.iter().product();
-        if n != data.len() {
-            return Err(Error::BadArray(format!("shape {shape:?} holds {n} elements but {} were given", data.len())));
+        if shape.iter().try_fold(1usize, |n, d| n.checked_mul(*d)) != Some(data.len()) {
+            return Err(Error::BadArray(format!("shape {shape:?} does not hold the {} elements given", data.len())));
         }
         Ok(HostArray { data, shape: shape.to_vec(), strides: strides_from_shape(shape, 1, order), offset: 0 })
     }
@@ -463,11 +675,10 @@ impl<T: Element> HostArray<T> {
         if shape.len() != strides.len() {
             return Err(Error::BadArray("one stride per dimension".into()));
         }
-        let n: usize = shape.iter().product();
-        if n > 0 {
-            let last = offset + shape.iter().zip(strides).map(|(d, s)| (d - 1) * s).sum::<usize>();
-            if last >= data.len() {
-                return Err(Error::BadArray(format!("the view reaches element {last} of {}", data.len())));
+        if shape.iter().all(|d| *d > 0) {
+            let last = shape.iter().zip(strides).try_fold(offset, |acc, (d, s)| (d - 1).checked_mul(*s).and_then(|x| acc.checked_add(x)));
+            if last.is_none_or(|l| l >= data.len()) || strides.iter().any(|s| isize::try_from(*s).is_err()) {
+                return Err(Error::BadArray(format!("the view reaches past element {} of the data", data.len())));
             }
         }
         Ok(HostArray { data, shape: shape.to_vec(), strides: strides.iter().map(|s| *s as isize).collect(), offset })
@@ -498,8 +709,9 @@ impl<T: Element> HostArray<T> {
     }
 
     fn layout(&self) -> Layout {
-        let bytes: Vec<isize> = self.strides.iter().map(|s| s * T::SCALAR.size() as isize).collect();
-        layout_of(&self.shape, Some(&bytes), T::SCALAR.size())
+        let size = elem_size::<T>();
+        let bytes: Vec<isize> = self.strides.iter().map(|s| s * size as isize).collect();
+        layout_of(&self.shape, Some(&bytes), size)
     }
 }
 

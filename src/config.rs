@@ -179,9 +179,16 @@ impl Config {
         self
     }
 
-    /// Code generation options for `target`.
+    /// Code generation options for `target`, bounds-checked (what safe launches run).
     pub fn options(&self, target: Target) -> Options {
-        Options { target, opt_level: self.opt_level, fast_math: self.fast_math, fmad: self.fmad, host_cpu: crate::target::HostCpu::Native }
+        Options {
+            target,
+            opt_level: self.opt_level,
+            fast_math: self.fast_math,
+            fmad: self.fmad,
+            checked: true,
+            host_cpu: crate::target::HostCpu::Native,
+        }
     }
 }
 

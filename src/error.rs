@@ -77,6 +77,23 @@ pub enum Error {
     /// The launch configuration is invalid.
     #[error("invalid launch configuration: {0}")]
     BadLaunch(String),
+    /// A bounds-checked kernel indexed an array out of bounds: the thread that did recorded
+    /// the fault and exited. The host backend reports it from the launch; CUDA from the first
+    /// operation that waits for the device after the kernel ran (`docs/runtime.md`).
+    #[error("kernel `{kernel}`: index {index} is out of bounds for {array} of length {len}{}", location.as_ref().map(|l| format!(", at {l}")).unwrap_or_default())]
+    Launch {
+        /// Kernel name.
+        kernel: String,
+        /// The array: a parameter, a captured array or a shared array (and the dimension, for
+        /// an array of several).
+        array: String,
+        /// The index.
+        index: u64,
+        /// The extent it exceeded.
+        len: u64,
+        /// `file:line:col` of the access, where the kernel's source is known.
+        location: Option<String>,
+    },
     /// A value bound on a module or passed to a factory does not fit.
     #[error("binding `{name}`: {problem}")]
     Binding {

@@ -105,7 +105,7 @@ impl Scalar {
     }
 
     /// Size in bytes of one element in memory.
-    pub fn size(self) -> usize {
+    pub const fn size(self) -> usize {
         match self {
             Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
             Scalar::I16 | Scalar::U16 | Scalar::F16 | Scalar::Bf16 => 2,

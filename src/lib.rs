@@ -65,6 +65,8 @@ pub mod target;
 #[cfg(feature = "compiler")]
 pub mod toolchain;
 
+/// bytemuck, whose traits bound [`Element`]: a plain-data type becomes an element through them.
+pub use bytemuck;
 pub use capture::{ArrayInterface, CaptureValue, Element, HostArray, IntoCapture, Location, Order, layout_of, strides_from_shape};
 #[cfg(feature = "compiler")]
 pub use config::Config;
@@ -74,7 +76,7 @@ pub use error::{CodegenError, Error, Result};
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
-pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, Served};
+pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, FileRequest, Served};
 #[cfg(feature = "compiler")]
 pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 #[cfg(feature = "compiler")]

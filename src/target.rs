@@ -119,15 +119,19 @@ pub struct Options {
     /// instead of two), as nvcc and NVRTC do by default (`--fmad=true`). A kernel's
     /// `#[kernel(fmad = ..)]` overrides it.
     pub fmad: bool,
+    /// Bounds-check every array access: an out-of-bounds thread records the fault and exits
+    /// (`docs/runtime.md`, "Bounds checks"). Safe launches run only checked code; unchecked
+    /// code is for `unsafe` launches. Keyed, so neither variant ever serves the other.
+    pub checked: bool,
     /// The CPU host code is generated for (ignored for GPU targets).
     pub host_cpu: HostCpu,
 }
 
 impl Options {
-    /// O3, IEEE float semantics with contraction (as nvcc's default), for `target` (host code
-    /// for this machine's CPU).
+    /// O3, IEEE float semantics with contraction (as nvcc's default), bounds-checked, for
+    /// `target` (host code for this machine's CPU).
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false, fmad: true, host_cpu: HostCpu::Native }
+        Options { target, opt_level: 3, fast_math: false, fmad: true, checked: true, host_cpu: HostCpu::Native }
     }
 
     /// Writes the options into a key component; for [`Target::Host`], the CPU host code is
@@ -161,6 +165,7 @@ impl Options {
         out.push(self.opt_level);
         out.push(self.fast_math as u8);
         out.push(self.fmad as u8);
+        out.push(self.checked as u8);
     }
 }
 

@@ -216,10 +216,12 @@ fn a_serialised_relocatable_kernel_binds_its_slots_on_cuda() {
     let bytes = bytes.serialize(d.target()).unwrap();
     let q = d.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let mut out = d.alloc::<f32>(&[4]).unwrap();
-    let unbound = kache::CompiledKernel::deserialize(&bytes).unwrap();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let unbound = unsafe { kache::CompiledKernel::deserialize(&bytes) }.unwrap();
     assert!(matches!(unbound.launch(&d, Grid::linear(4, 32), (&q, &mut out)), Err(kache::Error::UnboundCapture { .. })));
     let mine = d.upload(&[1.0f32, 2.0, 3.0]).unwrap();
-    let k = kache::CompiledKernel::deserialize(&bytes).unwrap().bind("PRICES", &mine).unwrap();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let k = unsafe { kache::CompiledKernel::deserialize(&bytes) }.unwrap().bind("PRICES", &mine).unwrap();
     k.launch(&d, Grid::linear(4, 32), (&q, &mut out)).unwrap();
     assert_eq!(out.download().unwrap(), vec![1.0, 4.0, 9.0, 4.0]);
     // Rebinding after a launch loads the module again with the new address.
@@ -327,7 +329,8 @@ fn a_cubin_from_kache_compile_runs_and_a_foreign_arch_is_refused() {
     let kache::Target::Nvptx(arch) = d.target() else { unreachable!() };
     let jit = Jit::new(Config::in_memory()).unwrap();
     let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
-    let c = k.with_cubin(arch, staged_cubin(arch)).unwrap();
+    // SAFETY: `kache compile --emit cubin` of this very kernel, with its default (checked) options.
+    let c = unsafe { k.with_cubin(arch, staged_cubin(arch)) }.unwrap();
     let n = 1000;
     let x = d.upload(&vec![1.0f32; n]).unwrap();
     let mut y = d.upload(&vec![2.0f32; n]).unwrap();
@@ -335,7 +338,8 @@ fn a_cubin_from_kache_compile_runs_and_a_foreign_arch_is_refused() {
     assert!(y.download().unwrap().iter().all(|v| *v == 5.0));
     // Machine code of another major architecture does not run here: the driver's reason.
     let other = kache::Arch::parse(if arch.sm / 10 == 8 { "sm_90" } else { "sm_80" }).unwrap();
-    let c = k.with_cubin(other, staged_cubin(other)).unwrap();
+    // SAFETY: as above, for another architecture (the driver refuses it).
+    let c = unsafe { k.with_cubin(other, staged_cubin(other)) }.unwrap();
     let e = c.launch(&d, Grid::linear(n, 128), (3.0f32, &x, &mut y)).unwrap_err();
     eprintln!("foreign cubin refused: {e}");
     assert!(e.to_string().contains(&format!("built for {other}")), "{e}");
@@ -430,7 +434,8 @@ fn rejected_ptx_reaches_the_user_with_the_jit_log() {
     let mut ptx = payload.to_vec();
     ptx[at..at + 9].copy_from_slice(b"ld.glxbal");
     let broken = kache::cache::envelope::encode(&meta, &ptx);
-    let c = kache::CompiledKernel::deserialize(&broken).unwrap();
+    // SAFETY: kache's own PTX with one instruction misspelt, which the driver refuses.
+    let c = unsafe { kache::CompiledKernel::deserialize(&broken) }.unwrap();
     let x = d.upload(&[1.0f32]).unwrap();
     let mut y = d.upload(&[1.0f32]).unwrap();
     let e = c.launch(&d, Grid::linear(1, 32), (1.0f32, &x, &mut y)).unwrap_err();
@@ -438,4 +443,88 @@ fn rejected_ptx_reaches_the_user_with_the_jit_log() {
     eprintln!("rejected PTX: {msg}");
     assert!(msg.contains("CUDA error"), "{msg}");
     assert!(msg.lines().count() >= 2 || msg.to_lowercase().contains("glxbal"), "the JIT's log is missing: {msg}");
+}
+
+#[test]
+fn an_out_of_bounds_index_on_the_gpu_is_reported_once_by_the_next_wait() {
+    let Some(d) = gpu() else { return };
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let src = "#[kernel] pub fn copy(x: &[f32], y: &mut [f32]) {\n    let i = global_id_x();\n    y[i] = x[i];\n}\n\
+               #[kernel] pub fn fill(y: &mut [f32]) { let i = global_id_x(); if i < y.len() { y[i] = 9.0; } }";
+    let m = jit.load_source("oob.rs", src).unwrap();
+    let (copy, fill) = (m.kernel("copy").unwrap(), m.kernel("fill").unwrap());
+    let x = d.upload(&[1.0f32; 4]).unwrap();
+    let mut y = d.alloc::<f32>(&[8]).unwrap();
+    // The launch returns before the GPU has run it; the download that waits for it reports.
+    copy.launch(&d, Grid::linear(8, 8), (&x, &mut y)).unwrap();
+    let fault = |e: kache::Error| match e {
+        kache::Error::Launch { kernel, array, index, len, location } => (kernel, array, index, len, location),
+        other => panic!("expected Error::Launch, got {other}"),
+    };
+    let (kernel, array, index, len, location) = fault(y.download().unwrap_err());
+    assert_eq!((kernel.as_str(), array.as_str(), len, location.as_deref()), ("copy", "parameter `x`", 4, Some("oob.rs:3:12")));
+    assert!((4..8).contains(&index), "{index}");
+    // Reported once; the threads in bounds ran.
+    assert_eq!(&y.download().unwrap()[..4], &[1.0; 4]);
+    // Another checked kernel runs between the fault and the wait: the fault names its kernel.
+    copy.launch(&d, Grid::linear(8, 8), (&x, &mut y)).unwrap();
+    fill.launch(&d, Grid::linear(8, 8), (&mut y,)).unwrap();
+    assert_eq!(fault(d.synchronize().unwrap_err()).0, "copy");
+    d.synchronize().unwrap();
+    assert_eq!(y.download().unwrap(), vec![9.0; 8]);
+    // Unchecked code in bounds leaves nothing to report.
+    // SAFETY: 4 threads, each index below 4 = x.len() <= y.len().
+    unsafe { copy.launch_unchecked(&d, Grid::linear(4, 4), (&x, &mut y)) }.unwrap();
+    assert_eq!(y.download().unwrap(), [vec![1.0f32; 4], vec![9.0; 4]].concat());
+}
+
+#[test]
+fn cudarc_slices_held_by_an_arc_outlive_the_kernels_that_use_them() {
+    use std::sync::Arc;
+    let Some(d) = gpu() else { return };
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    // A non-blocking stream: nothing orders it with kache's legacy stream but the launches.
+    let stream = ctx.new_stream().unwrap();
+    let n = 1 << 22;
+    let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    // Captured: the kernel holds the Arc; the user's handle is gone before the launch.
+    let table = Arc::new(stream.clone_htod(&data).unwrap());
+    let doubled = jit
+        .load_source("c.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = G[i] * 2.0; } }")
+        .unwrap()
+        .with_global("G", &table)
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    drop(table);
+    let mut out = d.alloc::<f32>(&[n]).unwrap();
+    doubled.launch(&d, Grid::linear(n, 256), (&mut out,)).unwrap();
+    assert!(out.download().unwrap().iter().enumerate().all(|(i, v)| *v == 2.0 * i as f32));
+    // An argument dropped right after the (asynchronous) launch: freed on its stream after it.
+    let plus = jit
+        .load_source(
+            "a.rs",
+            "#[kernel] pub fn k(x: &[f32], o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = x[i] + 1.0; } }",
+        )
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    for _ in 0..8 {
+        let x = Arc::new(stream.clone_htod(&data).unwrap());
+        plus.launch(&d, Grid::linear(n, 256), (&x, &mut out)).unwrap();
+        drop(x);
+        // New allocations on that stream would reuse freed memory the kernel still reads.
+        let _noise = stream.clone_htod(&vec![-1.0f32; n]).unwrap();
+    }
+    assert!(out.download().unwrap().iter().enumerate().all(|(i, v)| *v == i as f32 + 1.0));
+    // A writable argument: the slice's stream waits for the kernel before it reads.
+    let mut w = Arc::new(stream.alloc_zeros::<f32>(n).unwrap());
+    let fill = jit
+        .load_source("w.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = 3.0; } }")
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    fill.launch(&d, Grid::linear(n, 256), (&mut w,)).unwrap();
+    assert!(stream.clone_dtoh(&*w).unwrap().iter().all(|v| *v == 3.0));
 }

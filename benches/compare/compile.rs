@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use kache::{Arch, CompileRequest, Config, Jit, Served, Target};
+use kache::{Arch, Config, FileRequest, Jit, Served, Target};
 
 /// The four kernels: their kache and CUDA C sources, cut out of the execution-speed suite's.
 const KERNELS: [&str; 4] = ["saxpy", "matmul_tiled", "reduce_block", "softmax_rows"];
@@ -186,7 +186,7 @@ fn self_exe() -> PathBuf {
 fn kache_miss(name: &str, source: &str) -> f64 {
     let jit = Jit::new(Config { cache_dir: None, ..Config::in_memory() }).unwrap();
     let t = Instant::now();
-    let c = jit.compile_source(name, source, &CompileRequest::new(sm90())).unwrap();
+    let c = jit.compile_source(name, source, &FileRequest::new(sm90())).unwrap();
     let elapsed = ms(t);
     assert_eq!(c.served, Served::Full);
     elapsed
@@ -198,7 +198,7 @@ fn kache_miss(name: &str, source: &str) -> f64 {
 fn kache_hits(cache: &Path, name: &str, source: &str, reps: usize) -> (f64, f64) {
     let config = Config::in_memory().with_cache_dir(cache);
     let jit = Jit::new(config.clone()).unwrap();
-    let req = CompileRequest::new(sm90());
+    let req = FileRequest::new(sm90());
     let held = jit.compile_source(name, source, &req).unwrap();
     let warm = time(reps.max(5), || {
         let t = Instant::now();
@@ -369,7 +369,7 @@ fn run(opts: &Opts) -> Report {
         fill(cache.path(), n);
         process(kache_compile(opts, cache.path(), &saxpy_file, &out));
         let config = Config::in_memory().with_cache_dir(cache.path());
-        let req = CompileRequest::new(sm90());
+        let req = FileRequest::new(sm90());
         let kache_new_jit_hit_us = time(reps.max(5), || {
             let jit = Jit::new(config.clone()).unwrap();
             let t = Instant::now();

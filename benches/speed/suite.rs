@@ -307,6 +307,10 @@ impl Run<'_> {
     }
 }
 
+/// The row name of kache's kernels launched through `unsafe launch_unchecked` (no bounds
+/// checks): what safe launches cost is the difference to the `kache` row.
+const UNCHECKED: &str = "unchk";
+
 fn rel_err(got: f64, want: f64) -> f64 {
     (got - want).abs() / want.abs().max(1e-30)
 }
@@ -410,6 +414,19 @@ fn saxpy(run: &mut Run) -> Result<(), String> {
     let grid = Grid::new(n.div_ceil(1024) as u32, 256u32);
     let mut y = yd.clone();
     run.measure("saxpy", bytes, None, "kache", |r| k.launch(&r.dev, grid, (a, &xd, &mut y)).map_err(|e| e.to_string()), &verify)?;
+    yd.copy_from(&y0).map_err(|e| e.to_string())?;
+    run.measure(
+        "saxpy",
+        bytes,
+        None,
+        UNCHECKED,
+        |r| {
+            // SAFETY: the checked launch of the same arguments above stayed in bounds (a fault
+            // would have failed it) and matched the reference.
+            unsafe { k.launch_unchecked(&r.dev, grid, (a, &xd, &mut y)) }.map_err(|e| e.to_string())
+        },
+        &verify,
+    )?;
     if run.gpu.is_some() {
         yd.copy_from(&y0).map_err(|e| e.to_string())?;
         let (mut pa, mut px, mut py, mut pn) = (a, ptr(&xd), ptr(&yd), n as i32);
@@ -452,6 +469,19 @@ fn reduce(run: &mut Run) -> Result<(), String> {
         out.copy_from(&[0.0]).map_err(|e| e.to_string())?;
         let mut o = out.clone();
         run.measure(kernel, bytes, None, "kache", |r| k.launch(&r.dev, grid, (&xd, &mut o)).map_err(|e| e.to_string()), &verify)?;
+        out.copy_from(&[0.0]).map_err(|e| e.to_string())?;
+        run.measure(
+            kernel,
+            bytes,
+            None,
+            UNCHECKED,
+            |r| {
+                // SAFETY: the checked launch of the same arguments above stayed in bounds (a fault
+                // would have failed it) and matched the reference.
+                unsafe { k.launch_unchecked(&r.dev, grid, (&xd, &mut o)) }.map_err(|e| e.to_string())
+            },
+            &verify,
+        )?;
         if run.gpu.is_some() {
             out.copy_from(&[0.0]).map_err(|e| e.to_string())?;
             let (mut px, mut pn, mut po) = (ptr(&xd), n as i32, ptr(&out));
@@ -505,6 +535,18 @@ fn softmax(run: &mut Run) -> Result<(), String> {
         |r| k.launch(&r.dev, Grid::new(rows as u32, 256u32), (&xd, &mut y)).map_err(|e| e.to_string()),
         &verify,
     )?;
+    run.measure(
+        "softmax_rows",
+        bytes,
+        None,
+        UNCHECKED,
+        |r| {
+            // SAFETY: the checked launch of the same arguments above stayed in bounds (a fault
+            // would have failed it) and matched the reference.
+            unsafe { k.launch_unchecked(&r.dev, Grid::new(rows as u32, 256u32), (&xd, &mut y)) }.map_err(|e| e.to_string())
+        },
+        &verify,
+    )?;
     if run.gpu.is_some() {
         let (mut px, mut py, mut pc) = (ptr(&xd), ptr(&yd), cols as i32);
         run.measure(
@@ -554,6 +596,18 @@ fn matmul(run: &mut Run) -> Result<(), String> {
     let grid = Grid::new(((n / 32) as u32, (n / 32) as u32), (32u32, 32u32));
     let mut c = cd.clone();
     run.measure("matmul_tiled", None, flops, "kache", |r| k.launch(&r.dev, grid, (&ad, &bd, &mut c)).map_err(|e| e.to_string()), &verify)?;
+    run.measure(
+        "matmul_tiled",
+        None,
+        flops,
+        UNCHECKED,
+        |r| {
+            // SAFETY: the checked launch of the same arguments above stayed in bounds (a fault
+            // would have failed it) and matched the reference.
+            unsafe { k.launch_unchecked(&r.dev, grid, (&ad, &bd, &mut c)) }.map_err(|e| e.to_string())
+        },
+        &verify,
+    )?;
     if run.gpu.is_some() {
         let (mut pa, mut pb, mut pc, mut pn) = (ptr(&ad), ptr(&bd), ptr(&cd), n as i32);
         let g = (n / 32) as u32;
@@ -604,6 +658,19 @@ fn histogram(run: &mut Run) -> Result<(), String> {
     let grid = Grid::new(STRIDED_BLOCKS, 256u32);
     let mut b = bins.clone();
     run.measure("histogram", bytes, None, "kache", |r| k.launch(&r.dev, grid, (&xd, &mut b)).map_err(|e| e.to_string()), &verify)?;
+    bins.copy_from(&[0u32; 256]).map_err(|e| e.to_string())?;
+    run.measure(
+        "histogram",
+        bytes,
+        None,
+        UNCHECKED,
+        |r| {
+            // SAFETY: the checked launch of the same arguments above stayed in bounds (a fault
+            // would have failed it) and matched the reference.
+            unsafe { k.launch_unchecked(&r.dev, grid, (&xd, &mut b)) }.map_err(|e| e.to_string())
+        },
+        &verify,
+    )?;
     if run.gpu.is_some() {
         bins.copy_from(&[0u32; 256]).map_err(|e| e.to_string())?;
         let (mut px, mut pn, mut pb) = (ptr(&xd), n as i32, ptr(&bins));

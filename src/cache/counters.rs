@@ -197,7 +197,7 @@ impl Counters {
     }
 
     /// The counts so far.
-    pub(crate) fn peek(&self) -> Counts {
+    pub fn peek(&self) -> Counts {
         let mut out = Counts::default();
         for c in Counter::ALL {
             out.add(*c, self.values[c.index()].load(Ordering::Relaxed));

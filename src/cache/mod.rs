@@ -26,8 +26,8 @@ use std::time::Duration;
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{
-    Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, Toolchain, derive, derive_cubin,
-    derive_manifest, encode_capture,
+    Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Toolchain, derive,
+    derive_cubin, derive_manifest, encode_capture,
 };
 pub use store::{Batch, LocalStore, Record, StoreError};
 
@@ -222,7 +222,8 @@ impl Cache {
         self.lookup_many(std::slice::from_ref(key)).pop().unwrap_or(Lookup::Miss)
     }
 
-    /// [`lookup`](Self::lookup) for several keys with one opening of the store.
+    /// [`lookup`](Self::lookup) for several keys with one opening of the store and one round
+    /// trip to the remote (for the keys the local tiers miss).
     pub fn lookup_many(&self, keys: &[Key]) -> Vec<Lookup> {
         self.lookup_prefetch(keys, &[])
     }
@@ -234,8 +235,9 @@ impl Cache {
         self.lookup_counted(std::slice::from_ref(key), &[], Counting::Cubin).pop().unwrap_or(Lookup::Miss)
     }
 
-    /// Looks up direct mode's manifest `key` (memory, local store, remote, as any entry; one
-    /// that does not verify is counted in `bad_entries` and removed). Counted nowhere else: the
+    /// Looks up direct mode's manifest `key` in the memory tier, then the local store (never
+    /// the remote: manifests are local only); one that does not verify is counted in
+    /// `bad_entries` and removed. Counted nowhere else: the
     /// request counts in `direct_hits` or `direct_misses`, its kernels' lookups in `hits`.
     pub fn lookup_manifest(&self, key: &Key) -> Option<Arc<Entry>> {
         let e = match self.memory_get(key) {
@@ -254,6 +256,12 @@ impl Cache {
             }
         };
         (e.meta.kind == ArtifactKind::Manifest).then_some(e)
+    }
+
+    /// [`lookup_cubin`](Self::lookup_cubin) for several keys with one opening of the store and
+    /// one round trip to the remote.
+    pub fn lookup_cubins(&self, keys: &[Key]) -> Vec<Lookup> {
+        self.lookup_counted(keys, &[], Counting::Cubin)
     }
 
     /// Looks up `keys`, and in the same opening of the local store loads `prefetch` into the
@@ -291,17 +299,21 @@ impl Cache {
         out.truncate(counted);
         let keys = &keys[..counted];
         if let Some(remote) = &self.remote {
-            for i in 0..keys.len() {
-                if out[i].is_some() {
-                    continue;
-                }
-                if let Some(bytes) = remote.get(&self.counters, &keys[i])
+            // Every key that missed locally, in one round trip.
+            let missing: Vec<usize> = (0..keys.len()).filter(|i| out[*i].is_none()).collect();
+            let asked: Vec<Key> = missing.iter().map(|i| keys[*i]).collect();
+            let mut backfill = Vec::new();
+            for (i, found) in missing.into_iter().zip(remote.get_many(&self.counters, &asked)) {
+                if let Some(bytes) = found
                     && let Some(e) = self.verify(&keys[i], &bytes)
                 {
                     self.remember(keys[i], e.clone());
-                    self.backfill(&keys[i], &bytes);
+                    backfill.push((keys[i], bytes));
                     out[i] = Some(Lookup::Hit(e, Tier::Remote));
                 }
+            }
+            if let (Some(local), false) = (&self.local, backfill.is_empty()) {
+                self.write_local(local, &backfill);
             }
         }
         out.into_iter()
@@ -410,12 +422,6 @@ impl Cache {
         self.memory.lock().unwrap_or_else(|e| e.into_inner()).insert(key, MemEntry::Entry(e));
     }
 
-    fn backfill(&self, key: &Key, bytes: &[u8]) {
-        if let Some(local) = &self.local {
-            self.write_local(local, &[(*key, bytes.to_vec())]);
-        }
-    }
-
     /// Persists an entry (memory, local store, remote). The [`Persistable`] proves the library
     /// it was compiled from references no device array.
     pub fn store(&self, proof: Persistable<'_>, entry: Entry) {
@@ -431,9 +437,22 @@ impl Cache {
         self.remember(entry.meta.key, Arc::new(entry));
     }
 
-    /// [`store`](Self::store) for several entries with one opening of the store.
+    /// [`store`](Self::store) for several entries with one opening of the store and one round
+    /// trip to the remote.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
-        self.store_entries(items.into_iter().map(|(_, e)| e).collect());
+        let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|(_, e)| (e.meta.key, e.encode())).collect();
+        for (_, e) in &items {
+            crate::logging::debug!("store {} ({:?}): {}, {} bytes", e.meta.key, e.meta.kind, e.meta.kernel, e.payload.len());
+        }
+        for (_, e) in items {
+            self.remember(e.meta.key, Arc::new(e));
+        }
+        if let Some(local) = &self.local {
+            self.write_local(local, &encoded);
+        }
+        if let Some(remote) = &self.remote {
+            remote.put_many(&self.counters, &encoded);
+        }
     }
 
     /// Stores direct mode's manifest. It holds keys and kernel interfaces, never code and never
@@ -447,24 +466,6 @@ impl Cache {
             && let Err(e) = local.write_manifest(&key, &bytes)
         {
             crate::logging::debug!("manifest {key} could not be written ({e}): direct mode misses it next time");
-        }
-    }
-
-    fn store_entries(&self, items: Vec<Entry>) {
-        let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|e| (e.meta.key, e.encode())).collect();
-        for e in &items {
-            crate::logging::debug!("store {} ({:?}): {}, {} bytes", e.meta.key, e.meta.kind, e.meta.kernel, e.payload.len());
-        }
-        for e in items {
-            self.remember(e.meta.key, Arc::new(e));
-        }
-        if let Some(local) = &self.local {
-            self.write_local(local, &encoded);
-        }
-        if let Some(remote) = &self.remote {
-            for (k, b) in &encoded {
-                remote.put(&self.counters, k, b);
-            }
         }
     }
 

@@ -4,7 +4,7 @@
 use super::{Block, Expr, ExprKind, Place, Stmt};
 
 /// Calls `f` on every expression of a block, outer expressions before inner ones.
-pub fn visit_block<T>(b: &Block<T>, f: &mut impl FnMut(&Expr<T>)) {
+pub fn visit_block<'a, T>(b: &'a Block<T>, f: &mut impl FnMut(&'a Expr<T>)) {
     for s in &b.stmts {
         match s {
             Stmt::Let(_, Some(e)) | Stmt::Expr(e) => visit_expr(e, f),
@@ -17,7 +17,7 @@ pub fn visit_block<T>(b: &Block<T>, f: &mut impl FnMut(&Expr<T>)) {
 }
 
 /// Calls `f` on every expression of a place (the arrays and indices it names).
-fn visit_place<T>(p: &Place<T>, f: &mut impl FnMut(&Expr<T>)) {
+fn visit_place<'a, T>(p: &'a Place<T>, f: &mut impl FnMut(&'a Expr<T>)) {
     match p {
         Place::Local(_) => {}
         Place::Index(a, i) => {
@@ -35,7 +35,7 @@ fn visit_place<T>(p: &Place<T>, f: &mut impl FnMut(&Expr<T>)) {
 }
 
 /// Calls `f` on `e` and every expression inside it, outer before inner.
-pub fn visit_expr<T>(e: &Expr<T>, f: &mut impl FnMut(&Expr<T>)) {
+pub fn visit_expr<'a, T>(e: &'a Expr<T>, f: &mut impl FnMut(&'a Expr<T>)) {
     f(e);
     match &e.kind {
         ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Local(_) | ExprKind::Capture(_) => {}

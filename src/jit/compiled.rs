@@ -10,12 +10,14 @@ use super::kernel::{Kernel, signature_text};
 use super::slots::{CaptureSlot, slot_values, slots_of};
 use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
-use crate::capture::{CaptureValue, Location};
+use crate::capture::CaptureValue;
 use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
 use crate::ir::{EnumDef, Ty, Types};
 use crate::library::CodeLibrary;
 use crate::runtime::cuda;
+use crate::runtime::fault::FaultSites;
+use crate::runtime::launch::CapturedArray;
 use crate::target::{Specialization, Target};
 
 /// How a compiled kernel was obtained.
@@ -51,7 +53,12 @@ pub struct CompiledKernel {
     pub(super) cooperative: bool,
     pub(super) static_shared: u64,
     pub(super) library: Arc<CodeLibrary>,
-    pub(super) device_captures: Vec<Location>,
+    /// Baked device captures (relocatable ones are in `slots`), for the launch's checks.
+    pub(super) captured: Vec<CapturedArray>,
+    /// Bounds-checked code: what the safe `launch` requires.
+    pub(super) checked: bool,
+    /// How the kernel's fault records are reported.
+    pub(super) faults: Arc<FaultSites>,
     /// Relocatable captures: the module variables the loader fills with the arrays' addresses.
     pub(super) slots: Vec<CaptureSlot>,
     /// Registered with the cache's memory tier (baked device captures): unregistered on drop.
@@ -91,8 +98,11 @@ impl CompiledKernel {
         entry: String,
         library: Arc<CodeLibrary>,
         origin: Origin,
+        checked: bool,
     ) -> CompiledKernel {
         let p = &k.inner.program;
+        let written = abi::written_captures(p);
+        let relocatable = k.inner.jit.config().relocatable_captures;
         CompiledKernel {
             name: k.inner.name.clone(),
             key,
@@ -107,13 +117,18 @@ impl CompiledKernel {
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
             static_shared: abi::static_shared_bytes(p),
             library,
-            device_captures: k
-                .inner
-                .captures
+            captured: if relocatable { &[][..] } else { &p.captures[..] }
                 .iter()
-                .filter_map(|c| if let CaptureValue::Device(d) = c { Some(d.location) } else { None })
+                .zip(&k.inner.captures)
+                .zip(&written)
+                .filter_map(|((c, v), w)| match v {
+                    CaptureValue::Device(d) => Some(CapturedArray { origin: c.origin.to_string(), desc: d.clone(), written: *w }),
+                    _ => None,
+                })
                 .collect(),
-            slots: slots_of(p, &k.inner.captures, k.inner.jit.config().relocatable_captures),
+            checked,
+            faults: k.fault_sites(),
+            slots: slots_of(p, &k.inner.captures, &written, relocatable),
             pinned: false,
             persist: k.inner.persist,
             origin,
@@ -132,6 +147,7 @@ impl CompiledKernel {
         key: Key,
         entry: &Entry,
         tier: Tier,
+        checked: bool,
     ) -> Result<CompiledKernel> {
         let artifact = match (entry.meta.kind, target) {
             (ArtifactKind::Ptx, Target::Nvptx(_)) => {
@@ -141,7 +157,7 @@ impl CompiledKernel {
             (kind, _) => return Err(Error::BadSerializedKernel(format!("entry holds {kind:?}, not code for {target}"))),
         };
         let library = CodeLibrary::assemble(&k.inner.program, &k.inner.captures, None, k.inner.jit.config().relocatable_captures);
-        Ok(CompiledKernel::new(k, target, spec, key, artifact, entry.meta.entry.clone(), library, Origin::Cache(tier)))
+        Ok(CompiledKernel::new(k, target, spec, key, artifact, entry.meta.entry.clone(), library, Origin::Cache(tier), checked))
     }
 
     /// Kernel name.
@@ -186,12 +202,14 @@ impl CompiledKernel {
     ///     .serialize(Target::Host)?;
     /// // In another process: the bytes hold the slot's name and type, never an address.
     /// let mine = dev.upload(&[3.0f32, 4.0])?;
-    /// let k = CompiledKernel::deserialize(&bytes)?.bind("TABLE", &mine)?;
+    /// // SAFETY: the bytes are `serialize`'s output, from this process.
+    /// let k = unsafe { CompiledKernel::deserialize(&bytes) }?.bind("TABLE", &mine)?;
     /// let mut out = dev.alloc::<f32>(&[2])?;
     /// k.launch(&dev, Grid::linear(2, 32), (&mut out,))?;
     /// assert_eq!(out.download()?, vec![30.0, 40.0]);
     /// // An array of another shape does not fit the code.
-    /// assert!(CompiledKernel::deserialize(&bytes)?.bind("TABLE", &dev.upload(&[1.0f32])?).is_err());
+    /// // SAFETY: as above.
+    /// assert!(unsafe { CompiledKernel::deserialize(&bytes) }?.bind("TABLE", &dev.upload(&[1.0f32])?).is_err());
     /// # Ok::<(), kache::Error>(())
     /// ```
     pub fn bind(mut self, name: &str, array: impl crate::capture::IntoCapture) -> Result<CompiledKernel> {
@@ -215,6 +233,13 @@ impl CompiledKernel {
     /// The specialisation.
     pub fn spec(&self) -> &Specialization {
         &self.spec
+    }
+
+    /// Whether its code bounds-checks every array access (what [`launch`](Self::launch)
+    /// requires; unchecked code runs only through the `unsafe`
+    /// [`launch_unchecked`](Self::launch_unchecked)).
+    pub fn is_checked(&self) -> bool {
+        self.checked
     }
 
     /// The PTX, for CUDA targets.
@@ -256,59 +281,14 @@ impl CompiledKernel {
     ///
     /// [`derive_cubin`]: crate::cache::derive_cubin
     pub fn assemble_cubin(&self) -> Result<Vec<u8>> {
-        let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
-            Error::Config(
-                "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
-                 or `pip install nvidia-cuda-nvcc-cu12`"
-                    .into(),
-            )
-        })?;
-        let ptxas = crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)?;
-        self.assemble_cubin_with(&ptxas)
+        self.assemble_cubin_with(&find_ptxas()?)
     }
 
     /// [`assemble_cubin`](Self::assemble_cubin) with the given ptxas.
     pub fn assemble_cubin_with(&self, ptxas: &crate::toolchain::Ptxas) -> Result<Vec<u8>> {
-        let arch = match (&self.artifact, self.target) {
-            (Artifact::Cubin(image), _) => return Ok(image.clone()),
-            (Artifact::Ptx(_), Target::Nvptx(arch)) => arch,
-            _ => {
-                return Err(Error::Device(format!(
-                    "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
-                    self.name, self.target
-                )));
-            }
-        };
-        let ptx = self.ptx().unwrap_or_default();
-        let key = self
-            .jit
-            .as_ref()
-            .map(|j| j.cubin_derivation(&self.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
-        let cache = self.jit.as_ref().map(|j| j.cache());
-        if let (Some(cache), Some(key)) = (cache, &key)
-            && let Lookup::Hit(e, _) = cache.lookup_cubin(key)
-            && e.meta.kind == ArtifactKind::Cubin
-        {
-            return Ok(e.payload.to_vec());
-        }
-        let t0 = Instant::now();
-        let cubin = ptxas
-            .assemble(ptx, &arch.to_string())
-            .map_err(|e| Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), self.name)))?;
-        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-        if let (Some(cache), Some(key), Ok(proof), true) = (cache, key, self.library.persistable(), self.persist) {
-            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", self.name);
-            let meta = Meta::new(
-                key,
-                &self.name,
-                &signature_text(&self.signature, &self.enums, &self.types),
-                ArtifactKind::Cubin,
-                &self.entry,
-                ms,
-            );
-            cache.store(proof, Entry { meta, payload: cubin.clone().into() });
-        }
-        Ok(cubin)
+        assemble_cubins(self.jit.as_ref(), ptxas, &[self])
+            .pop()
+            .unwrap_or_else(|| Err(Error::Device(format!("no cubin for '{}'", self.name))))
     }
 
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
@@ -414,4 +394,81 @@ pub(super) fn artifact_kind(artifact: &Artifact) -> ArtifactKind {
         Artifact::HostBitcode(_) => ArtifactKind::HostBitcode,
         Artifact::Cubin(_) => ArtifactKind::Cubin,
     }
+}
+
+/// ptxas, found and identified by content, or why it cannot be used.
+pub(super) fn find_ptxas() -> Result<crate::toolchain::Ptxas> {
+    let ptxas = crate::toolchain::find_ptxas().ok_or_else(|| {
+        Error::Config(
+            "assembling a cubin needs ptxas: install a CUDA toolkit (CUDA_HOME), put ptxas on PATH, set KACHE_PTXAS, \
+             or `pip install nvidia-cuda-nvcc-cu12`"
+                .into(),
+        )
+    })?;
+    crate::toolchain::Ptxas::at(&ptxas).map_err(Error::Ptxas)
+}
+
+/// [`CompiledKernel::assemble_cubin_with`] for several kernels, keyed under `jit`'s toolchain
+/// and salt and through its cache: every cubin looked up in one pass over the cache (one round
+/// trip to a remote cache, counted in the cubin tier's figures), the ones assembled stored
+/// together. In the kernels' order.
+pub(super) fn assemble_cubins(jit: Option<&Jit>, ptxas: &crate::toolchain::Ptxas, kernels: &[&CompiledKernel]) -> Vec<Result<Vec<u8>>> {
+    let mut out: Vec<Option<Result<Vec<u8>>>> = Vec::new();
+    // (index, architecture, key) of each cubin to look up.
+    let mut wanted = Vec::new();
+    for (i, k) in kernels.iter().enumerate() {
+        match (&k.artifact, k.target) {
+            (Artifact::Cubin(image), _) => out.push(Some(Ok(image.clone()))),
+            (Artifact::Ptx(_), Target::Nvptx(arch)) => {
+                let key =
+                    jit.map(|j| j.cubin_derivation(&k.key, arch, Assembler::Ptxas { binary: &ptxas.hash, version: &ptxas.version }).key);
+                wanted.push((i, arch, key));
+                out.push(None);
+            }
+            _ => out.push(Some(Err(Error::Device(format!(
+                "kernel '{}' was compiled for {}: a cubin needs a GPU architecture",
+                k.name, k.target
+            ))))),
+        }
+    }
+    let cache = jit.map(|j| j.cache());
+    let keys: Vec<Key> = wanted.iter().filter_map(|(_, _, key)| *key).collect();
+    let mut found = match cache {
+        Some(c) => c.lookup_cubins(&keys).into_iter(),
+        None => Vec::new().into_iter(),
+    };
+    let mut assembled = Vec::new();
+    for (i, arch, key) in wanted {
+        let k = kernels[i];
+        if key.is_some()
+            && let Some(Lookup::Hit(e, _)) = found.next()
+            && e.meta.kind == ArtifactKind::Cubin
+        {
+            out[i] = Some(Ok(e.payload.to_vec()));
+            continue;
+        }
+        let t0 = Instant::now();
+        let cubin = match ptxas.assemble(k.ptx().unwrap_or_default(), &arch.to_string()) {
+            Ok(c) => c,
+            Err(e) => {
+                out[i] = Some(Err(Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), k.name))));
+                continue;
+            }
+        };
+        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+        // A kernel of a module that opted out of persisting (Module::persist(false)) stores nothing.
+        if let (Some(key), true) = (key, k.persist) {
+            crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", k.name);
+            let meta = Meta::new(key, &k.name, &signature_text(&k.signature, &k.enums, &k.types), ArtifactKind::Cubin, &k.entry, ms);
+            assembled.push((i, Entry { meta, payload: cubin.clone().into() }));
+        }
+        out[i] = Some(Ok(cubin));
+    }
+    if let Some(cache) = cache {
+        let stores: Vec<_> = assembled.into_iter().filter_map(|(i, e)| Some((kernels[i].library.persistable().ok()?, e))).collect();
+        if !stores.is_empty() {
+            cache.store_many(stores);
+        }
+    }
+    out.into_iter().map(|o| o.unwrap_or_else(|| Err(Error::Device("no cubin was assembled".into())))).collect()
 }

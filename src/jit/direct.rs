@@ -9,24 +9,28 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
+use super::batch::CompileRequest;
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
 use super::kernel::{Kernel, signature_text};
-use super::module::Module;
+use super::module::{KernelsToCompile, Module};
 use super::{FileLoader, Jit, read_source, source_id, source_problem};
 use crate::cache::{
-    ArtifactKind, Counter, Derivation, Entry, Key, Lookup, Manifest, ManifestInputs, ManifestKernel, Meta, derive_manifest, encode_capture,
+    ArtifactKind, Counter, Derivation, Entry, Key, Lookup, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Meta, derive_manifest,
+    encode_capture,
 };
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::Artifact;
 use crate::error::{Error, Result};
 use crate::ir::Layout;
 use crate::lang::SourceLoader;
-use crate::target::{Specialization, Target};
+use crate::runtime::fault::{FaultSites, SiteInfo};
+use crate::target::{Options, Specialization, Target};
 
 /// What to compile from a source file: kernels (every one, by default), for a target, with
-/// globals bound. Every array parameter is C-contiguous (as [`Kernel::compile_for`]).
+/// globals bound, bounds-checked or not. Every array parameter is C-contiguous (as
+/// [`Kernel::compile_for`]).
 #[derive(Clone, Debug)]
-pub struct CompileRequest {
+pub struct FileRequest {
     /// Kernels and instances (`axpy::<f32>`), as [`Module::kernel`] names them; empty: every
     /// kernel the file lists ([`Module::kernels_to_compile`]).
     pub kernels: Vec<String>,
@@ -34,22 +38,39 @@ pub struct CompileRequest {
     pub target: Target,
     /// Globals bound, in order, as [`Module::with_global`] binds them.
     pub globals: Vec<(String, CaptureValue)>,
+    /// Bounds-checked code (the default: what safe launches run), or code without bounds
+    /// checks ([`Kernel::compile_unchecked`]: only the `unsafe`
+    /// [`CompiledKernel::launch_unchecked`] runs it). Part of the manifest's key, so neither
+    /// ever serves the other.
+    pub checked: bool,
 }
 
-impl CompileRequest {
-    /// Every kernel of the file, for `target`, no globals.
-    pub fn new(target: Target) -> CompileRequest {
-        CompileRequest { kernels: Vec::new(), target, globals: Vec::new() }
+impl FileRequest {
+    /// The code generation options of this request for `jit`: its configuration's for the
+    /// target, bounds-checked as asked.
+    fn options(&self, jit: &Jit) -> Options {
+        Options { checked: self.checked, ..jit.config().options(self.target) }
+    }
+
+    /// Every kernel of the file, for `target`, bounds-checked, no globals.
+    pub fn new(target: Target) -> FileRequest {
+        FileRequest { kernels: Vec::new(), target, globals: Vec::new(), checked: true }
+    }
+
+    /// The same request for code without bounds checks.
+    pub fn unchecked(mut self) -> FileRequest {
+        self.checked = false;
+        self
     }
 
     /// The same request with kernel `name` asked for.
-    pub fn kernel(mut self, name: &str) -> CompileRequest {
+    pub fn kernel(mut self, name: &str) -> FileRequest {
         self.kernels.push(name.to_string());
         self
     }
 
     /// The same request with global `name` bound to `value` (replacing an earlier binding).
-    pub fn global(mut self, name: &str, value: impl IntoCapture) -> Result<CompileRequest> {
+    pub fn global(mut self, name: &str, value: impl IntoCapture) -> Result<FileRequest> {
         let value = value.into_capture().map_err(|e| Error::Binding { name: name.to_string(), problem: e.to_string() })?;
         self.globals.retain(|(n, _)| n != name);
         self.globals.push((name.to_string(), value));
@@ -66,7 +87,7 @@ pub enum Served {
     Full,
 }
 
-/// The kernels a [`CompileRequest`] asked for, compiled.
+/// The kernels a [`FileRequest`] asked for, compiled.
 #[derive(Clone, Debug)]
 pub struct CompiledFile {
     /// Each kernel, in the order asked (or of the file).
@@ -103,7 +124,7 @@ pub struct DirectMiss {
     name: String,
     bytes: Vec<u8>,
     dir: Option<PathBuf>,
-    request: CompileRequest,
+    request: FileRequest,
     manifest: Option<Key>,
     why: String,
 }
@@ -132,7 +153,7 @@ impl Jit {
     /// let path = dir.path().join("fill.rs");
     /// std::fs::write(&path, "#[kernel] pub fn fill(x: &mut [f32], v: f32) { x[global_id_x()] = v; }").unwrap();
     /// let config = kache::Config::in_memory().with_cache_dir(dir.path().join("cache"));
-    /// let request = kache::CompileRequest::new(kache::Target::Host);
+    /// let request = kache::FileRequest::new(kache::Target::Host);
     /// let first = kache::Jit::new(config.clone())?.compile_file(&path, &request)?;
     /// assert_eq!(first.served, kache::Served::Full);
     /// let again = kache::Jit::new(config)?.compile_file(&path, &request)?;   // another process, say
@@ -140,7 +161,7 @@ impl Jit {
     /// assert_eq!(again.kernels[0].key(), first.kernels[0].key());
     /// # Ok::<(), kache::Error>(())
     /// ```
-    pub fn compile_file(&self, path: impl AsRef<Path>, request: &CompileRequest) -> Result<CompiledFile> {
+    pub fn compile_file(&self, path: impl AsRef<Path>, request: &FileRequest) -> Result<CompiledFile> {
         match self.direct_file(path, request)? {
             Direct::Hit(c) => Ok(c),
             Direct::Miss(m) => m.compile(),
@@ -148,7 +169,7 @@ impl Jit {
     }
 
     /// [`compile_file`](Self::compile_file) for source text with no module files.
-    pub fn compile_source(&self, name: &str, text: &str, request: &CompileRequest) -> Result<CompiledFile> {
+    pub fn compile_source(&self, name: &str, text: &str, request: &FileRequest) -> Result<CompiledFile> {
         match self.direct_source(name, text, request) {
             Direct::Hit(c) => Ok(c),
             Direct::Miss(m) => m.compile(),
@@ -157,7 +178,7 @@ impl Jit {
 
     /// Reads the file at `path` (refused as [`load_file`](Self::load_file) refuses it) and
     /// looks `request` up in direct mode.
-    pub fn direct_file(&self, path: impl AsRef<Path>, request: &CompileRequest) -> Result<Direct> {
+    pub fn direct_file(&self, path: impl AsRef<Path>, request: &FileRequest) -> Result<Direct> {
         let path = path.as_ref();
         let bytes = read_source(path).map_err(|e| match e {
             crate::files::ReadError::Io(e) => Error::io(path, e),
@@ -171,13 +192,13 @@ impl Jit {
     }
 
     /// Looks `request` up in direct mode for source text with no module files.
-    pub fn direct_source(&self, name: &str, text: &str, request: &CompileRequest) -> Direct {
+    pub fn direct_source(&self, name: &str, text: &str, request: &FileRequest) -> Direct {
         self.direct(name.to_string(), text.as_bytes().to_vec(), None, request)
     }
 
     /// What direct mode would do with `request` for the file at `path` now, and the manifest's
     /// key: what `kache explain` prints. Counts nothing.
-    pub fn explain_direct(&self, path: impl AsRef<Path>, request: &CompileRequest) -> Result<DirectExplanation> {
+    pub fn explain_direct(&self, path: impl AsRef<Path>, request: &FileRequest) -> Result<DirectExplanation> {
         let path = path.as_ref();
         let bytes = read_source(path).map_err(|e| match e {
             crate::files::ReadError::Io(e) => Error::io(path, e),
@@ -202,7 +223,7 @@ impl Jit {
 
     /// The manifest key of `request` for this root, `None` where a device array is bound (such
     /// kernels are never persisted).
-    fn manifest_derivation(&self, name: &str, bytes: &[u8], request: &CompileRequest) -> Option<Derivation> {
+    fn manifest_derivation(&self, name: &str, bytes: &[u8], request: &FileRequest) -> Option<Derivation> {
         if request.globals.iter().any(|(_, v)| matches!(v, CaptureValue::Device(_))) {
             return None;
         }
@@ -212,19 +233,19 @@ impl Jit {
             root: bytes,
             globals: &request.globals,
             kernels: &request.kernels,
-            options: &config.options(request.target),
+            options: &request.options(self),
             toolchain: &config.toolchain,
             salt: &config.salt,
         }))
     }
 
-    fn direct(&self, name: String, bytes: Vec<u8>, dir: Option<PathBuf>, request: &CompileRequest) -> Direct {
+    fn direct(&self, name: String, bytes: Vec<u8>, dir: Option<PathBuf>, request: &FileRequest) -> Direct {
         let manifest = self.manifest_derivation(&name, &bytes, request).map(|d| d.key);
         let why = match &manifest {
             None => device_array_bound(),
             Some(key) => {
                 let mut loader = dir.clone().map(|dir| FileLoader { dir });
-                match self.serve(key, loader.as_mut().map(|l| l as &mut dyn SourceLoader), request.target) {
+                match self.serve(key, loader.as_mut().map(|l| l as &mut dyn SourceLoader), request) {
                     Ok(c) => return Direct::Hit(c),
                     Err(why) => {
                         self.cache().count(Counter::DirectMisses, 1);
@@ -242,9 +263,10 @@ impl Jit {
         &self,
         key: &Key,
         mut loader: Option<&mut (dyn SourceLoader + '_)>,
-        target: Target,
+        request: &FileRequest,
     ) -> std::result::Result<CompiledFile, String> {
         let cache = self.cache();
+        let target = request.target;
         let remembered = self.inner.direct.lock().unwrap_or_else(|e| e.into_inner()).get(key).cloned();
         if let Some(r) = remembered
             && let Some(kernels) = r.kernels.iter().map(Weak::upgrade).collect::<Option<Vec<_>>>()
@@ -275,8 +297,13 @@ impl Jit {
                 artifact,
                 Origin::Cache(*tier),
                 Some(self.clone()),
+                request.checked,
             );
             c.libdevice = mk.libdevice;
+            // Fault reports name the array and the source location, as the full path's do.
+            let sites =
+                mk.sites.iter().map(|s| SiteInfo { array: s.array.clone(), ndim: s.ndim as usize, location: s.location.clone() }).collect();
+            c.faults = Arc::new(FaultSites { kernel: mk.meta.kernel.clone(), sites });
             kernels.push(Arc::new(c));
         }
         cache.count(Counter::DirectHits, 1);
@@ -382,32 +409,38 @@ impl DirectMiss {
     }
 
     /// The full path: parses, checks every kernel asked for (before compiling any, so errors
-    /// come first and nothing is half done), compiles each through the cache, and records the
-    /// manifest.
+    /// come first and nothing is half done), compiles them through the cache in one batch
+    /// ([`Jit::compile_many`]: every key looked up together, the misses stored together), and
+    /// records the manifest.
     pub fn compile(self) -> Result<CompiledFile> {
         let module = self.module()?;
-        let (names, left_out) = if self.request.kernels.is_empty() {
-            let all = module.kernels_to_compile()?;
-            (all.names, all.left_out)
-        } else {
-            (self.request.kernels.clone(), Vec::new())
-        };
+        let KernelsToCompile { names, left_out } = self.names(&module)?;
         let kernels = names.iter().map(|n| module.kernel(n)).collect::<Result<Vec<Kernel>>>()?;
+        let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, self.request.target)).collect();
+        let options = vec![self.request.options(&self.jit); requests.len()];
         let mut compiled = Vec::with_capacity(kernels.len());
-        for k in kernels {
-            let c = k.compile(self.request.target, &Specialization::uniform(k.program(), Layout::C))?;
-            compiled.push((k, c));
+        for (k, c) in kernels.into_iter().zip(self.jit.compile_many_with(&requests, &options)) {
+            compiled.push((k, c?));
         }
         self.record(&module, &compiled, &left_out);
         Ok(CompiledFile { kernels: compiled.into_iter().map(|(_, c)| c).collect(), left_out, served: Served::Full })
     }
 
+    /// The kernels the request asks for in `module`, and the generic kernels an every-kernel
+    /// request leaves out.
+    fn names(&self, module: &Module) -> Result<KernelsToCompile> {
+        if self.request.kernels.is_empty() {
+            module.kernels_to_compile()
+        } else {
+            Ok(KernelsToCompile { names: self.request.kernels.clone(), left_out: Vec::new() })
+        }
+    }
+
     /// Records the manifest of the request: `module` must be [`module`](Self::module)'s, and
-    /// `kernels` what the request asked for, compiled from it (every kernel of an every-kernel
-    /// request, with `left_out`). Nothing is recorded unless every kernel was stored (none
-    /// captured a device array, none of a module with `persist(false)`), was compiled for the
-    /// request's target with C-contiguous arrays, and the module is the one of the bytes the key
-    /// was derived from.
+    /// `kernels` what the request asked for, in its order, each compiled from `module` with the
+    /// request's options (every kernel of an every-kernel request, with `left_out`). Nothing is
+    /// recorded unless that holds, and every kernel was stored (none captured a device array,
+    /// none of a module with `persist(false)`) with C-contiguous arrays.
     pub fn record(&self, module: &Module, kernels: &[(Kernel, Arc<CompiledKernel>)], left_out: &[(String, String)]) {
         let Some(key) = self.manifest else { return };
         if kernels.is_empty()
@@ -416,17 +449,27 @@ impl DirectMiss {
         {
             return;
         }
+        // Exactly the kernels asked for, each the one the module gives for its name.
+        let Ok(KernelsToCompile { names, .. }) = self.names(module) else { return };
+        if names.len() != kernels.len() || names.iter().zip(kernels).any(|(n, (k, _))| module.kernel(n).map_or(true, |m| !m.same_kernel(k)))
+        {
+            return;
+        }
+        let options = self.request.options(&self.jit);
         let mut manifest = Manifest { files: Vec::new(), kernels: Vec::new(), left_out: left_out.to_vec(), warnings: Vec::new() };
         for (k, c) in kernels {
             let uniform = Specialization::uniform(k.program(), Layout::C);
+            // Compiled by `k` with the request's options (target, bounds checks) and C-contiguous
+            // arrays: what `k` remembers having compiled for them.
+            if !k.memoized(&options, &uniform).is_some_and(|m| Arc::ptr_eq(&m, c)) {
+                return;
+            }
             // Not persisted or holding capture slots to bind: the next process must not find it
             // through a manifest.
             if c.library.persistable().is_err()
                 || !c.persist
                 || !c.slots.is_empty()
                 || !matches!(c.origin, Origin::Compiled { .. } | Origin::Cache(_))
-                || c.target != self.request.target
-                || c.spec != uniform
             {
                 return;
             }
@@ -444,7 +487,13 @@ impl DirectMiss {
                 compile_ms,
             )
             .with_interface(interface);
-            manifest.kernels.push(ManifestKernel { meta, libdevice: c.libdevice });
+            let sites = c
+                .faults
+                .sites
+                .iter()
+                .map(|s| ManifestSite { array: s.array.clone(), ndim: s.ndim as u32, location: s.location.clone() })
+                .collect();
+            manifest.kernels.push(ManifestKernel { meta, libdevice: c.libdevice, sites });
             manifest.warnings.extend(module.warnings(k.program()));
         }
         manifest.files =

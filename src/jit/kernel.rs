@@ -2,7 +2,7 @@
 //! and specialisation, and compiles through the cache (or takes code built elsewhere).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
@@ -15,9 +15,10 @@ use crate::cache::{Assembler, Derivation, Entry, Key, KeyInputs, Lookup, Meta};
 use crate::capture::{CaptureValue, HostData};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
-use crate::ir::{CaptureSource, EnumDef, Layout, Program, Ty, Types};
-use crate::lang::GenericKernelSig;
+use crate::ir::{CaptureSource, EnumDef, ExprKind, FuncKind, Layout, Program, Ty, Types};
+use crate::lang::{GenericKernelSig, SourceFile};
 use crate::library::CodeLibrary;
+use crate::runtime::fault::{FaultSites, SiteInfo};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
 use crate::target::{Arch, Options, Specialization, Target};
 
@@ -34,7 +35,9 @@ pub(super) struct KernelInner {
     pub(super) enums: Vec<EnumDef>,
     /// The structs of the signature's types (the program's table of aggregates).
     pub(super) types: Types,
+    /// Compiled so far, by code generation options (bounds checks included) and specialisation.
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
+    faults: OnceLock<Arc<FaultSites>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
     pub(super) generic: Option<GenericPart>,
@@ -42,6 +45,16 @@ pub(super) struct KernelInner {
     /// ([`Module::persist`]).
     pub(super) persist: bool,
     source: Arc<Source>,
+}
+
+/// A compile whose key is derived ([`Kernel::prepare`]): what a batch of compiles looks up
+/// together before compiling anything.
+pub(super) struct Prepared {
+    /// The kernel's key.
+    pub(super) key: Key,
+    libdevice: Option<crate::toolchain::Libdevice>,
+    /// Keys to fetch with it (the cubin's, on a GPU).
+    pub(super) prefetch: Vec<Key>,
 }
 
 /// Resolves each capture of a program to its value.
@@ -84,6 +97,54 @@ fn capture_data(values: &[CaptureValue], relocatable: bool) -> Vec<CaptureData<'
         .collect()
 }
 
+/// Each bounds-checked access of `p`, numbered as `abi::bounds_sites` numbers them, described
+/// for fault reports: the array (and whose it is) and where the access is in `files` (the
+/// root file and its modules, which share one space of offsets).
+fn describe_sites(p: &Program, files: &[Arc<SourceFile>], kernel: &str) -> FaultSites {
+    let sites = abi::bounds_sites(p)
+        .iter()
+        .map(|s| {
+            let f = &p.funcs[s.func];
+            let whose = match &f.kind {
+                _ if s.func == p.kernel => String::new(),
+                FuncKind::Closure { .. } => format!(" of closure `{}`", f.name),
+                _ => format!(" of device function `{}`", f.name),
+            };
+            let what = |e: &ExprKind| match e {
+                ExprKind::Capture(c) => Some(format!("captured array {}", p.captures[*c].origin)),
+                ExprKind::SharedArray { elem, len, .. } => Some(format!("shared array `shared_array::<{elem}, {len}>()`")),
+                ExprKind::DynSharedArray(elem) => Some(format!("dynamic shared array `dynamic_shared_array::<{elem}>()`")),
+                _ => None,
+            };
+            let array = match &s.array.kind {
+                ExprKind::Local(l) if *l < f.params => format!("parameter `{}`{whose}", f.locals[*l].name),
+                ExprKind::Local(l) => match local_init(&f.body, *l).and_then(what) {
+                    Some(w) => format!("`{}`{whose}, the {w}", f.locals[*l].name),
+                    None => format!("array `{}`{whose}", f.locals[*l].name),
+                },
+                other => format!("{}{whose}", what(other).unwrap_or_else(|| "an array".into())),
+            };
+            let file = files.iter().rev().find(|f| f.contains(s.array.span));
+            SiteInfo { array, ndim: s.indices.len(), location: file.map(|f| f.location(s.array.span)) }
+        })
+        .collect();
+    FaultSites { kernel: kernel.to_string(), sites }
+}
+
+/// The expression a `let` binds local `l` to, if one does.
+fn local_init(body: &crate::ir::Block, l: usize) -> Option<&ExprKind> {
+    let mut blocks = vec![body];
+    crate::ir::visit_block(body, &mut |e| match &e.kind {
+        ExprKind::Block(b) | ExprKind::Loop(_, b) | ExprKind::While(_, _, b) | ExprKind::For { body: b, .. } => blocks.push(b),
+        ExprKind::If(_, t, f) => blocks.extend(std::iter::once(t).chain(f)),
+        _ => {}
+    });
+    blocks.iter().flat_map(|b| &b.stmts).find_map(|s| match s {
+        crate::ir::Stmt::Let(id, Some(init)) if *id == l => Some(&init.kind),
+        _ => None,
+    })
+}
+
 /// The kernels warned about as "not cached on disk" in this process: each once, whatever
 /// `Jit` compiled it.
 fn warn_not_persisted_once(id: String, msg: &str) {
@@ -119,6 +180,7 @@ impl KernelInner {
             signature,
             compiled: Mutex::new(HashMap::new()),
             generic: None,
+            faults: OnceLock::new(),
             persist: module.persist,
             source: module.source.clone(),
         })
@@ -235,7 +297,16 @@ impl Kernel {
         self.inner.jit.config().relocatable_captures
     }
 
-    /// The key this kernel is cached under for `target` and `spec`, with each component's hash.
+    /// How its fault records are reported (computed once per kernel).
+    pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
+        self.inner
+            .faults
+            .get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name)))
+            .clone()
+    }
+
+    /// The key this kernel's bounds-checked code is cached under for `target` and `spec`, with
+    /// each component's hash.
     pub fn explain(&self, target: Target, spec: &Specialization) -> Result<Derivation> {
         let (d, _) = self.derive(&self.inner.jit.config().options(target), spec)?;
         Ok(d)
@@ -297,73 +368,127 @@ impl Kernel {
         Ok(self.inner.jit.cubin_derivation(&d.key, arch, assembler))
     }
 
-    /// Compiles (or fetches from the cache) the specialisation for `target` and `spec`.
+    /// Compiles (or fetches from the cache) the bounds-checked specialisation for `target` and
+    /// `spec`: what safe launches run.
     pub fn compile(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
         self.compile_on(self.inner.jit.config().options(target), spec, None)
     }
 
-    /// Compiles (or fetches from the cache) the specialisation `spec` with code generation
-    /// options given in full rather than taken from the JIT's configuration: host code for a
-    /// named CPU ([`HostCpu::Named`](crate::HostCpu)), which the prebuild step links into the
-    /// crate it builds. Not public: such code is for another program, and launching it here
-    /// would need the named CPU's features.
-    pub(crate) fn compile_with(&self, options: Options, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
-        self.compile_on(options, spec, None)
+    /// Compiles (or fetches from the cache) the specialisation without bounds checks. Compiling
+    /// it is safe; running it takes the `unsafe` [`CompiledKernel::launch_unchecked`] (the safe
+    /// `launch` refuses it). It is cached under its own key.
+    pub fn compile_unchecked(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(Options { checked: false, ..self.inner.jit.config().options(target) }, spec, None)
     }
 
     fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
-        let memo_key = (options, spec.clone());
-        if let Some(c) = self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key) {
-            return Ok(c.clone());
+        if let Some(c) = self.memoized(&options, spec) {
+            return Ok(c);
         }
-        let c = self.compile_uncached(&memo_key.0, spec, device)?;
-        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
-        Ok(c)
+        let prepared = self.prepare(&options, spec, device)?;
+        let cache = self.inner.jit.cache();
+        let found = cache.lookup_prefetch(&[prepared.key], &prepared.prefetch).pop().unwrap_or(Lookup::Miss);
+        let c = match self.take_hit(options.target, spec, &prepared, found, options.checked) {
+            Some(c) => c,
+            None => {
+                let (c, entry) = self.build(&options, spec, &prepared)?;
+                if let (Some(entry), Ok(proof)) = (entry, c.library().persistable()) {
+                    cache.store(proof, entry);
+                }
+                c
+            }
+        };
+        Ok(self.memoize(&options, spec, c))
     }
 
-    /// Compiles for `device` with every array parameter C-contiguous.
+    /// Compiles the bounds-checked code for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
         let options = self.inner.jit.config().options(device.target());
         self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
-    fn compile_uncached(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
-        let inner = &self.inner;
-        let jit = &inner.jit;
-        let cache = jit.cache();
+    /// Whether `other` is this kernel or a clone of it.
+    pub(super) fn same_kernel(&self, other: &Kernel) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
+    /// The specialisation compiled earlier by this kernel or a clone.
+    pub(super) fn memoized(&self, options: &Options, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(options.clone(), spec.clone())).cloned()
+    }
+
+    /// Remembers a compiled specialisation; the one remembered first wins a race.
+    pub(super) fn memoize(&self, options: &Options, spec: &Specialization, c: Arc<CompiledKernel>) -> Arc<CompiledKernel> {
+        self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).entry((options.clone(), spec.clone())).or_insert(c).clone()
+    }
+
+    /// The first step of a compile: the key (and on a GPU, the cubin's key, fetched in the same
+    /// pass), so that several compiles can be looked up together.
+    pub(super) fn prepare(&self, options: &Options, spec: &Specialization, device: Option<&Device>) -> Result<Prepared> {
         let target = options.target;
         let (d, libdevice) = self.derive(options, spec)?;
-        let mut key = d.key;
-        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
-        // On a GPU, fetch the cubin with the PTX in one opening of the store.
+        let key = d.key;
+        let jit = &self.inner.jit;
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
             (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
                 vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
             }
             _ => Vec::new(),
         };
-        match cache.lookup_prefetch(&[key], &prefetch).pop().unwrap_or(Lookup::Miss) {
-            Lookup::Pinned(any) => {
-                if let Ok(c) = any.downcast::<CompiledKernel>() {
-                    return Ok(c);
-                }
-            }
-            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier) {
+        Ok(Prepared { key, libdevice, prefetch })
+    }
+
+    /// The compiled kernel a lookup found, if it is usable (an unusable entry is warned about
+    /// and recompiled).
+    pub(super) fn take_hit(
+        &self,
+        target: Target,
+        spec: &Specialization,
+        prepared: &Prepared,
+        found: Lookup,
+        checked: bool,
+    ) -> Option<Arc<CompiledKernel>> {
+        let key = prepared.key;
+        match found {
+            Lookup::Pinned(any) => any.downcast::<CompiledKernel>().ok(),
+            Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
                 Ok(mut c) => {
-                    c.libdevice = libdevice.as_ref().map(|l| l.hash);
-                    return Ok(Arc::new(c));
+                    c.libdevice = prepared.libdevice.as_ref().map(|l| l.hash);
+                    Some(Arc::new(c))
                 }
-                Err(e) => cache
-                    .warn_once(&format!("bad-artifact:{key}"), &format!("cached kernel '{}' is unusable ({e}); recompiling", inner.name)),
+                Err(e) => {
+                    self.inner.jit.cache().warn_once(
+                        &format!("bad-artifact:{key}"),
+                        &format!("cached kernel '{}' is unusable ({e}); recompiling", self.inner.name),
+                    );
+                    None
+                }
             },
-            Lookup::Miss => {}
+            Lookup::Miss => None,
         }
+    }
+
+    /// Compiles after a miss. Returns the kernel and the entry to store, or no entry for a
+    /// kernel that captured a device array (kept in memory only, warned about once; an error
+    /// with `KACHE_STRICT`).
+    pub(super) fn build(
+        &self,
+        options: &Options,
+        spec: &Specialization,
+        prepared: &Prepared,
+    ) -> Result<(Arc<CompiledKernel>, Option<Entry>)> {
+        let inner = &self.inner;
+        let jit = &inner.jit;
+        let cache = jit.cache();
+        let mut key = prepared.key;
+        let sig = signature_text(&inner.signature, &inner.enums, &inner.types);
+        let target = options.target;
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
-        let mut libdevice_hash = libdevice.as_ref().map(|l| l.hash);
-        let libdevice_bytes = match &libdevice {
+        let mut libdevice_hash = prepared.libdevice.as_ref().map(|l| l.hash);
+        let libdevice_bytes = match &prepared.libdevice {
             Some(l) => {
                 let Some((bytes, hash)) = l.load() else {
                     let function = codegen::first_libdevice_use(&inner.program).unwrap_or_else(|| "a transcendental function".into());
@@ -400,17 +525,22 @@ impl Kernel {
             compiled.entry.clone(),
             library.clone(),
             Origin::Compiled { ms: compile_ms },
+            options.checked,
         );
         ck.libdevice = libdevice_hash;
         match library.persistable() {
-            Ok(proof) => {
+            Ok(_) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
                 if inner.persist {
-                    cache.store(proof, Entry { meta, payload });
+                    Ok((Arc::new(ck), Some(Entry { meta, payload })))
                 } else {
-                    cache.store_in_memory(proof, Entry { meta, payload });
+                    // Module::persist(false): this process's memory tier only.
+                    let ck = Arc::new(ck);
+                    if let Ok(proof) = ck.library().persistable() {
+                        cache.store_in_memory(proof, Entry { meta, payload });
+                    }
+                    Ok((ck, None))
                 }
-                Ok(Arc::new(ck))
             }
             Err(refs) => {
                 let what: Vec<String> = refs.iter().map(|r| r.describe()).collect();
@@ -430,35 +560,64 @@ impl Kernel {
                 if inner.persist {
                     warn_not_persisted_once(format!("{}\0{}", self.inner.source.file.name(), inner.name), &msg);
                 }
-                Ok(ck)
+                Ok((ck, None))
             }
         }
     }
 
-    /// Checks `args` against the signature, compiles the matching specialisation on first use
-    /// and launches it on `device`. Nothing runs if an argument does not match.
+    /// Checks `args` against the signature, compiles the matching bounds-checked
+    /// specialisation on first use and launches it on `device`. Nothing runs if an argument
+    /// does not match or two arrays overlap where one is written. An out-of-bounds index is
+    /// [`Error::Launch`]: from this call on the host backend, from the next operation that
+    /// waits for the device on CUDA (`docs/runtime.md`, "Bounds checks").
     ///
     /// A generic kernel runs the instance the argument types need (each type parameter is the
     /// type of the scalars and array elements declared with it), checked and compiled on first
     /// use, then kept.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        self.launch_values(device, grid, args.args()?)
+        self.launch_values(device, grid, args.args()?, true)
     }
 
-    fn launch_values(&self, device: &Device, grid: Grid, args: Vec<ArgValue>) -> Result<()> {
+    /// As [`launch`](Self::launch), but runs the kernel compiled without bounds checks (cached
+    /// under its own key): the fastest code, for benchmarks and trusted hot paths.
+    ///
+    /// # Safety
+    ///
+    /// Every array access that the kernel makes in this launch must be in bounds: each index
+    /// below the extent of its dimension, for parameters, captured arrays, `shared_array`s and
+    /// the `dynamic_shared_array` (whose length is the launch's dynamic shared memory divided by
+    /// the element size). An out-of-bounds access reads or writes memory outside the array: on
+    /// the host backend that is this process's memory, on a GPU another allocation. Everything
+    /// else is still checked as for `launch` (arguments, devices, overlapping arrays, the grid).
+    pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        self.launch_values(device, grid, args.args()?, false)
+    }
+
+    /// Launches checked code, or (`checked` false: only from `launch_unchecked`, whose caller
+    /// vouched for every access) unchecked code.
+    fn launch_values(&self, device: &Device, grid: Grid, args: Vec<ArgValue>, checked: bool) -> Result<()> {
         if let Some(g) = &self.inner.generic {
-            return g.instance_for(&args)?.launch_values(device, grid, args);
+            return g.instance_for(&args)?.launch_values(device, grid, args, checked);
         }
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &self.inner.types, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let c = self.compile_on(self.inner.jit.config().options(device.target()), &spec, Some(device))?;
-        c.launch_checked(device, grid, &args)
+        let options = Options { checked, ..self.inner.jit.config().options(device.target()) };
+        let c = self.compile_on(options, &spec, Some(device))?;
+        // SAFETY: `c` is checked code when `checked` is set; otherwise this is
+        // `launch_unchecked`, whose caller promised that every access is in bounds.
+        unsafe { c.run(device, grid, &args) }
     }
 
     /// A compiled kernel from PTX produced elsewhere for this kernel (the prebuild step embeds
-    /// it), for `target` and `spec`.
-    pub fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
+    /// it), for `target` and `spec`. Its launches are safe launches of checked code.
+    ///
+    /// # Safety
+    ///
+    /// `ptx` must be kache's bounds-checked compilation of this kernel for `target` and `spec`
+    /// (what `kache::prebuild` embeds, or `kache compile --emit ptx` writes with its default
+    /// options): kache cannot verify PTX, and runs it as if it were.
+    pub unsafe fn with_ptx(&self, target: Target, spec: &Specialization, ptx: String) -> Arc<CompiledKernel> {
         self.prebuilt(target, spec, Artifact::Ptx(ptx))
     }
 
@@ -467,23 +626,30 @@ impl Kernel {
         let key = Key(*blake3::hash(artifact.bytes()).as_bytes());
         let library = CodeLibrary::assemble(&self.inner.program, &self.inner.captures, None, self.relocatable());
         let entry = abi::symbol_name(&self.inner.program.kernel().name);
-        Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt))
+        Arc::new(CompiledKernel::new(self, target, spec, key, artifact, entry, library, Origin::Prebuilt, true))
     }
 
     /// A compiled kernel from a cubin assembled elsewhere for this kernel and `arch` (for
     /// example by `kache compile --emit cubin --arch sm_90`), with every array parameter
     /// C-contiguous. Loading it needs no compiler and no PTX JIT; a GPU it was not built for
-    /// refuses it at the first launch with the driver's reason.
+    /// refuses it at the first launch with the driver's reason. Anything that is not an ELF
+    /// image is refused at once.
+    ///
+    /// # Safety
+    ///
+    /// `cubin` must be kache's bounds-checked compilation of this kernel for `arch` with C
+    /// layouts (`kache compile --emit cubin` with its default options): kache cannot verify
+    /// machine code, and its launches run it as checked code.
     ///
     /// ```
     /// # let jit = kache::Jit::new(kache::Config::in_memory())?;
     /// let k = jit.load_source("s.rs", "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }")?.kernel("k")?;
     /// let arch = kache::Arch::parse("sm_90")?;
-    /// // Anything but an ELF image is refused before it reaches the driver.
-    /// assert!(k.with_cubin(arch, b"// PTX, not a cubin".to_vec()).is_err());
+    /// // SAFETY: refused before anything could run it.
+    /// assert!(unsafe { k.with_cubin(arch, b"// PTX, not a cubin".to_vec()) }.is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
+    pub unsafe fn with_cubin(&self, arch: Arch, cubin: Vec<u8>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
         if !cubin.starts_with(b"\x7fELF") {
             return Err(Error::BadSerializedKernel(format!("the cubin given for kernel '{}' is not an ELF image", self.inner.name)));

@@ -1,11 +1,12 @@
 //! Launching a compiled kernel: the checks that belong to the JIT (captured arrays on the
-//! device, the compiled specialisation), then `runtime::launch`, where the arguments are
-//! checked and passed as for every kernel.
+//! device, the compiled specialisation, checked code for a safe launch), then
+//! `runtime::launch`, where the arguments are checked and passed as for every kernel.
 
 use super::compiled::CompiledKernel;
 use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
 use crate::ir::Program;
+use crate::runtime::launch::CapturedArray;
 pub(super) use crate::runtime::launch::check_args;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, launch};
 use crate::target::Target;
@@ -14,12 +15,12 @@ use crate::target::Target;
 pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[CaptureValue], device: &Device) -> Result<()> {
     for (c, v) in p.captures.iter().zip(captures) {
         if let CaptureValue::Device(d) = v
-            && d.location != device.location()
+            && d.location() != device.location()
         {
             return Err(Error::Device(format!(
                 "kernel '{name}' captured device array {} in {} and cannot run on {}",
                 c.origin,
-                d.location,
+                d.location(),
                 device.describe()
             )));
         }
@@ -28,8 +29,35 @@ pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[Captu
 }
 
 impl CompiledKernel {
-    /// Launches with arguments checked against the signature and the specialisation.
+    /// Launches with arguments checked against the signature and the specialisation. The code
+    /// must be bounds-checked ([`is_checked`](Self::is_checked)); unchecked code is refused
+    /// with [`Error::BadLaunch`] and runs only through [`launch_unchecked`](Self::launch_unchecked).
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        if !self.checked {
+            return Err(Error::BadLaunch(format!(
+                "kernel '{}' was compiled without bounds checks; only the unsafe `launch_unchecked` runs it",
+                self.name
+            )));
+        }
+        let args = self.checked_args(device, grid, args)?;
+        // SAFETY: the code is bounds-checked (tested above).
+        unsafe { self.run(device, grid, &args) }
+    }
+
+    /// Launches checked or unchecked code alike, with every other check of
+    /// [`launch`](Self::launch).
+    ///
+    /// # Safety
+    ///
+    /// Unless the code is bounds-checked, every array access that the kernel makes in this
+    /// launch must be in bounds (see [`Kernel::launch_unchecked`](crate::Kernel::launch_unchecked)).
+    pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        let args = self.checked_args(device, grid, args)?;
+        // SAFETY: the caller's promise covers unchecked code.
+        unsafe { self.run(device, grid, &args) }
+    }
+
+    fn checked_args(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<Vec<ArgValue>> {
         let args = args.args()?;
         let spec = check_args(&self.name, &self.signature, &self.enums, &self.types, &args, device)?;
         if spec != self.spec {
@@ -40,35 +68,55 @@ impl CompiledKernel {
             });
         }
         grid.check()?;
-        self.launch_checked(device, grid, &args)
+        Ok(args)
     }
 
-    /// Launches `args` already checked against the signature and the specialisation.
-    pub(super) fn launch_checked(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
+    /// Runs `args`, already checked against the signature and the specialisation, after the
+    /// checks that involve the kernel itself: its target and captured arrays fit the device, and
+    /// no array it writes overlaps another. A failed bounds check is [`Error::Launch`], from
+    /// here on the host backend, and from the next operation that waits for the device on CUDA.
+    ///
+    /// # Safety
+    ///
+    /// The code is bounds-checked, or every array access of this launch is in bounds.
+    pub(super) unsafe fn run(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }
-        for loc in self.device_captures.iter().copied().chain(super::slots::slot_locations(&self.slots)) {
-            if loc != device.location() {
+        // Relocatable captures are checked as the arrays bound to their slots now.
+        let captured: std::borrow::Cow<'_, [CapturedArray]> = if self.slots.is_empty() {
+            std::borrow::Cow::Borrowed(&self.captured)
+        } else {
+            self.captured.iter().cloned().chain(super::slots::slot_arrays(&self.slots)).collect()
+        };
+        for c in captured.iter() {
+            if c.desc.location() != device.location() {
                 return Err(Error::Device(format!(
-                    "kernel '{}' captured an array in {loc} and cannot run on {}",
+                    "kernel '{}' captured an array in {} and cannot run on {}",
                     self.name,
+                    c.desc.location(),
                     device.describe()
                 )));
             }
         }
-        let mut slots = launch::param_slots(&self.name, &self.abi, args)?;
+        launch::check_aliasing(&self.name, &self.signature, args, &captured)?;
+        let slots = launch::param_slots(&self.name, &self.abi, args)?;
         match device.cuda_impl() {
             None => {
                 let m = self.host_module()?;
                 let code = launch::HostKernel { entry: m.entry(), static_shared: self.static_shared, cooperative: self.cooperative };
                 // SAFETY: `m` owns the entry's code and outlives the launch; `slots` holds one value
-                // per flattened parameter of this kernel's ABI, checked against its signature.
-                unsafe { launch::run_host(code, &grid, &slots) }
+                // per flattened parameter of this kernel's ABI, checked against its signature and
+                // for aliasing; the code is bounds-checked or the caller vouched for every access.
+                unsafe { launch::run_host(code, &grid, &slots, &self.faults) }
             }
             Some(dev) => {
                 let f = self.cuda_function(dev)?;
-                launch::run_cuda(dev, &f, &grid, &mut slots)
+                let queues = launch::queues_of(args).chain(captured.iter().filter_map(|c| c.desc.queue())).collect();
+                let cuda = launch::CudaLaunch { faults: &self.faults, queues, checked: self.checked };
+                // SAFETY: `f` is this kernel's code, `slots` its checked parameters; the code is
+                // bounds-checked or the caller vouched for every access.
+                unsafe { launch::run_cuda(dev, &f, &grid, &slots, cuda) }
             }
         }
     }

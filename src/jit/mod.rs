@@ -2,6 +2,7 @@
 //! kernels through the cache. This file holds [`Jit`] and the state its modules and kernels
 //! share (parsed sources and live kernels, each deduplicated).
 
+mod batch;
 mod compiled;
 mod direct;
 mod generic;
@@ -11,8 +12,9 @@ mod module;
 mod serialize;
 mod slots;
 
+pub use batch::CompileRequest;
 pub use compiled::{CompiledKernel, Origin};
-pub use direct::{CompileRequest, CompiledFile, Direct, DirectExplanation, DirectMiss, Served};
+pub use direct::{CompiledFile, Direct, DirectExplanation, DirectMiss, FileRequest, Served};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 pub use slots::CaptureSlot;

@@ -15,6 +15,7 @@ use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::{EnumTy, Ty};
 use crate::library::CodeLibrary;
+use crate::runtime::fault::FaultSites;
 use crate::target::{Specialization, Target};
 
 impl CompiledKernel {
@@ -25,9 +26,18 @@ impl CompiledKernel {
     /// with [`bind`](Self::bind) after deserialising). A kernel whose code holds the address of a
     /// device array (baked captures), directly or through any linked library, fails with
     /// [`Error::NotSerializable`] naming every such array.
+    ///
+    /// Only bounds-checked code is serialised ([`deserialize`](Self::deserialize) gives a kernel
+    /// that safe launches run): unchecked code is [`Error::BadLaunch`].
     pub fn serialize(&self) -> Result<Vec<u8>> {
         if let Err(refs) = self.library.persistable() {
             return Err(Error::NotSerializable { kernel: self.name.clone(), what: crate::library::describe_device_arrays(&refs) });
+        }
+        if !self.checked {
+            return Err(Error::BadLaunch(format!(
+                "kernel '{}' was compiled without bounds checks; only checked code is serialised, since deserialised kernels run through the safe launch",
+                self.name
+            )));
         }
         let interface = self.interface()?;
         let compile_ms = match self.origin {
@@ -91,8 +101,17 @@ impl CompiledKernel {
 
     /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
     /// verify is [`Error::BadSerializedKernel`]; host code optimised for another CPU is
-    /// [`Error::ForeignHostCpu`].
-    pub fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
+    /// [`Error::ForeignHostCpu`]. A fault report of a deserialised kernel names the array by
+    /// its bounds check's number (the source is not serialised).
+    ///
+    /// # Safety
+    ///
+    /// The bytes must come from [`serialize`](Self::serialize) of a kache of this version (or
+    /// be a copy of them that nobody could have tampered with): they hold machine code, or PTX,
+    /// that launches run as bounds-checked kernel code. The envelope's hashes detect damage,
+    /// which is refused, but not a forgery, which would run: treat the bytes as you would a
+    /// shared library you load.
+    pub unsafe fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {
         let bad = |m: String| Error::BadSerializedKernel(m);
         let (meta, payload) =
             envelope::decode(bytes, None).map_err(|e| bad(format!("the bytes do not verify as a kache kernel of this version: {e}")))?;
@@ -119,11 +138,12 @@ impl CompiledKernel {
                 return Err(bad(format!("a {kind:?} payload cannot be code built for {machine}")));
             }
         };
-        Ok(CompiledKernel::from_interface(meta.key, meta.kernel, meta.entry, interface, target, artifact, Origin::Deserialized, None))
+        Ok(CompiledKernel::from_interface(meta.key, meta.kernel, meta.entry, interface, target, artifact, Origin::Deserialized, None, true))
     }
 
     /// A compiled kernel from its interface and code, without its source: a deserialised
     /// kernel, or one direct mode found (with the JIT, whose cubin tier it then uses).
+    /// `checked` says whether the code is bounds-checked (a deserialised kernel's always is).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn from_interface(
         key: Key,
@@ -134,6 +154,7 @@ impl CompiledKernel {
         artifact: Artifact,
         origin: Origin,
         jit: Option<Jit>,
+        checked: bool,
     ) -> CompiledKernel {
         let mut signature = Vec::new();
         let mut layouts = Vec::new();
@@ -164,7 +185,7 @@ impl CompiledKernel {
         let library = Arc::new(CodeLibrary::new(name.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
         CompiledKernel {
             key,
-            name,
+            name: name.clone(),
             target,
             spec: Specialization { layouts },
             signature,
@@ -178,7 +199,9 @@ impl CompiledKernel {
             cooperative: interface.cooperative,
             static_shared: interface.static_shared,
             library,
-            device_captures: Vec::new(),
+            captured: Vec::new(),
+            checked,
+            faults: Arc::new(FaultSites { kernel: name, sites: Vec::new() }),
             slots,
             pinned: false,
             persist: true,

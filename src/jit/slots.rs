@@ -3,9 +3,10 @@
 //! kernel, and the refusal to run one with a slot left empty.
 
 use crate::cache::envelope::SlotDecl;
-use crate::capture::{ArrayDesc, CaptureValue, IntoCapture, Location};
+use crate::capture::{ArrayDesc, CaptureValue, IntoCapture};
 use crate::error::{Error, Result};
 use crate::ir::{CaptureOrigin, CaptureTy, Elem, Program};
+use crate::runtime::launch::CapturedArray;
 
 /// A slot of a relocatable kernel: the module variable that holds the address of one captured
 /// device array, what array it takes, and the array bound to it (if any).
@@ -17,6 +18,9 @@ pub struct CaptureSlot {
     qualified: String,
     /// The bound array (its owner keeps the memory alive while the kernel lives).
     bound: Option<ArrayDesc>,
+    /// Whether the code may write the array (`abi::written_captures`; for a deserialised
+    /// kernel, whose program did not travel, whether the slot takes a writable array).
+    written: bool,
 }
 
 impl std::fmt::Debug for CaptureSlot {
@@ -42,13 +46,14 @@ impl CaptureSlot {
             Some((param, rest)) => format!("{}::{param}", rest.trim_end_matches('\'')),
             None => decl.name.clone(),
         };
-        CaptureSlot { decl, qualified, bound: None }
+        let written = decl.ty.writable;
+        CaptureSlot { decl, qualified, bound: None, written }
     }
 }
 
 /// The slots of a program compiled with relocatable captures, bound to the captured arrays
 /// (none in baked mode).
-pub(super) fn slots_of(program: &Program, captures: &[CaptureValue], relocatable: bool) -> Vec<CaptureSlot> {
+pub(super) fn slots_of(program: &Program, captures: &[CaptureValue], written: &[bool], relocatable: bool) -> Vec<CaptureSlot> {
     if !relocatable {
         return Vec::new();
     }
@@ -65,10 +70,11 @@ pub(super) fn slots_of(program: &Program, captures: &[CaptureValue], relocatable
             origin: c.origin.to_string(),
             ty,
             layout,
-            shape: d.shape.clone(),
-            strides: d.strides.clone(),
+            shape: d.shape().to_vec(),
+            strides: d.strides().to_vec(),
         };
-        out.push(CaptureSlot { decl, qualified, bound: Some(d.clone()) });
+        let written = written.get(id).copied().unwrap_or(true);
+        out.push(CaptureSlot { decl, qualified, bound: Some(d.clone()), written });
     }
     out
 }
@@ -79,15 +85,18 @@ pub(super) fn slot_values(kernel: &str, slots: &[CaptureSlot]) -> Result<Vec<(St
     slots
         .iter()
         .map(|s| match &s.bound {
-            Some(d) => Ok((s.decl.symbol.clone(), d.ptr)),
+            Some(d) => Ok((s.decl.symbol.clone(), d.ptr())),
             None => Err(Error::UnboundCapture { kernel: kernel.to_string(), name: s.decl.name.clone(), origin: s.decl.origin.clone() }),
         })
         .collect()
 }
 
-/// Where the arrays bound to the slots live.
-pub(super) fn slot_locations(slots: &[CaptureSlot]) -> impl Iterator<Item = Location> + '_ {
-    slots.iter().filter_map(|s| s.bound.as_ref().map(|d| d.location))
+/// The arrays bound to the slots, as the launch checks them (device, aliasing, stream order)
+/// like baked captures.
+pub(super) fn slot_arrays(slots: &[CaptureSlot]) -> impl Iterator<Item = CapturedArray> + '_ {
+    slots
+        .iter()
+        .filter_map(|s| s.bound.as_ref().map(|d| CapturedArray { origin: s.decl.origin.clone(), desc: d.clone(), written: s.written }))
 }
 
 /// Binds `value` to the slots named `name` (or `factory::param`), checking it is a device array
@@ -113,7 +122,7 @@ pub(super) fn bind(kernel: &str, slots: &mut [CaptureSlot], name: &str, value: i
     };
     for i in matching {
         let decl = &slots[i].decl;
-        if Elem::Scalar(d.elem) != decl.ty.elem || d.shape.len() != decl.ty.ndim as usize {
+        if Elem::Scalar(d.elem()) != decl.ty.elem || d.shape().len() != decl.ty.ndim as usize {
             return Err(err(format!(
                 "the slot takes a {}-d `{}` array ({}), not a {}",
                 decl.ty.ndim,
@@ -122,14 +131,17 @@ pub(super) fn bind(kernel: &str, slots: &mut [CaptureSlot], name: &str, value: i
                 d.describe()
             )));
         }
-        if d.shape != decl.shape || d.strides != decl.strides {
+        if d.shape() != decl.shape || d.strides() != decl.strides {
             return Err(err(format!(
                 "the kernel was compiled for shape {:?} and strides {:?} (in elements), which are constants of its code; got shape {:?} \
                  and strides {:?}",
-                decl.shape, decl.strides, d.shape, d.strides
+                decl.shape,
+                decl.strides,
+                d.shape(),
+                d.strides()
             )));
         }
-        if decl.ty.writable && d.read_only {
+        if decl.ty.writable && d.read_only() {
             return Err(err("the kernel writes this array, but it is read-only".into()));
         }
         slots[i].bound = Some(d.clone());

@@ -12,9 +12,9 @@ use crate::build_script;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
-use crate::ir::{CaptureTy, Layout};
+use crate::ir::CaptureTy;
 use crate::target::Options;
-use crate::{Arch, Config, Jit, Specialization, Target};
+use crate::{Arch, CompileRequest, Config, Jit, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
@@ -46,6 +46,8 @@ pub const TRACKED_ENV: &[&str] = &[
     "KACHE_REMOTE_KEY",
     "KACHE_REMOTE_READONLY",
     "KACHE_REMOTE_TIMEOUT_MS",
+    "KACHE_REMOTE_TTL",
+    "KACHE_REMOTE_CA",
     // What is printed, and the toolchain.
     "KACHE_QUIET",
     "KACHE_LOG",
@@ -306,7 +308,7 @@ impl Builder {
             if included.contains(&file.path) {
                 continue;
             }
-            match m.and_then(|m| self.build_file(m, file, &code, &mut data, &mut objects)) {
+            match m.and_then(|m| self.build_file(&jit, m, file, &code, &mut data, &mut objects)) {
                 Ok((m, used)) => {
                     modules.push(m);
                     listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
@@ -387,6 +389,7 @@ impl Builder {
 
     fn build_file(
         &self,
+        jit: &Jit,
         mut m: crate::jit::Module,
         file: &KernelFile,
         code: &Code<'_>,
@@ -412,8 +415,8 @@ impl Builder {
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
             )));
         }
-        let mut kernels = Vec::new();
-        for (k_index, name) in names.into_iter().enumerate() {
+        let mut checked = Vec::new();
+        for name in names {
             let k = m.kernel(&name)?;
             if let Some(c) = k.program().captures.iter().find(|c| matches!(c.ty, CaptureTy::Array { device: true, .. })) {
                 return Err(Error::Prebuild(format!(
@@ -421,24 +424,54 @@ impl Builder {
                     c.origin
                 )));
             }
+            checked.push((name, k));
+        }
+        // The file's kernels for every architecture, and for the host, in one batch: one pass
+        // over the cache (one round trip to a remote cache) for the lookups, one for the stores.
+        let (mut requests, mut options) = (Vec::new(), Vec::new());
+        for (_, k) in &checked {
+            for a in code.archs {
+                requests.push(CompileRequest::new(k, Target::Nvptx(*a)));
+                options.push(jit.config().options(Target::Nvptx(*a)));
+            }
+            if let Some((_, o)) = &code.host {
+                requests.push(CompileRequest::new(k, Target::Host));
+                options.push(o.clone());
+            }
+        }
+        let all: Vec<_> = jit.compile_many_with(&requests, &options).into_iter().collect::<Result<_>>()?;
+        let mut hosts = Vec::new();
+        let mut compiled = Vec::new();
+        for (c, r) in all.into_iter().zip(&requests) {
+            if r.target == Target::Host { hosts.push(c) } else { compiled.push(c) }
+        }
+        // Their cubins the same way: one lookup pass, one store pass.
+        let assembled: Vec<Vec<u8>> = if code.cubins {
+            jit.assemble_cubins(&compiled.iter().map(|c| &**c).collect::<Vec<_>>()).into_iter().collect::<Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        let (mut compiled, mut assembled, mut hosts) = (compiled.iter(), assembled.into_iter(), hosts.into_iter());
+        let mut kernels = Vec::new();
+        for (k_index, (name, k)) in checked.into_iter().enumerate() {
             let rust = instance_rust_name(&name);
-            let spec = Specialization::uniform(k.program(), Layout::C);
             // Numbered, so that names differing only in case stay apart on any file system.
             let stem = format!("f{}-k{k_index}-{}-{rust}", file.index, file.module);
             let (mut ptx, mut cubins) = (Vec::new(), Vec::new());
             let mut entry = crate::abi::symbol_name(&name);
             for a in code.archs {
-                let c = k.compile(Target::Nvptx(*a), &spec)?;
+                let lost = || Error::Internal(format!("kernel '{name}' was not compiled for {a}"));
+                let c = compiled.next().ok_or_else(lost)?;
                 entry = c.entry().to_string();
                 ptx.push((a.to_string(), data.write(&format!("{stem}.{a}.ptx"), c.ptx().unwrap_or("").as_bytes())?));
                 if code.cubins {
-                    let cubin = c.assemble_cubin()?;
+                    let cubin = assembled.next().ok_or_else(lost)?;
                     cubins.push((a.to_string(), data.write(&format!("{stem}.{a}.cubin"), &cubin)?));
                 }
             }
             let host = match &code.host {
                 Some((target, options)) => {
-                    let c = k.compile_with(options.clone(), &spec)?;
+                    let c = hosts.next().ok_or_else(|| Error::Internal(format!("kernel '{name}' was not compiled for the host")))?;
                     let crate::codegen::Artifact::HostBitcode(bitcode) = c.artifact() else {
                         return Err(Error::Internal(format!("kernel '{name}' compiled for the host is not host code")));
                     };

@@ -201,7 +201,7 @@ fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     Ok(quote! {
         #[doc = #doc]
         pub fn #function() -> &'static ::kache::prebuild::Prebuilt {
-            static KERNEL: ::kache::prebuild::Prebuilt = ::kache::prebuild::Prebuilt::new(::kache::prebuild::KernelData {
+            static KERNEL: ::kache::prebuild::Prebuilt = ::kache::__kache_prebuilt!(::kache::prebuild::KernelData {
                 name: #name,
                 file: #file,
                 source: source::TEXT,

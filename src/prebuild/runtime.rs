@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use crate::abi::{HostEntry, ParamAbi};
 use crate::error::Result;
 use crate::ir::{EnumDef, Layout, Scalar, Ty, Types};
+use crate::runtime::fault::FaultSites;
 use crate::runtime::launch::{self, HostKernel};
 use crate::runtime::{ArgValue, Device, Grid, KernelArg, KernelArgs, cuda};
 use crate::target::Arch;
@@ -95,6 +96,20 @@ macro_rules! __kache_prebuilt_host_code {
     }};
 }
 
+/// The [`Prebuilt`] of a kernel, for generated code only: it calls the `unsafe`
+/// [`Prebuilt::new`], so that the generated file holds no `unsafe` of its own. The promise of
+/// [`Prebuilt::new`] is the build step's, which wrote the call with the code it compiled; do
+/// not call it by hand.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __kache_prebuilt {
+    ($data:expr) => {{
+        // SAFETY: written by the prebuild step, with the code, signature and entry it compiled
+        // from the embedded source and globals.
+        unsafe { $crate::prebuild::Prebuilt::new($data) }
+    }};
+}
+
 /// A C-like enum of a kernel parameter's type, as generated code writes it: an argument of the
 /// type is passed as its discriminant, which the launch checks is one of the variants'.
 #[derive(Debug)]
@@ -146,6 +161,7 @@ pub struct Prebuilt {
     signature: OnceLock<Vec<(String, Ty)>>,
     enums: OnceLock<Vec<EnumDef>>,
     abi: OnceLock<Vec<ParamAbi>>,
+    faults: OnceLock<Arc<FaultSites>>,
     /// Loaded on each CUDA device, by ordinal.
     loaded: Mutex<Vec<(usize, Arc<cuda::LoadedFunction>)>>,
     #[cfg(feature = "compiler")]
@@ -174,12 +190,25 @@ fn cubin_fits(arch: Arch, (major, minor): (i32, i32)) -> bool {
 
 impl Prebuilt {
     /// Used by generated code.
-    pub const fn new(data: KernelData) -> Prebuilt {
+    ///
+    /// # Safety
+    ///
+    /// `data` must be what `prebuild::Builder` generates for the kernel `data.name` of
+    /// `data.source` (with its `modules`) and `data.globals` bound: each `(arch, ptx)` of
+    /// `data.ptx` and each `(arch, cubin)` of `data.cubins` kache's bounds-checked compilation
+    /// of that kernel for `arch` with every array parameter C-contiguous, `data.params` and
+    /// `data.enums` its signature, and `data.entry` its entry symbol. [`launch`](Self::launch)
+    /// runs that code on a GPU as checked code with arguments checked against `data.params`,
+    /// and kache cannot verify machine code. (`data.host` carries the promise of
+    /// [`HostCode::new`].) Generated code calls this through a macro, so that it holds no
+    /// `unsafe` of its own.
+    pub const unsafe fn new(data: KernelData) -> Prebuilt {
         Prebuilt {
             data,
             signature: OnceLock::new(),
             enums: OnceLock::new(),
             abi: OnceLock::new(),
+            faults: OnceLock::new(),
             loaded: Mutex::new(Vec::new()),
             #[cfg(feature = "compiler")]
             jit: OnceLock::new(),
@@ -213,6 +242,13 @@ impl Prebuilt {
 
     fn abi(&self) -> &[ParamAbi] {
         self.abi.get_or_init(|| ParamAbi::of_signature(self.signature()))
+    }
+
+    /// How a failed bounds check of the prebuilt code is reported: the kernel and the check's
+    /// number (generated code carries no description of its checks; the JIT's compilation of the
+    /// same source names the array and the source line).
+    fn faults(&self) -> &Arc<FaultSites> {
+        self.faults.get_or_init(|| Arc::new(FaultSites { kernel: self.data.name.to_string(), sites: Vec::new() }))
     }
 
     /// Architectures with embedded PTX.
@@ -269,17 +305,24 @@ impl Prebuilt {
             match device.cuda_impl() {
                 None => {
                     if let Some(host) = &self.data.host {
+                        launch::check_aliasing(self.data.name, self.signature(), &args, &[])?;
                         let slots = launch::param_slots(self.data.name, self.abi(), &args)?;
-                        // SAFETY: `HostCode::new`'s promise: the entry is kache host code for
-                        // this kernel's parameters, linked into the program; the arguments were
-                        // checked against the same signature and are all C-contiguous.
-                        return unsafe { launch::run_host(host.kernel, &grid, &slots) };
+                        // SAFETY: `HostCode::new`'s promise: the entry is kache's bounds-checked
+                        // host code for this kernel's parameters, linked into the program; the
+                        // arguments were checked against the same signature and for aliasing,
+                        // and are all C-contiguous.
+                        return unsafe { launch::run_host(host.kernel, &grid, &slots, self.faults()) };
                     }
                 }
                 Some(dev) => {
                     if let Some(f) = self.cuda_function(dev)? {
-                        let mut slots = launch::param_slots(self.data.name, self.abi(), &args)?;
-                        return launch::run_cuda(dev, &f, &grid, &mut slots);
+                        launch::check_aliasing(self.data.name, self.signature(), &args, &[])?;
+                        let slots = launch::param_slots(self.data.name, self.abi(), &args)?;
+                        let cuda = launch::CudaLaunch { faults: self.faults(), queues: launch::queues_of(&args).collect(), checked: true };
+                        // SAFETY: `Prebuilt::new`'s promise: the embedded code is kache's
+                        // bounds-checked compilation of this kernel; the arguments were checked
+                        // against its signature and for aliasing.
+                        return unsafe { launch::run_cuda(dev, &f, &grid, &slots, cuda) };
                     }
                 }
             }
@@ -456,7 +499,9 @@ mod jit_fallback {
                     match loaded.get(&ordinal) {
                         Some(c) => c.clone(),
                         None => {
-                            let c = st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string());
+                            // SAFETY: `Prebuilt::new`'s caller (the generated code) vouched that
+                            // the embedded PTX is kache's checked compilation of this kernel.
+                            let c = unsafe { st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string()) };
                             loaded.insert(ordinal, c.clone());
                             c
                         }

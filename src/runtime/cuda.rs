@@ -5,12 +5,16 @@
 //! default stream, so copies to and from the device wait for earlier launches.
 
 use std::ffi::{CString, c_void};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result::DriverError;
 use cudarc::driver::safe::CudaContext;
-use cudarc::driver::sys;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, sys};
 
+use super::fault::{FaultRecord, FaultSites, Registry};
+use super::{ArgValue, KernelArg};
+use crate::capture::{ArrayDesc, CaptureValue, Element, ForeignQueue, IntoCapture, Location, Owner};
 use crate::error::{Error, Result};
 use crate::target::Arch;
 
@@ -48,6 +52,12 @@ pub(crate) struct CudaDevice {
     pub arch: Arch,
     pub compute_capability: (i32, i32),
     pub driver_version: i32,
+    /// The fault record every bounds-checked launch on this device writes to.
+    fault: CudaBuffer,
+    /// A checked launch has been queued since the record was last read.
+    fault_pending: AtomicBool,
+    /// The kernels whose tokens the record can carry.
+    faulting: Mutex<Registry>,
 }
 
 impl std::fmt::Debug for CudaDevice {
@@ -86,7 +96,18 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
     let arch = arch_for(cc).ok_or_else(|| {
         Error::Device(format!("{name} has compute capability {}.{}; kache generates code for sm_70 and newer", cc.0, cc.1))
     })?;
-    Ok(CudaDevice { ctx, ordinal, name, arch, compute_capability: cc, driver_version })
+    let fault = alloc_in(&ctx, std::mem::size_of::<FaultRecord>())?;
+    Ok(CudaDevice {
+        ctx,
+        ordinal,
+        name,
+        arch,
+        compute_capability: cc,
+        driver_version,
+        fault,
+        fault_pending: AtomicBool::new(false),
+        faulting: Mutex::new(Registry::default()),
+    })
 }
 
 /// The architecture to generate code for: the device's own, or the newest kache supports
@@ -108,27 +129,44 @@ impl CudaDevice {
 
     /// Allocates `len` zeroed bytes.
     pub fn alloc(&self, len: usize) -> Result<CudaBuffer> {
-        self.bind()?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        if len > 0 {
-            // SAFETY: context bound; valid out pointer.
-            check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, len) })?;
-            // SAFETY: `ptr` is a fresh allocation of `len` bytes.
-            let r = unsafe { sys::cuMemsetD8_v2(ptr, 0, len) };
-            if r != sys::CUresult::CUDA_SUCCESS {
-                // SAFETY: freeing what we just allocated.
-                unsafe { sys::cuMemFree_v2(ptr) };
-                return Err(cuda_err("cuMemsetD8", r));
-            }
-        }
-        Ok(CudaBuffer { ptr, len, ctx: self.ctx.clone() })
+        alloc_in(&self.ctx, len)
     }
 
-    /// Waits for every launch on the device.
+    /// Waits for every launch on the device, then reports a failed bounds check.
     pub fn synchronize(&self) -> Result<()> {
         self.bind()?;
         // SAFETY: context bound.
-        check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+        check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })?;
+        self.check_faults()
+    }
+
+    /// The device address of the fault record and the token of `sites`, for a checked launch.
+    pub fn fault_target(&self, sites: &Arc<FaultSites>) -> (u64, u32) {
+        let token = self.faulting.lock().unwrap_or_else(|e| e.into_inner()).token(sites);
+        (self.fault.ptr, token)
+    }
+
+    /// After an operation that waited for the device's earlier work (a blocking copy, a
+    /// synchronisation): if a checked launch has run since the record was last read, reads it,
+    /// and reports a failed check as [`Error::Launch`] once (the record is cleared).
+    pub fn check_faults(&self) -> Result<()> {
+        if !self.fault_pending.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
+        // The copy waits for every launch queued before it, so for each whose `pending` was
+        // just consumed (it is set after queueing); a launch queued later sets it again.
+        let mut rec = FaultRecord::default();
+        self.fault.read(0, bytemuck::bytes_of_mut(&mut rec))?;
+        if rec.flag == 0 {
+            return Ok(());
+        }
+        // Clear it with launches held off (they queue under the registry's lock), reading it
+        // again first: a fault of a launch queued meanwhile is then either in what is reported
+        // (the first fault wins) or written after the clear, never erased unreported.
+        let registry = self.faulting.lock().unwrap_or_else(|e| e.into_inner());
+        self.fault.read(0, bytemuck::bytes_of_mut(&mut rec))?;
+        self.fault.write(0, bytemuck::bytes_of(&FaultRecord::default()))?;
+        Err(registry.error(&rec))
     }
 
     /// Compiles PTX with the driver's linker, which also gives the cubin (for the cubin tier)
@@ -209,9 +247,63 @@ impl CudaDevice {
         Ok(LoadedFunction { module, func, ctx: self.ctx.clone() })
     }
 
-    /// Launches `f`; `params` holds one pointer per flattened parameter.
-    pub fn launch(&self, f: &LoadedFunction, grid: [u32; 3], block: [u32; 3], shared: u32, params: &mut [*mut c_void]) -> Result<()> {
+    /// The foreign streams among `queues` (cudarc streams of arrays the launch uses), each
+    /// checked to belong to this device's context; the legacy stream itself needs no ordering.
+    fn foreign_streams<'q>(&self, queues: &[&'q ForeignQueue]) -> Result<Vec<&'q CudaStream>> {
+        let mut out = Vec::new();
+        for q in queues {
+            let Some(s) = q.downcast_ref::<CudaStream>() else { continue };
+            if s.context().cu_ctx() != self.ctx.cu_ctx() {
+                return Err(Error::Device(format!(
+                    "a cudarc array belongs to another CUDA context than the primary context of device {}, which kache launches in",
+                    self.ordinal
+                )));
+            }
+            if !s.cu_stream().is_null() && !out.iter().any(|o: &&CudaStream| o.cu_stream() == s.cu_stream()) {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Launches `f` on the legacy default stream; `params` holds one pointer per flattened
+    /// parameter. `queues` are the streams of the cudarc arrays it uses: the launch waits for
+    /// the work queued on each before it, and each waits for the launch before anything queued
+    /// on it later (the free of a dropped slice included).
+    pub fn launch(
+        &self,
+        f: &LoadedFunction,
+        grid: &super::Grid,
+        params: &mut [*mut c_void],
+        queues: &[&ForeignQueue],
+        checked: bool,
+    ) -> Result<()> {
+        let (block, shared) = ([grid.block.0, grid.block.1, grid.block.2], grid.shared_mem);
+        let grid = [grid.grid.0, grid.grid.1, grid.grid.2];
         self.bind()?;
+        let foreign = self.foreign_streams(queues)?;
+        let legacy = self.ctx.default_stream();
+        for s in &foreign {
+            legacy.join(s).map_err(|e| cuda_err("cuStreamWaitEvent", e.0))?;
+        }
+        {
+            // Queued under the registry's lock, so that clearing the record never erases a
+            // fault (see `check_faults`).
+            let _registry = self.faulting.lock().unwrap_or_else(|e| e.into_inner());
+            self.launch_on_legacy(f, grid, block, shared, params)?;
+            // Set after queueing: whoever clears it reads the record with a copy that waits
+            // for this launch.
+            if checked {
+                self.fault_pending.store(true, Ordering::Release);
+            }
+        }
+        for s in &foreign {
+            s.join(&legacy).map_err(|e| cuda_err("cuStreamWaitEvent", e.0))?;
+        }
+        Ok(())
+    }
+
+    fn launch_on_legacy(&self, f: &LoadedFunction, grid: [u32; 3], block: [u32; 3], shared: u32, params: &mut [*mut c_void]) -> Result<()> {
         if shared > 48 << 10 {
             // SAFETY: valid function handle.
             check("cuFuncSetAttribute", unsafe {
@@ -237,7 +329,26 @@ impl CudaDevice {
     }
 }
 
-/// Device memory; freed on drop.
+/// Allocates `len` zeroed bytes in `ctx`.
+fn alloc_in(ctx: &Arc<CudaContext>, len: usize) -> Result<CudaBuffer> {
+    ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
+    let mut ptr: sys::CUdeviceptr = 0;
+    if len > 0 {
+        // SAFETY: context bound; valid out pointer.
+        check("cuMemAlloc", unsafe { sys::cuMemAlloc_v2(&mut ptr, len) })?;
+        // SAFETY: `ptr` is a fresh allocation of `len` bytes.
+        let r = unsafe { sys::cuMemsetD8_v2(ptr, 0, len) };
+        if r != sys::CUresult::CUDA_SUCCESS {
+            // SAFETY: freeing what we just allocated.
+            unsafe { sys::cuMemFree_v2(ptr) };
+            return Err(cuda_err("cuMemsetD8", r));
+        }
+    }
+    Ok(CudaBuffer { ptr, len, ctx: ctx.clone() })
+}
+
+/// Device memory; freed on drop with `cuMemFree`, which waits for the device's work, so memory
+/// an in-flight kernel uses is never freed under it.
 pub(crate) struct CudaBuffer {
     ptr: sys::CUdeviceptr,
     len: usize,
@@ -338,31 +449,48 @@ impl Drop for LoadedFunction {
     }
 }
 
-/// cudarc's `CudaSlice<T>` as an array interface: a 1-d C-contiguous device array.
-impl<T: crate::capture::Element + cudarc::driver::DeviceRepr> crate::capture::ArrayInterface for cudarc::driver::CudaSlice<T> {
-    fn data_ptr(&self) -> u64 {
-        let stream = self.stream().clone();
-        let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(self, &stream);
-        ptr
+/// The description of a cudarc slice held by `Arc`: 1-d, C-contiguous, on the slice's device,
+/// kept alive by the `Arc` and ordered by the slice's stream.
+fn slice_desc<T: Element + DeviceRepr>(slice: &Arc<CudaSlice<T>>, read_only: bool) -> Result<ArrayDesc> {
+    // Reading the pointer through cudarc makes the context's default (legacy) stream, which
+    // kache launches on, wait for the slice's last tracked write on any stream.
+    let legacy = slice.context().default_stream();
+    let (ptr, tracked) = slice.device_ptr(&legacy);
+    drop(tracked);
+    let queue: ForeignQueue = slice.stream().clone();
+    let owner: Owner = slice.clone();
+    ArrayDesc::checked(T::SCALAR, vec![slice.len()], None, ptr, read_only, Location::Cuda(slice.ordinal()), owner, Some(queue))
+}
+
+/// A cudarc slice as a read-only kernel argument. The `Arc` is what makes it sound: the
+/// argument keeps the slice alive for as long as it exists, and the launch orders the slice's
+/// stream after the kernel, so dropping the last `Arc` right after an (asynchronous) launch
+/// frees the memory only when the kernel is done. A plain `&CudaSlice<T>` is not accepted:
+/// nothing would keep the memory alive for the kernel.
+impl<T: Element + DeviceRepr> KernelArg for &Arc<CudaSlice<T>> {
+    fn arg(&self) -> Result<ArgValue> {
+        Ok(ArgValue::Array { desc: slice_desc(self, true)?, writable: false })
     }
-    fn shape(&self) -> Vec<usize> {
-        vec![self.len()]
+}
+
+/// A cudarc slice as a writable kernel argument (see the read-only form).
+impl<T: Element + DeviceRepr> KernelArg for &mut Arc<CudaSlice<T>> {
+    fn arg(&self) -> Result<ArgValue> {
+        Ok(ArgValue::Array { desc: slice_desc(self, false)?, writable: true })
     }
-    fn strides(&self) -> Option<Vec<isize>> {
-        None
+}
+
+/// A cudarc slice captured by a kernel (by pointer, writable): the compiled kernel holds the
+/// `Arc`, so the slice lives as long as any kernel that references it.
+impl<T: Element + DeviceRepr> IntoCapture for &Arc<CudaSlice<T>> {
+    fn into_capture(self) -> Result<CaptureValue> {
+        Ok(CaptureValue::Device(slice_desc(self, false)?))
     }
-    fn elem(&self) -> crate::ir::Scalar {
-        T::SCALAR
-    }
-    fn read_only(&self) -> bool {
-        false
-    }
-    fn location(&self) -> crate::capture::Location {
-        crate::capture::Location::Cuda(self.ordinal())
-    }
-    fn owner(&self) -> crate::capture::Owner {
-        // A CudaSlice is not reference counted; kache keeps the context alive. The caller
-        // keeps the slice alive (documented in docs/captures.md).
-        Arc::new(self.context().clone())
+}
+
+/// As for `&Arc<CudaSlice<T>>`.
+impl<T: Element + DeviceRepr> IntoCapture for Arc<CudaSlice<T>> {
+    fn into_capture(self) -> Result<CaptureValue> {
+        (&self).into_capture()
     }
 }

@@ -172,10 +172,11 @@ impl DlpackArray {
     }
 }
 
-// The values are read once from a validated tensor and never change; the promises about the
-// memory are the ones the caller of `DlpackArray::new` made; the owner is the tensor, whose
-// deleter runs only when the last clone of it is dropped.
-impl ArrayInterface for DlpackArray {
+// SAFETY: the values are read once from a validated tensor and never change (stability); the
+// promises about the memory (extent, type, access, writes) are the ones the caller of the
+// `unsafe` `DlpackArray::new` made; the owner is the tensor, whose deleter runs only when the
+// last clone of it is dropped (lifetime).
+unsafe impl ArrayInterface for DlpackArray {
     fn data_ptr(&self) -> u64 {
         self.ptr
     }

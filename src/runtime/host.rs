@@ -9,27 +9,60 @@
 //! that returns early leaves the barrier, as on Volta and later GPUs, so
 //! `if i >= n { return; }` before a `sync_threads` does not deadlock.
 //!
-//! Not modelled: timing, memory ordering weaker than the CPU's, and out-of-bounds faults (an
-//! out-of-bounds index reads or writes host memory, as it would corrupt device memory on a
-//! GPU).
+//! The host device has one stream, as a GPU's legacy default stream orders work: launches,
+//! copies to and from its memory, and `Device::synchronize` run one at a time, in the order
+//! their threads take the stream ([`stream`]). See [`HostBuffer`] for why this is how the host
+//! backend is free of data races.
+//!
+//! Not modelled: timing, memory ordering weaker than the CPU's.
 
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
+use super::fault::FaultRecord;
 use crate::abi::HostEntry;
 use crate::abi::host_ctx_layout as L;
 use crate::error::{Error, Result};
 
+/// The host device's stream: held for the whole of every launch, copy and synchronisation on
+/// the host device, so they run one at a time, in order.
+static STREAM: Mutex<()> = Mutex::new(());
+
+/// Takes the host device's stream until the guard is dropped. Nothing run under it takes it
+/// again (kernels cannot call back into kache), so it cannot deadlock.
+pub(crate) fn stream() -> MutexGuard<'static, ()> {
+    // A panic while it was held cannot leave device memory half-copied in a way that matters
+    // more than the panic itself; the stream stays usable.
+    STREAM.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// A zeroed, 64-byte aligned host allocation standing for device memory of the host backend.
+///
+/// It is `Sync` and written through `&self` (clones of a `DeviceArray` share it, as handles to
+/// GPU memory do), yet no data race on it is reachable from safe code, because every access
+/// goes through the host device's [`stream`]: [`read`](HostBuffer::read),
+/// [`write`](HostBuffer::write) and [`modify`](HostBuffer::modify) take it, and so does every
+/// launch on the host device for the whole time its kernel runs. Two accesses therefore never
+/// overlap in time, and each one happens-before the next (a mutex hand-over).
+///
+/// Why one stream for the device rather than a lock per buffer: a launch reaches an open set of
+/// buffers (arguments, captured arrays, arrays captured by the device functions it calls) and
+/// foreign memory that no `HostBuffer` owns, and a lock per buffer would have to find and order
+/// them all, telling readers from writers; the stream covers all of it with one lock. It costs
+/// no throughput worth having, since one host launch already spreads over every core, and it
+/// is what a GPU does: kache's CUDA work goes to the legacy default stream, where a copy waits
+/// for the launches before it. A long launch delays another thread's download, as it would on
+/// the GPU.
 pub(crate) struct HostBuffer {
     ptr: *mut u8,
     len: usize,
 }
 
-// SAFETY: the buffer is plain memory; kache synchronises access the way a GPU would (launches
-// are synchronous on the host backend, copies happen between launches).
+// SAFETY: the buffer owns its allocation (freed once, in `Drop`); moving the owner to another
+// thread moves nothing the allocation depends on.
 unsafe impl Send for HostBuffer {}
-// SAFETY: as above.
+// SAFETY: shared access from several threads is serialised by the host device's stream, which
+// every read, write and launch holds while it touches the memory (see the type's docs).
 unsafe impl Sync for HostBuffer {}
 
 impl HostBuffer {
@@ -54,23 +87,42 @@ impl HostBuffer {
         self.len
     }
 
-    /// Copies `src` to byte offset `at`.
+    /// Copies `src` to byte offset `at`, on the stream.
     pub(crate) fn write(&self, at: usize, src: &[u8]) -> Result<()> {
-        if at.checked_add(src.len()).is_none_or(|end| end > self.len) {
-            return Err(Error::BadArray(format!("write of {} bytes at {at} past the end of a {}-byte buffer", src.len(), self.len)));
-        }
-        // SAFETY: bounds checked above; the regions cannot overlap (src is a Rust slice).
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), src.len()) };
-        Ok(())
+        self.modify(at, src.len(), |bytes| bytes.copy_from_slice(src))
     }
 
-    /// Copies bytes from offset `at` into `dst`.
+    /// Copies bytes from offset `at` into `dst`, on the stream.
     pub(crate) fn read(&self, at: usize, dst: &mut [u8]) -> Result<()> {
         if at.checked_add(dst.len()).is_none_or(|end| end > self.len) {
             return Err(Error::BadArray(format!("read of {} bytes at {at} past the end of a {}-byte buffer", dst.len(), self.len)));
         }
-        // SAFETY: bounds checked above.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), dst.as_mut_ptr(), dst.len()) };
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let _stream = stream();
+        // SAFETY: `at..at + dst.len()` is inside the allocation (checked above), which lives as
+        // long as `self`; the stream is held, so nothing writes it meanwhile.
+        let bytes = unsafe { std::slice::from_raw_parts(self.ptr.add(at), dst.len()) };
+        dst.copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Runs `f` on bytes `at..at + len` with the stream held: a read-modify-write that no
+    /// launch or copy of another thread can come between.
+    pub(crate) fn modify(&self, at: usize, len: usize, f: impl FnOnce(&mut [u8])) -> Result<()> {
+        if at.checked_add(len).is_none_or(|end| end > self.len) {
+            return Err(Error::BadArray(format!("write of {len} bytes at {at} past the end of a {}-byte buffer", self.len)));
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        let _stream = stream();
+        // SAFETY: the range is inside the allocation (checked above), which lives as long as
+        // `self`; the stream is held, so no other reference to these bytes is in use until the
+        // slice is dropped at the end of this function.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) };
+        f(bytes);
         Ok(())
     }
 }
@@ -100,6 +152,9 @@ pub(crate) struct HostCtx {
     barrier_fn: extern "C" fn(*mut HostCtx),
     barrier_data: *const std::ffi::c_void,
     warp_fn: extern "C" fn(*mut HostCtx, u32, u32, u64, u32, u32) -> u64,
+    fault: *mut FaultRecord,
+    exiting: u32,
+    _pad: u32,
 }
 
 const _: () = {
@@ -113,6 +168,8 @@ const _: () = {
     assert!(std::mem::offset_of!(HostCtx, barrier_fn) as u64 == L::BARRIER_FN);
     assert!(std::mem::offset_of!(HostCtx, barrier_data) as u64 == L::BARRIER_DATA);
     assert!(std::mem::offset_of!(HostCtx, warp_fn) as u64 == L::WARP_FN);
+    assert!(std::mem::offset_of!(HostCtx, fault) as u64 == L::FAULT);
+    assert!(std::mem::offset_of!(HostCtx, exiting) as u64 == L::EXITING);
     assert!(std::mem::size_of::<HostCtx>() as u64 == L::SIZE);
 };
 
@@ -125,7 +182,7 @@ extern "C" fn no_warp(_: *mut HostCtx, _op: u32, _mask: u32, value: u64, _b: u32
 
 impl HostCtx {
     /// A thread's context; `barrier_data` is what the cooperative executor's `barrier_fn` and
-    /// `warp_fn` find the thread's fiber by.
+    /// `warp_fn` find the thread's fiber by, `fault` the launch's fault record.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         thread_idx: [u32; 3],
@@ -136,6 +193,7 @@ impl HostCtx {
         barrier_fn: extern "C" fn(*mut HostCtx),
         warp_fn: extern "C" fn(*mut HostCtx, u32, u32, u64, u32, u32) -> u64,
         barrier_data: *const std::ffi::c_void,
+        fault: *mut FaultRecord,
     ) -> HostCtx {
         HostCtx {
             thread_idx,
@@ -148,6 +206,9 @@ impl HostCtx {
             barrier_fn,
             barrier_data,
             warp_fn,
+            fault,
+            exiting: 0,
+            _pad: 0,
         }
     }
 
@@ -173,21 +234,36 @@ unsafe impl Send for SendPtr {}
 // SAFETY: as above.
 unsafe impl Sync for SendPtr {}
 
-/// Runs the grid to completion. `params` holds one pointer per flattened kernel parameter.
+/// The launch's fault record, shared by the workers: kernels write it only through atomics on
+/// its flag (the one thread that wins the flag then writes the rest), and it is read only after
+/// every worker has been joined.
+struct SendFault(*mut FaultRecord);
+// SAFETY: see the type's docs; the record outlives the scope of the workers.
+unsafe impl Send for SendFault {}
+// SAFETY: as above.
+unsafe impl Sync for SendFault {}
+
+/// Runs the grid to completion, holding the host device's stream throughout, and returns the
+/// launch's fault record (all zero unless a bounds check failed). `params` holds one pointer
+/// per flattened kernel parameter.
 ///
 /// # Safety
 ///
 /// `entry` must be a host kernel entry generated by kache whose code stays loaded until this
 /// returns, and `params` must hold one pointer per flattened parameter of that kernel (see
 /// [`ParamAbi`](crate::abi::ParamAbi)), each to a live value of the parameter's type.
-pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const u8]) -> Result<()> {
+pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const u8]) -> Result<FaultRecord> {
     let n_blocks = launch.grid.iter().map(|d| *d as usize).product::<usize>();
     let n_threads = launch.block.iter().map(|d| *d as usize).product::<usize>();
+    let mut record = FaultRecord::default();
     if n_blocks == 0 || n_threads == 0 {
-        return Ok(());
+        return Ok(record);
     }
+    let _stream = stream();
     let params = SendPtr(params.as_ptr());
     let params = &params;
+    let fault = SendFault(&mut record);
+    let fault = &fault;
     if !launch.cooperative {
         let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(n_blocks);
         let next = AtomicUsize::new(0);
@@ -205,6 +281,7 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
                         no_barrier,
                         no_warp,
                         std::ptr::null(),
+                        fault.0,
                     );
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
@@ -214,6 +291,7 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
                         ctx.block_idx = unflatten(b, launch.grid);
                         for t in 0..n_threads {
                             ctx.thread_idx = unflatten(t, launch.block);
+                            ctx.exiting = 0;
                             // SAFETY: `entry` was JIT-compiled for exactly this parameter list.
                             unsafe { entry(&mut ctx as *mut HostCtx as *mut u8, params.0) };
                         }
@@ -221,7 +299,7 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
                 });
             }
         });
-        return Ok(());
+        return Ok(record);
     }
     // Cooperative: the threads of a block are coroutines on one worker (`host_sync`).
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(n_blocks);
@@ -230,7 +308,9 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
-                if let Err(e) = super::host_sync::cooperative_worker(entry, launch, n_blocks, n_threads, &next, params.0 as usize) {
+                if let Err(e) =
+                    super::host_sync::cooperative_worker(entry, launch, n_blocks, n_threads, &next, params.0 as usize, fault.0 as usize)
+                {
                     let mut f = failed.lock().unwrap_or_else(|e| e.into_inner());
                     if f.is_none() {
                         *f = Some(e);
@@ -240,10 +320,14 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
             });
         }
     });
-    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    // A thread that exited on a failed bounds check can leave its warp waiting for it: the
+    // fault, the cause, is what the launch reports then.
+    if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner())
+        && record.flag == 0
+    {
         return Err(Error::Device(e));
     }
-    Ok(())
+    Ok(record)
 }
 
 /// The block of linear index `i` in a grid (or the thread of index `i` in a block).

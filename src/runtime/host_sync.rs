@@ -89,6 +89,7 @@ pub(crate) fn cooperative_worker(
     n_threads: usize,
     next: &AtomicUsize,
     params: usize,
+    fault: usize,
 ) -> Result<(), String> {
     let mut stacks = Vec::with_capacity(n_threads);
     for _ in 0..n_threads {
@@ -120,6 +121,7 @@ pub(crate) fn cooperative_worker(
                     barrier_yield,
                     warp_yield,
                     y as *const FiberYielder as *const std::ffi::c_void,
+                    fault as *mut super::fault::FaultRecord,
                 );
                 // SAFETY: `entry` was JIT-compiled for this parameter list; `params`, the shared
                 // buffers and the yielder outlive the fiber (it completes before the block ends).

@@ -1,13 +1,17 @@
 //! Launching loaded code: arguments checked against a kernel's signature (which selects the
-//! specialisation to run), flattened into one 8-byte slot per parameter as the kernel ABI
-//! ([`crate::abi`]) passes them, and run on the host executor or a CUDA device. The JIT's
-//! compiled kernels and the prebuilt kernels of generated code both launch through here, so
-//! they check and pass arguments the same way.
+//! specialisation to run), arrays that would alias refused, arguments flattened into one 8-byte
+//! slot per parameter as the kernel ABI ([`crate::abi`]) passes them, and run on the host
+//! executor or a CUDA device, with bounds-check faults reported. The JIT's compiled kernels and
+//! the prebuilt kernels of generated code both launch through here, so they check and pass
+//! arguments the same way.
+
+use std::sync::Arc;
 
 use crate::abi::{HostEntry, ParamAbi};
-use crate::capture::{ArrayDesc, Location};
+use crate::capture::{ArrayDesc, ForeignQueue, Location};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayTy, Elem, EnumDef, Layout, ScalarValue, Ty, Types};
+use crate::runtime::fault::FaultSites;
 use crate::runtime::{ArgValue, Device, Grid, check_layout, check_value, cuda, describe_kind, host, struct_slots};
 use crate::target::Specialization;
 
@@ -78,11 +82,11 @@ pub(crate) fn check_args(
                 }
                 check_array_arg(t, desc, *writable).map_err(bad)?;
                 // Plain host memory is the host backend's own address space.
-                let reachable = desc.location == device.location() || (desc.location == Location::Host && !device.is_cuda());
+                let reachable = desc.location() == device.location() || (desc.location() == Location::Host && !device.is_cuda());
                 if !reachable {
-                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location, device.describe())));
+                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location(), device.describe())));
                 }
-                layouts.push(Some(desc.layout));
+                layouts.push(Some(desc.layout()));
             }
             (Ty::Enum(e), ArgValue::Scalar(v)) => {
                 let Some(def) = enums.get(e.id as usize) else { return Err(bad("an enum parameter without its definition".into())) };
@@ -114,18 +118,72 @@ fn check_enum_arg(def: &EnumDef, v: ScalarValue) -> std::result::Result<(), Stri
 }
 
 fn check_array_arg(t: &ArrayTy, d: &ArrayDesc, writable: bool) -> std::result::Result<(), String> {
-    if Elem::Scalar(d.elem) != t.elem {
-        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem));
+    if Elem::Scalar(d.elem()) != t.elem {
+        return Err(format!("expected elements of type `{}`, got `{}`", t.elem, d.elem()));
     }
-    if d.shape.len() != t.ndim as usize {
-        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape.len()));
+    if d.shape().len() != t.ndim as usize {
+        return Err(format!("expected a {}-d array, got a {}-d array", t.ndim, d.shape().len()));
     }
-    if t.writable && !writable {
-        return Err(if d.read_only {
+    if t.writable && (!writable || d.read_only()) {
+        return Err(if d.read_only() {
             "the kernel writes this array, but it is read-only".to_string()
         } else {
             "the kernel writes this array: pass it as `&mut`".to_string()
         });
+    }
+    Ok(())
+}
+
+/// A device array a kernel captured, as its launches check and order it.
+#[derive(Clone)]
+pub(crate) struct CapturedArray {
+    /// "global 'G'", for messages.
+    pub origin: String,
+    /// The array (its owner keeps it alive for as long as the kernel is).
+    pub desc: ArrayDesc,
+    /// Whether the kernel may write it (`abi::written_captures`).
+    pub written: bool,
+}
+
+/// Refuses a launch in which an array the kernel writes shares memory with another array of
+/// the launch: an argument passed twice (as `&` and `&mut`, or twice as `&mut`), overlapping
+/// views of one buffer, or an argument overlapping a captured array the kernel writes. The
+/// code generator may then take every array as `noalias` (and load read-only ones through the
+/// non-coherent cache), which is only sound because of this check. Arrays overlap when the byte
+/// ranges they span overlap, so two interleaved views of one buffer are refused too.
+pub(crate) fn check_aliasing(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], captured: &[CapturedArray]) -> Result<()> {
+    let mut arrays: Vec<(String, &ArrayDesc, bool)> = Vec::new();
+    for ((name, ty), a) in sig.iter().zip(args) {
+        if let (Ty::Array(t), ArgValue::Array { desc, .. }) = (ty, a) {
+            arrays.push((format!("argument `{name}`"), desc, t.writable));
+        }
+    }
+    for c in captured {
+        arrays.push((format!("captured array {}", c.origin), &c.desc, c.written));
+    }
+    for (j, (b_name, b, b_written)) in arrays.iter().enumerate() {
+        for (a_name, a, a_written) in &arrays[..j] {
+            if !(*a_written || *b_written) || a.location() != b.location() || a.is_empty() || b.is_empty() {
+                continue;
+            }
+            let ((alo, ahi), (blo, bhi)) = (a.byte_range(), b.byte_range());
+            if alo < bhi && blo < ahi {
+                let writes = match (a_written, b_written) {
+                    (true, true) => "both".to_string(),
+                    (true, false) => a_name.clone(),
+                    _ => b_name.clone(),
+                };
+                let param = b_name.strip_prefix("argument ").unwrap_or(b_name).trim_matches('`').to_string();
+                return Err(Error::BadArgument {
+                    kernel: kernel.to_string(),
+                    param,
+                    problem: format!(
+                        "{b_name} shares memory with {a_name}, and the kernel writes {writes}: arrays of one launch must not \
+                         overlap where one is written; pass separate arrays"
+                    ),
+                });
+            }
+        }
     }
     Ok(())
 }
@@ -138,9 +196,9 @@ pub(crate) fn param_slots(kernel: &str, abi: &[ParamAbi], args: &[ArgValue]) -> 
         match (abi, a) {
             (ParamAbi::Scalar(_), ArgValue::Scalar(v)) => slots.push(scalar_slot(*v)),
             (ParamAbi::Array { .. }, ArgValue::Array { desc, .. }) => {
-                slots.push(desc.ptr);
-                slots.extend(desc.shape.iter().map(|d| *d as u64));
-                slots.extend(desc.strides.iter().map(|s| *s as i64 as u64));
+                slots.push(desc.ptr());
+                slots.extend(desc.shape().iter().map(|d| *d as u64));
+                slots.extend(desc.strides().iter().map(|s| *s as i64 as u64));
             }
             (ParamAbi::Array { ndim: 1, .. }, ArgValue::Structs(a)) => slots.extend([a.ptr, a.len as u64, 1]),
             (ParamAbi::Aggregate(leaves), ArgValue::Struct { bytes, .. }) => match struct_slots(bytes, leaves) {
@@ -176,14 +234,16 @@ pub(crate) struct HostKernel {
     pub cooperative: bool,
 }
 
-/// Runs a grid of `kernel` on the host executor.
+/// Runs a grid of `kernel` on the host executor; a failed bounds check is the
+/// [`Error::Launch`] that `faults` describes.
 ///
 /// # Safety
 ///
 /// `kernel.entry` must be a host kernel entry generated by kache, loaded until this returns,
 /// for the parameters whose [`param_slots`] `slots` are, built from arguments checked against
-/// that kernel's signature with [`check_args`].
-pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64]) -> Result<()> {
+/// that kernel's signature with [`check_args`] and [`check_aliasing`]; and the code must be
+/// bounds-checked, or every array access of this launch in bounds.
+pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64], faults: &FaultSites) -> Result<()> {
     let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
     let launch = host::HostLaunch {
         grid: [grid.grid.0, grid.grid.1, grid.grid.2],
@@ -192,13 +252,51 @@ pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64]) ->
         static_shared: kernel.static_shared as usize,
         cooperative: kernel.cooperative,
     };
-    // SAFETY: the caller's promise: `entry` is loaded kache host code for exactly these slots.
-    unsafe { host::run(kernel.entry, launch, &ptrs) }
+    // SAFETY: the caller's promise: `entry` is loaded kache host code for exactly these slots,
+    // bounds-checked or vouched for.
+    let fault = unsafe { host::run(kernel.entry, launch, &ptrs) }?;
+    if fault.flag != 0 {
+        return Err(faults.error(&fault));
+    }
+    Ok(())
+}
+
+/// What a CUDA launch passes besides its parameters.
+pub(crate) struct CudaLaunch<'a> {
+    /// How the kernel's fault records are reported.
+    pub faults: &'a Arc<FaultSites>,
+    /// The streams of the cudarc arrays the launch uses (arguments and captures).
+    pub queues: Vec<&'a ForeignQueue>,
+    /// Whether the code is bounds-checked (only then can it write the fault record).
+    pub checked: bool,
+}
+
+/// The streams of the cudarc arrays among `args`.
+pub(crate) fn queues_of(args: &[ArgValue]) -> impl Iterator<Item = &ForeignQueue> {
+    args.iter().filter_map(|a| if let ArgValue::Array { desc, .. } = a { desc.queue() } else { None })
 }
 
 /// Launches a grid of `f` on a CUDA device; `slots` as [`param_slots`] builds them from
-/// arguments checked against the kernel's signature.
-pub(crate) fn run_cuda(dev: &cuda::CudaDevice, f: &cuda::LoadedFunction, grid: &Grid, slots: &mut [u64]) -> Result<()> {
-    let mut ptrs: Vec<*mut std::ffi::c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
-    dev.launch(f, [grid.grid.0, grid.grid.1, grid.grid.2], [grid.block.0, grid.block.1, grid.block.2], grid.shared_mem, &mut ptrs)
+/// arguments checked against the kernel's signature (and with [`check_aliasing`]). Every NVPTX
+/// kernel kache generates takes the device's fault record and its kernel's token first, checked
+/// or not; a failed check is reported by the next operation that waits for the device.
+///
+/// # Safety
+///
+/// `f` must be kache's code for the kernel whose parameters `slots` fill, bounds-checked if
+/// `launch.checked` says so, and otherwise with every array access of this launch in bounds.
+pub(crate) unsafe fn run_cuda(
+    dev: &cuda::CudaDevice,
+    f: &cuda::LoadedFunction,
+    grid: &Grid,
+    slots: &[u64],
+    launch: CudaLaunch<'_>,
+) -> Result<()> {
+    let (record, token) = dev.fault_target(launch.faults);
+    let mut all: Vec<u64> = Vec::with_capacity(slots.len() + 2);
+    all.push(record);
+    all.push(token as u64);
+    all.extend_from_slice(slots);
+    let mut ptrs: Vec<*mut std::ffi::c_void> = all.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
+    dev.launch(f, grid, &mut ptrs, &launch.queues, launch.checked)
 }

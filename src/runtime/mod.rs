@@ -4,7 +4,9 @@
 //! between host and device ([`DeviceArray::download`], [`DeviceArray::copy_from`],
 //! [`Device::upload`]) waits for the launches before it, so a download always sees the results
 //! of earlier launches. On the host backend a launch returns when the grid has finished.
-//! [`Device::synchronize`] waits explicitly.
+//! [`Device::synchronize`] waits explicitly. A bounds check that failed in a CUDA kernel is
+//! reported by the first of these operations that waits for it (`docs/runtime.md`, "Bounds
+//! checks"); the host device reports it from the launch.
 
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
@@ -14,6 +16,7 @@ pub(crate) mod cuda;
 pub(crate) mod cuda;
 #[cfg(feature = "dlpack")]
 mod dlpack;
+pub(crate) mod fault;
 pub(crate) mod host;
 mod host_sync;
 pub(crate) mod launch;
@@ -25,12 +28,11 @@ pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots}
 #[cfg(feature = "dlpack")]
 pub use dlpack::DlpackArray;
 
-use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::capture::{ArrayDesc, ArrayInterface, Element, Location, Order, Owner, layout_of, strides_from_shape};
+use crate::capture::{ArrayDesc, ArrayInterface, Element, Location, Order, Owner, elem_size, element_bytes, layout_of, strides_from_shape};
 use crate::error::{Error, Result};
 use crate::ir::{Layout, MAX_NDIM, Scalar, ScalarValue};
 use crate::target::{Arch, Target};
@@ -147,11 +149,26 @@ impl Device {
         }
     }
 
-    /// Waits for every launch on this device to finish.
+    /// Waits for every launch on this device to finish. On CUDA, a bounds check that failed in
+    /// a kernel since the last such report is [`Error::Launch`] (reported once).
     pub fn synchronize(&self) -> Result<()> {
         match &*self.inner {
-            DeviceImpl::Host => Ok(()),
+            DeviceImpl::Host => {
+                // Launches hold the stream while they run: taking it waits for any in flight.
+                drop(host::stream());
+                Ok(())
+            }
             DeviceImpl::Cuda(c) => c.synchronize(),
+        }
+    }
+
+    /// On CUDA, reports a bounds check that failed in a kernel launched before the operation
+    /// that just waited for the device (see `docs/runtime.md`, "Bounds checks"); on the host
+    /// backend faults are reported by the launch itself.
+    fn check_faults(&self) -> Result<()> {
+        match &*self.inner {
+            DeviceImpl::Host => Ok(()),
+            DeviceImpl::Cuda(c) => c.check_faults(),
         }
     }
 
@@ -173,7 +190,7 @@ impl Device {
             return Err(Error::BadArray(format!("{} dimensions; arrays have at most {MAX_NDIM}", shape.len())));
         }
         let n = shape.iter().try_fold(1usize, |a, d| a.checked_mul(*d)).ok_or_else(|| Error::BadArray("size overflows".into()))?;
-        let bytes = n.checked_mul(T::SCALAR.size()).ok_or_else(|| Error::BadArray("size overflows".into()))?;
+        let bytes = n.checked_mul(elem_size::<T>()).ok_or_else(|| Error::BadArray("size overflows".into()))?;
         let buf = self.alloc_buffer(bytes)?;
         let strides = strides_from_shape(shape, 1, order);
         Ok(DeviceArray { buf, device: self.clone(), offset: 0, shape: shape.to_vec(), strides, read_only: false, _t: PhantomData })
@@ -190,7 +207,8 @@ impl Device {
         if data.len() != a.len() {
             return Err(Error::BadArray(format!("shape {shape:?} holds {} elements but {} were given", a.len(), data.len())));
         }
-        a.buf.write(0, &crate::capture::elements_to_bytes(data))?;
+        a.buf.write(0, element_bytes(data))?;
+        self.check_faults()?;
         Ok(a)
     }
 
@@ -228,6 +246,20 @@ impl Buffer {
         match self {
             Buffer::Host(b) => b.read(at, dst),
             Buffer::Cuda(b) => b.read(at, dst),
+        }
+    }
+    /// Reads bytes `at..at + len`, lets `f` change them and writes them back. On the host device
+    /// nothing comes between; on CUDA a launch from another thread can (documented at
+    /// [`DeviceArray::copy_from`]).
+    fn modify(&self, at: usize, len: usize, f: impl FnOnce(&mut [u8])) -> Result<()> {
+        match self {
+            Buffer::Host(b) => b.modify(at, len, f),
+            Buffer::Cuda(b) => {
+                let mut raw = vec![0u8; len];
+                b.read(at, &mut raw)?;
+                f(&mut raw);
+                b.write(at, &raw)
+            }
         }
     }
 }
@@ -300,8 +332,9 @@ impl<T: Element> DeviceArray<T> {
 
     /// C, F or A.
     pub fn layout(&self) -> Layout {
-        let bytes: Vec<isize> = self.strides.iter().map(|s| s * T::SCALAR.size() as isize).collect();
-        layout_of(&self.shape, Some(&bytes), T::SCALAR.size())
+        let size = elem_size::<T>();
+        let bytes: Vec<isize> = self.strides.iter().map(|s| s * size as isize).collect();
+        layout_of(&self.shape, Some(&bytes), size)
     }
 
     /// The device it lives on.
@@ -311,7 +344,7 @@ impl<T: Element> DeviceArray<T> {
 
     /// Device address of the first element.
     pub fn device_ptr(&self) -> u64 {
-        self.buf.ptr() + (self.offset * T::SCALAR.size()) as u64
+        self.buf.ptr() + (self.offset * elem_size::<T>()) as u64
     }
 
     /// Whether kernels may not write it.
@@ -337,18 +370,28 @@ impl<T: Element> DeviceArray<T> {
         let outside = || {
             Error::BadArray(format!("the view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches outside the array's memory"))
         };
-        let start = self.offset as i128 + offset as i128;
+        let size = elem_size::<T>() as i128;
+        let start = (self.offset as i128).checked_add(offset as i128).ok_or_else(outside)?;
         if shape.iter().all(|d| *d > 0) {
-            // Lowest and highest elements it touches, in i128: no sum of at most 4 products of
-            // 64-bit values can overflow it.
+            // Lowest and highest elements it touches, in checked i128 arithmetic: a view that
+            // wraps around would otherwise pass for one inside the memory.
             let (mut lo, mut hi) = (start, start);
             for (d, s) in shape.iter().zip(strides) {
-                let reach = (*d as i128 - 1) * *s as i128;
-                if reach < 0 { lo += reach } else { hi += reach }
+                let reach = (*d as i128 - 1).checked_mul(*s as i128).ok_or_else(outside)?;
+                if reach < 0 {
+                    lo = lo.checked_add(reach).ok_or_else(outside)?;
+                } else {
+                    hi = hi.checked_add(reach).ok_or_else(outside)?;
+                }
             }
-            if lo < 0 || (hi + 1) * T::SCALAR.size() as i128 > self.buf.len() as i128 {
+            let end = hi.checked_add(1).and_then(|n| n.checked_mul(size));
+            if lo < 0 || end.is_none_or(|e| e > self.buf.len() as i128) {
                 return Err(outside());
             }
+        }
+        // An empty view touches nothing, but its first element's address is still computed.
+        if start.checked_mul(size).is_none_or(|b| usize::try_from(b).is_err()) {
+            return Err(outside());
         }
         Ok(DeviceArray {
             buf: self.buf.clone(),
@@ -383,83 +426,92 @@ impl<T: Element> DeviceArray<T> {
         (lo.max(0) as usize, hi as usize + 1)
     }
 
-    /// The elements in logical C order (waits for earlier launches on CUDA).
+    /// The elements in logical C order (waits for earlier launches on CUDA). Each element's bytes
+    /// are validated as a `T` ([`Element`]): a `bool` stored as anything but 0 or 1 (by a foreign
+    /// producer) is [`Error::BadArray`], never an invalid value. On CUDA, a bounds check that
+    /// failed in an earlier kernel on the device is [`Error::Launch`] instead of the data.
     pub fn download(&self) -> Result<Vec<T>> {
-        let size = T::SCALAR.size();
+        let size = elem_size::<T>();
         let (lo, hi) = self.span();
         let mut raw = vec![0u8; (hi - lo) * size];
         self.buf.read(lo * size, &mut raw)?;
+        self.device.check_faults()?;
         let n = self.len();
+        if self.layout() == Layout::C && self.offset == lo {
+            return raw.chunks_exact(size).take(n).map(read_element::<T>).collect();
+        }
         let mut out = Vec::with_capacity(n);
         let mut idx = vec![0usize; self.shape.len()];
         for _ in 0..n {
-            let off = self.offset as isize + idx.iter().zip(&self.strides).map(|(i, s)| *i as isize * s).sum::<isize>() - lo as isize;
-            let at = off as usize * size;
-            let v = ScalarValue::from_le_bytes(T::SCALAR, &raw[at..at + size]).ok_or_else(|| Error::BadArray("element decode".into()))?;
-            out.push(from_value::<T>(v)?);
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < self.shape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+            let at = self.element_offset(&idx, lo) * size;
+            out.push(read_element::<T>(&raw[at..at + size])?);
+            next_index(&mut idx, &self.shape);
         }
         Ok(out)
     }
 
+    /// Offset of element `idx` from element `lo` of the memory.
+    fn element_offset(&self, idx: &[usize], lo: usize) -> usize {
+        (self.offset as isize + idx.iter().zip(&self.strides).map(|(i, s)| *i as isize * s).sum::<isize>() - lo as isize) as usize
+    }
+
     /// Overwrites the array in place with `data` (logical C order); kernels that captured the
-    /// array see the new values at their next launch.
+    /// array see the new values at their next launch. A strided view is written by reading the
+    /// memory it spans, changing its elements and writing the span back: on the host device
+    /// nothing can come between, on CUDA a launch from another thread that writes memory between
+    /// the view's elements meanwhile can be undone (copy into a contiguous array and let a kernel
+    /// scatter it if threads share such memory).
     pub fn copy_from(&self, data: &[T]) -> Result<()> {
         if data.len() != self.len() {
             return Err(Error::BadArray(format!("{} elements given for an array of {}", data.len(), self.len())));
         }
-        let size = T::SCALAR.size();
-        if self.layout() == Layout::C && self.strides.iter().all(|s| *s >= 0) {
-            return self.buf.write(self.offset * size, &crate::capture::elements_to_bytes(data));
-        }
+        let size = elem_size::<T>();
         let (lo, hi) = self.span();
-        let mut raw = vec![0u8; (hi - lo) * size];
-        self.buf.read(lo * size, &mut raw)?;
-        let mut idx = vec![0usize; self.shape.len()];
-        for x in data {
-            let off = self.offset as isize + idx.iter().zip(&self.strides).map(|(i, s)| *i as isize * s).sum::<isize>() - lo as isize;
-            let at = off as usize * size;
-            raw[at..at + size].copy_from_slice(&x.to_value().to_le_bytes());
-            for d in (0..idx.len()).rev() {
-                idx[d] += 1;
-                if idx[d] < self.shape[d] {
-                    break;
-                }
-                idx[d] = 0;
-            }
+        if self.layout() == Layout::C && self.offset == lo {
+            self.buf.write(lo * size, element_bytes(data))?;
+            return self.device.check_faults();
         }
-        self.buf.write(lo * size, &raw)
+        // A strided view: the bytes between its elements belong to others, so they are read
+        // and written back unchanged.
+        self.buf.modify(lo * size, (hi - lo) * size, |raw| {
+            let mut idx = vec![0usize; self.shape.len()];
+            for x in data {
+                let at = self.element_offset(&idx, lo) * size;
+                raw[at..at + size].copy_from_slice(bytemuck::bytes_of(x));
+                next_index(&mut idx, &self.shape);
+            }
+        })?;
+        self.device.check_faults()
     }
 }
 
-fn from_value<T: Element>(v: ScalarValue) -> Result<T> {
-    // Every Element round-trips through its ScalarValue; compare the encodings.
-    let any: Box<dyn Any> = match v {
-        ScalarValue::Bool(b) => Box::new(b),
-        ScalarValue::F32(x) => Box::new(x),
-        ScalarValue::F64(x) => Box::new(x),
-        ScalarValue::F16(x) => Box::new(x),
-        ScalarValue::Bf16(x) => Box::new(x),
-        ScalarValue::Int(Scalar::I8, b) => Box::new(b as u8 as i8),
-        ScalarValue::Int(Scalar::I16, b) => Box::new(b as u16 as i16),
-        ScalarValue::Int(Scalar::U8, b) => Box::new(b as u8),
-        ScalarValue::Int(Scalar::U16, b) => Box::new(b as u16),
-        ScalarValue::Int(Scalar::I32, b) => Box::new(b as u32 as i32),
-        ScalarValue::Int(Scalar::I64, b) => Box::new(b as i64),
-        ScalarValue::Int(Scalar::U32, b) => Box::new(b as u32),
-        ScalarValue::Int(Scalar::U64, b) => Box::new(b),
-        ScalarValue::Int(_, b) => Box::new(b as usize),
-    };
-    any.downcast::<T>().map(|b| *b).map_err(|_| Error::BadArray("element type".into()))
+/// Advances a C-order multi-index over `shape`.
+fn next_index(idx: &mut [usize], shape: &[usize]) {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < shape[d] {
+            return;
+        }
+        idx[d] = 0;
+    }
 }
 
-impl<T: Element> ArrayInterface for DeviceArray<T> {
+/// One element from its bytes, validated: bytes that are no valid `T` are an error.
+fn read_element<T: Element>(bytes: &[u8]) -> Result<T> {
+    bytemuck::checked::try_pod_read_unaligned(bytes).map_err(|_| {
+        Error::BadArray(format!("the bytes {bytes:02x?} in device memory are not a valid `{}`: a foreign producer wrote them", T::SCALAR))
+    })
+}
+
+// SAFETY: a DeviceArray describes memory kache allocated for it: `view` checks, in overflow-free
+// arithmetic, that every element of a view is inside the buffer, and allocation, transposition
+// and `read_only` keep that true. The base is 64-byte aligned (host) or 256-byte aligned (CUDA)
+// and offsets are whole elements, so the pointer is aligned for `T`. The owner is the buffer's
+// `Arc`: host memory is freed when the last holder drops it, and CUDA memory by `cuMemFree`,
+// which waits for the device's work. Every access to it goes through kache (the host device's
+// stream, or the legacy CUDA stream). The memory is always writable, and every method returns
+// the same values each time.
+unsafe impl<T: Element> ArrayInterface for DeviceArray<T> {
     fn data_ptr(&self) -> u64 {
         self.device_ptr()
     }
@@ -467,7 +519,7 @@ impl<T: Element> ArrayInterface for DeviceArray<T> {
         self.shape.clone()
     }
     fn strides(&self) -> Option<Vec<isize>> {
-        Some(self.strides.iter().map(|s| s * T::SCALAR.size() as isize).collect())
+        Some(self.strides.iter().map(|s| s * elem_size::<T>() as isize).collect())
     }
     fn elem(&self) -> Scalar {
         T::SCALAR

@@ -51,13 +51,21 @@ impl CudaDevice {
         match self.never {}
     }
 
+    pub fn fault_target(&self, _sites: &std::sync::Arc<super::fault::FaultSites>) -> (u64, u32) {
+        match self.never {}
+    }
+
+    pub fn check_faults(&self) -> Result<()> {
+        match self.never {}
+    }
+
     pub fn launch(
         &self,
         _f: &LoadedFunction,
-        _grid: [u32; 3],
-        _block: [u32; 3],
-        _shared: u32,
+        _grid: &super::Grid,
         _params: &mut [*mut std::ffi::c_void],
+        _queues: &[&crate::capture::ForeignQueue],
+        _checked: bool,
     ) -> Result<()> {
         match self.never {}
     }

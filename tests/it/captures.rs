@@ -269,7 +269,8 @@ fn host_capturing_kernels_round_trip_through_serialisation() {
     let mut y1 = dev.alloc::<f32>(&[10]).unwrap();
     k.launch(&dev, Grid::linear(10, 4), (&x, &mut y1)).unwrap();
     let bytes = k.serialize(Target::Host).unwrap();
-    let loaded = CompiledKernel::deserialize(&bytes).unwrap();
+    // SAFETY: `serialize`'s output, in this process.
+    let loaded = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap();
     assert_eq!(loaded.origin(), kache::Origin::Deserialized);
     let mut y2 = dev.alloc::<f32>(&[10]).unwrap();
     loaded.launch(&dev, Grid::linear(10, 4), (&x, &mut y2)).unwrap();
@@ -280,16 +281,20 @@ fn host_capturing_kernels_round_trip_through_serialisation() {
     for i in [0, bytes.len() / 2, bytes.len() - 1] {
         let mut bad = bytes.clone();
         bad[i] ^= 0x40;
-        assert!(CompiledKernel::deserialize(&bad).is_err(), "flip at {i} accepted");
+        // SAFETY: a damaged copy of `serialize`'s output, which must be refused.
+        assert!(unsafe { CompiledKernel::deserialize(&bad) }.is_err(), "flip at {i} accepted");
     }
-    assert!(CompiledKernel::deserialize(&bytes[..bytes.len() - 5]).is_err());
+    // SAFETY: as above, truncated.
+    assert!(unsafe { CompiledKernel::deserialize(&bytes[..bytes.len() - 5]) }.is_err());
 }
 
 #[test]
 fn captured_device_array_on_another_device_is_refused_at_launch() {
     // A foreign array claiming CUDA memory cannot be used by a kernel launched on the host.
     struct Fake;
-    impl kache::ArrayInterface for Fake {
+    // SAFETY: it breaks the extent promise (no memory is behind the pointer), but the test only
+    // checks that a launch on another device is refused, before anything could read it.
+    unsafe impl kache::ArrayInterface for Fake {
         fn data_ptr(&self) -> u64 {
             0x7f00_0000_1000
         }
@@ -361,7 +366,10 @@ impl HostMemory {
     }
 }
 
-impl kache::ArrayInterface for HostMemory {
+// SAFETY: `ptr` points into the `Vec` that `data` owns (the owner), and every test gives a
+// shape and strides that stay inside it; nothing else touches the values during a launch, and
+// the methods return fixed values.
+unsafe impl kache::ArrayInterface for HostMemory {
     fn data_ptr(&self) -> u64 {
         self.ptr
     }

@@ -106,7 +106,9 @@ fn emitted_llvm_ir_has_libdevice_linked_in() {
     assert!(ir.contains("define ptx_kernel void @exp_all("), "{ir}");
     let undefined: Vec<&str> = ir.lines().filter(|l| l.starts_with("declare") && l.contains("@__nv_")).collect();
     assert!(undefined.is_empty(), "libdevice functions declared but not linked in: {undefined:#?}");
-    let external_calls: Vec<&str> = ir.lines().filter(|l| l.contains("call ") && !l.contains("@llvm.")).collect();
+    // Bounds checks end a failing thread with an inline `exit`, the one call that stays.
+    let external_calls: Vec<&str> =
+        ir.lines().filter(|l| l.contains("call ") && !l.contains("@llvm.") && !l.contains("asm sideeffect \"exit;\"")).collect();
     assert!(external_calls.is_empty(), "calls left to functions outside the module: {external_calls:#?}");
     // kache's lowering never emits ex2; libdevice's expf computes with it.
     assert!(ir.contains("@llvm.nvvm.ex2.approx"), "libdevice's expf is not in the module:\n{ir}");
@@ -143,11 +145,13 @@ fn cubin_is_assembled_with_ptxas_through_the_cache() {
     let jit = crate::common::memory_jit();
     let k = jit.load_file(root().join("examples/kernels/saxpy.rs")).unwrap().kernel("saxpy").unwrap();
     let image = std::fs::read(&out).unwrap();
-    let c = k.with_cubin(kache::Arch::parse("sm_90").unwrap(), image.clone()).unwrap();
+    // SAFETY: `kache compile --emit cubin` of this very kernel, with its default (checked) options.
+    let c = unsafe { k.with_cubin(kache::Arch::parse("sm_90").unwrap(), image.clone()) }.unwrap();
     assert_eq!(c.origin(), kache::Origin::Prebuilt);
     assert!(c.ptx().is_none(), "a cubin kernel has no PTX");
     assert_eq!(c.artifact().bytes(), &image[..]);
-    let back = kache::CompiledKernel::deserialize(&c.serialize().unwrap()).unwrap();
+    // SAFETY: `serialize`'s output, in this process.
+    let back = unsafe { kache::CompiledKernel::deserialize(&c.serialize().unwrap()) }.unwrap();
     assert!(matches!(back.artifact(), kache::codegen::Artifact::Cubin(b) if b == &image));
     // Machine code for a GPU does not run on the host backend: a typed error, nothing runs.
     let dev = kache::Device::host();
@@ -157,7 +161,8 @@ fn cubin_is_assembled_with_ptxas_through_the_cache() {
     assert!(e.to_string().contains("compiled for nvptx sm_90"), "{e}");
     assert_eq!(y.download().unwrap(), vec![1.0; 4]);
     // Anything that is not an ELF image is refused up front.
-    let e = k.with_cubin(kache::Arch::parse("sm_90").unwrap(), b".version 8.0".to_vec()).unwrap_err();
+    // SAFETY: refused before anything could run it.
+    let e = unsafe { k.with_cubin(kache::Arch::parse("sm_90").unwrap(), b".version 8.0".to_vec()) }.unwrap_err();
     assert!(e.to_string().contains("not an ELF image"), "{e}");
 }
 

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use kache::cache::{Key, Manifest, envelope};
-use kache::{CompileRequest, Config, Direct, Jit, Served, Target};
+use kache::{Config, Direct, FileRequest, Jit, Served, Target};
 
 use crate::common::{kache_bin, root};
 
@@ -26,8 +26,8 @@ fn config(cache: &Path) -> Config {
     Config::in_memory().with_cache_dir(cache)
 }
 
-fn request(target: Target) -> CompileRequest {
-    CompileRequest::new(target).global("RATE", 3.0f32).unwrap()
+fn request(target: Target) -> FileRequest {
+    FileRequest::new(target).global("RATE", 3.0f32).unwrap()
 }
 
 fn sm(a: &str) -> Target {
@@ -40,7 +40,7 @@ fn outputs(c: &kache::CompiledFile) -> Vec<(String, Key, Vec<u8>)> {
 }
 
 /// The request compiled into a fresh store: what any served answer must equal.
-fn fresh(config_of: impl Fn(&Path) -> Config, file: &Path, req: &CompileRequest) -> Vec<(String, Key, Vec<u8>)> {
+fn fresh(config_of: impl Fn(&Path) -> Config, file: &Path, req: &FileRequest) -> Vec<(String, Key, Vec<u8>)> {
     let cache = tempfile::tempdir().unwrap();
     let c = Jit::new(config_of(cache.path())).unwrap().compile_file(file, req).unwrap();
     assert_eq!(c.served, Served::Full);
@@ -90,7 +90,7 @@ fn every_input_flipped_is_a_miss_with_a_fresh_stores_output() {
     let base = request(Target::Host);
     let base_config = |c: &Path| config(c);
     Jit::new(config(cache.path())).unwrap().compile_file(&file, &base).unwrap();
-    let check = |what: &str, config_of: &dyn Fn(&Path) -> Config, file: &Path, req: &CompileRequest| {
+    let check = |what: &str, config_of: &dyn Fn(&Path) -> Config, file: &Path, req: &FileRequest| {
         let jit = Jit::new(config_of(cache.path())).unwrap();
         let got = jit.compile_file(file, req).unwrap();
         assert_eq!(got.served, Served::Full, "{what}: served directly");
@@ -104,10 +104,10 @@ fn every_input_flipped_is_a_miss_with_a_fresh_stores_output() {
     let spaced = sources(&ROOT.replace("\n#[kernel]", "\n\n#[kernel]"), COMMON);
     check("root formatting", &base_config, &spaced.path().join("k.rs"), &base);
     // Globals: value, type, name, none.
-    check("global value", &base_config, &file, &CompileRequest::new(Target::Host).global("RATE", 5.0f32).unwrap());
-    check("global type", &base_config, &file, &CompileRequest::new(Target::Host).global("RATE", 3.0f64).unwrap());
+    check("global value", &base_config, &file, &FileRequest::new(Target::Host).global("RATE", 5.0f32).unwrap());
+    check("global type", &base_config, &file, &FileRequest::new(Target::Host).global("RATE", 3.0f64).unwrap());
     let renamed = sources(&ROOT.replace("RATE", "GAIN"), COMMON);
-    check("global name", &base_config, &renamed.path().join("k.rs"), &CompileRequest::new(Target::Host).global("GAIN", 3.0f32).unwrap());
+    check("global name", &base_config, &renamed.path().join("k.rs"), &FileRequest::new(Target::Host).global("GAIN", 3.0f32).unwrap());
     // Kernels asked for.
     check("kernels", &base_config, &file, &request(Target::Host).kernel("shift"));
     // Target and code generation options.
@@ -116,6 +116,7 @@ fn every_input_flipped_is_a_miss_with_a_fresh_stores_output() {
     check("fmad", &|c: &Path| config(c).fmad(false), &file, &base);
     check("opt level", &|c: &Path| Config { opt_level: 1, ..config(c) }, &file, &base);
     check("fast math", &|c: &Path| Config { fast_math: true, ..config(c) }, &file, &base);
+    check("bounds checks", &base_config, &file, &base.clone().unchecked());
     // Salt and toolchain.
     check("salt", &|c: &Path| Config { salt: "other".into(), ..config(c) }, &file, &base);
     let toolchain =
@@ -131,6 +132,53 @@ fn every_input_flipped_is_a_miss_with_a_fresh_stores_output() {
     check("module file restored", &base_config, &file, &base);
 }
 
+/// Bounds-checked and unchecked code of one file are two manifests leading to two entries:
+/// each served directly gives its own code (the checked one runs through the safe launch, the
+/// unchecked one only through `launch_unchecked`), never the other's. A fault of the checked
+/// kernel served directly names the array and the source location, as the full path's does.
+#[test]
+fn checked_and_unchecked_requests_never_serve_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("oob.rs");
+    std::fs::write(
+        &file,
+        "#[kernel]\npub fn k(x: &[f32], y: &mut [f32]) {\n    let i = global_id_x();\n    if i < y.len() { y[i] = x[i]; }\n}\n",
+    )
+    .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let checked = FileRequest::new(Target::Host);
+    let unchecked = FileRequest::new(Target::Host).unchecked();
+    let full_checked = Jit::new(config(cache.path())).unwrap().compile_file(&file, &checked).unwrap();
+    let full_unchecked = Jit::new(config(cache.path())).unwrap().compile_file(&file, &unchecked).unwrap();
+    assert_eq!((full_checked.served, full_unchecked.served), (Served::Full, Served::Full));
+    assert_ne!(full_checked.kernels[0].key(), full_unchecked.kernels[0].key());
+    assert_ne!(full_checked.kernels[0].artifact().bytes(), full_unchecked.kernels[0].artifact().bytes());
+    let jit = Jit::new(config(cache.path())).unwrap();
+    let c = jit.compile_file(&file, &checked).unwrap();
+    let u = jit.compile_file(&file, &unchecked).unwrap();
+    assert_eq!((c.served, outputs(&c)), (Served::Direct, outputs(&full_checked)));
+    assert_eq!((u.served, outputs(&u)), (Served::Direct, outputs(&full_unchecked)));
+    assert!(c.kernels[0].is_checked() && !u.kernels[0].is_checked());
+    let dev = kache::Device::host();
+    let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut y = dev.alloc::<f32>(&[4]).unwrap();
+    assert!(matches!(u.kernels[0].launch(&dev, kache::Grid::linear(4, 4), (&x, &mut y)), Err(kache::Error::BadLaunch(_))));
+    // SAFETY: x and y both have 4 elements and the grid has 4 threads: every access is in bounds.
+    unsafe { u.kernels[0].launch_unchecked(&dev, kache::Grid::linear(4, 4), (&x, &mut y)).unwrap() };
+    assert_eq!(y.download().unwrap(), vec![1.0, 2.0, 3.0, 4.0]);
+    // Out of bounds: the same report from a kernel served directly as from the full path.
+    let mut y8 = dev.alloc::<f32>(&[8]).unwrap();
+    let served = c.kernels[0].launch(&dev, kache::Grid::linear(8, 8), (&x, &mut y8)).unwrap_err();
+    let full = full_checked.kernels[0].launch(&dev, kache::Grid::linear(8, 8), (&x, &mut y8)).unwrap_err();
+    match (&served, &full) {
+        (kache::Error::Launch { array: a, location: la, .. }, kache::Error::Launch { array: b, location: lb, .. }) => {
+            assert_eq!((a.as_str(), la.as_deref()), ("parameter `x`", Some(file.display().to_string() + ":4:29").as_deref()));
+            assert_eq!((a, la), (b, lb));
+        }
+        other => panic!("expected two launch faults, got {other:?}"),
+    }
+}
+
 /// A module file that was absent when the manifest was recorded (`util.rs`, where `util/mod.rs`
 /// was used) appearing is a miss: the lookup never takes the manifest's word for it.
 #[test]
@@ -141,7 +189,7 @@ fn a_module_file_appearing_is_a_miss() {
     let file = dir.path().join("k.rs");
     std::fs::write(&file, "mod util;\n#[kernel] pub fn k(x: &mut [f32]) { x[0] = util::twice(x[0]); }\n").unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let req = CompileRequest::new(Target::Host);
+    let req = FileRequest::new(Target::Host);
     assert_eq!(Jit::new(config(cache.path())).unwrap().compile_file(&file, &req).unwrap().served, Served::Full);
     assert_eq!(Jit::new(config(cache.path())).unwrap().compile_file(&file, &req).unwrap().served, Served::Direct);
     std::fs::write(dir.path().join("util.rs"), COMMON).unwrap();
@@ -157,7 +205,7 @@ fn object(cache: &Path, key: &Key) -> std::path::PathBuf {
     cache.join(format!("v{}", kache::cache::key::KEY_SCHEMA)).join("manifests").join(&hex[..2]).join(&hex)
 }
 
-fn manifest_key(cache: &Path, file: &Path, req: &CompileRequest) -> Key {
+fn manifest_key(cache: &Path, file: &Path, req: &FileRequest) -> Key {
     Jit::new(config(cache)).unwrap().explain_direct(file, req).unwrap().manifest.unwrap().key
 }
 
@@ -193,7 +241,7 @@ fn a_manifest_of_another_libdevice_is_not_served() {
     let file = dir.path().join("e.rs");
     std::fs::write(&file, "#[kernel] pub fn e(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] = x[i].exp(); } }\n").unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let req = CompileRequest::new(sm("sm_80"));
+    let req = FileRequest::new(sm("sm_80"));
     Jit::new(config(cache.path())).unwrap().compile_file(&file, &req).unwrap();
     let key = manifest_key(cache.path(), &file, &req);
     let path = object(cache.path(), &key);
@@ -218,7 +266,7 @@ fn device_arrays_bound_are_never_served_directly() {
     let cache = tempfile::tempdir().unwrap();
     let dev = kache::Device::host();
     let table = dev.upload(&[4.0f32]).unwrap();
-    let req = CompileRequest::new(Target::Host).global("TABLE", &table).unwrap();
+    let req = FileRequest::new(Target::Host).global("TABLE", &table).unwrap();
     let jit = Jit::new(config(cache.path())).unwrap();
     for _ in 0..2 {
         assert_eq!(jit.compile_file(&file, &req).unwrap().served, Served::Full);

@@ -141,13 +141,15 @@ pub fn k(m: &Array<u32, 2>, out: &mut [u32]) {
     }
 }
 
-/// The PTX of a kernel of the speed suite (benches/speed/kernels.rs).
-fn speed_ptx(kernel: &str) -> String {
+/// The PTX of a kernel of the speed suite (benches/speed/kernels.rs), bounds-checked (what a
+/// safe launch runs) or not (what `launch_unchecked` runs, and NVRTC's code is).
+fn speed_ptx(kernel: &str, checked: bool) -> String {
     let jit = common::memory_jit();
     let m = jit.load_file(common::root().join("benches/speed/kernels.rs")).unwrap();
     let k = m.kernel(kernel).unwrap_or_else(|e| panic!("{e}"));
-    let c = k.compile(sm_90(), &Specialization::uniform(k.program(), Layout::C)).unwrap_or_else(|e| panic!("{e}"));
-    c.ptx().unwrap().to_string()
+    let spec = Specialization::uniform(k.program(), Layout::C);
+    let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+    c.unwrap_or_else(|e| panic!("{e}")).ptx().unwrap().to_string()
 }
 
 /// The `ld.global.nc.f32` of each basic block of a PTX function, in order (blocks start at labels).
@@ -177,11 +179,11 @@ fn loop_blocks(ptx: &str) -> Vec<(usize, bool)> {
 #[test]
 fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
     // The grid-strided loop of the block reduction: a body of 4 loads, and a remainder of 1.
-    let reduce = speed_ptx("reduce_block");
+    let reduce = speed_ptx("reduce_block", false);
     assert_eq!(loads_per_block(&reduce), vec![4, 1], "{reduce}");
     // The online row softmax: its two block-strided loops (maximum and sum of exponentials,
     // output), each 4 loads unrolled and 1 in the remainder.
-    let softmax = speed_ptx("softmax_rows");
+    let softmax = speed_ptx("softmax_rows", false);
     assert_eq!(loads_per_block(&softmax), vec![4, 1, 4, 1], "{softmax}");
     assert_eq!(softmax.matches("st.global.f32").count(), 5, "{softmax}");
     // As with NVIDIA's compiler, the unrolled loops are left to ptxas to unroll further (on
@@ -194,11 +196,30 @@ fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
     }
     // A loop with a barrier in it is not unrolled by a forced count (LLVM could not, and
     // would say so on stderr): the tiled matmul's loop over tiles stays one copy.
-    let matmul = speed_ptx("matmul_tiled");
+    let matmul = speed_ptx("matmul_tiled", false);
     assert_eq!(matmul.matches("bar.sync").count(), 2, "{matmul}");
     assert!(matmul.matches("fma.rn.f32").count() >= 32, "the inner tile loop is unrolled and fused:\n{matmul}");
     if let Some(p) = common::ptxas() {
         for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax), ("matmul_tiled", &matmul)] {
+            common::assemble(&p, t, k);
+        }
+    }
+}
+
+#[test]
+fn checked_strided_loops_still_unroll_by_four() {
+    // Bounds checks branch out of the loop body (to the fault path), so the unrolled copies
+    // test the exit between loads instead of running a separate remainder loop; each loop body
+    // holds 4 loads through the non-coherent path (and no remainder copy holds a fifth).
+    let reduce = speed_ptx("reduce_block", true);
+    let loads = |ptx: &str| loads_per_block(ptx).into_iter().sum::<usize>();
+    assert_eq!(loads(&reduce), 4, "{reduce}");
+    // The online softmax has two strided loops.
+    let softmax = speed_ptx("softmax_rows", true);
+    assert_eq!(loads(&softmax), 2 * 4, "{softmax}");
+    assert!(reduce.contains("atom.global.cas.b32") && softmax.contains("atom.global.cas.b32"), "the fault record is written");
+    if let Some(p) = common::ptxas() {
+        for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax)] {
             common::assemble(&p, t, k);
         }
     }

@@ -62,7 +62,7 @@ fn the_key_holds_no_address_but_the_type_and_shape_and_the_mode() {
     assert_eq!(run_totals(&kb, &dev), vec![9.0, 16.0, 21.0]);
     assert_eq!(run_totals(&ka, &dev), vec![1.0, 4.0, 9.0]);
     assert!(matches!(kb.compile_for(&dev).unwrap().origin(), Origin::Cache(Tier::Memory)), "the second binding hit memory");
-    assert!(matches!(&ka.captures()[0], kache::CaptureValue::Device(d) if d.ptr == a.device_ptr()), "captures() reports the array");
+    assert!(matches!(&ka.captures()[0], kache::CaptureValue::Device(d) if d.ptr() == a.device_ptr()), "captures() reports the array");
 }
 
 #[test]
@@ -228,29 +228,40 @@ fn serialised_slots_are_bound_by_name_and_a_launch_without_one_names_it() {
     let k = jit.load_source("t.rs", src).unwrap().with_global("TABLE", &table).unwrap().with_global("SCALE", &scale).unwrap();
     let bytes = k.kernel("k").unwrap().serialize(Target::Host).unwrap();
     assert_no_pointer(&bytes, &[table.device_ptr(), scale.device_ptr()]);
-    let fresh = CompiledKernel::deserialize(&bytes).unwrap();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let fresh = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap();
     let names: Vec<(&str, bool)> = fresh.capture_slots().iter().map(|s| (s.name(), s.is_bound())).collect();
     assert_eq!(names.len(), 2);
     assert!(names.contains(&("TABLE", false)) && names.contains(&("SCALE", false)), "{names:?}");
     let mut out = dev.alloc::<f32>(&[3]).unwrap();
     // One slot bound, the other not: the launch names the missing one, and nothing runs.
-    let half = CompiledKernel::deserialize(&bytes).unwrap().bind("TABLE", &table).unwrap();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let half = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind("TABLE", &table).unwrap();
     match half.launch(&dev, Grid::linear(3, 32), (&mut out,)) {
         Err(e @ kache::Error::UnboundCapture { .. }) => assert!(e.to_string().contains("'SCALE' (global 'SCALE')"), "{e}"),
         other => panic!("expected UnboundCapture, got {other:?}"),
     }
     assert_eq!(out.download().unwrap(), vec![0.0; 3]);
     // Wrong name, type, shape or a read-only array for a written slot: typed errors.
-    let e = CompiledKernel::deserialize(&bytes).unwrap().bind("PRICES", &table).unwrap_err().to_string();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let e = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind("PRICES", &table).unwrap_err().to_string();
     assert!(e.contains("no capture slot of that name") && e.contains("'TABLE'") && e.contains("'SCALE'"), "{e}");
-    let e = CompiledKernel::deserialize(&bytes).unwrap().bind("TABLE", &dev.upload(&[1i32, 2, 3]).unwrap()).unwrap_err().to_string();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let e =
+        unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind("TABLE", &dev.upload(&[1i32, 2, 3]).unwrap()).unwrap_err().to_string();
     assert!(e.contains("`f32`"), "{e}");
-    let e = CompiledKernel::deserialize(&bytes).unwrap().bind("SCALE", &dev.upload(&[1.0f32, 2.0]).unwrap()).unwrap_err().to_string();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let e = unsafe { CompiledKernel::deserialize(&bytes) }
+        .unwrap()
+        .bind("SCALE", &dev.upload(&[1.0f32, 2.0]).unwrap())
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("shape [1]"), "{e}");
     // Both bound: it runs on this process's arrays, and keeps them alive.
     let k2 = {
         let (t, s) = (dev.upload(&[4.0f32, 5.0, 6.0]).unwrap(), dev.upload(&[0.5f32]).unwrap());
-        CompiledKernel::deserialize(&bytes).unwrap().bind("TABLE", &t).unwrap().bind("SCALE", &s).unwrap()
+        // SAFETY: the bytes are `serialize`'s output, from this process.
+        unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind("TABLE", &t).unwrap().bind("SCALE", &s).unwrap()
     };
     k2.launch(&dev, Grid::linear(3, 32), (&mut out,)).unwrap();
     assert_eq!(out.download().unwrap(), vec![2.0, 2.5, 3.0]);
@@ -267,9 +278,11 @@ fn a_written_slot_refuses_a_read_only_array() {
     let src = "#[kernel] pub fn k() { let i = global_id_x(); if i < 2 { LOG[i] = 7; } }";
     let bytes = relocatable(None).load_source("w.rs", src).unwrap().with_global("LOG", &log).unwrap().kernel("k").unwrap();
     let bytes = bytes.serialize(Target::Host).unwrap();
-    let e = CompiledKernel::deserialize(&bytes).unwrap().bind("LOG", &log.read_only()).unwrap_err().to_string();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let e = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind("LOG", &log.read_only()).unwrap_err().to_string();
     assert!(e.contains("read-only"), "{e}");
-    let k = CompiledKernel::deserialize(&bytes).unwrap().bind("LOG", &log).unwrap();
+    // SAFETY: the bytes are `serialize`'s output, from this process.
+    let k = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind("LOG", &log).unwrap();
     k.launch(&dev, Grid::linear(2, 32), ()).unwrap();
     assert_eq!(log.download().unwrap(), vec![7, 7]);
 }
@@ -287,7 +300,8 @@ fn closure_slots_take_the_parameter_name_or_factory_qualified() {
     let bytes = relocatable(None).load_source("c.rs", src).unwrap().closure("make", (&t,)).unwrap().serialize(Target::Host).unwrap();
     let mut out = dev.alloc::<f32>(&[2]).unwrap();
     for name in ["table", "make::table"] {
-        let k = CompiledKernel::deserialize(&bytes).unwrap().bind(name, &dev.upload(&[5.0f32, 6.0]).unwrap()).unwrap();
+        // SAFETY: the bytes are `serialize`'s output, from this process.
+        let k = unsafe { CompiledKernel::deserialize(&bytes) }.unwrap().bind(name, &dev.upload(&[5.0f32, 6.0]).unwrap()).unwrap();
         k.launch(&dev, Grid::linear(2, 32), (&mut out,)).unwrap();
         assert_eq!(out.download().unwrap(), vec![6.0, 7.0], "bound as {name}");
     }

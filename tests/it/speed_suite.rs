@@ -14,9 +14,14 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     }
     let opts = suite::Options { dry_run: true, reps: 1, batches: 1, root: crate::common::root() };
     let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));
-    let kernels: Vec<&str> = report.rows.iter().map(|r| r.kernel.as_str()).collect();
-    assert_eq!(kernels, ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan"]);
-    assert!(report.rows.iter().all(|r| r.implementation == "kache"));
+    let rows: Vec<(&str, &str)> = report.rows.iter().map(|r| (r.kernel.as_str(), r.implementation.as_str())).collect();
+    let mut want = Vec::new();
+    for k in ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram"] {
+        // Safe launches (bounds-checked code) and `launch_unchecked`, each checked against the reference.
+        want.extend([(k, "kache"), (k, "unchk")]);
+    }
+    want.push(("scan", "kache"));
+    assert_eq!(rows, want);
     let table = suite::table(&report);
     assert!(table.contains("histogram") && table.contains("exact"), "{table}");
 }

@@ -63,7 +63,10 @@ impl ForeignArray {
     }
 }
 
-impl ArrayInterface for ForeignArray {
+// SAFETY: every field is copied from the wrapped array's interface, whose owner the recorder
+// keeps, so each promise of the wrapped implementation carries over; `read_only` only narrows
+// what kache may do.
+unsafe impl ArrayInterface for ForeignArray {
     fn data_ptr(&self) -> u64 {
         self.ptr
     }

@@ -1,8 +1,8 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
 //! layer over the library: argument parsing, rendering and exit statuses; compiles are
-//! direct mode's (`Jit::direct_file`, `DirectMiss`), `Kernel`'s and `CompiledKernel`'s
-//! (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
-//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! direct mode's (`Jit::direct_file`, `DirectMiss`) and the JIT's batches (`Jit::compile_many`,
+//! `Jit::assemble_cubins`, `Kernel::emit_llvm_ir`), the cache operations
+//! `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
@@ -11,11 +11,13 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod remote;
+
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
 use kache::cache::{LocalStore, archive, atomic, envelope, ops};
 use kache::logging::StderrLogger;
-use kache::{Arch, CaptureValue, CompileRequest, Config, Direct, Error, Jit, Served, Specialization, Target};
+use kache::{Arch, CaptureValue, CompileRequest, Config, Direct, Error, FileRequest, Jit, Served, Specialization, Target};
 
 #[derive(Parser)]
 #[command(name = "kache", version, about = "A GPU kernel compiler for Rust with a persistent kernel cache")]
@@ -145,6 +147,11 @@ enum Command {
         #[arg(long)]
         key: bool,
     },
+    /// The remote cache ($KACHE_REMOTE): reachability, this namespace's size, purging it.
+    Remote {
+        #[command(subcommand)]
+        command: remote::RemoteCommand,
+    },
 }
 
 /// Prints a line on stdout; when the reader has gone (`kache ls | head -1`), the command ends
@@ -210,8 +217,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) if f.message.is_empty() => ExitCode::SUCCESS,
         Err(f) => {
-            // Not eprintln!: it panics when stderr is a closed pipe.
-            let _ = writeln!(std::io::stderr(), "{}", f.message.trim_end());
+            // No message carries the remote's password, KACHE_REMOTE_KEY or KACHE_ARCHIVE_KEY,
+            // whatever produced it. Not eprintln!: it panics when stderr is a closed pipe.
+            let mut redactor = kache::cache::remote::Redactor::from_env();
+            if let Some(key) = std::env::var_os("KACHE_ARCHIVE_KEY") {
+                redactor.add(key.as_encoded_bytes());
+            }
+            let msg = redactor.redact(f.message.trim_end());
+            let _ = writeln!(std::io::stderr(), "{msg}");
             ExitCode::from(if f.user { 1 } else { 2 })
         }
     }
@@ -256,6 +269,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Export { file, key } => export(&file, key),
         Command::Import { file, key } => import(&file, key),
+        Command::Remote { command } => remote::run(command),
     }
 }
 
@@ -291,14 +305,11 @@ fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
     }
 }
 
-/// The kernels and instances to work on: those named, else every one the module lists (with
-/// a note for each generic kernel left out, which is returned too).
 /// Generic kernels left out of an every-kernel compile: signature, and why.
 type LeftOut = Vec<(String, String)>;
 
-/// A kernel's name, and what to write for it (run once every kernel is checked).
-type Output = (String, Box<dyn Fn() -> kache::Result<Vec<u8>>>);
-
+/// The kernels and instances to work on: those named, else every one the module lists (with
+/// a note for each generic kernel left out, which is returned too).
 fn kernels_of(m: &kache::Module, only: &[String]) -> Result<(Vec<String>, LeftOut), Failure> {
     if !only.is_empty() {
         return Ok((only.to_vec(), Vec::new()));
@@ -347,8 +358,8 @@ fn check_all(m: &kache::Module, names: &[String]) -> Result<Vec<kache::Kernel>, 
 }
 
 /// The request `compile` and `explain` make of direct mode.
-fn request_of(target: Target, only: &[String], defines: &[String]) -> Result<CompileRequest, Failure> {
-    let mut request = CompileRequest::new(target);
+fn request_of(target: Target, only: &[String], defines: &[String]) -> Result<FileRequest, Failure> {
+    let mut request = FileRequest::new(target);
     request.kernels = only.to_vec();
     for d in defines {
         let (n, v) = parse_define(d)?;
@@ -399,17 +410,23 @@ fn compile(
     if emit == Emit::Cubin && target == Target::Host {
         return Err(user("--emit cubin needs a GPU architecture, not `host`"));
     }
-    let mut outputs: Vec<Output> = Vec::new();
+    // Everything is built before anything is written. Direct mode first: a manifest recorded
+    // for the same bytes, defines, kernels and options gives the kernels without parsing; else
+    // the full path, which records it. The full path looks every kernel of the file up
+    // together, then compiles the misses and stores them together, and --emit cubin assembles
+    // the cubins in one more batch: with a remote cache, one round trip for the lookups and one
+    // for the stores of each.
+    let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
     if emit == Emit::LlvmIr {
         let m = load(&jit, file, defines)?;
         let (names, _) = kernels_of(&m, only)?;
         for k in check_all(&m, &names)? {
-            let spec = Specialization::uniform(k.program(), kache::Layout::C);
-            outputs.push((k.name().to_string(), Box::new(move || Ok(k.emit_llvm_ir(target, &spec)?.into_bytes()))));
+            outputs.push((
+                k.name().to_string(),
+                k.emit_llvm_ir(target, &Specialization::uniform(k.program(), kache::Layout::C))?.into_bytes(),
+            ));
         }
     } else {
-        // Direct mode first: a manifest recorded for the same bytes, defines, kernels and
-        // options gives the kernels without parsing; else the full path, which records it.
         let request = request_of(target, only, defines)?;
         let compiled = match jit.direct_file(file, &request).map_err(unreadable)? {
             Direct::Hit(c) => {
@@ -421,21 +438,23 @@ fn compile(
             Direct::Miss(miss) => {
                 let m = miss.module().map_err(unreadable)?;
                 let (names, left_out) = kernels_of(&m, only)?;
+                let kernels = check_all(&m, &names)?;
+                let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
                 let mut done = Vec::new();
-                for k in check_all(&m, &names)? {
-                    let c = k.compile(target, &Specialization::uniform(k.program(), kache::Layout::C))?;
-                    done.push((k, c));
+                for (k, r) in kernels.into_iter().zip(jit.compile_many(&requests)) {
+                    done.push((k, r?));
                 }
                 miss.record(&m, &done, &left_out);
-                done.into_iter().map(|(_, c)| c).collect()
+                done.into_iter().map(|(_, c)| c).collect::<Vec<_>>()
             }
         };
-        for c in compiled {
-            let name = c.name().to_string();
-            match emit {
-                Emit::Cubin => outputs.push((name, Box::new(move || c.assemble_cubin()))),
-                _ => outputs.push((name, Box::new(move || Ok(c.artifact().bytes().to_vec())))),
+        if emit == Emit::Cubin {
+            let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();
+            for (c, r) in compiled.iter().zip(jit.assemble_cubins(&refs)) {
+                outputs.push((c.name().to_string(), r?));
             }
+        } else {
+            outputs.extend(compiled.iter().map(|c| (c.name().to_string(), c.artifact().bytes().to_vec())));
         }
     }
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
@@ -451,10 +470,8 @@ fn compile(
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
     for (name, bytes) in outputs {
-        let bytes = bytes()?;
         let path = match &output {
-            Some(p) if to_stdout => {
-                let _ = p;
+            Some(_) if to_stdout => {
                 write_stdout(&bytes)?;
                 continue;
             }

@@ -37,6 +37,8 @@ pub fn encode_capture(v: &CaptureValue, out: &mut Vec<u8>) {
                 location,
                 // Keeps the memory alive; not part of what the array is.
                 owner: _,
+                // Orders the producer's stream around launches; changes no code.
+                queue: _,
             } = d;
             out.push(elem.tag());
             out.push(*read_only as u8);
@@ -71,6 +73,8 @@ pub fn encode_relocatable(d: &ArrayDesc, out: &mut Vec<u8>) {
         location: _,
         // Keeps the memory alive; not part of what the array is.
         owner: _,
+        // How launches order work around the memory; not part of what the array is.
+        queue: _,
     } = d;
     out.push(3);
     out.push(elem.tag());

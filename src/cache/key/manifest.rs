@@ -1,8 +1,9 @@
 //! Direct mode's manifest (as ccache's direct mode): a key over the raw inputs of a request
 //! (the root source file's bytes, the globals bound, the kernels asked for, the options, the
 //! toolchain, the salt), under which the store keeps what a full compile found: the content
-//! hash of every module file it read, and for each kernel its semantic key and interface. A
-//! lookup through it reads files and hashes them; it never parses or checks (docs/cache.md).
+//! hash of every module file it read, and for each kernel its semantic key, interface and
+//! bounds checks. A lookup through it reads files and hashes them; it never parses or checks
+//! (docs/cache.md).
 
 use super::{KEY_SCHEMA, Toolchain, component, encode_capture};
 use crate::cache::envelope::{self, Meta};
@@ -99,6 +100,20 @@ pub struct ManifestKernel {
     /// The blake3 of the libdevice its key was derived with, when it links libdevice: served
     /// only while the libdevice found now hashes the same.
     pub libdevice: Option<[u8; 32]>,
+    /// Its bounds checks, by number, as its fault reports name them (empty for code without
+    /// bounds checks).
+    pub sites: Vec<ManifestSite>,
+}
+
+/// One bounds check of a [`ManifestKernel`]: what a fault report says of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ManifestSite {
+    /// The array, in words ("parameter `x`").
+    pub array: String,
+    /// Its number of dimensions.
+    pub ndim: u32,
+    /// `file:line:col` of the access.
+    pub location: Option<String>,
 }
 
 /// Why a manifest's payload did not decode.
@@ -134,6 +149,18 @@ impl Manifest {
                 }
                 None => out.push(0),
             }
+            out.extend_from_slice(&(k.sites.len() as u64).to_le_bytes());
+            for site in &k.sites {
+                bytes(&mut out, site.array.as_bytes());
+                out.extend_from_slice(&site.ndim.to_le_bytes());
+                match &site.location {
+                    Some(l) => {
+                        out.push(1);
+                        bytes(&mut out, l.as_bytes());
+                    }
+                    None => out.push(0),
+                }
+            }
         }
         out.extend_from_slice(&(self.left_out.len() as u64).to_le_bytes());
         for (sig, why) in &self.left_out {
@@ -161,7 +188,18 @@ impl Manifest {
                 return Err(ManifestError("a kernel without its interface"));
             }
             let libdevice = r.hash()?;
-            kernels.push(ManifestKernel { meta, libdevice });
+            let mut sites = Vec::new();
+            for _ in 0..r.count()? {
+                let array = r.string()?;
+                let ndim = r.u32()?;
+                let location = match r.take(1)?[0] {
+                    0 => None,
+                    1 => Some(r.string()?),
+                    _ => return Err(ManifestError("a bad presence tag")),
+                };
+                sites.push(ManifestSite { array, ndim, location });
+            }
+            kernels.push(ManifestKernel { meta, libdevice, sites });
         }
         let mut left_out = Vec::new();
         for _ in 0..r.count()? {
@@ -193,6 +231,12 @@ impl<'a> Reader<'a> {
         let s = &self.bytes[self.at..end];
         self.at = end;
         Ok(s)
+    }
+
+    fn u32(&mut self) -> Result<u32, ManifestError> {
+        let mut a = [0; 4];
+        a.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(a))
     }
 
     fn u64(&mut self) -> Result<u64, ManifestError> {
@@ -253,7 +297,14 @@ mod tests {
         let meta = Meta::new(Key([7; 32]), "k", "(a: f32)", ArtifactKind::Ptx, "k", 3).with_interface(iface);
         Manifest {
             files: vec![("common.rs".into(), Some([1; 32])), ("common/mod.rs".into(), None)],
-            kernels: vec![ManifestKernel { meta, libdevice: Some([2; 32]) }],
+            kernels: vec![ManifestKernel {
+                meta,
+                libdevice: Some([2; 32]),
+                sites: vec![
+                    ManifestSite { array: "parameter `a`".into(), ndim: 1, location: Some("k.rs:3:5".into()) },
+                    ManifestSite { array: "shared array".into(), ndim: 2, location: None },
+                ],
+            }],
             left_out: vec![("t<const N: usize>()".into(), "a const parameter".into())],
             warnings: vec!["k.rs:1:2: unused".into()],
         }

@@ -174,7 +174,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             },
             Place::Index(a, idx) => {
                 let arr = self.expr(a)?.array()?;
-                let ptr = self.element_ptr(&arr, idx)?;
+                let ptr = self.element_ptr(&arr, a, idx)?;
                 Ok(Addr::Mem(ptr, arr.elem.ty()))
             }
             Place::Field(inner, k) => {
@@ -228,7 +228,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             },
             ExprKind::Index(a, idx) if matches!(value_ty(e.ty), Ty::Agg(_)) => {
                 let arr = self.expr(a)?.array()?;
-                let ptr = self.element_ptr(&arr, idx)?;
+                let ptr = self.element_ptr(&arr, a, idx)?;
                 Some(Addr::Mem(ptr, e.ty))
             }
             ExprKind::Field(x, k) => {

@@ -106,7 +106,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Err(llvm_err("atomic target"));
         };
         let arr = self.expr(arr_e)?.array()?;
-        let p = self.element_ptr(&arr, idx)?;
+        let p = self.element_ptr(&arr, arr_e, idx)?;
         let s = arr.elem.scalar().ok_or_else(|| llvm_err("an atomic on a struct element"))?;
         let v = self.scalar_of(&args[1])?;
         let ord = AtomicOrdering::Monotonic;

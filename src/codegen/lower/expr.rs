@@ -140,7 +140,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Index(a, idx) => {
                 let arr = self.expr(a)?;
                 let Val::Array(arr) = arr else { return Ok(Val::Never) };
-                let p = self.element_ptr(&arr, idx)?;
+                let p = self.element_ptr(&arr, a, idx)?;
                 self.load_mem(p, arr.elem.ty())?
             }
             K::Assign(place, v) => {

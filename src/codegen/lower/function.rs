@@ -62,8 +62,9 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
 
     pub(super) fn fn_type(&self, f: &Func, kernel: bool) -> inkwell::types::FunctionType<'ctx> {
         let mut params = Vec::new();
-        if self.host {
-            params.push(self.ptr.into());
+        params.push(self.ptr.into());
+        if !self.host {
+            params.push(self.i32.into());
         }
         if matches!(f.ret, Ty::Agg(_)) {
             // Where the value is returned.
@@ -119,14 +120,19 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             locals: vec![Slot::None; f.locals.len()],
             loops: HashMap::new(),
             host_ctx: None,
+            gpu_fault: None,
             activemask_sites: 0,
             sret: None,
         };
         fl.alloca_b.position_at_end(entry);
-        let mut idx = 0u32;
+        let first = fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing hidden parameter"))?;
+        let mut idx = 1u32;
         if self.host {
-            fl.host_ctx = Some(fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing ctx"))?);
-            idx = 1;
+            fl.host_ctx = Some(first);
+        } else {
+            let token = fv.get_nth_param(1).map(|v| v.into_int_value()).ok_or_else(|| llvm_err("missing kernel token"))?;
+            fl.gpu_fault = Some((first, token));
+            idx = 2;
         }
         if matches!(f.ret, Ty::Agg(_)) {
             fl.sret = Some(fv.get_nth_param(idx).ok_or_else(|| llvm_err("sret"))?.into_pointer_value());
@@ -311,6 +317,10 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if let Some(ctx) = self.host_ctx {
             a.push(ctx.into());
         }
+        if let Some((record, token)) = self.gpu_fault {
+            a.push(record.into());
+            a.push(token.into());
+        }
         let sret = match ty {
             t @ Ty::Agg(_) => {
                 let p = self.temp(t)?;
@@ -326,6 +336,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             self.push_args(e, &mut a)?;
         }
         let c = self.b.build_call(callee, &a, "")?;
+        if self.cx.may_fault[id] {
+            self.propagate_exit()?;
+        }
         if let Some(p) = sret {
             return Ok(Val::Agg(p));
         }

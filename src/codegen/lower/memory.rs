@@ -67,10 +67,16 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         })
     }
 
-    pub(super) fn element_ptr(&mut self, arr: &ArrayVal<'ctx>, idx: &[Expr]) -> R<PointerValue<'ctx>> {
+    /// The address of element `idx` of `arr`, the array the expression `array` gave. Every index
+    /// is evaluated first, then (in checked code) checked against its extent, as Rust does.
+    pub(super) fn element_ptr(&mut self, arr: &ArrayVal<'ctx>, array: &Expr, idx: &[Expr]) -> R<PointerValue<'ctx>> {
+        let mut indices = Vec::with_capacity(idx.len());
+        for ie in idx {
+            indices.push(self.scalar_of(ie)?.into_int_value());
+        }
+        self.check_bounds(arr, array, &indices)?;
         let mut off: Option<IntValue<'ctx>> = None;
-        for (d, ie) in idx.iter().enumerate() {
-            let i = self.scalar_of(ie)?.into_int_value();
+        for (d, i) in indices.into_iter().enumerate() {
             let stride = arr.strides.get(d).copied().unwrap_or(self.i64c(1));
             let term = self.b.build_int_mul(i, stride, "")?;
             off = Some(match off {
@@ -79,8 +85,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             });
         }
         let off = off.unwrap_or(self.i64c(0));
-        // SAFETY: indexing is unchecked by design (like CUDA C++); the offset stays in
-        // the array for in-bounds indices.
+        // SAFETY: in checked code every index was checked against its extent above; unchecked
+        // code runs only through `unsafe` launches whose caller promised in-bounds indices.
         let p = unsafe { self.b.build_gep(self.cx.elem_llty(arr.elem)?, arr.ptr, &[off], "")? };
         Ok(p)
     }

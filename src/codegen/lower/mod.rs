@@ -8,7 +8,10 @@
 //! (`aggregate.rs`): device functions take such pointers and return one through a first
 //! pointer parameter; a kernel takes each scalar of an aggregate parameter as a parameter of
 //! its own (`abi::ParamAbi::Aggregate`). On the host backend every function takes a hidden first
-//! parameter: a pointer to the thread's `HostCtx` (indices, shared memory, barrier).
+//! parameter: a pointer to the thread's `HostCtx` (indices, shared memory, barrier, fault
+//! record). On the GPU every function takes two: the fault record's address and the launch's
+//! kernel token (used only by checked code, passed to all, so that one ABI serves checked and
+//! unchecked code alike).
 //!
 //! Defined behaviour where Rust would panic: integer division by zero gives 0 (and `%` gives 0),
 //! `MIN / -1` wraps, shift amounts are masked to the operand's width, float-to-int casts
@@ -16,6 +19,7 @@
 
 mod aggregate;
 mod arith;
+mod bounds;
 mod builtins;
 mod expr;
 mod function;
@@ -39,7 +43,7 @@ use inkwell::types::{BasicTypeEnum, IntType};
 use inkwell::values::{BasicValueEnum, FunctionValue, IntValue, PointerValue};
 
 use super::{CodegenError, CompileInput};
-use crate::abi::shared_offsets;
+use crate::abi::{bounds_sites, shared_offsets};
 use crate::ir::*;
 use crate::target::Target;
 use function::func_symbol;
@@ -78,6 +82,11 @@ struct Cx<'a, 'ctx> {
     /// Float multiplies and adds may be contracted (the kernel's `fmad`, else the options').
     fmad: bool,
     shared: HashMap<(FuncId, usize), u64>,
+    /// The site number of each bounds-checked access, by its array expression.
+    sites: HashMap<*const Expr, u32>,
+    /// By function: whether it, or anything it calls, has a bounds check (a call to one that
+    /// does is followed by the host backend's exit test).
+    may_fault: Vec<bool>,
     i1: IntType<'ctx>,
     i8: IntType<'ctx>,
     i32: IntType<'ctx>,
@@ -109,6 +118,8 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         host: target == Target::Host,
         fmad: input.program.fmad.unwrap_or(input.options.fmad),
         shared,
+        sites: bounds_sites(input.program).iter().enumerate().map(|(n, s)| (s.array as *const Expr, n as u32)).collect(),
+        may_fault: may_fault(input.program),
         i1: ctx.bool_type(),
         i8: ctx.i8_type(),
         i32: ctx.i32_type(),
@@ -136,6 +147,24 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         out.push(m);
     }
     Ok(out)
+}
+
+/// By function: whether it or anything it reaches has a bounds-checked access.
+fn may_fault(p: &Program) -> Vec<bool> {
+    let sites = bounds_sites(p);
+    (0..p.funcs.len())
+        .map(|f| {
+            let mut seen = vec![false; p.funcs.len()];
+            let mut stack = vec![f];
+            while let Some(g) = stack.pop() {
+                if std::mem::replace(&mut seen[g], true) {
+                    continue;
+                }
+                stack.extend(&p.funcs[g].callees);
+            }
+            sites.iter().any(|s| seen[s.func])
+        })
+        .collect()
 }
 
 #[derive(Clone, Debug)]
@@ -257,6 +286,8 @@ struct FnLower<'c, 'a, 'ctx> {
     locals: Vec<Slot<'ctx>>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
     host_ctx: Option<PointerValue<'ctx>>,
+    /// On the GPU: the fault record and the kernel's token (hidden parameters).
+    gpu_fault: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
     /// `activemask()` call sites lowered so far (the host numbers each site).
     activemask_sites: u32,
     /// Where a function returning an aggregate writes its value.

@@ -1,0 +1,445 @@
+//! Safe code cannot cause undefined behaviour: bounds checks (host backend here; PTX through
+//! ptxas), the refusal of arrays that alias, validated downloads, checked array descriptions,
+//! and the host device's stream under threads. The compile-fail guards run in `ui.rs`.
+// Helpers outside `#[test]` functions unwrap too: a failure there is the test's failure.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use kache::{ArgValue, Device, Error, Grid, Layout, Origin, Specialization, Target};
+
+use crate::common::{disk_jit, memory_jit};
+
+/// `src`'s kernel `k`.
+fn kernel(src: &str) -> kache::Kernel {
+    memory_jit().load_source("oob.rs", src).unwrap().kernel("k").unwrap()
+}
+
+/// The fields of an `Error::Launch`, or a panic naming what came instead.
+fn launch_fault(e: Error) -> (String, String, u64, u64, Option<String>) {
+    match e {
+        Error::Launch { kernel, array, index, len, location } => (kernel, array, index, len, location),
+        other => panic!("expected Error::Launch, got {other:?}: {other}"),
+    }
+}
+
+#[test]
+fn an_out_of_bounds_read_of_a_parameter_is_a_launch_error_naming_everything() {
+    let dev = Device::host();
+    let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut y = dev.alloc::<f32>(&[8]).unwrap();
+    let src = "#[kernel]\npub fn k(x: &[f32], y: &mut [f32]) {\n    let i = global_id_x();\n    if i < y.len() { y[i] = x[i]; }\n}\n";
+    let e = kernel(src).launch(&dev, Grid::linear(8, 8), (&x, &mut y)).unwrap_err();
+    let text = e.to_string();
+    let (k, array, index, len, location) = launch_fault(e);
+    assert_eq!((k.as_str(), array.as_str(), len, location.as_deref()), ("k", "parameter `x`", 4, Some("oob.rs:4:29")));
+    assert!((4..8).contains(&index), "{text}");
+    assert_eq!(text, format!("kernel `k`: index {index} is out of bounds for parameter `x` of length 4, at oob.rs:4:29"));
+    // The threads in bounds ran; the faulting ones exited before their store.
+    assert_eq!(y.download().unwrap(), vec![1.0, 2.0, 3.0, 4.0, 0.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn an_out_of_bounds_write_never_reaches_the_memory_past_the_array() {
+    let dev = Device::host();
+    let whole = dev.alloc::<u32>(&[16]).unwrap();
+    // `y` is the first half of `whole`: without the check, index 8.. would land in the second.
+    let mut y = whole.view(0, &[8], &[1]).unwrap();
+    let k = kernel("#[kernel] pub fn k(y: &mut [u32]) { let i = global_id_x(); y[i] = 7; }");
+    let (_, array, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(16, 16), (&mut y,)).unwrap_err());
+    assert_eq!((array.as_str(), len), ("parameter `y`", 8));
+    assert!((8..16).contains(&index));
+    assert_eq!(whole.download().unwrap(), [vec![7u32; 8], vec![0u32; 8]].concat());
+}
+
+#[test]
+fn every_dimension_is_checked_against_its_own_extent() {
+    let dev = Device::host();
+    // [[0, 3]] of a 2x3 array is element 3 of the memory, inside it, but index 3 of dimension 1.
+    let m = dev.upload_nd(&[1i32, 2, 3, 4, 5, 6], &[2, 3], kache::Order::C).unwrap();
+    let mut out = dev.alloc::<i32>(&[1]).unwrap();
+    let src = "#[kernel] pub fn k(m: &Array<i32, 2>, j: usize, out: &mut [i32]) { out[0] = m[[0, j]]; }";
+    let k = kernel(src);
+    k.launch(&dev, Grid::linear(1, 1), (&m, 2usize, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![3]);
+    let e = k.launch(&dev, Grid::linear(1, 1), (&m, 3usize, &mut out)).unwrap_err();
+    assert_eq!(e.to_string(), "kernel `k`: index 3 is out of bounds for dimension 1 of parameter `m` of length 3, at oob.rs:1:77");
+    // The same for an F-order argument (another specialisation) and the first dimension.
+    let f = dev.upload_nd(&[1i32, 2, 3, 4, 5, 6], &[2, 3], kache::Order::F).unwrap();
+    let src = "#[kernel] pub fn k(m: &Array<i32, 2>, i: usize, out: &mut [i32]) { out[0] = m[[i, 0]]; }";
+    let (_, array, index, len, _) = launch_fault(kernel(src).launch(&dev, Grid::linear(1, 1), (&f, 2usize, &mut out)).unwrap_err());
+    assert_eq!((array.as_str(), index, len), ("dimension 0 of parameter `m`", 2, 2));
+}
+
+#[test]
+fn captured_arrays_are_checked_and_named_by_their_origin() {
+    let dev = Device::host();
+    let table = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let src = "#[kernel] pub fn k(i: usize, o: &mut [f32]) { o[0] = G[i] + H[0]; }";
+    let m = memory_jit().load_source("cap.rs", src).unwrap().with_global("G", &table).unwrap().with_global("H", vec![5.0f32]).unwrap();
+    let k = m.kernel("k").unwrap();
+    let mut out = dev.alloc::<f32>(&[1]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (1usize, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![7.0]);
+    let e = k.launch(&dev, Grid::linear(1, 1), (2usize, &mut out)).unwrap_err();
+    assert_eq!(e.to_string(), "kernel `k`: index 2 is out of bounds for captured array global 'G' of length 2, at cap.rs:1:54");
+    // A host array copied into the kernel as constant data is checked the same way.
+    let src = "static S: [u32; 3] = [1, 2, 3];\n#[kernel] pub fn k(i: usize, o: &mut [u32]) { o[0] = S[i]; }";
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, array, index, len, _) = launch_fault(kernel(src).launch(&dev, Grid::linear(1, 1), (3usize, &mut out)).unwrap_err());
+    assert_eq!((array.as_str(), index, len), ("captured array static 'S'", 3, 3));
+}
+
+#[test]
+fn a_fault_in_a_module_file_names_that_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("main.rs"),
+        "mod util;\n#[kernel] pub fn k(x: &[f32], i: usize, o: &mut [f32]) { o[0] = util::get(x, i); }\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("util.rs"), "// helpers\npub fn get(a: &[f32], i: usize) -> f32 {\n    a[i]\n}\n").unwrap();
+    let k = memory_jit().load_file(dir.path().join("main.rs")).unwrap().kernel("k").unwrap();
+    let dev = Device::host();
+    let x = dev.upload(&[1.0f32; 2]).unwrap();
+    let mut o = dev.alloc::<f32>(&[1]).unwrap();
+    let (_, array, index, _, location) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&x, 5usize, &mut o)).unwrap_err());
+    assert_eq!((array.as_str(), index), ("parameter `a` of device function `get`", 5));
+    let location = location.unwrap();
+    assert!(location.ends_with("util.rs:3:5"), "{location}");
+}
+
+#[test]
+fn shared_arrays_are_checked_against_their_length_and_the_dynamic_one_against_the_launch() {
+    let dev = Device::host();
+    let mut out = dev.alloc::<f32>(&[8]).unwrap();
+    let src = "#[kernel] pub fn k(o: &mut [f32]) {\n    let s = shared_array::<f32, 4>();\n    let i = thread_idx_x() as usize;\n    s[i] = 1.0;\n    sync_threads();\n    o[i] = s[i % 4];\n}";
+    let (_, array, index, len, location) = launch_fault(kernel(src).launch(&dev, Grid::linear(8, 8), (&mut out,)).unwrap_err());
+    assert_eq!((array.as_str(), len, location.as_deref()), ("`s`, the shared array `shared_array::<f32, 4>()`", 4, Some("oob.rs:4:5")));
+    assert!((4..8).contains(&index));
+    // Threads 0..4 went on past the barrier that the exited threads left.
+    assert_eq!(out.download().unwrap(), [vec![1.0f32; 4], vec![0.0; 4]].concat());
+
+    let src = "#[kernel] pub fn k(o: &mut [u32]) { let d = dynamic_shared_array::<u32>(); let i = thread_idx_x() as usize; d[i] = 3; o[i] = d[i]; }";
+    let k = kernel(src);
+    let mut out = dev.alloc::<u32>(&[4]).unwrap();
+    k.launch(&dev, Grid::linear(4, 4).with_shared_mem(16), (&mut out,)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![3; 4]);
+    let (_, array, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(4, 4).with_shared_mem(8), (&mut out,)).unwrap_err());
+    assert_eq!((array.as_str(), len), ("`d`, the dynamic shared array `dynamic_shared_array::<u32>()`", 2));
+    assert!((2..4).contains(&index));
+}
+
+#[test]
+fn accesses_in_device_functions_atomics_and_compound_assignments_are_checked() {
+    let dev = Device::host();
+    let x = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let mut out = dev.alloc::<f32>(&[1]).unwrap();
+    let src = "fn get(a: &[f32], i: usize) -> f32 { a[i] * 2.0 }\n#[kernel] pub fn k(x: &[f32], i: usize, o: &mut [f32]) { o[0] = get(x, i) + 1.0; o[0] = 5.0; }";
+    let k = kernel(src);
+    k.launch(&dev, Grid::linear(1, 1), (&x, 1usize, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![5.0]);
+    out.copy_from(&[0.0]).unwrap();
+    let e = k.launch(&dev, Grid::linear(1, 1), (&x, 2usize, &mut out)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `k`: index 2 is out of bounds for parameter `a` of device function `get` of length 2, at oob.rs:1:38"
+    );
+    // The thread exited inside `get`: the kernel's own stores after the call did not run.
+    assert_eq!(out.download().unwrap(), vec![0.0]);
+
+    let mut h = dev.alloc::<u32>(&[4]).unwrap();
+    let k = kernel("#[kernel] pub fn k(h: &mut [u32]) { atomic_add(&mut h[global_id_x()], 1); }");
+    let (_, array, _, len, _) = launch_fault(k.launch(&dev, Grid::linear(5, 8), (&mut h,)).unwrap_err());
+    assert_eq!((array.as_str(), len), ("parameter `h`", 4));
+    assert_eq!(h.download().unwrap(), vec![1; 4]);
+    let k = kernel("#[kernel] pub fn k(h: &mut [u32]) { h[global_id_x()] += 2; }");
+    let (_, _, index, _, _) = launch_fault(k.launch(&dev, Grid::linear(5, 8), (&mut h,)).unwrap_err());
+    assert_eq!(index, 4);
+    assert_eq!(h.download().unwrap(), vec![3; 4]);
+}
+
+#[test]
+fn a_thread_that_faults_exits_even_from_a_loop_that_would_never_end() {
+    let dev = Device::host();
+    let x = dev.upload(&[0u32; 4]).unwrap();
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    // Each iteration reads the next element; without the exit this loop never ends.
+    let src = "#[kernel] pub fn k(x: &[u32], o: &mut [u32]) { let mut i = 0; loop { o[0] += x[i] + 1; i += 1; } }";
+    let (_, _, index, len, _) = launch_fault(kernel(src).launch(&dev, Grid::linear(1, 1), (&x, &mut out)).unwrap_err());
+    assert_eq!((index, len), (4, 4));
+    assert_eq!(out.download().unwrap(), vec![4]);
+}
+
+#[test]
+fn unchecked_code_runs_only_through_the_unsafe_launch_and_is_keyed_apart() {
+    let dev = Device::host();
+    let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { let i = global_id_x(); if i < y.len() { y[i] = x[i] * 2.0; } }";
+    let k = kernel(src);
+    let x = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut y = dev.alloc::<f32>(&[3]).unwrap();
+    // SAFETY: every index is below y.len() == x.len().
+    unsafe { k.launch_unchecked(&dev, Grid::linear(3, 32), (&x, &mut y)) }.unwrap();
+    assert_eq!(y.download().unwrap(), vec![2.0, 4.0, 6.0]);
+
+    let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
+    let checked = k.compile(Target::Host, &spec).unwrap();
+    let unchecked = k.compile_unchecked(Target::Host, &spec).unwrap();
+    assert!(checked.is_checked() && !unchecked.is_checked());
+    assert_ne!(checked.key(), unchecked.key(), "checked is part of the key");
+    let e = unchecked.launch(&dev, Grid::linear(3, 32), (&x, &mut y)).unwrap_err();
+    assert!(matches!(e, Error::BadLaunch(_)) && e.to_string().contains("without bounds checks"), "{e}");
+    assert!(unchecked.serialize().is_err(), "only checked code is serialised");
+    // SAFETY: as above.
+    unsafe { unchecked.launch_unchecked(&dev, Grid::linear(3, 32), (&x, &mut y)) }.unwrap();
+}
+
+#[test]
+fn a_store_never_serves_checked_code_for_unchecked_requests_or_the_reverse() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "#[kernel] pub fn k(x: &mut [f32]) { x[0] = 1.0; }";
+    let spec = Specialization { layouts: vec![Some(Layout::C)] };
+    let first = disk_jit(dir.path()).load_source("k.rs", src).unwrap().kernel("k").unwrap();
+    let checked = first.compile(Target::Host, &spec).unwrap();
+    assert!(matches!(checked.origin(), Origin::Compiled { .. }));
+    // A later process asks for the unchecked code: a miss, then a hit of its own.
+    let second = disk_jit(dir.path()).load_source("k.rs", src).unwrap().kernel("k").unwrap();
+    let unchecked = second.compile_unchecked(Target::Host, &spec).unwrap();
+    assert!(matches!(unchecked.origin(), Origin::Compiled { .. }), "{:?}", unchecked.origin());
+    assert_ne!(unchecked.artifact().bytes(), checked.artifact().bytes());
+    let third = disk_jit(dir.path()).load_source("k.rs", src).unwrap().kernel("k").unwrap();
+    let again = third.compile_unchecked(Target::Host, &spec).unwrap();
+    assert!(matches!(again.origin(), Origin::Cache(_)) && !again.is_checked());
+    let checked_again = third.compile(Target::Host, &spec).unwrap();
+    assert!(matches!(checked_again.origin(), Origin::Cache(_)) && checked_again.is_checked());
+    assert_eq!(checked_again.artifact().bytes(), checked.artifact().bytes());
+}
+
+#[test]
+fn checked_ptx_assembles_for_sm_70_80_and_90() {
+    let Some(ptxas) = crate::common::ptxas() else { return };
+    let jit = memory_jit();
+    let src = "fn at(a: &Array<f32, 2>, i: usize, j: usize) -> f32 { a[[i, j]] }\n\
+               #[kernel] pub fn k(a: f32, x: &[f32], y: &mut [f32], m: &Array<f32, 2>, h: &mut [u32]) {\n\
+               let s = shared_array::<f32, 32>(); let d = dynamic_shared_array::<f32>();\n\
+               let i = global_id_x(); let t = thread_idx_x() as usize;\n\
+               s[t] = x[i]; d[t] = at(m, i, t); sync_threads();\n\
+               y[i] = a * s[t] + d[t] + y[i]; atomic_add(&mut h[i], 1); }";
+    let k = jit.load_source("p.rs", src).unwrap().kernel("k").unwrap();
+    for sm in ["sm_70", "sm_80", "sm_90"] {
+        let arch = kache::Arch::parse(sm).unwrap();
+        let spec = Specialization { layouts: vec![None, Some(Layout::C), Some(Layout::C), Some(Layout::A), Some(Layout::C)] };
+        for c in [k.compile(Target::Nvptx(arch), &spec).unwrap(), k.compile_unchecked(Target::Nvptx(arch), &spec).unwrap()] {
+            let ptx = c.ptx().unwrap();
+            assert_eq!(ptx.contains("exit;"), c.is_checked(), "{sm}: only checked code exits");
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("k.ptx");
+            std::fs::write(&file, ptx).unwrap();
+            let out =
+                std::process::Command::new(&ptxas).args(["-arch", sm, "-o"]).arg(dir.path().join("k.cubin")).arg(&file).output().unwrap();
+            assert!(out.status.success(), "{sm} checked={}: {}", c.is_checked(), String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}
+
+#[test]
+fn an_array_passed_as_both_read_and_written_is_refused_naming_both() {
+    let dev = Device::host();
+    let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { let i = global_id_x(); if i < y.len() { y[i] = x[i] + 1.0; } }";
+    let k = kernel(src);
+    let mut a = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let b = a.clone();
+    let e = k.launch(&dev, Grid::linear(2, 2), (&b, &mut a)).unwrap_err();
+    assert!(matches!(&e, Error::BadArgument { param, .. } if param == "y"), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "kernel `k`, argument `y`: argument `y` shares memory with argument `x`, and the kernel writes argument `y`: \
+         arrays of one launch must not overlap where one is written; pass separate arrays"
+    );
+    assert_eq!(a.download().unwrap(), vec![1.0, 2.0], "nothing ran");
+    // Overlapping views of one buffer are refused; disjoint ones are not.
+    let whole = dev.upload(&[0.0f32; 8]).unwrap();
+    let lo = whole.view(0, &[5], &[1]).unwrap();
+    let mut hi = whole.view(4, &[4], &[1]).unwrap();
+    assert!(matches!(k.launch(&dev, Grid::linear(4, 4), (&lo, &mut hi)), Err(Error::BadArgument { .. })));
+    let lo = whole.view(0, &[4], &[1]).unwrap();
+    k.launch(&dev, Grid::linear(4, 4), (&lo, &mut hi)).unwrap();
+    assert_eq!(whole.download().unwrap(), [vec![0.0; 4], vec![1.0; 4]].concat());
+    // Twice as `&mut`.
+    let k2 = kernel("#[kernel] pub fn k(p: &mut [f32], q: &mut [f32]) { p[0] = 1.0; q[0] = 2.0; }");
+    let mut c = dev.alloc::<f32>(&[1]).unwrap();
+    let mut d = c.clone();
+    let e = k2.launch(&dev, Grid::linear(1, 1), (&mut c, &mut d)).unwrap_err();
+    assert!(e.to_string().contains("argument `q` shares memory with argument `p`, and the kernel writes both"), "{e}");
+    // The same array twice read-only is fine.
+    let k3 = kernel("#[kernel] pub fn k(p: &[f32], q: &[f32], o: &mut [f32]) { o[0] = p[0] + q[0]; }");
+    let mut o = dev.alloc::<f32>(&[1]).unwrap();
+    k3.launch(&dev, Grid::linear(1, 1), (&c, &c, &mut o)).unwrap();
+}
+
+#[test]
+fn an_argument_overlapping_a_captured_array_the_kernel_writes_is_refused() {
+    let dev = Device::host();
+    let g = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let writes = memory_jit().load_source("w.rs", "#[kernel] pub fn k(x: &[f32]) { G[0] = x[1]; }").unwrap().with_global("G", &g).unwrap();
+    let e = writes.kernel("k").unwrap().launch(&dev, Grid::linear(1, 1), (&g,)).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("captured array global 'G' shares memory with argument `x`, and the kernel writes captured array global 'G'"),
+        "{e}"
+    );
+    // A kernel that only reads the capture may take the same array as a read-only argument.
+    let reads = memory_jit()
+        .load_source("r.rs", "#[kernel] pub fn k(x: &[f32], o: &mut [f32]) { o[0] = G[0] + x[1]; }")
+        .unwrap()
+        .with_global("G", &g)
+        .unwrap();
+    let mut o = dev.alloc::<f32>(&[1]).unwrap();
+    reads.kernel("k").unwrap().launch(&dev, Grid::linear(1, 1), (&g, &mut o)).unwrap();
+    assert_eq!(o.download().unwrap(), vec![3.0]);
+    // ... but not as the array it writes.
+    let mut g2 = g.clone();
+    assert!(matches!(reads.kernel("k").unwrap().launch(&dev, Grid::linear(1, 1), (&g, &mut g2)), Err(Error::BadArgument { .. })));
+}
+
+#[test]
+fn a_download_never_makes_an_invalid_bool() {
+    let dev = Device::host();
+    let flags = dev.upload(&[true, false, true]).unwrap();
+    assert_eq!(flags.download().unwrap(), vec![true, false, true]);
+    // A foreign producer leaves a 2 in the array's memory.
+    // SAFETY: host-device memory is host memory; this thread is the only one using the array,
+    // and element 1 is inside it.
+    unsafe { *(flags.device_ptr() as *mut u8).add(1) = 2 };
+    let e = flags.download().unwrap_err();
+    assert!(matches!(&e, Error::BadArray(m) if m.contains("[02]") && m.contains("`bool`")), "{e}");
+    // Kernels read such a byte as `!= 0`, as the GPU does.
+    let k = kernel("#[kernel] pub fn k(f: &[bool], o: &mut [u32]) { o[0] = f[1] as u32; }");
+    let mut o = dev.alloc::<u32>(&[1]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (&flags, &mut o)).unwrap();
+    assert_eq!(o.download().unwrap(), vec![1]);
+}
+
+#[test]
+fn descriptions_that_cannot_be_addressed_are_refused() {
+    struct Raw {
+        ptr: u64,
+        shape: Vec<usize>,
+        strides: Option<Vec<isize>>,
+        read_only: bool,
+    }
+    // SAFETY: never launched: each description is refused when it is read.
+    unsafe impl kache::ArrayInterface for Raw {
+        fn data_ptr(&self) -> u64 {
+            self.ptr
+        }
+        fn shape(&self) -> Vec<usize> {
+            self.shape.clone()
+        }
+        fn strides(&self) -> Option<Vec<isize>> {
+            self.strides.clone()
+        }
+        fn elem(&self) -> kache::Scalar {
+            kache::Scalar::F32
+        }
+        fn read_only(&self) -> bool {
+            self.read_only
+        }
+        fn location(&self) -> kache::Location {
+            Device::host().location()
+        }
+        fn owner(&self) -> kache::capture::Owner {
+            Arc::new(())
+        }
+    }
+    use kache::capture::ArrayDesc;
+    let bad = |r: Raw| ArrayDesc::from_interface(&r).unwrap_err().to_string();
+    assert!(bad(Raw { ptr: 0x1002, shape: vec![4], strides: None, read_only: false }).contains("not aligned for `f32`"));
+    assert!(bad(Raw { ptr: 0, shape: vec![4], strides: None, read_only: false }).contains("null"));
+    let huge = Raw { ptr: 0x1000, shape: vec![1 << 40, 1 << 40], strides: None, read_only: false };
+    assert!(bad(huge).contains("spans more bytes"));
+    let wraps = Raw { ptr: 0x1000, shape: vec![3], strides: Some(vec![isize::MAX - 3]), read_only: false };
+    assert!(bad(wraps).contains("spans more bytes"));
+    // A read-only description cannot be made writable by building the argument by hand.
+    let dev = Device::host();
+    let a = dev.upload(&[1.0f32]).unwrap().read_only();
+    let desc = ArrayDesc::from_interface(&a).unwrap();
+    let k = kernel("#[kernel] pub fn k(y: &mut [f32]) { y[0] = 2.0; }");
+    let e = k.launch(&dev, Grid::linear(1, 1), vec![ArgValue::Array { desc, writable: true }]).unwrap_err();
+    assert!(e.to_string().contains("read-only"), "{e}");
+    assert_eq!(a.download().unwrap(), vec![1.0]);
+    // Views whose arithmetic would wrap are refused, not wrapped.
+    let big = dev.alloc::<f32>(&[4]).unwrap();
+    assert!(big.view(usize::MAX, &[1], &[1]).is_err());
+    assert!(big.view(0, &[2], &[isize::MAX / 2]).is_err());
+    assert!(big.view(3, &[2], &[isize::MIN]).is_err());
+    assert!(big.view(0, &[usize::MAX; 4], &[isize::MAX; 4]).is_err());
+    assert!(big.view(0, &[usize::MAX; 4], &[isize::MIN; 4]).is_err());
+    assert!(kache::HostArray::strided(vec![1.0f32; 4], &[2], &[usize::MAX], 0).is_err());
+}
+
+#[test]
+fn clones_of_one_array_hammered_from_threads_never_see_a_launch_half_done() {
+    // Launches, downloads and copies of one array from several threads: the host device's
+    // stream runs them one at a time, so every download sees whole launches only (each launch
+    // adds 1 to every element; each copy sets every element alike): all elements equal.
+    let dev = Device::host();
+    let n = 1 << 14;
+    let a = dev.alloc::<u32>(&[n]).unwrap();
+    let k = kernel("#[kernel] pub fn k(a: &mut [u32]) { let i = global_id_x(); if i < a.len() { a[i] += 1; } }");
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (mut a, k, dev) = (a.clone(), k.clone(), dev.clone());
+            std::thread::spawn(move || {
+                for round in 0..60 {
+                    match (t + round) % 3 {
+                        0 => k.launch(&dev, Grid::linear(n, 128), (&mut a,)).unwrap(),
+                        1 => a.copy_from(&vec![round as u32 * 1000; n]).unwrap(),
+                        _ => {
+                            let v = a.download().unwrap();
+                            assert!(v.iter().all(|x| *x == v[0]), "a download saw a launch or a copy half done");
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let v = a.download().unwrap();
+    assert!(v.iter().all(|x| *x == v[0]));
+}
+
+#[test]
+fn a_strided_copy_never_undoes_another_threads_launch() {
+    // Launches increment the even elements; copies write the odd ones through a strided view,
+    // whose copy reads and writes back the whole span. Were another launch to come between
+    // that read and that write, its increments would be lost.
+    let dev = Device::host();
+    let n = 1 << 16;
+    let whole = dev.alloc::<u32>(&[2 * n]).unwrap();
+    let k = kernel("#[kernel] pub fn k(a: &mut [u32]) { let i = global_id_x(); if i < a.len() { a[i] += 1; } }");
+    let (launchers, launches) = (2, 50);
+    let threads: Vec<_> = (0..2 * launchers)
+        .map(|t| {
+            let (whole, k, dev) = (whole.clone(), k.clone(), dev.clone());
+            std::thread::spawn(move || {
+                let mut even = whole.view(0, &[n], &[2]).unwrap();
+                let odd = whole.view(1, &[n], &[2]).unwrap();
+                for round in 0..launches {
+                    if t % 2 == 0 {
+                        k.launch(&dev, Grid::linear(n, 128), (&mut even,)).unwrap();
+                    } else {
+                        odd.copy_from(&vec![round as u32; n]).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let even = whole.view(0, &[n], &[2]).unwrap().download().unwrap();
+    assert!(even.iter().all(|x| *x == (launchers * launches) as u32), "lost increments: {:?}", &even[..4]);
+}

@@ -70,6 +70,9 @@ pub struct CompiledKernel {
     pub(super) host: OnceLock<std::result::Result<Arc<HostModule>, String>>,
     pub(super) cuda: Mutex<HashMap<usize, Arc<cuda::LoadedFunction>>>,
     pub(super) cubin_origin: Mutex<Option<Tier>>,
+    /// The blake3 of the libdevice its key was derived with, where it links libdevice (direct
+    /// mode's manifest records it: the manifest serves only while libdevice is the same).
+    pub(super) libdevice: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -133,6 +136,7 @@ impl CompiledKernel {
             host: OnceLock::new(),
             cuda: Mutex::new(HashMap::new()),
             cubin_origin: Mutex::new(None),
+            libdevice: None,
         }
     }
 

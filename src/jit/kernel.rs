@@ -408,6 +408,11 @@ impl Kernel {
         self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
+    /// Whether `other` is this kernel or a clone of it.
+    pub(super) fn same_kernel(&self, other: &Kernel) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The specialisation compiled earlier by this kernel or a clone.
     pub(super) fn memoized(&self, options: &Options, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(options.clone(), spec.clone())).cloned()
@@ -448,7 +453,10 @@ impl Kernel {
         match found {
             Lookup::Pinned(any) => any.downcast::<CompiledKernel>().ok(),
             Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
-                Ok(c) => Some(Arc::new(c)),
+                Ok(mut c) => {
+                    c.libdevice = prepared.libdevice.as_ref().map(|l| l.hash);
+                    Some(Arc::new(c))
+                }
                 Err(e) => {
                     self.inner.jit.cache().warn_once(
                         &format!("bad-artifact:{key}"),
@@ -479,6 +487,7 @@ impl Kernel {
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
+        let mut libdevice_hash = prepared.libdevice.as_ref().map(|l| l.hash);
         let libdevice_bytes = match &prepared.libdevice {
             Some(l) => {
                 let Some((bytes, hash)) = l.load() else {
@@ -487,6 +496,7 @@ impl Kernel {
                 };
                 if hash != l.hash {
                     key = self.derive_with(options, spec, Some(hash)).key;
+                    libdevice_hash = Some(hash);
                 }
                 Some(bytes)
             }
@@ -517,6 +527,7 @@ impl Kernel {
             Origin::Compiled { ms: compile_ms },
             options.checked,
         );
+        ck.libdevice = libdevice_hash;
         match library.persistable() {
             Ok(_) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);

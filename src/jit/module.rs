@@ -124,10 +124,20 @@ impl Module {
 
     /// Logs what the checker warned about (once per checked kernel).
     fn warn(&self, p: &crate::ir::Program) {
-        for (span, msg) in &p.warnings {
-            let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
-            crate::logging::warning!("{}: {msg}", file.location(*span));
+        for w in self.warnings(p) {
+            crate::logging::warning!("{w}");
         }
+    }
+
+    /// What the checker warned about in `p`, each as `file:line:col: message`.
+    pub(super) fn warnings(&self, p: &crate::ir::Program) -> Vec<String> {
+        p.warnings
+            .iter()
+            .map(|(span, msg)| {
+                let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
+                format!("{}: {msg}", file.location(*span))
+            })
+            .collect()
     }
 
     /// Type-checks every item with the bound globals.

@@ -17,6 +17,7 @@ mod captures;
 mod cli;
 mod corpus;
 mod diagnostics;
+mod direct;
 mod dlpack;
 mod docs;
 mod fast_code;

@@ -76,7 +76,7 @@ pub use error::{CodegenError, Error, Result};
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
-pub use jit::{CaptureSlot, CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
+pub use jit::{CaptureSlot, CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, ModuleLoad, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 #[cfg(feature = "dlpack")]

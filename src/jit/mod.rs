@@ -12,7 +12,7 @@ mod serialize;
 mod slots;
 
 pub use batch::CompileRequest;
-pub use compiled::{CompiledKernel, Origin};
+pub use compiled::{CompiledKernel, ModuleLoad, Origin};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 pub use slots::CaptureSlot;

@@ -169,6 +169,13 @@ impl Device {
         }
     }
 
+    /// The compute capability, `(9, 0)` for an H200 (CUDA only): GPUs of one compute
+    /// capability run the same machine code, which a kernel builds or fetches once for all of
+    /// them.
+    pub fn compute_capability(&self) -> Option<(i32, i32)> {
+        self.cuda_impl().map(|c| c.compute_capability)
+    }
+
     /// The CUDA driver version, e.g. 13000 (CUDA only).
     pub fn driver_version(&self) -> Option<i32> {
         match &*self.inner {

@@ -24,12 +24,16 @@ type ComputeCapability = (i32, i32);
 /// A device's module, once loaded, and how its code was obtained.
 type Slot<H> = Arc<Mutex<Option<(Arc<LoadedFunction>, H)>>>;
 
+/// The cubin for one compute capability, once a load has built or fetched it; held while that
+/// load runs, so that a second device of the same waits for it instead of building its own.
+type CubinSlot = Arc<Mutex<Option<Arc<[u8]>>>>;
+
 /// One kernel's modules, by device ordinal, and its cubins, by compute capability (a machine
 /// has a few devices: lists, which a `const fn` can make). `H` says how a module's code was
 /// obtained (the JIT's cache tiers, or the prebuilt code).
 pub(crate) struct DeviceModules<H> {
     devices: Mutex<Vec<(usize, Slot<H>)>>,
-    cubins: Mutex<Vec<(ComputeCapability, Arc<[u8]>)>>,
+    cubins: Mutex<Vec<(ComputeCapability, CubinSlot)>>,
 }
 
 impl<H> Default for DeviceModules<H> {
@@ -46,6 +50,17 @@ impl<H> DeviceModules<H> {
 }
 
 impl<H: Clone> DeviceModules<H> {
+    /// The cubin slot of compute capability `cc`, made on first use.
+    fn cubin_slot(&self, cc: ComputeCapability) -> CubinSlot {
+        let mut cubins = self.cubins.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, s)) = cubins.iter().find(|(c, _)| *c == cc) {
+            return s.clone();
+        }
+        let s = CubinSlot::default();
+        cubins.push((cc, s.clone()));
+        s
+    }
+
     /// The slot of device `ordinal`, made on first use.
     fn slot(&self, ordinal: usize) -> Slot<H> {
         let mut devices = self.devices.lock().unwrap_or_else(|e| e.into_inner());
@@ -82,7 +97,8 @@ impl<H: Clone> DeviceModules<H> {
     /// the same compute capability kept (`reused` then says how), else by `load`, whose cubin
     /// is kept for the next such device. `prepare` runs once on a new module before any launch
     /// can use it (it fills capture slots). Threads asking for the same device meanwhile wait
-    /// for its load and share it; loads on other devices go on at the same time.
+    /// for its load and share it; a device of the same compute capability waits for the load
+    /// that builds or fetches the cubin, then loads that cubin; others load at the same time.
     pub fn get_or_load(
         &self,
         dev: &CudaDevice,
@@ -96,20 +112,26 @@ impl<H: Clone> DeviceModules<H> {
         if let Some((f, _)) = &*loaded {
             return Ok(f.clone());
         }
-        let cc = dev.compute_capability;
-        let known = self.cubins.lock().unwrap_or_else(|e| e.into_inner()).iter().find(|(c, _)| *c == cc).map(|(_, b)| b.clone());
-        // A cubin of this compute capability that does not load here (it cannot happen unless
-        // the driver changed its mind) is rebuilt as on the first device.
-        let (function, how) = match known.and_then(|cubin| dev.load_image(&cubin, entry).ok()) {
-            Some(f) => (f, reused),
-            None => {
-                let new = load()?;
-                if let Some(cubin) = new.cubin {
-                    let mut cubins = self.cubins.lock().unwrap_or_else(|e| e.into_inner());
-                    if !cubins.iter().any(|(c, _)| *c == cc) {
-                        cubins.push((cc, cubin));
+        let cubin_slot = self.cubin_slot(dev.compute_capability);
+        let mut cubin = cubin_slot.lock().unwrap_or_else(|e| e.into_inner());
+        let (function, how) = match &*cubin {
+            Some(known) => {
+                let known = known.clone();
+                drop(cubin);
+                match dev.load_image(&known, entry) {
+                    Ok(f) => (f, reused),
+                    // A cubin of this compute capability that does not load here (it cannot
+                    // happen unless the driver changed its mind) is rebuilt as on the first.
+                    Err(_) => {
+                        let new = load()?;
+                        (new.function, new.how)
                     }
                 }
+            }
+            None => {
+                let new = load()?;
+                *cubin = new.cubin;
+                drop(cubin);
                 (new.function, new.how)
             }
         };

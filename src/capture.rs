@@ -174,7 +174,8 @@ pub enum Location {
     /// Ordinary host memory that no kache device owns: captured as a constant (copied when
     /// bound), passed as an argument only to kernels on the host backend.
     Host,
-    /// Memory of the host backend device with this id (a "device array" of the CPU device).
+    /// Memory of host device `index` ([`Device::host_device`](crate::Device::host_device); a
+    /// "device array" of the CPU backend; `Device::host()` is index 0).
     HostDevice(u64),
     /// Memory of CUDA device `ordinal`.
     Cuda(usize),
@@ -184,7 +185,7 @@ impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Location::Host => f.write_str("host memory"),
-            Location::HostDevice(_) => f.write_str("the host device"),
+            Location::HostDevice(index) => write!(f, "host device {index}"),
             Location::Cuda(o) => write!(f, "CUDA device {o}"),
         }
     }

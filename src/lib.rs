@@ -78,7 +78,7 @@ pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
 pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, FileRequest, Served};
 #[cfg(feature = "compiler")]
-pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
+pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, ModuleLoad, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 #[cfg(feature = "dlpack")]

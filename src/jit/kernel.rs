@@ -22,6 +22,9 @@ use crate::runtime::fault::{FaultSites, SiteInfo};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
 use crate::target::{Arch, Options, Specialization, Target};
 
+/// Held while one specialisation compiles.
+type CompileGate = Arc<Mutex<()>>;
+
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
 /// sources keeps it while any kernel made from it lives.
@@ -37,6 +40,9 @@ pub(super) struct KernelInner {
     pub(super) types: Types,
     /// Compiled so far, by code generation options (bounds checks included) and specialisation.
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
+    /// Held by the compile of each specialisation on the launch path, so that it runs once
+    /// however many threads (devices of one architecture) want it at the same time.
+    compiling: Mutex<HashMap<(Options, Specialization), CompileGate>>,
     faults: OnceLock<Arc<FaultSites>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
@@ -179,6 +185,7 @@ impl KernelInner {
             captures,
             signature,
             compiled: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(HashMap::new()),
             generic: None,
             faults: OnceLock::new(),
             persist: module.persist,
@@ -352,10 +359,13 @@ impl Kernel {
             out.push((format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), d));
         }
         if let Ok(dev) = Device::cuda(0)
-            && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+            && let Some(cuda) = dev.cuda_impl()
         {
-            let d = self.explain_cubin(dev_arch, spec, Assembler::Driver(v))?;
-            out.push((format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), d));
+            // PTX for the device's architecture, compiled by the driver for its own machine.
+            let (ptx, _) = self.derive(&self.inner.jit.config().options(Target::Nvptx(cuda.arch)), spec)?;
+            let (machine, v) = (cuda.machine_arch(), cuda.driver_version);
+            let d = self.inner.jit.cubin_derivation(&ptx.key, machine, Assembler::Driver(v));
+            out.push((format!("cubin by the CUDA driver {v} for {machine}, device 0 (the tier of launches)"), d));
         }
         Ok(out)
     }
@@ -383,6 +393,14 @@ impl Kernel {
 
     fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
+        if let Some(c) = self.memoized(&options, spec) {
+            return Ok(c);
+        }
+        // Threads that want this specialisation while it compiles (the first launches on two
+        // GPUs of one architecture) wait for that compile and take its result.
+        let gate =
+            self.inner.compiling.lock().unwrap_or_else(|e| e.into_inner()).entry((options.clone(), spec.clone())).or_default().clone();
+        let _turn = gate.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = self.memoized(&options, spec) {
             return Ok(c);
         }
@@ -431,8 +449,8 @@ impl Kernel {
         let key = d.key;
         let jit = &self.inner.jit;
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
-            (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
-                vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
+            (Some(dev), Target::Nvptx(_)) if jit.config().cubin_tier => {
+                vec![jit.cubin_derivation(&key, dev.machine_arch(), Assembler::Driver(dev.driver_version)).key]
             }
             _ => Vec::new(),
         };

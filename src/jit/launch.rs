@@ -17,12 +17,7 @@ pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[Captu
         if let CaptureValue::Device(d) = v
             && d.location() != device.location()
         {
-            return Err(Error::Device(format!(
-                "kernel '{name}' captured device array {} in {} and cannot run on {}",
-                c.origin,
-                d.location(),
-                device.describe()
-            )));
+            return Err(launch::wrong_device(name, format!("captured array {}", c.origin), d.location(), device));
         }
     }
     Ok(())
@@ -91,12 +86,7 @@ impl CompiledKernel {
         };
         for c in captured.iter() {
             if c.desc.location() != device.location() {
-                return Err(Error::Device(format!(
-                    "kernel '{}' captured an array in {} and cannot run on {}",
-                    self.name,
-                    c.desc.location(),
-                    device.describe()
-                )));
+                return Err(launch::wrong_device(&self.name, format!("captured array {}", c.origin), c.desc.location(), device));
             }
         }
         launch::check_aliasing(&self.name, &self.signature, args, &captured)?;

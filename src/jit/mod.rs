@@ -13,7 +13,7 @@ mod serialize;
 mod slots;
 
 pub use batch::CompileRequest;
-pub use compiled::{CompiledKernel, Origin};
+pub use compiled::{CompiledKernel, ModuleLoad, Origin};
 pub use direct::{CompiledFile, Direct, DirectExplanation, DirectMiss, FileRequest, Served};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};

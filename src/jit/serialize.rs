@@ -1,7 +1,6 @@
 //! Serialised kernels: a compiled kernel to and from the bytes of an entry envelope that
 //! carries its interface (`src/cache/envelope.rs`, the one wire format).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::Jit;
@@ -208,7 +207,7 @@ impl CompiledKernel {
             origin,
             jit,
             host: OnceLock::new(),
-            cuda: Mutex::new(HashMap::new()),
+            cuda: Default::default(),
             cubin_origin: Mutex::new(None),
             libdevice: None,
         }

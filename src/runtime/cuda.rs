@@ -66,21 +66,48 @@ impl std::fmt::Debug for CudaDevice {
     }
 }
 
-/// Opens device `ordinal`: `NoCudaDriver` without `libcuda`, `NoCudaDevice` without the device.
-pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
+/// Initialises the driver: `NoCudaDriver` without `libcuda`, else what `cuInit` returned.
+fn init() -> Result<sys::CUresult> {
     if !driver_present() {
         return Err(Error::NoCudaDriver);
     }
-    // SAFETY: the driver library is present.
-    let r = unsafe { sys::cuInit(0) };
+    // SAFETY: the driver library is present; cuInit may be called any number of times, from
+    // any thread.
+    Ok(unsafe { sys::cuInit(0) })
+}
+
+/// The number of devices the driver reports (initialised).
+fn count_initialised() -> Result<usize> {
+    let mut count = 0i32;
+    // SAFETY: the driver is initialised; `count` is a valid out pointer.
+    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    Ok(count.max(0) as usize)
+}
+
+/// How many CUDA devices there are: `NoCudaDriver` without `libcuda`, 0 where the driver finds
+/// no device.
+pub(crate) fn device_count() -> Result<usize> {
+    match init()? {
+        sys::CUresult::CUDA_SUCCESS => count_initialised(),
+        sys::CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+        r => Err(cuda_err("cuInit", r)),
+    }
+}
+
+/// Opens device `ordinal`: `NoCudaDriver` without `libcuda`, `NoCudaDevice` without the device.
+pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
+    let r = init()?;
     if r != sys::CUresult::CUDA_SUCCESS {
         return Err(Error::NoCudaDevice { ordinal, reason: cuda_err("cuInit", r).to_string() });
     }
-    let mut count = 0i32;
-    // SAFETY: initialised above; `count` is a valid out pointer.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
-    if ordinal >= count.max(0) as usize {
-        return Err(Error::NoCudaDevice { ordinal, reason: format!("the driver reports {count} device(s)") });
+    let count = count_initialised()?;
+    if ordinal >= count {
+        let there = match count {
+            0 => "the driver reports no device".to_string(),
+            1 => "the driver reports 1 device, ordinal 0".to_string(),
+            n => format!("the driver reports {n} devices, ordinals 0 to {}", n - 1),
+        };
+        return Err(Error::NoCudaDevice { ordinal, reason: there });
     }
     let ctx = CudaContext::new(ordinal).map_err(|e| match e.0 {
         sys::CUresult::CUDA_ERROR_NO_DEVICE | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
@@ -123,6 +150,16 @@ fn arch_for((major, minor): (i32, i32)) -> Option<Arch> {
 }
 
 impl CudaDevice {
+    /// The architecture of the device's own machine code (its compute capability), what the
+    /// driver compiles PTX to: `arch` itself, except on GPUs newer than kache's newest
+    /// architecture, which get that architecture's PTX.
+    // Only the JIT's cubin tier keys by it.
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
+    pub fn machine_arch(&self) -> Arch {
+        let (major, minor) = self.compute_capability;
+        Arch { sm: (major.max(0) * 10 + minor.max(0)) as u32, accelerated: false }
+    }
+
     fn bind(&self) -> Result<()> {
         self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))
     }

@@ -27,6 +27,7 @@ mod invariants;
 mod logging;
 mod math;
 mod modules;
+mod multi_device;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

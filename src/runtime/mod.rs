@@ -66,7 +66,7 @@ impl PartialEq for Device {
 }
 
 /// The id of the (single) host device.
-const HOST_DEVICE_ID: u64 = 1;
+const HOST_BACKEND_ID: u64 = 1;
 
 impl Device {
     /// The host backend: kernels are JIT-compiled for this CPU and the grid is run by threads.
@@ -137,7 +137,7 @@ impl Device {
     /// Where arrays of this device live.
     pub fn location(&self) -> Location {
         match &*self.inner {
-            DeviceImpl::Host => Location::HostDevice(HOST_DEVICE_ID),
+            DeviceImpl::Host => Location::HostBackend(HOST_BACKEND_ID),
             DeviceImpl::Cuda(c) => Location::Cuda(c.ordinal),
         }
     }

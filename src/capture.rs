@@ -208,9 +208,9 @@ pub(crate) type ForeignQueue = Arc<dyn Any + Send + Sync>;
 /// An array from any library: the Rust counterpart of the CUDA Array Interface. kache's
 /// [`DeviceArray`](crate::DeviceArray) implements it; implement it for your own arrays to pass
 /// them to kernels (as `&dyn ArrayInterface`) or let kernels capture them. (cudarc's arrays
-/// come in through their own conversions: `Arc<CudaSlice<T>>` as a capture, `&CudaSlice<T>`,
-/// `&mut CudaSlice<T>`, `&CudaView<T>` and `&mut CudaViewMut<T>` as launch arguments; see
-/// `docs/captures.md`.)
+/// come in through their own conversions: `Arc<CudaSlice<T>>` and `CudaSliceView<T>` as
+/// captures; those, `&CudaSlice<T>`, `&mut CudaSlice<T>`, `&CudaView<T>` and
+/// `&mut CudaViewMut<T>` as launch arguments; see `docs/runtime.md`.)
 ///
 /// # Safety
 ///

@@ -79,6 +79,8 @@ pub use ir::{Layout, Scalar, Ty};
 pub use jit::{CaptureSlot, CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
+#[cfg(feature = "cuda")]
+pub use runtime::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use runtime::DlpackArray;
 pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};

@@ -1,4 +1,5 @@
-//! The CUDA backend, through cudarc's driver bindings (the only module that touches cudarc).
+//! The CUDA backend, through cudarc's driver bindings (with `cudarc_arrays`, which takes
+//! cudarc's slices as kernel arrays, the only modules that touch cudarc).
 //!
 //! The driver library is loaded at run time: on a machine without it, [`open`] returns
 //! [`Error::NoCudaDriver`] instead of letting cudarc panic. Work goes to the device's legacy
@@ -10,11 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result::DriverError;
 use cudarc::driver::safe::CudaContext;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, sys};
+use cudarc::driver::{CudaStream, sys};
 
 use super::fault::{FaultRecord, FaultSites, Registry};
-use super::{ArgValue, KernelArg};
-use crate::capture::{ArrayDesc, CaptureValue, Element, ForeignQueue, IntoCapture, Location, Owner};
+use crate::capture::ForeignQueue;
 use crate::error::{Error, Result};
 use crate::target::Arch;
 
@@ -446,51 +446,5 @@ impl Drop for LoadedFunction {
             // SAFETY: loaded by cuModuleLoadDataEx; unloaded once.
             unsafe { sys::cuModuleUnload(self.module) };
         }
-    }
-}
-
-/// The description of a cudarc slice held by `Arc`: 1-d, C-contiguous, on the slice's device,
-/// kept alive by the `Arc` and ordered by the slice's stream.
-fn slice_desc<T: Element + DeviceRepr>(slice: &Arc<CudaSlice<T>>, read_only: bool) -> Result<ArrayDesc> {
-    // Reading the pointer through cudarc makes the context's default (legacy) stream, which
-    // kache launches on, wait for the slice's last tracked write on any stream.
-    let legacy = slice.context().default_stream();
-    let (ptr, tracked) = slice.device_ptr(&legacy);
-    drop(tracked);
-    let queue: ForeignQueue = slice.stream().clone();
-    let owner: Owner = slice.clone();
-    ArrayDesc::checked(T::SCALAR, vec![slice.len()], None, ptr, read_only, Location::Cuda(slice.ordinal()), owner, Some(queue))
-}
-
-/// A cudarc slice as a read-only kernel argument. The `Arc` is what makes it sound: the
-/// argument keeps the slice alive for as long as it exists, and the launch orders the slice's
-/// stream after the kernel, so dropping the last `Arc` right after an (asynchronous) launch
-/// frees the memory only when the kernel is done. A plain `&CudaSlice<T>` is not accepted:
-/// nothing would keep the memory alive for the kernel.
-impl<T: Element + DeviceRepr> KernelArg for &Arc<CudaSlice<T>> {
-    fn arg(&self) -> Result<ArgValue> {
-        Ok(ArgValue::Array { desc: slice_desc(self, true)?, writable: false })
-    }
-}
-
-/// A cudarc slice as a writable kernel argument (see the read-only form).
-impl<T: Element + DeviceRepr> KernelArg for &mut Arc<CudaSlice<T>> {
-    fn arg(&self) -> Result<ArgValue> {
-        Ok(ArgValue::Array { desc: slice_desc(self, false)?, writable: true })
-    }
-}
-
-/// A cudarc slice captured by a kernel (by pointer, writable): the compiled kernel holds the
-/// `Arc`, so the slice lives as long as any kernel that references it.
-impl<T: Element + DeviceRepr> IntoCapture for &Arc<CudaSlice<T>> {
-    fn into_capture(self) -> Result<CaptureValue> {
-        Ok(CaptureValue::Device(slice_desc(self, false)?))
-    }
-}
-
-/// As for `&Arc<CudaSlice<T>>`.
-impl<T: Element + DeviceRepr> IntoCapture for Arc<CudaSlice<T>> {
-    fn into_capture(self) -> Result<CaptureValue> {
-        (&self).into_capture()
     }
 }

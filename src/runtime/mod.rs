@@ -14,6 +14,8 @@ pub(crate) mod cuda;
 #[cfg(not(feature = "cuda"))]
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
+#[cfg(feature = "cuda")]
+mod cudarc_arrays;
 #[cfg(feature = "dlpack")]
 mod dlpack;
 pub(crate) mod fault;
@@ -25,6 +27,8 @@ mod structs;
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
 
+#[cfg(feature = "cuda")]
+pub use cudarc_arrays::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use dlpack::DlpackArray;
 

@@ -8,7 +8,9 @@
 //! For saxpy, for a medium kernel (`benches/kernels/medium.rs`), and for a kernel that captures
 //! a device array through a device function, compiled with relocatable captures (`captures`:
 //! its miss, PTX hit and cubin hit against saxpy's show what the capture slot costs a fresh
-//! process: binding the array and filling the slot at load). Run on a GPU machine:
+//! process: binding the array and filling the slot at load). `run again` is a second launch
+//! of the same kernel: `load+run` minus it is what loading the code (and filling a slot) took.
+//! Run on a GPU machine:
 //! `gpu_first_launch [--reps N] [--json FILE]`. Prints a table; with `--json`, also the raw
 //! figures.
 
@@ -41,6 +43,7 @@ struct Sample {
     first_ms: f64,
     compile_ms: f64,
     launch_ms: f64,
+    relaunch_ms: f64,
     process_ms: f64,
     origin: String,
     cubin: String,
@@ -75,27 +78,33 @@ fn child(kernel: &str, dir: &Path) -> Result<(), String> {
     let k = module.kernel(name).map_err(e)?;
     let c = k.compile_for(&dev).map_err(e)?;
     let compile_ms = t1.elapsed().as_secs_f64() * 1e3;
-    let t2 = Instant::now();
-    if kernel == "saxpy" {
-        k.launch(&dev, Grid::linear(n, 256), (2.0f32, &x, &mut y)).map_err(e)?;
-    } else if kernel == "captures" {
-        k.launch(&dev, Grid::linear(n, 256), (&x, &mut y)).map_err(e)?;
-    } else {
-        k.launch(&dev, Grid::new((64u32, 64u32), (16u32, 16u32)), (&u, &mut next, 0.1f32, 0.01f32)).map_err(e)?;
-    }
-    dev.synchronize().map_err(e)?;
-    let launch_ms = t2.elapsed().as_secs_f64() * 1e3;
+    let mut run = |y: &mut kache::DeviceArray<f32>| -> Result<f64, String> {
+        let t = Instant::now();
+        if kernel == "saxpy" {
+            k.launch(&dev, Grid::linear(n, 256), (2.0f32, &x, y)).map_err(e)?;
+        } else if kernel == "captures" {
+            k.launch(&dev, Grid::linear(n, 256), (&x, y)).map_err(e)?;
+        } else {
+            k.launch(&dev, Grid::new((64u32, 64u32), (16u32, 16u32)), (&u, &mut next, 0.1f32, 0.01f32)).map_err(e)?;
+        }
+        dev.synchronize().map_err(e)?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    };
+    let launch_ms = run(&mut y)?;
     let first_ms = t1.elapsed().as_secs_f64() * 1e3;
+    // The same launch again: what the first one spent beyond it is loading the code (and, for
+    // `captures`, filling its slot).
+    let relaunch_ms = run(&mut y)?;
     if kernel != "medium" {
-        // y = 2 * 1 + 2 in every element: the launch ran, on this process's arrays.
+        // y = 2 * 1 + 2, then 2 * 1 + 4, in every element: the launches ran, on this process's arrays.
         let got = y.download().map_err(e)?;
-        if got.iter().any(|v| *v != 4.0) {
+        if got.iter().any(|v| *v != 6.0) {
             return Err(format!("{kernel}: wrong result {:?}", &got[..4]));
         }
     }
     let _ = Specialization::uniform(k.program(), Layout::C);
     println!(
-        "RESULT ctx_ms={ctx_ms:.3} first_ms={first_ms:.3} compile_ms={compile_ms:.3} launch_ms={launch_ms:.3} origin={:?} cubin={:?}",
+        "RESULT ctx_ms={ctx_ms:.3} first_ms={first_ms:.3} compile_ms={compile_ms:.3} launch_ms={launch_ms:.3} relaunch_ms={relaunch_ms:.3} origin={:?} cubin={:?}",
         c.origin(),
         c.cubin_origin()
     );
@@ -127,6 +136,7 @@ fn run_child(exe: &Path, kernel: &str, dir: &Path, cubin_tier: bool) -> Sample {
             "first_ms" => s.first_ms = v.parse().unwrap_or(0.0),
             "compile_ms" => s.compile_ms = v.parse().unwrap_or(0.0),
             "launch_ms" => s.launch_ms = v.parse().unwrap_or(0.0),
+            "relaunch_ms" => s.relaunch_ms = v.parse().unwrap_or(0.0),
             "origin" => s.origin = v.to_string(),
             "cubin" => s.cubin = v.to_string(),
             _ => {}
@@ -159,8 +169,8 @@ fn main() {
     println!("{}", Device::cuda(0).map(|d| d.describe()).unwrap_or_default());
     println!("each row: median of {reps} fresh processes, CUDA_CACHE_DISABLE=1");
     println!(
-        "{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>12}  origin / cubin",
-        "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "process ms"
+        "{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>10} {:>12}  origin / cubin",
+        "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "run again", "process ms"
     );
     let mut raw = Vec::new();
     for kernel in ["saxpy", "medium", "captures"] {
@@ -184,19 +194,20 @@ fn main() {
         for (mode, samples) in rows {
             let m = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
             println!(
-                "{kernel:<8} {mode:<10} {:>9.2} {:>12.2} {:>14.2} {:>11.2} {:>12.1}  {} / {}",
+                "{kernel:<8} {mode:<10} {:>9.2} {:>12.2} {:>14.2} {:>11.2} {:>10.2} {:>12.1}  {} / {}",
                 m(|s| s.ctx_ms),
                 m(|s| s.first_ms),
                 m(|s| s.compile_ms),
                 m(|s| s.launch_ms),
+                m(|s| s.relaunch_ms),
                 m(|s| s.process_ms),
                 samples[0].origin,
                 samples[0].cubin
             );
             for s in &samples {
                 raw.push(format!(
-                    "{{\"kernel\":\"{kernel}\",\"mode\":\"{mode}\",\"ctx_ms\":{},\"first_ms\":{},\"compile_ms\":{},\"launch_ms\":{},\"process_ms\":{}}}",
-                    s.ctx_ms, s.first_ms, s.compile_ms, s.launch_ms, s.process_ms
+                    "{{\"kernel\":\"{kernel}\",\"mode\":\"{mode}\",\"ctx_ms\":{},\"first_ms\":{},\"compile_ms\":{},\"launch_ms\":{},\"relaunch_ms\":{},\"process_ms\":{}}}",
+                    s.ctx_ms, s.first_ms, s.compile_ms, s.launch_ms, s.relaunch_ms, s.process_ms
                 ));
             }
         }

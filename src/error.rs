@@ -279,7 +279,7 @@ impl Error {
 /// Where an array lives, as the end of a sentence about it.
 fn array_on_text(on: &Location) -> String {
     match on {
-        Location::Host => "is in host memory".to_string(),
+        Location::HostMemory => "is in host memory".to_string(),
         device => format!("is on {device}"),
     }
 }

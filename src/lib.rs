@@ -81,6 +81,8 @@ pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct,
 pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, ModuleLoad, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
+#[cfg(feature = "cuda")]
+pub use runtime::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use runtime::DlpackArray;
 pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};

@@ -482,6 +482,65 @@ fn an_out_of_bounds_index_on_the_gpu_is_reported_once_by_the_next_wait() {
 }
 
 #[test]
+fn cudarc_views_and_borrowed_slices_are_arguments_and_slice_views_are_captures() {
+    use std::sync::Arc;
+    let Some(d) = gpu() else { return };
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let n = 1 << 22;
+    let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    // A range of a slice captured: the kernel holds the Arc, the user's handle is gone.
+    let table = Arc::new(stream.clone_htod(&data).unwrap());
+    let half = jit
+        .load_source("v.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = G[i] * 2.0; } }")
+        .unwrap()
+        .with_global("G", kache::CudaSliceView::new(&table, n / 2..).unwrap())
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    assert!(kache::CudaSliceView::new(&table, n / 2..n + 1).is_err(), "a range past the slice");
+    drop(table);
+    let mut out = d.alloc::<f32>(&[n / 2]).unwrap();
+    half.launch(&d, Grid::linear(n / 2, 256), (&mut out,)).unwrap();
+    assert!(out.download().unwrap().iter().enumerate().all(|(i, v)| *v == 2.0 * (i + n / 2) as f32));
+    // Borrowed slices and views as arguments, the slice dropped right after the launch: freed
+    // on its stream after the kernel.
+    let plus = jit
+        .load_source(
+            "p.rs",
+            "#[kernel] pub fn k(x: &[f32], o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = x[i] + 1.0; } }",
+        )
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    let mut out = d.alloc::<f32>(&[n / 2]).unwrap();
+    for round in 0..8 {
+        let x = stream.clone_htod(&data).unwrap();
+        if round % 2 == 0 {
+            plus.launch(&d, Grid::linear(n / 2, 256), (&x.slice(n / 2..), &mut out)).unwrap();
+        } else {
+            let y = stream.clone_htod(&data[n / 2..]).unwrap();
+            plus.launch(&d, Grid::linear(n / 2, 256), (&y, &mut out)).unwrap();
+            drop(y);
+        }
+        drop(x);
+        let _noise = stream.clone_htod(&vec![-1.0f32; n]).unwrap();
+    }
+    assert!(out.download().unwrap().iter().enumerate().all(|(i, v)| *v == (i + n / 2) as f32 + 1.0));
+    // A mutable view written, then read on the slice's stream.
+    let mut w = stream.alloc_zeros::<f32>(n).unwrap();
+    let fill = jit
+        .load_source("f.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = 3.0; } }")
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    fill.launch(&d, Grid::linear(n / 2, 256), (&mut w.slice_mut(..n / 2),)).unwrap();
+    let back = stream.clone_dtoh(&w).unwrap();
+    assert!(back[..n / 2].iter().all(|v| *v == 3.0) && back[n / 2..].iter().all(|v| *v == 0.0));
+}
+
+#[test]
 fn cudarc_slices_held_by_an_arc_outlive_the_kernels_that_use_them() {
     use std::sync::Arc;
     let Some(d) = gpu() else { return };

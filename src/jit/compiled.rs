@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
-use super::slots::{CaptureSlot, slot_values, slots_of};
+use super::slots::{CaptureSlot, slot_arrays, slot_values, slots_of};
 use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::CaptureValue;
@@ -73,7 +73,9 @@ pub struct CompiledKernel {
     pub(super) cooperative: bool,
     pub(super) static_shared: u64,
     pub(super) library: Arc<CodeLibrary>,
-    /// Baked device captures (relocatable ones are in `slots`), for the launch's checks.
+    /// The device arrays a launch checks and orders: baked captures, or the arrays bound to
+    /// the `slots` of a relocatable kernel (which has no baked captures); kept in step with
+    /// the slots by [`bind`](Self::bind), so that a launch builds nothing.
     pub(super) captured: Vec<CapturedArray>,
     /// Bounds-checked code: what the safe `launch` requires.
     pub(super) checked: bool,
@@ -123,6 +125,20 @@ impl CompiledKernel {
         let p = &k.inner.program;
         let written = abi::written_captures(p);
         let relocatable = k.inner.jit.config().relocatable_captures;
+        let slots = slots_of(p, &k.inner.captures, &written, relocatable);
+        let captured = if relocatable {
+            slot_arrays(&slots).collect()
+        } else {
+            p.captures
+                .iter()
+                .zip(&k.inner.captures)
+                .zip(&written)
+                .filter_map(|((c, v), w)| match v {
+                    CaptureValue::Device(d) => Some(CapturedArray { origin: c.origin.to_string(), desc: d.clone(), written: *w }),
+                    _ => None,
+                })
+                .collect()
+        };
         CompiledKernel {
             name: k.inner.name.clone(),
             key,
@@ -137,18 +153,10 @@ impl CompiledKernel {
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
             static_shared: abi::static_shared_bytes(p),
             library,
-            captured: if relocatable { &[][..] } else { &p.captures[..] }
-                .iter()
-                .zip(&k.inner.captures)
-                .zip(&written)
-                .filter_map(|((c, v), w)| match v {
-                    CaptureValue::Device(d) => Some(CapturedArray { origin: c.origin.to_string(), desc: d.clone(), written: *w }),
-                    _ => None,
-                })
-                .collect(),
+            captured,
             checked,
             faults: k.fault_sites(),
-            slots: slots_of(p, &k.inner.captures, &written, relocatable),
+            slots,
             pinned: false,
             persist: k.inner.persist,
             origin,
@@ -234,6 +242,7 @@ impl CompiledKernel {
     /// ```
     pub fn bind(mut self, name: &str, array: impl crate::capture::IntoCapture) -> Result<CompiledKernel> {
         super::slots::bind(&self.name, &mut self.slots, name, array)?;
+        self.captured = slot_arrays(&self.slots).collect();
         // Modules loaded so far hold the old addresses.
         self.host = OnceLock::new();
         self.cuda.forget_modules();
@@ -319,6 +328,11 @@ impl CompiledKernel {
     }
 
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
+        // Loaded: its slots were filled (an unbound one stops the load below), and `bind`
+        // drops the module.
+        if let Some(Ok(m)) = self.host.get() {
+            return Ok(m.clone());
+        }
         let slots = slot_values(&self.name, &self.slots)?;
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load_with_slots(b, &self.entry, &slots).map(Arc::new).map_err(|e| e.to_string()),
@@ -336,12 +350,7 @@ impl CompiledKernel {
             return Ok(f);
         }
         let slots = slot_values(&self.name, &self.slots)?;
-        let fill = |f: &cuda::LoadedFunction| -> Result<()> {
-            for (symbol, ptr) in &slots {
-                f.fill_global(symbol, *ptr)?;
-            }
-            Ok(())
-        };
+        let fill = |f: &mut cuda::LoadedFunction| f.fill_slots(&slots);
         self.cuda.get_or_load(dev, &self.entry, ModuleLoad::Reused, || self.load_on(dev), fill)
     }
 

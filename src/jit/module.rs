@@ -146,7 +146,10 @@ impl Module {
     }
 
     /// A new module with global `name` bound to `value` (replacing an earlier binding): host
-    /// scalars and arrays are captured as constants, device arrays by pointer.
+    /// scalars and arrays (an [`ArrayInterface`](crate::ArrayInterface) in
+    /// [`Location::HostMemory`](crate::Location::HostMemory) included) are copied in as
+    /// constants, device arrays are captured by address (`docs/captures.md`). A `const` or
+    /// `static` of the source with the same name is an error naming both.
     pub fn with_global(&self, name: &str, value: impl IntoCapture) -> Result<Module> {
         if !is_identifier(name) {
             return Err(Error::Binding { name: name.to_string(), problem: "not an identifier".into() });

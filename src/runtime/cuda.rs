@@ -1,4 +1,5 @@
-//! The CUDA backend, through cudarc's driver bindings (the only module that touches cudarc).
+//! The CUDA backend, through cudarc's driver bindings (with `cudarc_arrays`, which takes
+//! cudarc's slices as kernel arrays, the only modules that touch cudarc).
 //!
 //! The driver library is loaded at run time: on a machine without it, [`open`] returns
 //! [`Error::NoCudaDriver`] instead of letting cudarc panic. Work goes to the device's legacy
@@ -10,11 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result::DriverError;
 use cudarc::driver::safe::CudaContext;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, sys};
+use cudarc::driver::{CudaStream, sys};
 
 use super::fault::{FaultRecord, FaultSites, Registry};
-use super::{ArgValue, KernelArg};
-use crate::capture::{ArrayDesc, CaptureValue, Element, ForeignQueue, IntoCapture, Location, Owner};
+use crate::capture::ForeignQueue;
 use crate::error::{Error, Result};
 use crate::target::Arch;
 
@@ -281,7 +281,7 @@ impl CudaDevice {
             unsafe { sys::cuModuleUnload(module) };
             return Err(cuda_err("cuModuleGetFunction", r));
         }
-        Ok(LoadedFunction { module, func, ctx: self.ctx.clone() })
+        Ok(LoadedFunction { module, func, ctx: self.ctx.clone(), slot_values: Box::default() })
     }
 
     /// The foreign streams among `queues` (cudarc streams of arrays the launch uses), each
@@ -445,6 +445,9 @@ pub(crate) struct LoadedFunction {
     module: sys::CUmodule,
     func: sys::CUfunction,
     ctx: Arc<CudaContext>,
+    /// The values copied into the module's capture slots ([`fill_slots`](Self::fill_slots)):
+    /// the source of asynchronous copies, so it lives as long as the module.
+    slot_values: Box<[u64]>,
 }
 
 // SAFETY: CUDA module and function handles may be used from any thread with the context bound.
@@ -457,23 +460,46 @@ unsafe impl Send for CudaBuffer {}
 unsafe impl Sync for CudaBuffer {}
 
 impl LoadedFunction {
-    /// Writes `value` into the module's 8-byte variable `name` (a capture slot; see
-    /// `abi::capture_slot_symbol`): found with `cuModuleGetGlobal`, written with a copy that
-    /// waits for earlier work, before the module's first launch.
+    /// Writes each value into the module's 8-byte variable of that name (a capture slot; see
+    /// `abi::capture_slot_symbol`), before the module's first launch: every variable is found
+    /// with `cuModuleGetGlobal` first, then each is written by an asynchronous copy on the
+    /// legacy default stream, which the launches that read the slots follow. An asynchronous
+    /// copy from host memory waits for nothing already queued (a synchronous one would wait for
+    /// all of it), and the values it reads are kept with the module, so they are there whenever
+    /// the driver reads them.
     // Only the JIT's relocatable captures fill slots.
     #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn fill_global(&self, name: &str, value: u64) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
-        let c_name = CString::new(name).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        let mut size = 0usize;
-        // SAFETY: the module is loaded (held by `self`); valid out pointers and C string.
-        check("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, c_name.as_ptr()) })?;
-        if size != 8 {
-            return Err(Error::Device(format!("capture slot `{name}` has {size} bytes, not 8")));
+    pub fn fill_slots(&mut self, slots: &[(String, u64)]) -> Result<()> {
+        if slots.is_empty() {
+            return Ok(());
         }
-        // SAFETY: `ptr` is the module's variable of 8 bytes (checked); the source is a live u64.
-        check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr, &value as *const u64 as *const c_void, 8) })
+        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
+        let mut targets = Vec::with_capacity(slots.len());
+        for (name, _) in slots {
+            let c_name = CString::new(name.as_str()).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;
+            let mut ptr: sys::CUdeviceptr = 0;
+            let mut size = 0usize;
+            // SAFETY: the module is loaded (held by `self`); valid out pointers and C string.
+            check("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, c_name.as_ptr()) })?;
+            if size != 8 {
+                return Err(Error::Device(format!("capture slot `{name}` has {size} bytes, not 8")));
+            }
+            targets.push(ptr);
+        }
+        self.slot_values = slots.iter().map(|(_, v)| *v).collect();
+        for (ptr, value) in targets.iter().zip(self.slot_values.iter()) {
+            // SAFETY: `ptr` is the module's variable of 8 bytes (checked); the source is 8 bytes
+            // of `slot_values`, which lives as long as the module; the null stream is the
+            // legacy default stream of the bound context.
+            let r = unsafe { sys::cuMemcpyHtoDAsync_v2(*ptr, value as *const u64 as *const c_void, 8, std::ptr::null_mut()) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                // Nothing queued may outlive the module, which the caller drops with this error.
+                // SAFETY: the context is bound; waits for the legacy stream.
+                unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) };
+                return Err(cuda_err("cuMemcpyHtoDAsync", r));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -483,51 +509,5 @@ impl Drop for LoadedFunction {
             // SAFETY: loaded by cuModuleLoadDataEx; unloaded once.
             unsafe { sys::cuModuleUnload(self.module) };
         }
-    }
-}
-
-/// The description of a cudarc slice held by `Arc`: 1-d, C-contiguous, on the slice's device,
-/// kept alive by the `Arc` and ordered by the slice's stream.
-fn slice_desc<T: Element + DeviceRepr>(slice: &Arc<CudaSlice<T>>, read_only: bool) -> Result<ArrayDesc> {
-    // Reading the pointer through cudarc makes the context's default (legacy) stream, which
-    // kache launches on, wait for the slice's last tracked write on any stream.
-    let legacy = slice.context().default_stream();
-    let (ptr, tracked) = slice.device_ptr(&legacy);
-    drop(tracked);
-    let queue: ForeignQueue = slice.stream().clone();
-    let owner: Owner = slice.clone();
-    ArrayDesc::checked(T::SCALAR, vec![slice.len()], None, ptr, read_only, Location::Cuda(slice.ordinal()), owner, Some(queue))
-}
-
-/// A cudarc slice as a read-only kernel argument. The `Arc` is what makes it sound: the
-/// argument keeps the slice alive for as long as it exists, and the launch orders the slice's
-/// stream after the kernel, so dropping the last `Arc` right after an (asynchronous) launch
-/// frees the memory only when the kernel is done. A plain `&CudaSlice<T>` is not accepted:
-/// nothing would keep the memory alive for the kernel.
-impl<T: Element + DeviceRepr> KernelArg for &Arc<CudaSlice<T>> {
-    fn arg(&self) -> Result<ArgValue> {
-        Ok(ArgValue::Array { desc: slice_desc(self, true)?, writable: false })
-    }
-}
-
-/// A cudarc slice as a writable kernel argument (see the read-only form).
-impl<T: Element + DeviceRepr> KernelArg for &mut Arc<CudaSlice<T>> {
-    fn arg(&self) -> Result<ArgValue> {
-        Ok(ArgValue::Array { desc: slice_desc(self, false)?, writable: true })
-    }
-}
-
-/// A cudarc slice captured by a kernel (by pointer, writable): the compiled kernel holds the
-/// `Arc`, so the slice lives as long as any kernel that references it.
-impl<T: Element + DeviceRepr> IntoCapture for &Arc<CudaSlice<T>> {
-    fn into_capture(self) -> Result<CaptureValue> {
-        Ok(CaptureValue::Device(slice_desc(self, false)?))
-    }
-}
-
-/// As for `&Arc<CudaSlice<T>>`.
-impl<T: Element + DeviceRepr> IntoCapture for Arc<CudaSlice<T>> {
-    fn into_capture(self) -> Result<CaptureValue> {
-        (&self).into_capture()
     }
 }

@@ -82,7 +82,7 @@ pub(crate) fn check_args(
                 }
                 check_array_arg(t, desc, *writable).map_err(bad)?;
                 // Plain host memory is the host backend's own address space.
-                let reachable = desc.location() == device.location() || (desc.location() == Location::Host && !device.is_cuda());
+                let reachable = desc.location() == device.location() || (desc.location() == Location::HostMemory && !device.is_cuda());
                 if !reachable {
                     return Err(wrong_device(kernel, format!("argument `{pname}`"), desc.location(), device));
                 }

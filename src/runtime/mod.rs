@@ -14,6 +14,8 @@ pub(crate) mod cuda;
 #[cfg(not(feature = "cuda"))]
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
+#[cfg(feature = "cuda")]
+mod cudarc_arrays;
 #[cfg(feature = "dlpack")]
 mod dlpack;
 pub(crate) mod fault;
@@ -26,6 +28,8 @@ mod structs;
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
 
+#[cfg(feature = "cuda")]
+pub use cudarc_arrays::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use dlpack::DlpackArray;
 
@@ -187,7 +191,7 @@ impl Device {
     /// Where arrays of this device live.
     pub fn location(&self) -> Location {
         match &*self.inner {
-            DeviceImpl::Host(index) => Location::HostDevice(*index),
+            DeviceImpl::Host(index) => Location::HostBackend(*index),
             DeviceImpl::Cuda(c) => Location::Cuda(c.ordinal),
         }
     }

@@ -105,7 +105,7 @@ impl<H: Clone> DeviceModules<H> {
         entry: &str,
         reused: H,
         load: impl FnOnce() -> Result<Load<H>>,
-        prepare: impl FnOnce(&LoadedFunction) -> Result<()>,
+        prepare: impl FnOnce(&mut LoadedFunction) -> Result<()>,
     ) -> Result<Arc<LoadedFunction>> {
         let slot = self.slot(dev.ordinal);
         let mut loaded = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -135,7 +135,8 @@ impl<H: Clone> DeviceModules<H> {
                 (new.function, new.how)
             }
         };
-        prepare(&function)?;
+        let mut function = function;
+        prepare(&mut function)?;
         let function = Arc::new(function);
         *loaded = Some((function.clone(), how));
         Ok(function)

@@ -117,7 +117,7 @@ pub(crate) struct LoadedFunction {
 impl LoadedFunction {
     // Only the JIT's relocatable captures fill slots.
     #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn fill_global(&self, _name: &str, _value: u64) -> Result<()> {
+    pub fn fill_slots(&mut self, _slots: &[(String, u64)]) -> Result<()> {
         match self.never {}
     }
 }

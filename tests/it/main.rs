@@ -28,6 +28,7 @@ mod logging;
 mod math;
 mod modules;
 mod multi_device;
+mod new_user;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

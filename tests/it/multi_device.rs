@@ -21,19 +21,19 @@ const SCALED: &str = "#[kernel] pub fn scaled(o: &mut [f32]) { let i = global_id
 #[test]
 fn host_devices_are_devices_of_their_own_with_one_target() {
     assert_eq!(Device::host_device(0), Device::host());
-    assert_eq!(Device::host_device(0).location(), Location::HostDevice(0));
+    assert_eq!(Device::host_device(0).location(), Location::HostBackend(0));
     let second = Device::host_device(1);
     assert_ne!(second, Device::host());
     assert_eq!(second, Device::host_device(1));
-    assert_eq!(second.location(), Location::HostDevice(1));
+    assert_eq!(second.location(), Location::HostBackend(1));
     assert_eq!(second.target(), Device::host().target());
     assert!(!second.is_cuda());
     assert_eq!(second.describe(), "host backend (CPU), host device 1");
-    assert_eq!(Location::HostDevice(1).to_string(), "host device 1");
+    assert_eq!(Location::HostBackend(1).to_string(), "host backend device 1");
     // Its arrays are its own.
     let a = second.upload(&[1.0f32, 2.0]).unwrap();
     assert_eq!(a.device(), &second);
-    assert_eq!(kache::ArrayInterface::location(&a), Location::HostDevice(1));
+    assert_eq!(kache::ArrayInterface::location(&a), Location::HostBackend(1));
 }
 
 #[test]
@@ -117,15 +117,15 @@ fn an_argument_of_another_device_is_refused_naming_kernel_argument_and_devices()
     let e = k.launch(&d1, Grid::linear(2, 32), (2.0f32, &x, &mut y)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "kernel `axpy`: argument `x` is on host device 0, but the launch is on host device 1; a kernel uses only arrays of the \
+        "kernel `axpy`: argument `x` is on host backend device 0, but the launch is on host backend device 1; a kernel uses only arrays of the \
          device it runs on (copy the array there: download, then upload)"
     );
-    assert_eq!(wrong_device(e), ("axpy".into(), "argument `x`".into(), Location::HostDevice(0), Location::HostDevice(1)));
+    assert_eq!(wrong_device(e), ("axpy".into(), "argument `x`".into(), Location::HostBackend(0), Location::HostBackend(1)));
     // The written argument on the wrong device, through a compiled kernel: the same.
     let c = k.compile_for(&d0).unwrap();
     let x0 = d0.upload(&[1.0f32, 2.0]).unwrap();
     let e = c.launch(&d0, Grid::linear(2, 32), (2.0f32, &x0, &mut y)).unwrap_err();
-    assert_eq!(wrong_device(e), ("axpy".into(), "argument `y`".into(), Location::HostDevice(1), Location::HostDevice(0)));
+    assert_eq!(wrong_device(e), ("axpy".into(), "argument `y`".into(), Location::HostBackend(1), Location::HostBackend(0)));
     // Nothing ran.
     assert_eq!(y.download().unwrap(), vec![5.0, 5.0]);
     // An array of another library (through `ArrayInterface`) is refused the same way.
@@ -147,11 +147,12 @@ fn a_capture_of_another_device_is_refused_naming_kernel_capture_and_devices() {
         let mut out = d1.alloc::<f32>(&[2]).unwrap();
         let e = k.launch(&d1, Grid::linear(2, 32), (&mut out,)).unwrap_err();
         assert!(
-            e.to_string()
-                .starts_with("kernel `scaled`: captured array global 'TABLE' is on host device 0, but the launch is on host device 1"),
+            e.to_string().starts_with(
+                "kernel `scaled`: captured array global 'TABLE' is on host backend device 0, but the launch is on host backend device 1"
+            ),
             "{e}"
         );
-        let want = ("scaled".to_string(), "captured array global 'TABLE'".to_string(), Location::HostDevice(0), Location::HostDevice(1));
+        let want = ("scaled".to_string(), "captured array global 'TABLE'".to_string(), Location::HostBackend(0), Location::HostBackend(1));
         assert_eq!(wrong_device(e), want, "relocatable: {relocatable}");
         // The compiled kernel refuses it too, and runs on the table's own device.
         let c = k.compile_for(&d0).unwrap();
@@ -176,7 +177,7 @@ fn an_array_bound_to_a_capture_slot_on_another_device_is_refused() {
     let e = k.launch(&d0, Grid::linear(2, 32), (&mut out,)).unwrap_err();
     assert_eq!(
         wrong_device(e),
-        ("scaled".into(), "captured array global 'TABLE'".into(), Location::HostDevice(1), Location::HostDevice(0))
+        ("scaled".into(), "captured array global 'TABLE'".into(), Location::HostBackend(1), Location::HostBackend(0))
     );
     let mut there = d1.alloc::<f32>(&[2]).unwrap();
     k.launch(&d1, Grid::linear(2, 32), (&mut there,)).unwrap();
@@ -194,7 +195,7 @@ fn structs_of_another_device_are_refused() {
     let k = crate::common::memory_jit().load_source("p.rs", src).unwrap().kernel("k").unwrap();
     let mut ps = d0.upload_structs(&[P { v: 1.0 }]).unwrap();
     let e = k.launch(&d1, Grid::linear(1, 32), (&mut ps,)).unwrap_err();
-    assert_eq!(wrong_device(e), ("k".into(), "argument `p`".into(), Location::HostDevice(0), Location::HostDevice(1)));
+    assert_eq!(wrong_device(e), ("k".into(), "argument `p`".into(), Location::HostBackend(0), Location::HostBackend(1)));
     k.launch(&d0, Grid::linear(1, 32), (&mut ps,)).unwrap();
     assert_eq!(ps.download().unwrap(), vec![P { v: 2.0 }]);
 }

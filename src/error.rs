@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use crate::capture::Location;
 use crate::lang::Diagnostics;
+use crate::location::Location;
 use crate::target::UnsupportedArch;
 
 /// Result with kache's [`Error`].

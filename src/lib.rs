@@ -55,6 +55,7 @@ mod jit;
 pub mod lang;
 #[cfg(feature = "compiler")]
 pub mod library;
+mod location;
 pub mod logging;
 pub mod prebuild;
 pub mod runtime;

@@ -586,3 +586,70 @@ fn a_checked_strided_reduction_keeps_four_loads_in_flight_on_the_gpu() {
         assert!(most >= 4, "no block with 4 loads in the checked PTX of `{body}`:\n{ptx}");
     }
 }
+
+/// A tiled matmul: 4 x 4 tiles of `a` and `b` staged in shared memory between barriers.
+const TILED: &str = "#[kernel] pub fn k(a: &Array<f32, 2>, b: &Array<f32, 2>, c: &mut Array<f32, 2>) {\n\
+    let ta = shared_array::<f32, 16>(); let tb = shared_array::<f32, 16>();\n\
+    let tx = thread_idx_x() as usize; let ty = thread_idx_y() as usize;\n\
+    let row = block_idx_y() as usize * 4 + ty; let col = block_idx_x() as usize * 4 + tx;\n\
+    let mut acc = 0.0f32;\n\
+    for t in (0..b.shape(0)).step_by(4) {\n\
+        ta[ty * 4 + tx] = a[[row, t + tx]];\n\
+        tb[ty * 4 + tx] = b[[t + ty, col]];\n\
+        sync_threads();\n\
+        for k in 0..4 { acc += ta[ty * 4 + k] * tb[k * 4 + tx]; }\n\
+        sync_threads();\n\
+    }\n\
+    c[[row, col]] = acc; }";
+
+#[test]
+fn a_loop_with_barriers_is_versioned_for_the_whole_block_and_faults_as_unversioned_code_does() {
+    // On the GPU the block chooses one copy (`bar.red.and`): its tile loads are issued together,
+    // with no check between them.
+    let k = kernel(TILED);
+    let spec = Specialization { layouts: vec![Some(Layout::C); 3] };
+    let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
+    let ptx = c.ptx().unwrap();
+    assert_eq!(ptx.matches("bar.red.and.pred").count(), 1, "{ptx}");
+    let together = ptx.split("$L__").any(|block| block.matches("ld.global.nc.f32").count() >= 2);
+    assert!(together, "no block with both tile loads in the checked PTX:\n{ptx}");
+    if let Some(ptxas) = crate::common::ptxas() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("k.ptx"), ptx).unwrap();
+        for sm in ["sm_70", "sm_90"] {
+            let ptx = c.ptx().unwrap().replace(".target sm_90", &format!(".target {sm}"));
+            std::fs::write(dir.path().join("k.ptx"), ptx).unwrap();
+            let out = std::process::Command::new(&ptxas)
+                .args(["-arch", sm, "-o"])
+                .arg(dir.path().join("k.cubin"))
+                .arg(dir.path().join("k.ptx"))
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{sm}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    // The host backend: results, and a fault in the last tile of `a` only (its second dimension
+    // 2 short) reported as before, at the first index outside.
+    let dev = Device::host();
+    let n = 8;
+    let av: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32).collect();
+    let bv: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 - 2.0).collect();
+    let a = dev.upload_nd(&av, &[n, n], kache::Order::C).unwrap();
+    let b = dev.upload_nd(&bv, &[n, n], kache::Order::C).unwrap();
+    let mut out = dev.alloc::<f32>(&[n, n]).unwrap();
+    let grid = Grid::new((2u32, 2u32), (4u32, 4u32));
+    k.launch(&dev, grid, (&a, &b, &mut out)).unwrap();
+    let got = out.download().unwrap();
+    for i in 0..n {
+        for j in 0..n {
+            let want: f32 = (0..n).map(|t| av[i * n + t] * bv[t * n + j]).sum();
+            assert_eq!(got[i * n + j], want, "c[{i}][{j}]");
+        }
+    }
+    let short: Vec<f32> = (0..n * (n - 2)).map(|i| i as f32).collect();
+    let a_short = dev.upload_nd(&short, &[n, n - 2], kache::Order::C).unwrap();
+    let mut out = dev.alloc::<f32>(&[n, n]).unwrap();
+    let (kernel_name, array, index, len, location) = launch_fault(k.launch(&dev, grid, (&a_short, &b, &mut out)).unwrap_err());
+    assert_eq!((kernel_name.as_str(), array.as_str(), index, len), ("k", "dimension 1 of parameter `a`", 6, 6));
+    assert!(location.unwrap().starts_with("oob.rs:7:"));
+}

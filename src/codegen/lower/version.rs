@@ -94,23 +94,32 @@ fn let_bindings(body: &Block) -> HashMap<LocalId, &Expr> {
         .collect()
 }
 
-/// Whether the body (or a function it calls) has a barrier or a warp-level operation: the
-/// versions are chosen per thread, and such an operation must not be reached through code that
-/// differs between the threads of a block.
-fn convergent(p: &Program, body: &Block, seen: &mut Vec<FuncId>) -> bool {
-    let mut found = false;
+/// The block-level operations a loop body (or a function it calls) performs, which decide how
+/// its version may be chosen.
+#[derive(Default)]
+struct Collectives {
+    /// `sync_threads()`: both copies run the same barriers, so either may run in any thread as
+    /// long as the threads of a block agree on GPUs that match barriers by instruction; the
+    /// choice is made for the whole block (`bar.red.and`, see `version_condition`).
+    barrier: bool,
+    /// A warp-level operation or a shared array declared in the loop: not versioned (a warp's
+    /// lanes must run one copy together, and each copy would declare its own shared array).
+    other: bool,
+}
+
+fn collectives(p: &Program, body: &Block, seen: &mut Vec<FuncId>, out: &mut Collectives) {
     visit_block(body, &mut |e| match &e.kind {
-        ExprKind::Builtin(b, _) if b.is_convergent() => found = true,
-        ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => found = true,
+        ExprKind::Builtin(Builtin::SyncThreads, _) => out.barrier = true,
+        ExprKind::Builtin(b, _) if b.is_convergent() => out.other = true,
+        ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => out.other = true,
         ExprKind::Call(id, _) | ExprKind::CallRef(id, _, _) if !seen.contains(id) => {
             seen.push(*id);
             if let Some(f) = p.funcs.get(*id) {
-                found |= convergent(p, &f.body, seen);
+                collectives(p, &f.body, seen, out);
             }
         }
         _ => {}
     });
-    found
 }
 
 fn unsigned_int(t: &Ty) -> Option<Scalar> {
@@ -200,7 +209,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if !self.cx.input.options.checked || self.version_depth >= MAX_DEPTH || var_ty.is_signed() || !var_ty.is_int() {
             return Ok(None);
         }
-        if convergent(self.cx.input.program, body, &mut Vec::new()) {
+        let mut found = Collectives::default();
+        collectives(self.cx.input.program, body, &mut Vec::new(), &mut found);
+        if found.other {
             return Ok(None);
         }
         let changed = changed_locals(body);
@@ -242,7 +253,29 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             sites.push(a as *const Expr);
         }
+        if found.barrier && !self.cx.host {
+            // The whole block runs one copy: a loop of tiles loaded into shared memory between
+            // barriers (a tiled matmul) runs its loads unchecked only if every thread's are in
+            // bounds. `bar.red.and` is itself a barrier, reached by every thread that reaches
+            // the loop's barriers. (The host backend's barrier waits for every live thread
+            // wherever it waits, so there each thread chooses its own copy.)
+            ok = self.block_all(ok)?;
+        }
         Ok(Some((ok, sites)))
+    }
+
+    /// Whether `pred` holds in every thread of the block that has not exited (a barrier:
+    /// `bar.red.and.pred`).
+    fn block_all(&mut self, pred: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let i32t = self.cx.i32;
+        let f = self
+            .m
+            .get_function("llvm.nvvm.barrier0.and")
+            .unwrap_or_else(|| self.m.add_function("llvm.nvvm.barrier0.and", i32t.fn_type(&[i32t.into()], false), None));
+        let v = self.b.build_int_z_extend(pred, i32t, "")?;
+        let all = self.b.build_call(f, &[v.into()], "")?;
+        let all = all.try_as_basic_value().basic().ok_or_else(|| llvm_err("barrier0.and"))?.into_int_value();
+        Ok(self.b.build_int_compare(IntPredicate::NE, all, i32t.const_zero(), "")?)
     }
 
     /// An index as the 64-bit value `check_bounds` compares.

@@ -1,0 +1,117 @@
+//! What a file of many kernels costs to compile, with the cache off, into an empty store
+//! (misses and writes) and from a full one (hits): whole `kache compile` processes, and in one
+//! process one kernel at a time (a program launching each in turn) or all at once
+//! (`Jit::compile_many`). Medians of several repetitions, run interleaved.
+//!
+//! `cargo build --release --bin kache --example many_kernels &&
+//!  target/release/examples/many_kernels [KERNELS] [REPS] [ARCH]` (defaults 200, 7, sm_80).
+
+// A measurement program: any failure stops it, with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kache::{CompileRequest, Config, Jit, Layout, Specialization, Target};
+
+fn median(mut v: Vec<Duration>) -> f64 {
+    v.sort();
+    v[v.len() / 2].as_secs_f64() * 1e3
+}
+
+/// `n` distinct saxpy-like kernels in one file.
+fn source(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "#[kernel]\npub fn k{i}(a: f32, x: &[f32], y: &mut [f32]) {{\n    let i = global_id_x();\n    if i < y.len() {{\n        y[i] = a * x[i] + y[i] * {i}.5;\n    }}\n}}\n"
+            )
+        })
+        .collect()
+}
+
+fn one_by_one(config: Config, src: &str, target: Target) -> Duration {
+    let t = Instant::now();
+    let jit = Jit::new(config).unwrap();
+    let m = jit.load_source("many.rs", src).unwrap();
+    for name in m.kernel_names() {
+        let k = m.kernel(&name).unwrap();
+        k.compile(target, &Specialization::uniform(k.program(), Layout::C)).unwrap();
+    }
+    drop(jit);
+    t.elapsed()
+}
+
+fn batched(config: Config, src: &str, target: Target) -> Duration {
+    let t = Instant::now();
+    let jit = Jit::new(config).unwrap();
+    let m = jit.load_source("many.rs", src).unwrap();
+    let requests: Vec<CompileRequest> = m.kernel_names().iter().map(|n| CompileRequest::new(&m.kernel(n).unwrap(), target)).collect();
+    for r in jit.compile_many(&requests) {
+        r.unwrap();
+    }
+    drop(jit);
+    t.elapsed()
+}
+
+/// One `kache compile FILE --arch ARCH -o OUT/` process; `store` None turns the cache off.
+fn process(bin: &Path, file: &Path, arch: &str, store: Option<&Path>, out: &Path) -> Duration {
+    let mut c = Command::new(bin);
+    c.args(["compile", "--arch", arch, "-o"]).arg(out).arg(file).env("KACHE_QUIET", "1").env_remove("KACHE_REMOTE");
+    match store {
+        Some(d) => c.env("KACHE_DIR", d).env_remove("KACHE_DISABLE"),
+        None => c.env("KACHE_DISABLE", "1"),
+    };
+    let t = Instant::now();
+    let o = c.output().expect("run kache");
+    let elapsed = t.elapsed();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    elapsed
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args.next().map(|a| a.parse().unwrap()).unwrap_or(200);
+    let reps: usize = args.next().map(|a| a.parse().unwrap()).unwrap_or(7);
+    let arch = args.next().unwrap_or_else(|| "sm_80".into());
+    let target = match arch.as_str() {
+        "host" => Target::Host,
+        a => Target::Nvptx(kache::Arch::parse(a).unwrap()),
+    };
+    let src = source(n);
+    let work = tempfile::tempdir().unwrap();
+    let file = work.path().join("many.rs");
+    std::fs::write(&file, &src).unwrap();
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/kache");
+    let report = |name: &str, off: Vec<Duration>, miss: Vec<Duration>, hit: Vec<Duration>| {
+        let (off, miss, hit) = (median(off), median(miss), median(hit));
+        println!(
+            "{n} kernels for {arch}, {name:<22} cache off {off:8.1} ms   empty store {miss:8.1} ms ({:.2}x)   hits {hit:7.1} ms   median of {reps}",
+            miss / off
+        );
+    };
+    if bin.is_file() {
+        let (mut off, mut miss, mut hit) = (Vec::new(), Vec::new(), Vec::new());
+        for i in 0..reps {
+            let store = tempfile::tempdir().unwrap();
+            off.push(process(&bin, &file, &arch, None, &work.path().join(format!("off{i}"))));
+            miss.push(process(&bin, &file, &arch, Some(store.path()), &work.path().join(format!("miss{i}"))));
+            hit.push(process(&bin, &file, &arch, Some(store.path()), &work.path().join(format!("hit{i}"))));
+        }
+        report("`kache compile`", off, miss, hit);
+    } else {
+        println!("({} not built: no whole-process figures)", bin.display());
+    }
+    type Run = fn(Config, &str, Target) -> Duration;
+    for (name, run) in [("in-process, one by one", one_by_one as Run), ("in-process, compile_many", batched as Run)] {
+        let (mut off, mut miss, mut hit) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..reps {
+            off.push(run(Config::in_memory(), &src, target));
+            let dir = tempfile::tempdir().unwrap();
+            miss.push(run(Config::in_memory().with_cache_dir(dir.path()), &src, target));
+            hit.push(run(Config::in_memory().with_cache_dir(dir.path()), &src, target));
+        }
+        report(name, off, miss, hit);
+    }
+}

@@ -1,7 +1,8 @@
 //! What a file of many kernels costs to compile, with the cache off, into an empty store
 //! (misses and writes) and from a full one (hits): whole `kache compile` processes, and in one
 //! process one kernel at a time (a program launching each in turn) or all at once
-//! (`Jit::compile_many`). Medians of several repetitions, run interleaved.
+//! (`Jit::compile_many`); batches on one thread and on the machine's available parallelism
+//! (`KACHE_COMPILE_THREADS`). Medians of several repetitions, run interleaved.
 //!
 //! `cargo build --release --bin kache --example many_kernels &&
 //!  target/release/examples/many_kernels [KERNELS] [REPS] [ARCH]` (defaults 200, 7, sm_80).
@@ -55,10 +56,12 @@ fn batched(config: Config, src: &str, target: Target) -> Duration {
     t.elapsed()
 }
 
-/// One `kache compile FILE --arch ARCH -o OUT/` process; `store` None turns the cache off.
-fn process(bin: &Path, file: &Path, arch: &str, store: Option<&Path>, out: &Path) -> Duration {
+/// One `kache compile FILE --arch ARCH -o OUT/` process on `threads` threads; `store` None
+/// turns the cache off.
+fn process(bin: &Path, file: &Path, arch: &str, threads: usize, store: Option<&Path>, out: &Path) -> Duration {
     let mut c = Command::new(bin);
     c.args(["compile", "--arch", arch, "-o"]).arg(out).arg(file).env("KACHE_QUIET", "1").env_remove("KACHE_REMOTE");
+    c.env("KACHE_COMPILE_THREADS", threads.to_string());
     match store {
         Some(d) => c.env("KACHE_DIR", d).env_remove("KACHE_DISABLE"),
         None => c.env("KACHE_DISABLE", "1"),
@@ -87,31 +90,40 @@ fn main() {
     let report = |name: &str, off: Vec<Duration>, miss: Vec<Duration>, hit: Vec<Duration>| {
         let (off, miss, hit) = (median(off), median(miss), median(hit));
         println!(
-            "{n} kernels for {arch}, {name:<22} cache off {off:8.1} ms   empty store {miss:8.1} ms ({:.2}x)   hits {hit:7.1} ms   median of {reps}",
+            "{n} kernels for {arch}, {name:<30} cache off {off:8.1} ms   empty store {miss:8.1} ms ({:.2}x)   hits {hit:7.1} ms   median of {reps}",
             miss / off
         );
     };
+    let all = kache::parallel::default_threads();
+    let counts: Vec<usize> = if all > 1 { vec![1, all] } else { vec![1] };
     if bin.is_file() {
-        let (mut off, mut miss, mut hit) = (Vec::new(), Vec::new(), Vec::new());
-        for i in 0..reps {
-            let store = tempfile::tempdir().unwrap();
-            off.push(process(&bin, &file, &arch, None, &work.path().join(format!("off{i}"))));
-            miss.push(process(&bin, &file, &arch, Some(store.path()), &work.path().join(format!("miss{i}"))));
-            hit.push(process(&bin, &file, &arch, Some(store.path()), &work.path().join(format!("hit{i}"))));
+        for &threads in &counts {
+            let (mut off, mut miss, mut hit) = (Vec::new(), Vec::new(), Vec::new());
+            for i in 0..reps {
+                let store = tempfile::tempdir().unwrap();
+                let out = |what: &str| work.path().join(format!("{what}-{threads}-{i}"));
+                off.push(process(&bin, &file, &arch, threads, None, &out("off")));
+                miss.push(process(&bin, &file, &arch, threads, Some(store.path()), &out("miss")));
+                hit.push(process(&bin, &file, &arch, threads, Some(store.path()), &out("hit")));
+            }
+            report(&format!("`kache compile`, {threads} thr"), off, miss, hit);
         }
-        report("`kache compile`", off, miss, hit);
     } else {
         println!("({} not built: no whole-process figures)", bin.display());
     }
     type Run = fn(Config, &str, Target) -> Duration;
-    for (name, run) in [("in-process, one by one", one_by_one as Run), ("in-process, compile_many", batched as Run)] {
+    let runs: Vec<(String, Run, usize)> = std::iter::once(("one by one".to_string(), one_by_one as Run, 1))
+        .chain(counts.iter().map(|&t| (format!("compile_many, {t} thr"), batched as Run, t)))
+        .collect();
+    for (name, run, threads) in runs {
         let (mut off, mut miss, mut hit) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..reps {
-            off.push(run(Config::in_memory(), &src, target));
+            let config = || Config::in_memory().compile_threads(threads);
+            off.push(run(config(), &src, target));
             let dir = tempfile::tempdir().unwrap();
-            miss.push(run(Config::in_memory().with_cache_dir(dir.path()), &src, target));
-            hit.push(run(Config::in_memory().with_cache_dir(dir.path()), &src, target));
+            miss.push(run(config().with_cache_dir(dir.path()), &src, target));
+            hit.push(run(config().with_cache_dir(dir.path()), &src, target));
         }
-        report(name, off, miss, hit);
+        report(&format!("in-process, {name}"), off, miss, hit);
     }
 }

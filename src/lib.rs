@@ -56,6 +56,8 @@ pub mod lang;
 #[cfg(feature = "compiler")]
 pub mod library;
 pub mod logging;
+#[cfg(feature = "compiler")]
+pub mod parallel;
 pub mod prebuild;
 pub mod runtime;
 pub mod span;

@@ -26,6 +26,7 @@ mod invariants;
 mod logging;
 mod math;
 mod modules;
+mod parallel;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

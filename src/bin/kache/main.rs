@@ -402,9 +402,17 @@ fn compile(
         }
     } else {
         let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
-        let mut compiled = Vec::new();
+        // Every kernel that failed is reported, in the file's order, whichever thread compiled it.
+        let (mut compiled, mut failed) = (Vec::new(), Vec::new());
         for r in jit.compile_many(&requests) {
-            compiled.push(r?);
+            match r {
+                Ok(c) => compiled.push(c),
+                Err(e) => failed.push(Failure::from(e)),
+            }
+        }
+        if !failed.is_empty() {
+            let msg = failed.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
+            return Err(Failure { user: failed.iter().all(|f| f.user), message: msg });
         }
         if emit == Emit::Cubin {
             let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();

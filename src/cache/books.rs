@@ -4,13 +4,15 @@
 //! writes what has piled up in one catalogue transaction, at most once per [`THROTTLE`], so
 //! that a program compiling kernels one at a time pays neither an opening of the catalogue nor
 //! its disk flush per kernel. Whoever asks for figures ([`Books::settle`]) and the end of the
-//! cache ([`Books::finish`]) write what is left.
+//! cache ([`Books::finish`]) write what is left, and so does the end of the process
+//! (`exit`, or returning from `main`) for every cache still alive then: one held in a `static`,
+//! or leaked, is never dropped.
 //!
 //! Nothing here makes an entry visible: its file is in place, atomically and verified on read,
 //! before the store returns. What a crash loses is bookkeeping only (the size limit then counts
 //! those entries at the next `gc`, which measures the files).
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, OnceLock, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -27,6 +29,36 @@ const FOLD_PARKED: usize = 64;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The bookkeeping of every cache of this process, for [`settle_at_exit`].
+fn live() -> &'static Mutex<Vec<Weak<Shared>>> {
+    static LIVE: OnceLock<Mutex<Vec<Weak<Shared>>>> = OnceLock::new();
+    LIVE.get_or_init(Mutex::default)
+}
+
+/// Run by the C library when the process exits: writes what every cache still alive owes, as
+/// its drop would (after its background thread's transaction in progress, if any). Never
+/// unwinds (it runs from C).
+extern "C" fn settle_at_exit() {
+    let _ = std::panic::catch_unwind(|| {
+        let all = std::mem::take(&mut *lock(live()));
+        for shared in all.iter().filter_map(Weak::upgrade) {
+            shared.write(Destination::ParkedUnlessWritten);
+        }
+    });
+}
+
+/// Has [`settle_at_exit`] run at the process's exit, once per process.
+fn settle_at_exit_once() {
+    static REGISTERED: Once = Once::new();
+    REGISTERED.call_once(|| {
+        // SAFETY: atexit only stores the pointer; `settle_at_exit` is an `extern "C"` function
+        // with no arguments that lives as long as the program and never unwinds into C.
+        // Registration can fail only when the C library's table is full: then a cache that is
+        // never dropped loses its last bookkeeping, as before, and nothing else.
+        let _ = unsafe { libc::atexit(settle_at_exit) };
+    });
 }
 
 /// What the background thread is asked to do.
@@ -157,6 +189,11 @@ impl Books {
             wake: Condvar::new(),
             warned: Mutex::new(false),
         });
+        settle_at_exit_once();
+        let mut all = lock(live());
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(&shared));
+        drop(all);
         Books { shared, worker: Mutex::new(None) }
     }
 

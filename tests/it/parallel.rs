@@ -1,12 +1,16 @@
 //! Batches compiled on several threads (`Config::compile_threads`): the same artifacts, keys,
 //! order and errors as on one thread, whatever the cache holds, and no deadlock with the cache's
-//! locks or another process's catalogue; `Module::compile_all` on a device.
+//! locks or another process's catalogue; `Module::compile_all` on a device; and a store that
+//! holds every entry and its bookkeeping after a process compiled many kernels and exited at
+//! once (the background bookkeeping written at exit).
 // Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
-use kache::cache::LocalStore;
+use kache::cache::{LocalStore, Tier, ops};
 use kache::{Arch, CompileRequest, Config, Device, Jit, Origin, Target};
 
 const SM80: Target = Target::Nvptx(Arch { sm: 80, accelerated: false });
@@ -165,4 +169,66 @@ fn compile_all_on_a_device_compiles_every_kernel_once() {
     let again = jit.load_source("again.rs", &src).unwrap().compile_all(&dev).unwrap();
     // The memory tier or the store, never a compile.
     assert!(again.iter().all(|c| matches!(c.origin(), Origin::Cache(_))), "a kernel was compiled twice");
+}
+
+const EXIT_KERNELS: usize = 200;
+
+/// Runs this binary's `parallel::child_exits_right_after_compiling` in a new process on `dir`.
+fn exiting_child(dir: &Path, how: &str) {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--ignored", "--exact", "parallel::child_exits_right_after_compiling", "--nocapture", "--test-threads=1"])
+        .env("KACHE_TEST_CHILD", how)
+        .env("KACHE_TEST_STORE", dir);
+    let o = c.output().unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "child failed:\n{out}\n{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("child compiled"), "the child did not run:\n{out}");
+}
+
+/// What the test below runs in a fresh process (nothing on its own): compiles a file of
+/// [`EXIT_KERNELS`] kernels in one batch on several threads, then one more kernel alone, and
+/// ends the process at once: with `exit`, the JIT never dropped (as a JIT held in a `static`
+/// is not), or by returning with the JIT dropped.
+#[test]
+#[ignore = "run by a_store_holds_every_entry_and_its_bookkeeping_after_the_process_exits"]
+fn child_exits_right_after_compiling() {
+    let Ok(how) = std::env::var("KACHE_TEST_CHILD") else { return };
+    let dir = std::env::var("KACHE_TEST_STORE").unwrap();
+    let jit = Jit::new(Config::in_memory().with_cache_dir(&dir).compile_threads(4)).unwrap();
+    let n = jit.load_source("many.rs", &source(EXIT_KERNELS, false)).unwrap().compile_all(SM80).unwrap().len();
+    let one = jit.load_source("one.rs", "#[kernel] pub fn last(x: &mut [f32]) { x[0] = 7.0; }").unwrap();
+    one.compile_all(SM80).unwrap();
+    println!("child compiled {}", n + 1);
+    if how == "exit" {
+        std::mem::forget(one);
+        std::mem::forget(jit);
+        std::process::exit(0);
+    }
+}
+
+/// A process that compiles a 200-kernel file and exits right away leaves a store with every
+/// entry in place and verifying, and every bit of its bookkeeping (its misses, the bytes it
+/// wrote, the catalogue's records): written when the cache is dropped, and at exit when it is
+/// never dropped. The entries then hit, and are the bytes a compile without a store makes.
+#[test]
+fn a_store_holds_every_entry_and_its_bookkeeping_after_the_process_exits() {
+    let src = source(EXIT_KERNELS, false);
+    let fresh = compile_file(Config::in_memory().compile_threads(1), &src, SM80);
+    let total = fresh.len() as u64 + 1;
+    for how in ["exit", "drop"] {
+        let dir = tempfile::tempdir().unwrap();
+        exiting_child(dir.path(), how);
+        let store = LocalStore::new(dir.path(), Duration::from_secs(30), 1 << 30).unwrap();
+        let verified = ops::verify(&store, &mut |_, _| {});
+        assert_eq!((verified.checked, verified.dropped.len()), (total, 0), "{how}: entries in place and verifying");
+        assert_eq!(ops::list(&store).len() as u64, total, "{how}: the catalogue's records");
+        let jit = Jit::new(Config::in_memory().with_cache_dir(dir.path()).compile_threads(1)).unwrap();
+        let stats = jit.cache().stats();
+        assert_eq!((stats.entries, stats.misses, stats.hits), (total, total, 0), "{how}: the child's bookkeeping: {stats:?}");
+        assert!(stats.bytes_written >= stats.bytes, "{how}: {stats:?}");
+        let again = jit.load_source("many.rs", &src).unwrap().compile_all(SM80).unwrap();
+        assert!(again.iter().all(|c| c.origin() == Origin::Cache(Tier::Local)), "{how}: not every kernel hit");
+        let again: Vec<_> = again.iter().map(|c| (c.name().to_string(), c.key().hex(), c.artifact().bytes().to_vec())).collect();
+        assert!(again == fresh, "{how}: the stored entries are not what a compile makes");
+    }
 }

@@ -207,22 +207,27 @@ fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
 }
 
 #[test]
-fn checked_strided_loops_still_unroll_by_four() {
-    // Bounds checks branch out of the loop body (to the fault path), so the unrolled copies
-    // test the exit between loads instead of running a separate remainder loop; each loop body
-    // holds 4 loads through the non-coherent path (and no remainder copy holds a fifth).
-    let reduce = speed_ptx("reduce_block", true);
-    let loads = |ptx: &str| loads_per_block(ptx).into_iter().sum::<usize>();
-    assert_eq!(loads(&reduce), 4, "{reduce}");
-    // The online softmax has two strided loops.
-    let softmax = speed_ptx("softmax_rows", true);
-    assert_eq!(loads(&softmax), 2 * 4, "{softmax}");
-    assert!(reduce.contains("atom.global.cas.b32") && softmax.contains("atom.global.cas.b32"), "the fault record is written");
-    if let Some(p) = common::ptxas() {
-        for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax)] {
-            common::assemble(&p, t, k);
+fn checked_strided_loops_run_a_copy_without_checks_shaped_like_unchecked_code() {
+    // The strided loops' accesses are in bounds at both ends of every launch of the suite, so
+    // checked code tests that once before the loop and runs a copy of the loop without checks
+    // (codegen/lower/version.rs): the unchecked code's loops (4 loads unrolled, a remainder of
+    // 1 marked nounroll) appear in it unchanged, beside the checked copy for other launches.
+    for (kernel, loops) in [("reduce_block", 1), ("softmax_rows", 2)] {
+        let checked = speed_ptx(kernel, true);
+        let blocks = loop_blocks(&checked);
+        // (The checked copy's unrolled body also holds 4 loads, each behind its check.)
+        assert!(blocks.iter().filter(|b| **b == (4, false)).count() >= loops, "{kernel}:\n{checked}");
+        assert_eq!(blocks.iter().filter(|b| **b == (1, true)).count(), loops, "{kernel}:\n{checked}");
+        assert!(checked.contains("atom.global.cas.b32"), "{kernel}: the checked copy writes the fault record");
+        if let Some(p) = common::ptxas() {
+            common::assemble(&p, &checked, kernel);
         }
     }
+    // The tiled matmul's inner loop over a tile's shared rows has no check in its fast copy:
+    // a block of (at least 4 iterations') shared loads with only the loop's own exit test.
+    let matmul = speed_ptx("matmul_tiled", true);
+    let clean = matmul.split("$L__").any(|b| b.matches("ld.shared.f32").count() >= 8 && b.matches("setp.").count() <= 1);
+    assert!(clean, "no unchecked copy of the inner loop:\n{matmul}");
 }
 
 #[test]

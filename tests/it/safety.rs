@@ -443,3 +443,77 @@ fn a_strided_copy_never_undoes_another_threads_launch() {
     let even = whole.view(0, &[n], &[2]).unwrap().download().unwrap();
     assert!(even.iter().all(|x| *x == (launchers * launches) as u32), "lost increments: {:?}", &even[..4]);
 }
+
+// Loop versioning (codegen/lower/version.rs): a loop whose accesses are in bounds at both ends
+// runs without their checks; any other loop runs the checked copy, which reports the fault
+// exactly where the unversioned code would.
+
+#[test]
+fn a_loop_that_runs_past_an_array_faults_at_the_first_index_outside_having_done_the_ones_before() {
+    let dev = Device::host();
+    let k = kernel("#[kernel] pub fn k(x: &[f32], n: usize, y: &mut [f32]) { for i in 0..n { y[i] = x[i] * 2.0; } }");
+    let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut y = dev.alloc::<f32>(&[8]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (&x, 4usize, &mut y)).unwrap();
+    assert_eq!(y.download().unwrap(), vec![2.0, 4.0, 6.0, 8.0, 0.0, 0.0, 0.0, 0.0]);
+    let mut y = dev.alloc::<f32>(&[8]).unwrap();
+    let (_, array, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&x, 6usize, &mut y)).unwrap_err());
+    assert_eq!((array.as_str(), index, len), ("parameter `x`", 4, 4));
+    assert_eq!(y.download().unwrap(), vec![2.0, 4.0, 6.0, 8.0, 0.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn versioned_indices_that_wrap_products_of_invariants_and_strides_fault_as_unversioned_code_does() {
+    let dev = Device::host();
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    // `j - 3` wraps on the first iteration: index 2^64 - 2.
+    let k = kernel("#[kernel] pub fn k(x: &[u32], o: &mut [u32]) { for j in (1..x.len()).step_by(2) { o[0] += x[j - 3]; } }");
+    let x = dev.upload(&[1u32; 9]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&x, &mut out)).unwrap_err());
+    assert_eq!((index, len), (u64::MAX - 1, 9));
+    // A row of a matrix stored flat: rows 0 and 1 of 3 x 4 are in bounds, row 3 is not (the
+    // first index outside is 12, at k = 0).
+    let k = kernel("#[kernel] pub fn k(t: &[u32], r: usize, o: &mut [u32]) { for c in 0..4 { o[0] += t[r * 4 + c] * (c as u32 + 1); } }");
+    let t = dev.upload(&(0..12u32).collect::<Vec<_>>()).unwrap();
+    for (r, want) in [(0usize, 20u32), (2, 100)] {
+        let mut out = dev.alloc::<u32>(&[1]).unwrap();
+        k.launch(&dev, Grid::linear(1, 1), (&t, r, &mut out)).unwrap();
+        assert_eq!(out.download().unwrap(), vec![want], "row {r}");
+    }
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, 3usize, &mut out)).unwrap_err());
+    assert_eq!((index, len), (12, 12));
+    // An index that leaves the array only on the last iteration: the ones before ran.
+    let k = kernel("#[kernel] pub fn k(t: &[u32], o: &mut [u32]) { for c in 0..=t.len() { o[0] += 1; o[0] += t[c] * 0; } }");
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, _, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, &mut out)).unwrap_err());
+    assert_eq!(index, 12);
+    assert_eq!(out.download().unwrap(), vec![13]);
+}
+
+#[test]
+fn a_loop_that_leaves_before_its_bound_passes_the_array_does_not_fault() {
+    let dev = Device::host();
+    let src = "#[kernel] pub fn k(n: usize, stop: usize, o: &mut [u32]) { for i in 0..n { if i == stop { break; } o[i] = i as u32 + 1; } }";
+    let k = kernel(src);
+    let mut o = dev.alloc::<u32>(&[4]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (100usize, 4usize, &mut o)).unwrap();
+    assert_eq!(o.download().unwrap(), vec![1, 2, 3, 4]);
+}
+
+#[test]
+fn a_checked_strided_reduction_keeps_four_loads_in_flight_on_the_gpu() {
+    // The versioned loop's unrolled body has no check between its loads; with checks, each load
+    // would sit behind its own branch.
+    let src = "#[kernel] pub fn k(x: &[f32], out: &mut [f32]) {\n\
+               let mut acc = 0.0f32;\n\
+               for j in (global_id_x()..x.len()).step_by(block_dim_x() as usize * grid_dim_x() as usize) { acc += x[j]; }\n\
+               atomic_add(&mut out[0], acc); }";
+    let k = kernel(src);
+    let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
+    let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
+    assert!(c.is_checked());
+    let ptx = c.ptx().unwrap();
+    let most = ptx.split("$L__").map(|block| block.matches("ld.global.nc.f32").count()).max().unwrap_or(0);
+    assert!(most >= 4, "no block with 4 loads in the checked PTX:\n{ptx}");
+}

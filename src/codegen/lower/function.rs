@@ -1,7 +1,7 @@
 //! Functions and entry points: symbols and signatures, a function's body with its parameters,
 //! calls between functions, and the host backend's `(ctx, params)` entry wrapper.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::IntPredicate;
 use inkwell::attributes::AttributeLoc;
@@ -123,6 +123,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             gpu_fault: None,
             activemask_sites: 0,
             sret: None,
+            proven: HashSet::new(),
+            version_depth: 0,
         };
         fl.alloca_b.position_at_end(entry);
         let first = fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing hidden parameter"))?;

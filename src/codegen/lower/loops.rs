@@ -3,7 +3,7 @@
 //! at run time.
 
 use inkwell::IntPredicate;
-use inkwell::values::{AsValueRef, InstructionValue};
+use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 
 use super::{FnLower, LoopBlocks, R, Slot};
 use crate::ir::*;
@@ -31,6 +31,19 @@ fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, to
         }
         _ => {}
     });
+}
+
+/// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
+struct Counted<'ctx> {
+    id: LoopId,
+    it: inkwell::types::IntType<'ctx>,
+    counter: PointerValue<'ctx>,
+    current: PointerValue<'ctx>,
+    slot: PointerValue<'ctx>,
+    last: IntValue<'ctx>,
+    step: IntValue<'ctx>,
+    signed: bool,
+    exit: inkwell::basic_block::BasicBlock<'ctx>,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
@@ -75,8 +88,6 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let (lt, le) = if s.is_signed() { (IntPredicate::SLT, IntPredicate::SLE) } else { (IntPredicate::ULT, IntPredicate::ULE) };
         let go = self.b.build_int_compare(if inclusive { le } else { lt }, lo, hi, "")?;
         let setup = self.ctx().append_basic_block(self.fv, "");
-        let bodyb = self.ctx().append_basic_block(self.fv, "");
-        let latch = self.ctx().append_basic_block(self.fv, "");
         let exit = self.ctx().append_basic_block(self.fv, "");
         self.b.build_conditional_branch(go, setup, exit)?;
         self.b.position_at_end(setup);
@@ -99,35 +110,64 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         self.b.build_store(counter, it.const_zero())?;
         self.b.build_store(current, lo)?;
         self.locals[var] = Slot::Scalar(slot, s);
+        let step_v = step_narrow.unwrap_or(it.const_int(1, false));
+        // The value of the last iteration: at most `end`, so nothing here wraps.
+        let final_v = self.b.build_int_add(lo, self.b.build_int_mul(last, step_v, "")?, "")?;
+        let shape = Counted { id, it, counter, current, slot, last, step: step_v, signed: s.is_signed(), exit };
+        match self.version_condition(var, s, lo, final_v, body)? {
+            Some((inside, sites)) => {
+                let fast = self.ctx().append_basic_block(self.fv, "");
+                let slow = self.ctx().append_basic_block(self.fv, "");
+                self.b.build_conditional_branch(inside, fast, slow)?;
+                self.version_depth += 1;
+                self.b.position_at_end(fast);
+                let fresh: Vec<_> = sites.into_iter().filter(|p| self.proven.insert(*p)).collect();
+                self.counted_loop(&shape, body)?;
+                for p in fresh {
+                    self.proven.remove(&p);
+                }
+                self.b.position_at_end(slow);
+                self.counted_loop(&shape, body)?;
+                self.version_depth -= 1;
+            }
+            None => self.counted_loop(&shape, body)?,
+        }
+        self.b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// One copy of a counted loop, entered from the current block: the body runs for counter
+    /// values 0 to `last`, the index stepping from its first value.
+    fn counted_loop(&mut self, c: &Counted<'ctx>, body: &Block) -> R<()> {
+        let bodyb = self.ctx().append_basic_block(self.fv, "");
+        let latch = self.ctx().append_basic_block(self.fv, "");
         self.b.build_unconditional_branch(bodyb)?;
         self.b.position_at_end(bodyb);
-        let i = self.b.build_load(it, current, "")?;
-        self.b.build_store(slot, i)?;
-        self.loops.insert(id, LoopBlocks { cont: latch, exit, value: None });
+        let i = self.b.build_load(c.it, c.current, "")?;
+        self.b.build_store(c.slot, i)?;
+        self.loops.insert(c.id, LoopBlocks { cont: latch, exit: c.exit, value: None });
         self.block(body)?;
         if !self.terminated() {
             self.b.build_unconditional_branch(latch)?;
         }
         self.b.position_at_end(latch);
-        let k = self.b.build_load(it, counter, "")?.into_int_value();
-        let i = self.b.build_load(it, current, "")?.into_int_value();
-        let one = it.const_int(1, false);
+        let k = self.b.build_load(c.it, c.counter, "")?.into_int_value();
+        let i = self.b.build_load(c.it, c.current, "")?.into_int_value();
+        let one = c.it.const_int(1, false);
         // k < last on the way back, so neither the counter nor (for unsigned types) the index
         // wraps on any iteration that runs; after the last one the next index is never used.
-        self.b.build_store(counter, self.b.build_int_nuw_add(k, one, "")?)?;
-        let st = step_narrow.unwrap_or(one);
-        let next = if s.is_signed() { self.b.build_int_add(i, st, "")? } else { self.b.build_int_nuw_add(i, st, "")? };
-        self.b.build_store(current, next)?;
-        let done = self.b.build_int_compare(IntPredicate::EQ, k, last, "")?;
-        let backedge = self.b.build_conditional_branch(done, exit, bodyb)?;
+        self.b.build_store(c.counter, self.b.build_int_nuw_add(k, one, "")?)?;
+        let next = if c.signed { self.b.build_int_add(i, c.step, "")? } else { self.b.build_int_nuw_add(i, c.step, "")? };
+        self.b.build_store(c.current, next)?;
+        let done = self.b.build_int_compare(IntPredicate::EQ, k, c.last, "")?;
+        let backedge = self.b.build_conditional_branch(done, c.exit, bodyb)?;
         // NVIDIA's compiler unrolls a loop whose trip count is known only at run time by 4; so
         // does kache on NVPTX (LLVM's own allowance for NVPTX, a quarter of the usual cost
         // threshold, unrolls a loop with a libdevice call in it by 2 or not at all). A constant
         // trip count is left to LLVM, which unrolls such loops fully where it pays.
-        if !self.cx.host && !last.is_const() && unrollable(self.cx.input.program, body) {
+        if !self.cx.host && !c.last.is_const() && unrollable(self.cx.input.program, body) {
             self.set_unroll_count(backedge, 4);
         }
-        self.b.position_at_end(exit);
         Ok(())
     }
 

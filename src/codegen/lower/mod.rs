@@ -29,9 +29,10 @@ mod loops;
 mod matching;
 mod math;
 mod memory;
+mod version;
 mod warp;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::AddressSpace;
 use inkwell::basic_block::BasicBlock;
@@ -292,6 +293,11 @@ struct FnLower<'c, 'a, 'ctx> {
     activemask_sites: u32,
     /// Where a function returning an aggregate writes its value.
     sret: Option<PointerValue<'ctx>>,
+    /// Array accesses (by their array expression) whose bounds the enclosing versioned loop
+    /// proved before it started (`version.rs`): their checks are left out.
+    proven: HashSet<*const Expr>,
+    /// How many versioned loops enclose the code being lowered.
+    version_depth: u32,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

@@ -2,15 +2,19 @@
 //! (misses and writes) and from a full one (hits): whole `kache compile` processes, and in one
 //! process one kernel at a time (a program launching each in turn) or all at once
 //! (`Jit::compile_many`); batches on one thread and on the machine's available parallelism
-//! (`KACHE_COMPILE_THREADS`). Medians of several repetitions, run interleaved.
+//! (`KACHE_COMPILE_THREADS`). Medians of several repetitions, run interleaved; for whole
+//! processes also their CPU time, which the machine's other load moves less than wall time. `OTHER_KACHE`, a
+//! path to another `kache` binary (an older build), adds its whole-process row, measured in the
+//! same turns.
 //!
 //! `cargo build --release --bin kache --example many_kernels &&
-//!  target/release/examples/many_kernels [KERNELS] [REPS] [ARCH]` (defaults 200, 7, sm_80).
+//!  target/release/examples/many_kernels [KERNELS] [REPS] [ARCH] [OTHER_KACHE]` (defaults 200, 7,
+//!  sm_80, none).
 
 // A measurement program: any failure stops it, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -56,9 +60,21 @@ fn batched(config: Config, src: &str, target: Target) -> Duration {
     t.elapsed()
 }
 
+/// CPU time (user and system) of this process's children that have ended.
+fn children_cpu() -> Duration {
+    // SAFETY: an all-zero `rusage` is a valid value of that plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is a valid, writable `rusage` for the call's duration.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    assert_eq!(rc, 0, "getrusage");
+    let tv = |t: libc::timeval| Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
 /// One `kache compile FILE --arch ARCH -o OUT/` process on `threads` threads; `store` None
-/// turns the cache off.
-fn process(bin: &Path, file: &Path, arch: &str, threads: usize, store: Option<&Path>, out: &Path) -> Duration {
+/// turns the cache off. Its wall-clock time, and its CPU time (what it costs whatever else
+/// the machine runs).
+fn process(bin: &Path, file: &Path, arch: &str, threads: usize, store: Option<&Path>, out: &Path) -> (Duration, Duration) {
     let mut c = Command::new(bin);
     c.args(["compile", "--arch", arch, "-o"]).arg(out).arg(file).env("KACHE_QUIET", "1").env_remove("KACHE_REMOTE");
     c.env("KACHE_COMPILE_THREADS", threads.to_string());
@@ -66,11 +82,11 @@ fn process(bin: &Path, file: &Path, arch: &str, threads: usize, store: Option<&P
         Some(d) => c.env("KACHE_DIR", d).env_remove("KACHE_DISABLE"),
         None => c.env("KACHE_DISABLE", "1"),
     };
-    let t = Instant::now();
+    let (cpu, t) = (children_cpu(), Instant::now());
     let o = c.output().expect("run kache");
-    let elapsed = t.elapsed();
+    let (elapsed, cpu) = (t.elapsed(), children_cpu() - cpu);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    elapsed
+    (elapsed, cpu)
 }
 
 fn main() {
@@ -78,6 +94,7 @@ fn main() {
     let n: usize = args.next().map(|a| a.parse().unwrap()).unwrap_or(200);
     let reps: usize = args.next().map(|a| a.parse().unwrap()).unwrap_or(7);
     let arch = args.next().unwrap_or_else(|| "sm_80".into());
+    let other: Option<PathBuf> = args.next().map(PathBuf::from);
     let target = match arch.as_str() {
         "host" => Target::Host,
         a => Target::Nvptx(kache::Arch::parse(a).unwrap()),
@@ -96,20 +113,36 @@ fn main() {
     };
     let all = kache::parallel::default_threads();
     let counts: Vec<usize> = if all > 1 { vec![1, all] } else { vec![1] };
+    // Every configuration once per repetition, in turn, so that a change in the machine's load
+    // falls on all of them.
+    let mut whole: Vec<(String, PathBuf, usize)> = Vec::new();
     if bin.is_file() {
-        for &threads in &counts {
-            let (mut off, mut miss, mut hit) = (Vec::new(), Vec::new(), Vec::new());
-            for i in 0..reps {
-                let store = tempfile::tempdir().unwrap();
-                let out = |what: &str| work.path().join(format!("{what}-{threads}-{i}"));
-                off.push(process(&bin, &file, &arch, threads, None, &out("off")));
-                miss.push(process(&bin, &file, &arch, threads, Some(store.path()), &out("miss")));
-                hit.push(process(&bin, &file, &arch, threads, Some(store.path()), &out("hit")));
-            }
-            report(&format!("`kache compile`, {threads} thr"), off, miss, hit);
-        }
+        whole.extend(counts.iter().map(|&t| (format!("`kache compile`, {t} thr"), bin.clone(), t)));
     } else {
         println!("({} not built: no whole-process figures)", bin.display());
+    }
+    if let Some(other) = other {
+        whole.push(("`kache compile`, other binary".to_string(), other, all));
+    }
+    // Per configuration: off, empty store, hits; wall-clock and CPU.
+    let mut wall = vec![[Vec::new(), Vec::new(), Vec::new()]; whole.len()];
+    let mut cpu = wall.clone();
+    for i in 0..reps {
+        for (c, (_, bin, threads)) in whole.iter().enumerate() {
+            let store = tempfile::tempdir().unwrap();
+            for (slot, (what, store)) in [("off", None), ("miss", Some(store.path())), ("hit", Some(store.path()))].into_iter().enumerate()
+            {
+                let (w, u) = process(bin, &file, &arch, *threads, store, &work.path().join(format!("{what}-{c}-{i}")));
+                wall[c][slot].push(w);
+                cpu[c][slot].push(u);
+            }
+        }
+    }
+    for (c, (name, _, _)) in whole.iter().enumerate() {
+        let [off, miss, hit] = wall[c].clone();
+        report(name, off, miss, hit);
+        let [off, miss, hit] = cpu[c].clone();
+        report("  its CPU time (user+sys)", off, miss, hit);
     }
     type Run = fn(Config, &str, Target) -> Duration;
     let runs: Vec<(String, Run, usize)> = std::iter::once(("one by one".to_string(), one_by_one as Run, 1))

@@ -8,7 +8,12 @@
 //! For saxpy, for a medium kernel (`benches/kernels/medium.rs`), and for a kernel that captures
 //! a device array through a device function, compiled with relocatable captures (`captures`:
 //! its miss, PTX hit and cubin hit against saxpy's show what the capture slot costs a fresh
-//! process: binding the array and filling the slot at load). Run on a GPU machine:
+//! process: binding the array and filling the slot at load). `run again` is a second launch
+//! of the same kernel: `load+run` minus it is what loading the code (and filling a slot) took.
+//! `direct hit` (saxpy and medium) is a cubin hit through [`Jit::compile_source`]'s direct mode:
+//! the manifest recorded for the same source bytes and request names the entry, so neither
+//! parsing nor checking runs (docs/cache.md, "Direct mode").
+//! Run on a GPU machine:
 //! `gpu_first_launch [--reps N] [--json FILE]`. Prints a table; with `--json`, also the raw
 //! figures.
 
@@ -19,7 +24,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use kache::{Config, Device, Grid, Jit, Layout, Order, Specialization};
+use kache::{Config, Device, FileRequest, Grid, Jit, Order};
 
 const SAXPY: &str = include_str!("kernels/saxpy.rs");
 
@@ -41,12 +46,13 @@ struct Sample {
     first_ms: f64,
     compile_ms: f64,
     launch_ms: f64,
+    relaunch_ms: f64,
     process_ms: f64,
     origin: String,
     cubin: String,
 }
 
-fn child(kernel: &str, dir: &Path) -> Result<(), String> {
+fn child(kernel: &str, dir: &Path, direct: bool) -> Result<(), String> {
     let e = |x: kache::Error| x.to_string();
     let t0 = Instant::now();
     let dev = Device::cuda(0).map_err(e)?;
@@ -68,45 +74,56 @@ fn child(kernel: &str, dir: &Path) -> Result<(), String> {
     let t1 = Instant::now();
     let config = Config { cache_dir: Some(dir.to_path_buf()), ..Config::from_env().map_err(e)? };
     let jit = Jit::new(config.relocatable_captures(kernel == "captures")).map_err(e)?;
-    let mut module = jit.load_source(&format!("{kernel}.rs"), src).map_err(e)?;
-    if kernel == "captures" {
-        module = module.with_global("COEFFICIENTS", &coefficients).map_err(e)?;
-    }
-    let k = module.kernel(name).map_err(e)?;
-    let c = k.compile_for(&dev).map_err(e)?;
-    let compile_ms = t1.elapsed().as_secs_f64() * 1e3;
-    let t2 = Instant::now();
-    if kernel == "saxpy" {
-        k.launch(&dev, Grid::linear(n, 256), (2.0f32, &x, &mut y)).map_err(e)?;
-    } else if kernel == "captures" {
-        k.launch(&dev, Grid::linear(n, 256), (&x, &mut y)).map_err(e)?;
+    let c = if direct {
+        let request = FileRequest::new(dev.target()).kernel(name);
+        let file = jit.compile_source(&format!("{kernel}.rs"), src, &request).map_err(e)?;
+        file.kernels[0].clone()
     } else {
-        k.launch(&dev, Grid::new((64u32, 64u32), (16u32, 16u32)), (&u, &mut next, 0.1f32, 0.01f32)).map_err(e)?;
-    }
-    dev.synchronize().map_err(e)?;
-    let launch_ms = t2.elapsed().as_secs_f64() * 1e3;
+        let mut module = jit.load_source(&format!("{kernel}.rs"), src).map_err(e)?;
+        if kernel == "captures" {
+            module = module.with_global("COEFFICIENTS", &coefficients).map_err(e)?;
+        }
+        module.kernel(name).map_err(e)?.compile_for(&dev).map_err(e)?
+    };
+    let compile_ms = t1.elapsed().as_secs_f64() * 1e3;
+    let mut run = |y: &mut kache::DeviceArray<f32>| -> Result<f64, String> {
+        let t = Instant::now();
+        if kernel == "saxpy" {
+            c.launch(&dev, Grid::linear(n, 256), (2.0f32, &x, y)).map_err(e)?;
+        } else if kernel == "captures" {
+            c.launch(&dev, Grid::linear(n, 256), (&x, y)).map_err(e)?;
+        } else {
+            c.launch(&dev, Grid::new((64u32, 64u32), (16u32, 16u32)), (&u, &mut next, 0.1f32, 0.01f32)).map_err(e)?;
+        }
+        dev.synchronize().map_err(e)?;
+        Ok(t.elapsed().as_secs_f64() * 1e3)
+    };
+    let launch_ms = run(&mut y)?;
     let first_ms = t1.elapsed().as_secs_f64() * 1e3;
+    // The same launch again: what the first one spent beyond it is loading the code (and, for
+    // `captures`, filling its slot).
+    let relaunch_ms = run(&mut y)?;
     if kernel != "medium" {
-        // y = 2 * 1 + 2 in every element: the launch ran, on this process's arrays.
+        // y = 2 * 1 + 2, then 2 * 1 + 4, in every element: the launches ran, on this process's arrays.
         let got = y.download().map_err(e)?;
-        if got.iter().any(|v| *v != 4.0) {
+        if got.iter().any(|v| *v != 6.0) {
             return Err(format!("{kernel}: wrong result {:?}", &got[..4]));
         }
     }
-    let _ = Specialization::uniform(k.program(), Layout::C);
     println!(
-        "RESULT ctx_ms={ctx_ms:.3} first_ms={first_ms:.3} compile_ms={compile_ms:.3} launch_ms={launch_ms:.3} origin={:?} cubin={:?}",
+        "RESULT ctx_ms={ctx_ms:.3} first_ms={first_ms:.3} compile_ms={compile_ms:.3} launch_ms={launch_ms:.3} relaunch_ms={relaunch_ms:.3} origin={:?} cubin={:?}",
         c.origin(),
         c.cubin_origin()
     );
     Ok(())
 }
 
-fn run_child(exe: &Path, kernel: &str, dir: &Path, cubin_tier: bool) -> Sample {
+fn run_child(exe: &Path, kernel: &str, dir: &Path, cubin_tier: bool, direct: bool) -> Sample {
     let t = Instant::now();
     let o = Command::new(exe)
         .args(["--child", kernel])
         .arg(dir)
+        .args(direct.then_some("direct"))
         .env("CUDA_CACHE_DISABLE", "1")
         .env("KACHE_CUBIN_TIER", if cubin_tier { "1" } else { "0" })
         .env("KACHE_QUIET", "1")
@@ -127,6 +144,7 @@ fn run_child(exe: &Path, kernel: &str, dir: &Path, cubin_tier: bool) -> Sample {
             "first_ms" => s.first_ms = v.parse().unwrap_or(0.0),
             "compile_ms" => s.compile_ms = v.parse().unwrap_or(0.0),
             "launch_ms" => s.launch_ms = v.parse().unwrap_or(0.0),
+            "relaunch_ms" => s.relaunch_ms = v.parse().unwrap_or(0.0),
             "origin" => s.origin = v.to_string(),
             "cubin" => s.cubin = v.to_string(),
             _ => {}
@@ -143,7 +161,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--child") {
-        if let Err(m) = child(&args[2], Path::new(&args[3])) {
+        if let Err(m) = child(&args[2], Path::new(&args[3]), args.get(4).map(String::as_str) == Some("direct")) {
             eprintln!("{m}");
             std::process::exit(1);
         }
@@ -159,8 +177,8 @@ fn main() {
     println!("{}", Device::cuda(0).map(|d| d.describe()).unwrap_or_default());
     println!("each row: median of {reps} fresh processes, CUDA_CACHE_DISABLE=1");
     println!(
-        "{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>12}  origin / cubin",
-        "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "process ms"
+        "{:<8} {:<10} {:>9} {:>12} {:>14} {:>11} {:>10} {:>12}  origin / cubin",
+        "kernel", "mode", "ctx ms", "first ms", "compile/lookup", "load+run", "run again", "process ms"
     );
     let mut raw = Vec::new();
     for kernel in ["saxpy", "medium", "captures"] {
@@ -169,34 +187,41 @@ fn main() {
         let miss: Vec<Sample> = (0..reps)
             .map(|_| {
                 let d = tempfile::tempdir().expect("tempdir");
-                run_child(&exe, kernel, d.path(), true)
+                run_child(&exe, kernel, d.path(), true, false)
             })
             .collect();
         rows.push(("miss", miss));
         // PTX hit: populated without the cubin tier, measured without it.
         let ptx_dir = tempfile::tempdir().expect("tempdir");
-        run_child(&exe, kernel, ptx_dir.path(), false);
-        rows.push(("ptx hit", (0..reps).map(|_| run_child(&exe, kernel, ptx_dir.path(), false)).collect()));
+        run_child(&exe, kernel, ptx_dir.path(), false, false);
+        rows.push(("ptx hit", (0..reps).map(|_| run_child(&exe, kernel, ptx_dir.path(), false, false)).collect()));
         // Cubin hit: populated with the cubin tier.
         let cubin_dir = tempfile::tempdir().expect("tempdir");
-        run_child(&exe, kernel, cubin_dir.path(), true);
-        rows.push(("cubin hit", (0..reps).map(|_| run_child(&exe, kernel, cubin_dir.path(), true)).collect()));
+        run_child(&exe, kernel, cubin_dir.path(), true, false);
+        rows.push(("cubin hit", (0..reps).map(|_| run_child(&exe, kernel, cubin_dir.path(), true, false)).collect()));
+        if kernel != "captures" {
+            // Direct hit: populated through direct mode (which records the manifest).
+            let direct_dir = tempfile::tempdir().expect("tempdir");
+            run_child(&exe, kernel, direct_dir.path(), true, true);
+            rows.push(("direct hit", (0..reps).map(|_| run_child(&exe, kernel, direct_dir.path(), true, true)).collect()));
+        }
         for (mode, samples) in rows {
             let m = |f: fn(&Sample) -> f64| median(samples.iter().map(f).collect());
             println!(
-                "{kernel:<8} {mode:<10} {:>9.2} {:>12.2} {:>14.2} {:>11.2} {:>12.1}  {} / {}",
+                "{kernel:<8} {mode:<10} {:>9.2} {:>12.2} {:>14.2} {:>11.2} {:>10.2} {:>12.1}  {} / {}",
                 m(|s| s.ctx_ms),
                 m(|s| s.first_ms),
                 m(|s| s.compile_ms),
                 m(|s| s.launch_ms),
+                m(|s| s.relaunch_ms),
                 m(|s| s.process_ms),
                 samples[0].origin,
                 samples[0].cubin
             );
             for s in &samples {
                 raw.push(format!(
-                    "{{\"kernel\":\"{kernel}\",\"mode\":\"{mode}\",\"ctx_ms\":{},\"first_ms\":{},\"compile_ms\":{},\"launch_ms\":{},\"process_ms\":{}}}",
-                    s.ctx_ms, s.first_ms, s.compile_ms, s.launch_ms, s.process_ms
+                    "{{\"kernel\":\"{kernel}\",\"mode\":\"{mode}\",\"ctx_ms\":{},\"first_ms\":{},\"compile_ms\":{},\"launch_ms\":{},\"relaunch_ms\":{},\"process_ms\":{}}}",
+                    s.ctx_ms, s.first_ms, s.compile_ms, s.launch_ms, s.relaunch_ms, s.process_ms
                 ));
             }
         }

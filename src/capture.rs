@@ -168,27 +168,7 @@ pub fn layout_of(shape: &[usize], strides: Option<&[isize]>, itemsize: usize) ->
     }
 }
 
-/// Where an array's memory lives.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Location {
-    /// Ordinary host memory that no kache device owns: captured as a constant (copied when
-    /// bound), passed as an argument only to kernels on the host backend.
-    Host,
-    /// Memory of the host backend device with this id (a "device array" of the CPU device).
-    HostDevice(u64),
-    /// Memory of CUDA device `ordinal`.
-    Cuda(usize),
-}
-
-impl fmt::Display for Location {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Location::Host => f.write_str("host memory"),
-            Location::HostDevice(_) => f.write_str("the host device"),
-            Location::Cuda(o) => write!(f, "CUDA device {o}"),
-        }
-    }
-}
+pub use crate::location::Location;
 
 /// Anything that can keep an array's memory alive.
 pub type Owner = Arc<dyn Any + Send + Sync>;
@@ -202,9 +182,9 @@ pub(crate) type ForeignQueue = Arc<dyn Any + Send + Sync>;
 /// An array from any library: the Rust counterpart of the CUDA Array Interface. kache's
 /// [`DeviceArray`](crate::DeviceArray) implements it; implement it for your own arrays to pass
 /// them to kernels (as `&dyn ArrayInterface`) or let kernels capture them. (cudarc's arrays
-/// come in through their own conversions: `Arc<CudaSlice<T>>` as a capture, `&CudaSlice<T>`,
-/// `&mut CudaSlice<T>`, `&CudaView<T>` and `&mut CudaViewMut<T>` as launch arguments; see
-/// `docs/captures.md`.)
+/// come in through their own conversions: `Arc<CudaSlice<T>>` and `CudaSliceView<T>` as
+/// captures; those, `&CudaSlice<T>`, `&mut CudaSlice<T>`, `&CudaView<T>` and
+/// `&mut CudaViewMut<T>` as launch arguments; see `docs/runtime.md`.)
 ///
 /// # Safety
 ///
@@ -219,7 +199,7 @@ pub(crate) type ForeignQueue = Arc<dyn Any + Send + Sync>;
 ///   ..` bytes ([`strides`](ArrayInterface::strides), or C-contiguous ones when `None`) lies
 ///   inside one live allocation, in the address space of [`location`](ArrayInterface::location):
 ///   a device address of the primary context of CUDA device `n` for `Location::Cuda(n)`, a
-///   host address for `Location::HostDevice` and `Location::Host`.
+///   host address for `Location::HostBackend` and `Location::HostMemory`.
 /// - **Type.** That memory may be read as elements of [`elem`](ArrayInterface::elem) (any bit
 ///   pattern of the element's size is accepted; kernels read a `bool` byte as `!= 0`).
 /// - **Lifetime.** The memory stays allocated while the object returned by
@@ -591,8 +571,9 @@ impl CaptureValue {
     }
 }
 
-/// Values that can be captured by a kernel: scalars, host slices and vectors (copied in as
-/// constants), [`HostArray`]s, and device arrays (captured by pointer).
+/// Values that can be captured by a kernel: scalars, host slices and vectors, [`HostArray`]s
+/// and array interfaces in [`Location::HostMemory`] (copied in as constants), and device arrays
+/// (captured by address).
 pub trait IntoCapture {
     /// Converts the value.
     fn into_capture(self) -> Result<CaptureValue>;
@@ -742,12 +723,12 @@ impl<T: Element> IntoCapture for HostArray<T> {
 }
 
 /// Any array interface given by reference is a device array (captured by pointer), unless its
-/// memory is plain host memory ([`Location::Host`]), which is copied in as a constant when it is
+/// memory is plain host memory ([`Location::HostMemory`]), which is copied in as a constant when it is
 /// bound, as a `&[T]` is: a kernel cannot write it, and later changes to it are not seen.
 impl IntoCapture for &dyn ArrayInterface {
     fn into_capture(self) -> Result<CaptureValue> {
         let d = ArrayDesc::from_interface(self)?;
-        if d.location == Location::Host {
+        if d.location == Location::HostMemory {
             return Ok(CaptureValue::Host(Arc::new(copy_host_array(&d)?)));
         }
         Ok(CaptureValue::Device(d))
@@ -766,7 +747,7 @@ fn copy_host_array(d: &ArrayDesc) -> Result<HostData> {
         let start = bytes.len();
         bytes.resize(start + size, 0);
         // SAFETY: the interface promises (`ArrayInterface`, "Extent") that every element of its
-        // shape and strides lies in live host memory for `Location::Host`, readable as `elem`;
+        // shape and strides lies in live host memory for `Location::HostMemory`, readable as `elem`;
         // the owner in `d` keeps it alive during the copy; the destination is our own buffer.
         unsafe { std::ptr::copy_nonoverlapping(at, bytes[start..].as_mut_ptr(), size) };
         for k in (0..idx.len()).rev() {

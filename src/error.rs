@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::lang::Diagnostics;
+use crate::location::Location;
 use crate::target::UnsupportedArch;
 
 /// Result with kache's [`Error`].
@@ -37,6 +38,24 @@ pub enum Error {
         op: &'static str,
         /// The driver's message (and the PTX JIT's log, where there is one).
         message: String,
+    },
+    /// An array of one device (an argument, a captured array or an array bound to a capture
+    /// slot) was given to a launch on another: each device's memory is its own, and nothing
+    /// ran. Copy the array to the launch's device (download it, upload it there).
+    #[error(
+        "kernel `{kernel}`: {array} {}, but the launch is on {launch_on}; a kernel uses only arrays of the device it runs on \
+         (copy the array there: download, then upload)",
+        array_on_text(array_on)
+    )]
+    WrongDevice {
+        /// Kernel name.
+        kernel: String,
+        /// The array: "argument `x`", "captured array global 'G'".
+        array: String,
+        /// Where the array lives.
+        array_on: Location,
+        /// The device of the launch.
+        launch_on: Location,
     },
     /// The kernel was given the wrong number of arguments.
     #[error("kernel `{kernel}` takes {expected} argument{} but {got} {} given", if *expected == 1 { "" } else { "s" }, if *got == 1 { "was" } else { "were" })]
@@ -254,6 +273,14 @@ impl Error {
                 Error::Codegen(CodegenError::Llvm(_)) | Error::Cuda { .. } | Error::Io { .. } | Error::Ptxas(_) | Error::Internal(_)
             ),
         }
+    }
+}
+
+/// Where an array lives, as the end of a sentence about it.
+fn array_on_text(on: &Location) -> String {
+    match on {
+        Location::HostMemory => "is in host memory".to_string(),
+        device => format!("is on {device}"),
     }
 }
 

@@ -55,6 +55,7 @@ mod jit;
 pub mod lang;
 #[cfg(feature = "compiler")]
 pub mod library;
+mod location;
 pub mod logging;
 #[cfg(feature = "compiler")]
 pub mod parallel;
@@ -78,9 +79,13 @@ pub use error::{CodegenError, Error, Result};
 pub use half;
 pub use ir::{Layout, Scalar, Ty};
 #[cfg(feature = "compiler")]
-pub use jit::{CaptureSlot, CompileRequest, CompiledKernel, FactoryArgs, Jit, Kernel, KernelsToCompile, Module, Origin};
+pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct, DirectExplanation, DirectMiss, FileRequest, Served};
+#[cfg(feature = "compiler")]
+pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, ModuleLoad, Origin};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
+#[cfg(feature = "cuda")]
+pub use runtime::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use runtime::DlpackArray;
 pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};

@@ -1,9 +1,12 @@
 //! The semantic tests on a real GPU (CUDA): the corpus scenarios, the capture scenarios (with
 //! kache and foreign arrays, baked and relocatable), the cubin tier, device captures leaving
 //! nothing persisted, a relocatable device-capturing kernel hitting in a second process, and
-//! the cost of relocatable captures against baked ones (printed, never asserted).
+//! the cost of relocatable captures against baked ones (printed, never asserted); and on two
+//! GPUs, one cached kernel launched on both from two threads (compiled and its cubin built or
+//! fetched once) and a capture of GPU 0 refused on GPU 1.
 //! Each test skips with a printed reason where there is no driver or device, and fails instead
-//! under `KACHE_REQUIRE_GPU=1`. Run on a GPU machine with `../shared/tools/stage-gpu`, then
+//! under `KACHE_REQUIRE_GPU=1`; the two-GPU tests skip where there is one GPU, and fail instead
+//! under `KACHE_REQUIRE_GPUS=2`. Run on a GPU machine with `../shared/tools/stage-gpu`, then
 //! `bash .gpu/run.sh`.
 
 // Tests and benchmarks fail by panicking: unwrap and expect are their assertions.
@@ -479,6 +482,65 @@ fn an_out_of_bounds_index_on_the_gpu_is_reported_once_by_the_next_wait() {
 }
 
 #[test]
+fn cudarc_views_and_borrowed_slices_are_arguments_and_slice_views_are_captures() {
+    use std::sync::Arc;
+    let Some(d) = gpu() else { return };
+    let ctx = cudarc::driver::CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let n = 1 << 22;
+    let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    // A range of a slice captured: the kernel holds the Arc, the user's handle is gone.
+    let table = Arc::new(stream.clone_htod(&data).unwrap());
+    let half = jit
+        .load_source("v.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = G[i] * 2.0; } }")
+        .unwrap()
+        .with_global("G", kache::CudaSliceView::new(&table, n / 2..).unwrap())
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    assert!(kache::CudaSliceView::new(&table, n / 2..n + 1).is_err(), "a range past the slice");
+    drop(table);
+    let mut out = d.alloc::<f32>(&[n / 2]).unwrap();
+    half.launch(&d, Grid::linear(n / 2, 256), (&mut out,)).unwrap();
+    assert!(out.download().unwrap().iter().enumerate().all(|(i, v)| *v == 2.0 * (i + n / 2) as f32));
+    // Borrowed slices and views as arguments, the slice dropped right after the launch: freed
+    // on its stream after the kernel.
+    let plus = jit
+        .load_source(
+            "p.rs",
+            "#[kernel] pub fn k(x: &[f32], o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = x[i] + 1.0; } }",
+        )
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    let mut out = d.alloc::<f32>(&[n / 2]).unwrap();
+    for round in 0..8 {
+        let x = stream.clone_htod(&data).unwrap();
+        if round % 2 == 0 {
+            plus.launch(&d, Grid::linear(n / 2, 256), (&x.slice(n / 2..), &mut out)).unwrap();
+        } else {
+            let y = stream.clone_htod(&data[n / 2..]).unwrap();
+            plus.launch(&d, Grid::linear(n / 2, 256), (&y, &mut out)).unwrap();
+            drop(y);
+        }
+        drop(x);
+        let _noise = stream.clone_htod(&vec![-1.0f32; n]).unwrap();
+    }
+    assert!(out.download().unwrap().iter().enumerate().all(|(i, v)| *v == (i + n / 2) as f32 + 1.0));
+    // A mutable view written, then read on the slice's stream.
+    let mut w = stream.alloc_zeros::<f32>(n).unwrap();
+    let fill = jit
+        .load_source("f.rs", "#[kernel] pub fn k(o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = 3.0; } }")
+        .unwrap()
+        .kernel("k")
+        .unwrap();
+    fill.launch(&d, Grid::linear(n / 2, 256), (&mut w.slice_mut(..n / 2),)).unwrap();
+    let back = stream.clone_dtoh(&w).unwrap();
+    assert!(back[..n / 2].iter().all(|v| *v == 3.0) && back[n / 2..].iter().all(|v| *v == 0.0));
+}
+
+#[test]
 fn cudarc_slices_held_by_an_arc_outlive_the_kernels_that_use_them() {
     use std::sync::Arc;
     let Some(d) = gpu() else { return };
@@ -527,4 +589,176 @@ fn cudarc_slices_held_by_an_arc_outlive_the_kernels_that_use_them() {
         .unwrap();
     fill.launch(&d, Grid::linear(n, 256), (&mut w,)).unwrap();
     assert!(stream.clone_dtoh(&*w).unwrap().iter().all(|v| *v == 3.0));
+}
+
+/// GPUs 0 and 1, or `None` with a printed reason where there are fewer: a failure instead where
+/// `KACHE_REQUIRE_GPUS` asks for at least two (scripts/gpu-run.sh sets it where `nvidia-smi -L`
+/// lists two), or where there is no GPU at all under `KACHE_REQUIRE_GPU=1`.
+fn two_gpus() -> Option<(Device, Device)> {
+    let required: usize = std::env::var("KACHE_REQUIRE_GPUS").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
+    let any_required = std::env::var("KACHE_REQUIRE_GPU").as_deref() == Ok("1");
+    let count = Device::cuda_count();
+    let n = *count.as_ref().unwrap_or(&0);
+    if n < 2 {
+        let why = match &count {
+            Ok(n) => format!("{n} GPU here"),
+            Err(e) => format!("no usable GPU ({e})"),
+        };
+        assert!(required < 2 && !(any_required && n == 0), "{why}, and KACHE_REQUIRE_GPUS={required}, KACHE_REQUIRE_GPU={any_required}");
+        eprintln!("skipping: {why}, this test needs 2 (set KACHE_REQUIRE_GPUS=2 to make this a failure)");
+        return None;
+    }
+    Some((Device::cuda(0).unwrap(), Device::cuda(1).unwrap()))
+}
+
+#[test]
+fn every_gpu_opens_and_an_ordinal_past_them_is_no_cuda_device() {
+    let Some(_) = gpu() else { return };
+    let count = Device::cuda_count().unwrap();
+    assert!(count >= 1);
+    for n in 0..count {
+        let d = Device::cuda(n).unwrap();
+        eprintln!("GPU {n}: {}", d.describe());
+        assert_eq!(d.location(), kache::Location::Cuda(n));
+        assert_eq!(Device::cuda(n).unwrap(), d);
+    }
+    match Device::cuda(count) {
+        Err(kache::Error::NoCudaDevice { ordinal, reason }) => {
+            assert_eq!(ordinal, count);
+            assert!(reason.contains(&format!("{count} device")), "{reason}");
+        }
+        other => panic!("expected NoCudaDevice for ordinal {count}, got {other:?}"),
+    }
+}
+
+/// saxpy on `d` with data of its own (`seed`), checked against the reference computed here.
+fn saxpy_on(k: &kache::Kernel, d: &Device, seed: usize) {
+    let n = 100_000;
+    let x: Vec<f32> = (0..n).map(|i| ((i * (seed + 3)) % 1000) as f32 * 0.25).collect();
+    let y: Vec<f32> = (0..n).map(|i| (i % 17) as f32 - seed as f32).collect();
+    let a = 1.5 + seed as f32;
+    let xa = d.upload(&x).unwrap();
+    let mut ya = d.upload(&y).unwrap();
+    k.launch(d, Grid::linear(n, 256), (a, &xa, &mut ya)).unwrap();
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
+    assert_eq!(ya.download().unwrap(), want, "saxpy on {}", d.describe());
+}
+
+/// saxpy launched on both GPUs at the same moment from two threads through one `Jit`; the
+/// compiled kernel and how it was loaded on each.
+fn saxpy_on_both(jit: &Jit, d0: &Device, d1: &Device) -> (std::sync::Arc<kache::CompiledKernel>, Vec<kache::ModuleLoad>) {
+    let k = jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let threads: Vec<_> = [d0.clone(), d1.clone()]
+        .into_iter()
+        .enumerate()
+        .map(|(seed, d)| {
+            let (k, start) = (k.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                saxpy_on(&k, &d, seed);
+                k.compile_for(&d).unwrap()
+            })
+        })
+        .collect();
+    let compiled: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(std::sync::Arc::ptr_eq(&compiled[0], &compiled[1]), "one compiled kernel for both GPUs");
+    let c = compiled[0].clone();
+    let mut loads: Vec<kache::ModuleLoad> = [d0, d1].iter().map(|d| c.loaded_on(d).expect("loaded on each GPU")).collect();
+    loads.sort_by_key(|l| format!("{l:?}"));
+    (c, loads)
+}
+
+/// The counters that changed between two readings: (misses, hits, cubin misses, cubin hits).
+fn counted(before: &kache::cache::Stats, after: &kache::cache::Stats) -> (u64, u64, u64, u64) {
+    (after.misses - before.misses, after.hits - before.hits, after.cubin_misses - before.cubin_misses, after.cubin_hits - before.cubin_hits)
+}
+
+/// The same kernel on GPU 0 and GPU 1 from two threads at once, through one `Jit`, results
+/// checked: compiled (or fetched) once, its cubin built (or fetched) once, and the other GPU's
+/// first launch only loads that cubin. First with an empty cache (a miss), then from the cache
+/// in a second `Jit` (a hit, as in a fresh process).
+#[test]
+fn one_cached_kernel_runs_on_two_gpus_from_two_threads_compiled_once() {
+    use kache::ModuleLoad;
+    let Some((d0, d1)) = two_gpus() else { return };
+    eprintln!("GPU 0: {}\nGPU 1: {}", d0.describe(), d1.describe());
+    let same_machine = d0.compute_capability() == d1.compute_capability();
+    let dir = tempfile::tempdir().unwrap();
+    // An empty cache: one compile to PTX, one driver JIT, the other GPU reuses its cubin.
+    let jit = Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap();
+    let before = jit.cache().stats();
+    let (c, loads) = saxpy_on_both(&jit, &d0, &d1);
+    let after = jit.cache().stats();
+    eprintln!("miss: origin {:?}, loads {loads:?}, counted {:?}", c.origin(), counted(&before, &after));
+    assert!(matches!(c.origin(), Origin::Compiled { .. }));
+    if same_machine {
+        assert_eq!(loads, [ModuleLoad::DriverJit, ModuleLoad::Reused]);
+        assert_eq!(counted(&before, &after), (1, 0, 1, 0), "one compile, one cubin built: {after:?}");
+    } else {
+        assert_eq!(loads, [ModuleLoad::DriverJit, ModuleLoad::DriverJit], "one cubin per compute capability");
+        assert_eq!(counted(&before, &after), (1, 0, 2, 0), "{after:?}");
+    }
+    // Either GPU, from this thread, in turns: each launch in its own device's context.
+    for round in 0..3 {
+        saxpy_on(&jit.load_source("saxpy.rs", SAXPY).unwrap().kernel("saxpy").unwrap(), if round % 2 == 0 { &d1 } else { &d0 }, round);
+    }
+    drop((c, jit));
+    // A later Jit on the same cache: the PTX and the cubin are hits, fetched once for both GPUs.
+    let jit = Jit::new(Config::in_memory().with_cache_dir(dir.path())).unwrap();
+    let before = jit.cache().stats();
+    let (c, loads) = saxpy_on_both(&jit, &d0, &d1);
+    let after = jit.cache().stats();
+    eprintln!("hit: origin {:?}, loads {loads:?}, counted {:?}", c.origin(), counted(&before, &after));
+    assert_eq!(c.origin(), Origin::Cache(Tier::Local));
+    if same_machine {
+        assert_eq!(loads, [ModuleLoad::CachedCubin(Tier::Local), ModuleLoad::Reused]);
+        assert_eq!(counted(&before, &after), (0, 1, 0, 1), "one lookup of each, no compile: {after:?}");
+    }
+}
+
+/// A kernel that captured an array of GPU 0 does not run on GPU 1 (baked or relocatable), an
+/// argument of GPU 1 is refused by a launch on GPU 0 (a kache array or a cudarc slice of GPU
+/// 1's context), each with `Error::WrongDevice` naming the kernel, the array and both GPUs; the
+/// kernel still runs on GPU 0, its captured array kept alive by the kernel alone.
+#[test]
+fn a_capture_from_gpu_0_is_refused_on_gpu_1() {
+    let Some((d0, d1)) = two_gpus() else { return };
+    let wrong = |e: kache::Error| match e {
+        kache::Error::WrongDevice { kernel, array, array_on, launch_on } => (kernel, array, array_on, launch_on),
+        other => panic!("expected Error::WrongDevice, got {other}"),
+    };
+    let (on0, on1) = (kache::Location::Cuda(0), kache::Location::Cuda(1));
+    let src = "#[kernel] pub fn scaled(x: &[f32], o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = x[i] * TABLE[i]; } }";
+    for relocatable in [false, true] {
+        let jit = Jit::new(Config::in_memory().relocatable_captures(relocatable)).unwrap();
+        let table = d0.upload(&[2.0f32, 3.0, 4.0]).unwrap();
+        let k = jit.load_source("t.rs", src).unwrap().with_global("TABLE", &table).unwrap().kernel("scaled").unwrap();
+        drop(table);
+        let (x1, mut o1) = (d1.upload(&[1.0f32; 3]).unwrap(), d1.alloc::<f32>(&[3]).unwrap());
+        let e = k.launch(&d1, Grid::linear(3, 32), (&x1, &mut o1)).unwrap_err();
+        eprintln!("refused: {e}");
+        assert_eq!(wrong(e), ("scaled".into(), "captured array global 'TABLE'".into(), on0, on1), "relocatable: {relocatable}");
+        let (x0, mut o0) = (d0.upload(&[1.0f32, 2.0, 3.0]).unwrap(), d0.alloc::<f32>(&[3]).unwrap());
+        // An argument of GPU 1 on GPU 0.
+        let e = k.launch(&d0, Grid::linear(3, 32), (&x1, &mut o0)).unwrap_err();
+        assert_eq!(wrong(e), ("scaled".into(), "argument `x`".into(), on1, on0));
+        k.launch(&d0, Grid::linear(3, 32), (&x0, &mut o0)).unwrap();
+        assert_eq!(o0.download().unwrap(), vec![2.0, 6.0, 12.0]);
+        assert_eq!(o1.download().unwrap(), vec![0.0; 3], "nothing ran on GPU 1");
+    }
+    // A cudarc slice of GPU 1's context, on GPU 0.
+    let ctx1 = cudarc::driver::CudaContext::new(1).unwrap();
+    let x = std::sync::Arc::new(ctx1.default_stream().clone_htod(&[1.0f32; 3]).unwrap());
+    let k = Jit::new(Config::in_memory())
+        .unwrap()
+        .load_source("c.rs", "#[kernel] pub fn copy(x: &[f32], o: &mut [f32]) { let i = global_id_x(); if i < o.len() { o[i] = x[i]; } }")
+        .unwrap()
+        .kernel("copy")
+        .unwrap();
+    let mut o0 = d0.alloc::<f32>(&[3]).unwrap();
+    assert_eq!(wrong(k.launch(&d0, Grid::linear(3, 32), (&x, &mut o0)).unwrap_err()), ("copy".into(), "argument `x`".into(), on1, on0));
+    let mut o1 = d1.alloc::<f32>(&[3]).unwrap();
+    k.launch(&d1, Grid::linear(3, 32), (&x, &mut o1)).unwrap();
+    assert_eq!(o1.download().unwrap(), vec![1.0; 3]);
 }

@@ -110,6 +110,12 @@ statistics! {
         cubin_hits => CubinHits,
         /// Cubins not found (built, then stored).
         cubin_misses => CubinMisses,
+        /// Requests served in direct mode: a manifest gave their kernels' keys without parsing
+        /// or checking (their kernels' lookups count in `hits` too).
+        direct_hits => DirectHits,
+        /// Requests whose manifest was absent or out of date: the full path served them and
+        /// recorded one.
+        direct_misses => DirectMisses,
     }
 }
 

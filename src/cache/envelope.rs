@@ -39,6 +39,9 @@ pub enum ArtifactKind {
     HostBitcode,
     /// A cubin from the driver's linker.
     Cubin,
+    /// Direct mode's manifest ([`Manifest`](super::key::Manifest)): what a request's full
+    /// compile found, from which a lookup reaches the kernels' entries without parsing.
+    Manifest,
 }
 
 impl ArtifactKind {
@@ -47,6 +50,7 @@ impl ArtifactKind {
             ArtifactKind::Ptx => 1,
             ArtifactKind::HostBitcode => 2,
             ArtifactKind::Cubin => 3,
+            ArtifactKind::Manifest => 4,
         }
     }
     fn from_tag(t: u8) -> Option<ArtifactKind> {
@@ -54,6 +58,7 @@ impl ArtifactKind {
             1 => ArtifactKind::Ptx,
             2 => ArtifactKind::HostBitcode,
             3 => ArtifactKind::Cubin,
+            4 => ArtifactKind::Manifest,
             _ => return None,
         })
     }

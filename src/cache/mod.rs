@@ -26,7 +26,10 @@ use std::time::Duration;
 
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
-pub use key::{Assembler, CubinInputs, Derivation, Key, KeyInputs, Toolchain, derive, derive_cubin};
+pub use key::{
+    Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Toolchain, derive,
+    derive_cubin, derive_manifest, encode_capture,
+};
 pub use store::{Batch, LocalStore, Record, StoreError};
 
 use crate::library::Persistable;
@@ -240,6 +243,29 @@ impl Cache {
         self.lookup_counted(std::slice::from_ref(key), &[], Counting::Cubin).pop().unwrap_or(Lookup::Miss)
     }
 
+    /// Looks up direct mode's manifest `key` in the memory tier, then the local store (never
+    /// the remote: manifests are local only); one that does not verify is counted in
+    /// `bad_entries` and removed. Counted nowhere else: the
+    /// request counts in `direct_hits` or `direct_misses`, its kernels' lookups in `hits`.
+    pub fn lookup_manifest(&self, key: &Key) -> Option<Arc<Entry>> {
+        let e = match self.memory_get(key) {
+            Some(Lookup::Hit(e, _)) => e,
+            Some(Lookup::Pinned(_)) => return None,
+            Some(Lookup::Miss) | None => {
+                let local = self.local.as_ref()?;
+                let bytes = local.get_manifest(key)?;
+                let Some(e) = self.verify(key, &bytes) else {
+                    // Counted by `verify`; removed so the next full compile rewrites it.
+                    local.remove_manifest(key);
+                    return None;
+                };
+                self.remember(*key, e.clone());
+                e
+            }
+        };
+        (e.meta.kind == ArtifactKind::Manifest).then_some(e)
+    }
+
     /// [`lookup_cubin`](Self::lookup_cubin) for several keys with one opening of the store and
     /// one round trip to the remote.
     pub fn lookup_cubins(&self, keys: &[Key]) -> Vec<Lookup> {
@@ -301,43 +327,62 @@ impl Cache {
         out.into_iter()
             .zip(keys)
             .map(|(o, key)| {
-                match (&o, counting) {
-                    (Some(Lookup::Hit(e, tier)), Counting::Kernel) => {
-                        crate::logging::debug!("hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
-                        self.count(Counter::Hits, 1);
-                        self.count(
-                            match tier {
-                                Tier::Memory => Counter::HitsMemory,
-                                Tier::Local => Counter::HitsLocal,
-                                Tier::Remote => Counter::HitsRemote,
-                            },
-                            1,
-                        );
-                        self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
-                    }
-                    (Some(Lookup::Hit(e, tier)), Counting::Cubin) => {
-                        crate::logging::debug!("cubin hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
-                        self.count(Counter::CubinHits, 1);
-                        self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
-                    }
-                    (Some(_), Counting::Kernel) => {
-                        crate::logging::debug!("hit {key} (Memory): a kernel kept in this process only");
-                        self.count(Counter::Hits, 1);
-                        self.count(Counter::HitsMemory, 1);
-                    }
-                    (Some(_), Counting::Cubin) => self.count(Counter::CubinHits, 1),
-                    (None, Counting::Kernel) => {
-                        crate::logging::debug!("miss {key}");
-                        self.count(Counter::Misses, 1);
-                    }
-                    (None, Counting::Cubin) => {
-                        crate::logging::debug!("cubin miss {key}");
-                        self.count(Counter::CubinMisses, 1);
-                    }
-                }
+                self.count_lookup(key, o.as_ref(), counting);
                 o.unwrap_or(Lookup::Miss)
             })
             .collect()
+    }
+
+    /// Counts one lookup's outcome in the figures `counting` names.
+    fn count_lookup(&self, key: &Key, o: Option<&Lookup>, counting: Counting) {
+        match (o, counting) {
+            (Some(Lookup::Hit(e, tier)), Counting::Kernel) => {
+                crate::logging::debug!("hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
+                self.count(Counter::Hits, 1);
+                self.count(
+                    match tier {
+                        Tier::Memory => Counter::HitsMemory,
+                        Tier::Local => Counter::HitsLocal,
+                        Tier::Remote => Counter::HitsRemote,
+                    },
+                    1,
+                );
+                self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
+            }
+            (Some(Lookup::Hit(e, tier)), Counting::Cubin) => {
+                crate::logging::debug!("cubin hit {key} ({tier:?}): {}, {} bytes", e.meta.kernel, e.payload.len());
+                self.count(Counter::CubinHits, 1);
+                self.count(Counter::CompileMsSaved, e.meta.compile_ms as u64);
+            }
+            (Some(_), Counting::Kernel) => {
+                crate::logging::debug!("hit {key} (Memory): a kernel kept in this process only");
+                self.count(Counter::Hits, 1);
+                self.count(Counter::HitsMemory, 1);
+            }
+            (Some(_), Counting::Cubin) => self.count(Counter::CubinHits, 1),
+            (Some(_), Counting::Quiet) => crate::logging::debug!("found {key}"),
+            (None, Counting::Quiet) => crate::logging::debug!("not found: {key}"),
+            (None, Counting::Kernel) => {
+                crate::logging::debug!("miss {key}");
+                self.count(Counter::Misses, 1);
+            }
+            (None, Counting::Cubin) => {
+                crate::logging::debug!("cubin miss {key}");
+                self.count(Counter::CubinMisses, 1);
+            }
+        }
+    }
+
+    /// Counts `lookup` of a kernel's code found without counting ([`lookup_quiet`](Self::lookup_quiet)),
+    /// as [`lookup`](Self::lookup) counts it.
+    pub(crate) fn count_kernel_lookup(&self, key: &Key, lookup: &Lookup) {
+        self.count_lookup(key, Some(lookup), Counting::Kernel);
+    }
+
+    /// Looks `keys` up as [`lookup_many`](Self::lookup_many) does, counting nothing but bad
+    /// entries: direct mode counts its kernels' hits only once all of them are found.
+    pub(crate) fn lookup_quiet(&self, keys: &[Key]) -> Vec<Lookup> {
+        self.lookup_counted(keys, &[], Counting::Quiet)
     }
 
     /// Writes encoded entries to the local store: each entry's file now (atomically: visible
@@ -396,6 +441,20 @@ impl Cache {
         }
         if let Some(remote) = &self.remote {
             remote.put_many(&self.counters, &encoded);
+        }
+    }
+
+    /// Stores direct mode's manifest. It holds keys and kernel interfaces, never code and never
+    /// a device pointer, so it needs no [`Persistable`]; the JIT records one only for kernels
+    /// whose entries it stored.
+    pub(crate) fn store_manifest(&self, entry: Entry) {
+        let key = entry.meta.key;
+        let bytes = entry.encode();
+        self.remember(key, Arc::new(entry));
+        if let Some(local) = &self.local
+            && let Err(e) = local.write_manifest(&key, &bytes)
+        {
+            crate::logging::debug!("manifest {key} could not be written ({e}): direct mode misses it next time");
         }
     }
 
@@ -496,6 +555,9 @@ enum Counting {
     Kernel,
     /// The cubin tier: `cubin_hits`, `cubin_misses`.
     Cubin,
+    /// Nothing but bad entries: direct mode's manifests (the request counts in `direct_hits`
+    /// or `direct_misses`), and its kernels' lookups until all of them are found.
+    Quiet,
 }
 
 impl Drop for Cache {

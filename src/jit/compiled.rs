@@ -1,13 +1,12 @@
 //! [`CompiledKernel`]: code for one target and specialisation, where it came from ([`Origin`]),
 //! and loading it on the host backend or a CUDA device (through the cubin tier).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use super::Jit;
 use super::kernel::{Kernel, signature_text};
-use super::slots::{CaptureSlot, slot_values, slots_of};
+use super::slots::{CaptureSlot, slot_arrays, slot_values, slots_of};
 use crate::abi::{self, ParamAbi};
 use crate::cache::{ArtifactKind, Assembler, Entry, Key, Lookup, Meta, Tier};
 use crate::capture::CaptureValue;
@@ -15,9 +14,11 @@ use crate::codegen::{Artifact, HostModule};
 use crate::error::{Error, Result};
 use crate::ir::{EnumDef, Ty, Types};
 use crate::library::CodeLibrary;
+use crate::runtime::Device;
 use crate::runtime::cuda;
 use crate::runtime::fault::FaultSites;
 use crate::runtime::launch::CapturedArray;
+use crate::runtime::modules::{DeviceModules, Load};
 use crate::target::{Specialization, Target};
 
 /// How a compiled kernel was obtained.
@@ -36,8 +37,27 @@ pub enum Origin {
     Prebuilt,
 }
 
+/// How a compiled kernel's code was loaded on one CUDA device
+/// ([`CompiledKernel::loaded_on`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleLoad {
+    /// Its cubin, for the device's compute capability, from a cache tier: nothing compiled.
+    CachedCubin(Tier),
+    /// Its PTX, compiled by the driver's JIT; the cubin it made is stored in the cubin tier
+    /// and kept for the kernel's loads on other devices of the same compute capability.
+    DriverJit,
+    /// The cubin this kernel already held for the device's compute capability, built or
+    /// fetched by its load on another device: nothing compiled, nothing looked up.
+    Reused,
+    /// The cubin the kernel was made from ([`Kernel::with_cubin`]).
+    GivenCubin,
+}
+
 /// A kernel compiled for one target and one specialisation: PTX or host code, ready to load
-/// and launch. Keeps every array the kernel captured alive.
+/// and launch. Keeps every array the kernel captured alive. One compiled kernel serves every
+/// device of its target: its code is loaded once per CUDA device (context), and the machine
+/// code the first load built or fetched is reused by the next device of the same compute
+/// capability.
 pub struct CompiledKernel {
     pub(super) name: String,
     pub(super) key: Key,
@@ -53,7 +73,9 @@ pub struct CompiledKernel {
     pub(super) cooperative: bool,
     pub(super) static_shared: u64,
     pub(super) library: Arc<CodeLibrary>,
-    /// Baked device captures (relocatable ones are in `slots`), for the launch's checks.
+    /// The device arrays a launch checks and orders: baked captures, or the arrays bound to
+    /// the `slots` of a relocatable kernel (which has no baked captures); kept in step with
+    /// the slots by [`bind`](Self::bind), so that a launch builds nothing.
     pub(super) captured: Vec<CapturedArray>,
     /// Bounds-checked code: what the safe `launch` requires.
     pub(super) checked: bool,
@@ -68,8 +90,11 @@ pub struct CompiledKernel {
     pub(super) origin: Origin,
     pub(super) jit: Option<Jit>,
     pub(super) host: OnceLock<std::result::Result<Arc<HostModule>, String>>,
-    pub(super) cuda: Mutex<HashMap<usize, Arc<cuda::LoadedFunction>>>,
+    pub(super) cuda: DeviceModules<ModuleLoad>,
     pub(super) cubin_origin: Mutex<Option<Tier>>,
+    /// The blake3 of the libdevice its key was derived with, where it links libdevice (direct
+    /// mode's manifest records it: the manifest serves only while libdevice is the same).
+    pub(super) libdevice: Option<[u8; 32]>,
 }
 
 impl std::fmt::Debug for CompiledKernel {
@@ -100,6 +125,20 @@ impl CompiledKernel {
         let p = &k.inner.program;
         let written = abi::written_captures(p);
         let relocatable = k.inner.jit.config().relocatable_captures;
+        let slots = slots_of(p, &k.inner.captures, &written, relocatable);
+        let captured = if relocatable {
+            slot_arrays(&slots).collect()
+        } else {
+            p.captures
+                .iter()
+                .zip(&k.inner.captures)
+                .zip(&written)
+                .filter_map(|((c, v), w)| match v {
+                    CaptureValue::Device(d) => Some(CapturedArray { origin: c.origin.to_string(), desc: d.clone(), written: *w }),
+                    _ => None,
+                })
+                .collect()
+        };
         CompiledKernel {
             name: k.inner.name.clone(),
             key,
@@ -114,25 +153,18 @@ impl CompiledKernel {
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
             static_shared: abi::static_shared_bytes(p),
             library,
-            captured: if relocatable { &[][..] } else { &p.captures[..] }
-                .iter()
-                .zip(&k.inner.captures)
-                .zip(&written)
-                .filter_map(|((c, v), w)| match v {
-                    CaptureValue::Device(d) => Some(CapturedArray { origin: c.origin.to_string(), desc: d.clone(), written: *w }),
-                    _ => None,
-                })
-                .collect(),
+            captured,
             checked,
             faults: k.fault_sites(),
-            slots: slots_of(p, &k.inner.captures, &written, relocatable),
+            slots,
             pinned: false,
             persist: k.inner.persist,
             origin,
             jit: Some(k.inner.jit.clone()),
             host: OnceLock::new(),
-            cuda: Mutex::new(HashMap::new()),
+            cuda: DeviceModules::default(),
             cubin_origin: Mutex::new(None),
+            libdevice: None,
         }
     }
 
@@ -210,15 +242,23 @@ impl CompiledKernel {
     /// ```
     pub fn bind(mut self, name: &str, array: impl crate::capture::IntoCapture) -> Result<CompiledKernel> {
         super::slots::bind(&self.name, &mut self.slots, name, array)?;
+        self.captured = slot_arrays(&self.slots).collect();
         // Modules loaded so far hold the old addresses.
         self.host = OnceLock::new();
-        self.cuda = Mutex::new(HashMap::new());
+        self.cuda.forget_modules();
         Ok(self)
     }
 
-    /// Where the cubin came from on the last CUDA load (`None`: built from PTX by the driver).
+    /// Where the cubin came from on the last CUDA load that looked it up (`None`: built from
+    /// PTX by the driver). A load that reused the cubin of another device's does not change it.
     pub fn cubin_origin(&self) -> Option<Tier> {
         *self.cubin_origin.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How its code was loaded on `device`: `None` before its first launch there (and on the
+    /// host backend, whose code is loaded once per process).
+    pub fn loaded_on(&self, device: &Device) -> Option<ModuleLoad> {
+        self.cuda.how(device.cuda_impl()?.ordinal)
     }
 
     /// The target.
@@ -288,6 +328,11 @@ impl CompiledKernel {
     }
 
     pub(super) fn host_module(&self) -> Result<Arc<HostModule>> {
+        // Loaded: its slots were filled (an unbound one stops the load below), and `bind`
+        // drops the module.
+        if let Some(Ok(m)) = self.host.get() {
+            return Ok(m.clone());
+        }
         let slots = slot_values(&self.name, &self.slots)?;
         let r = self.host.get_or_init(|| match &self.artifact {
             Artifact::HostBitcode(b) => HostModule::load_with_slots(b, &self.entry, &slots).map(Arc::new).map_err(|e| e.to_string()),
@@ -298,46 +343,47 @@ impl CompiledKernel {
         r.clone().map_err(Error::Device)
     }
 
+    /// The kernel's module on `dev`, loaded on first use there ([`DeviceModules`]), with its
+    /// capture slots filled.
     pub(super) fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Arc<cuda::LoadedFunction>> {
-        if let Some(f) = self.cuda.lock().unwrap_or_else(|e| e.into_inner()).get(&dev.ordinal) {
-            return Ok(f.clone());
+        if let Some(f) = self.cuda.loaded(dev.ordinal) {
+            return Ok(f);
         }
         let slots = slot_values(&self.name, &self.slots)?;
-        let fill = |f: cuda::LoadedFunction| -> Result<cuda::LoadedFunction> {
-            for (symbol, ptr) in &slots {
-                f.fill_global(symbol, *ptr)?;
-            }
-            Ok(f)
-        };
+        let fill = |f: &mut cuda::LoadedFunction| f.fill_slots(&slots);
+        self.cuda.get_or_load(dev, &self.entry, ModuleLoad::Reused, || self.load_on(dev), fill)
+    }
+
+    /// Loads the kernel's code on `dev`: its own cubin, else its cubin from the cubin tier,
+    /// else its PTX through the driver's JIT (the cubin that makes is stored in the tier).
+    fn load_on(&self, dev: &cuda::CudaDevice) -> Result<Load<ModuleLoad>> {
         if let Artifact::Cubin(image) = &self.artifact {
             let built = match self.target {
                 Target::Nvptx(a) => a.to_string(),
                 Target::Host => "the host".to_string(),
             };
-            let f = dev.load_image(image, &self.entry).map_err(|e| {
+            let function = dev.load_image(image, &self.entry).map_err(|e| {
                 Error::Device(format!(
                     "the cubin of kernel '{}' (built for {built}) did not load on {} ({}): {e}",
                     self.name, dev.name, dev.arch
                 ))
             })?;
-            let f = Arc::new(fill(f)?);
-            self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
-            return Ok(f);
+            return Ok(Load { function, cubin: None, how: ModuleLoad::GivenCubin });
         }
         let ptx = self.ptx().ok_or_else(|| Error::Device(format!("kernel '{}' was compiled for the host backend", self.name)))?;
         let proof = self.library.persistable().ok().filter(|_| self.persist);
         let jit = self.jit.as_ref().filter(|j| j.config().cubin_tier);
         let cache = jit.map(|j| j.cache());
-        let ckey = jit.map(|j| j.cubin_derivation(&self.key, dev.arch, Assembler::Driver(dev.driver_version)).key).unwrap_or(self.key);
-        let mut loaded = None;
+        let ckey =
+            jit.map(|j| j.cubin_derivation(&self.key, dev.machine_arch(), Assembler::Driver(dev.driver_version)).key).unwrap_or(self.key);
         if let (Some(cache), Some(_)) = (cache, &proof)
             && let Lookup::Hit(e, tier) = cache.lookup_cubin(&ckey)
             && e.meta.kind == ArtifactKind::Cubin
         {
             match dev.load_image(&e.payload, &self.entry) {
-                Ok(f) => {
+                Ok(function) => {
                     *self.cubin_origin.lock().unwrap_or_else(|e| e.into_inner()) = Some(tier);
-                    loaded = Some(f);
+                    return Ok(Load { function, cubin: Some(e.payload.clone()), how: ModuleLoad::CachedCubin(tier) });
                 }
                 Err(err) => cache.warn_once(
                     &format!("cubin:{ckey}"),
@@ -345,29 +391,22 @@ impl CompiledKernel {
                 ),
             }
         }
-        let f = match loaded {
-            Some(f) => f,
-            None => {
-                let t0 = Instant::now();
-                let (f, cubin) = dev.load_ptx(ptx, &self.entry)?;
-                if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, cubin) {
-                    let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
-                    let meta = Meta::new(
-                        ckey,
-                        &self.name,
-                        &signature_text(&self.signature, &self.enums, &self.types),
-                        ArtifactKind::Cubin,
-                        &self.entry,
-                        ms,
-                    );
-                    cache.store(proof, Entry { meta, payload: cubin.into() });
-                }
-                f
-            }
-        };
-        let f = Arc::new(fill(f)?);
-        self.cuda.lock().unwrap_or_else(|e| e.into_inner()).insert(dev.ordinal, f.clone());
-        Ok(f)
+        let t0 = Instant::now();
+        let (function, cubin) = dev.load_ptx(ptx, &self.entry)?;
+        let cubin: Option<Arc<[u8]>> = cubin.map(Into::into);
+        if let (Some(cache), Some(proof), Some(cubin)) = (cache, proof, &cubin) {
+            let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
+            let meta = Meta::new(
+                ckey,
+                &self.name,
+                &signature_text(&self.signature, &self.enums, &self.types),
+                ArtifactKind::Cubin,
+                &self.entry,
+                ms,
+            );
+            cache.store(proof, Entry { meta, payload: cubin.clone() });
+        }
+        Ok(Load { function, cubin, how: ModuleLoad::DriverJit })
     }
 }
 

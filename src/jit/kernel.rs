@@ -22,6 +22,9 @@ use crate::runtime::fault::{FaultSites, SiteInfo};
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs};
 use crate::target::{Arch, Options, Specialization, Target};
 
+/// Held while one specialisation compiles.
+type CompileGate = Arc<Mutex<()>>;
+
 /// What the clones of a [`Kernel`] share: its checked program and captured values, and the
 /// specialisations compiled so far. It holds its source so that the JIT's weak map of parsed
 /// sources keeps it while any kernel made from it lives.
@@ -37,6 +40,9 @@ pub(super) struct KernelInner {
     pub(super) types: Types,
     /// Compiled so far, by code generation options (bounds checks included) and specialisation.
     compiled: Mutex<HashMap<(Options, Specialization), Arc<CompiledKernel>>>,
+    /// Held by the compile of each specialisation on the launch path, so that it runs once
+    /// however many threads (devices of one architecture) want it at the same time.
+    compiling: Mutex<HashMap<(Options, Specialization), CompileGate>>,
     faults: OnceLock<Arc<FaultSites>>,
     /// Set for a generic kernel: its `program` is then its definition, and launches run
     /// instances.
@@ -179,6 +185,7 @@ impl KernelInner {
             captures,
             signature,
             compiled: Mutex::new(HashMap::new()),
+            compiling: Mutex::new(HashMap::new()),
             generic: None,
             faults: OnceLock::new(),
             persist: module.persist,
@@ -352,10 +359,13 @@ impl Kernel {
             out.push((format!("cubin by ptxas for {arch} (compile --emit cubin; {}, {version})", ptxas.path.display()), d));
         }
         if let Ok(dev) = Device::cuda(0)
-            && let (Some(dev_arch), Some(v)) = (dev.arch(), dev.driver_version())
+            && let Some(cuda) = dev.cuda_impl()
         {
-            let d = self.explain_cubin(dev_arch, spec, Assembler::Driver(v))?;
-            out.push((format!("cubin by the CUDA driver {v} for {dev_arch}, device 0 (the tier of launches)"), d));
+            // PTX for the device's architecture, compiled by the driver for its own machine.
+            let (ptx, _) = self.derive(&self.inner.jit.config().options(Target::Nvptx(cuda.arch)), spec)?;
+            let (machine, v) = (cuda.machine_arch(), cuda.driver_version);
+            let d = self.inner.jit.cubin_derivation(&ptx.key, machine, Assembler::Driver(v));
+            out.push((format!("cubin by the CUDA driver {v} for {machine}, device 0 (the tier of launches)"), d));
         }
         Ok(out)
     }
@@ -386,6 +396,14 @@ impl Kernel {
         if let Some(c) = self.memoized(&options, spec) {
             return Ok(c);
         }
+        // Threads that want this specialisation while it compiles (the first launches on two
+        // GPUs of one architecture) wait for that compile and take its result.
+        let gate =
+            self.inner.compiling.lock().unwrap_or_else(|e| e.into_inner()).entry((options.clone(), spec.clone())).or_default().clone();
+        let _turn = gate.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = self.memoized(&options, spec) {
+            return Ok(c);
+        }
         let prepared = self.prepare(&options, spec, device)?;
         let cache = self.inner.jit.cache();
         let found = cache.lookup_prefetch(&[prepared.key], &prepared.prefetch).pop().unwrap_or(Lookup::Miss);
@@ -408,6 +426,11 @@ impl Kernel {
         self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
+    /// Whether `other` is this kernel or a clone of it.
+    pub(super) fn same_kernel(&self, other: &Kernel) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// The specialisation compiled earlier by this kernel or a clone.
     pub(super) fn memoized(&self, options: &Options, spec: &Specialization) -> Option<Arc<CompiledKernel>> {
         self.inner.compiled.lock().unwrap_or_else(|e| e.into_inner()).get(&(options.clone(), spec.clone())).cloned()
@@ -426,8 +449,8 @@ impl Kernel {
         let key = d.key;
         let jit = &self.inner.jit;
         let prefetch: Vec<Key> = match (device.and_then(|d| d.cuda_impl()), target) {
-            (Some(dev), Target::Nvptx(arch)) if jit.config().cubin_tier => {
-                vec![jit.cubin_derivation(&key, arch, Assembler::Driver(dev.driver_version)).key]
+            (Some(dev), Target::Nvptx(_)) if jit.config().cubin_tier => {
+                vec![jit.cubin_derivation(&key, dev.machine_arch(), Assembler::Driver(dev.driver_version)).key]
             }
             _ => Vec::new(),
         };
@@ -448,7 +471,10 @@ impl Kernel {
         match found {
             Lookup::Pinned(any) => any.downcast::<CompiledKernel>().ok(),
             Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
-                Ok(c) => Some(Arc::new(c)),
+                Ok(mut c) => {
+                    c.libdevice = prepared.libdevice.as_ref().map(|l| l.hash);
+                    Some(Arc::new(c))
+                }
                 Err(e) => {
                     self.inner.jit.cache().warn_once(
                         &format!("bad-artifact:{key}"),
@@ -481,6 +507,7 @@ impl Kernel {
         let t0 = Instant::now();
         // The bytes linked are read once and hashed; the entry is keyed by that hash, whatever
         // the file held when the lookup's key was derived.
+        let mut libdevice_hash = prepared.libdevice.as_ref().map(|l| l.hash);
         let libdevice_bytes = match &prepared.libdevice {
             Some(l) => {
                 let Some((bytes, hash)) = l.load() else {
@@ -489,6 +516,7 @@ impl Kernel {
                 };
                 if hash != l.hash {
                     key = self.derive_with(options, spec, Some(hash)).key;
+                    libdevice_hash = Some(hash);
                 }
                 Some(bytes)
             }
@@ -519,6 +547,7 @@ impl Kernel {
             Origin::Compiled { ms: compile_ms },
             options.checked,
         );
+        ck.libdevice = libdevice_hash;
         match library.persistable() {
             Ok(_) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);

@@ -6,7 +6,6 @@ use super::compiled::CompiledKernel;
 use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
 use crate::ir::Program;
-use crate::runtime::launch::CapturedArray;
 pub(super) use crate::runtime::launch::check_args;
 use crate::runtime::{ArgValue, Device, Grid, KernelArgs, launch};
 use crate::target::Target;
@@ -17,12 +16,7 @@ pub(super) fn check_capture_locations(name: &str, p: &Program, captures: &[Captu
         if let CaptureValue::Device(d) = v
             && d.location() != device.location()
         {
-            return Err(Error::Device(format!(
-                "kernel '{name}' captured device array {} in {} and cannot run on {}",
-                c.origin,
-                d.location(),
-                device.describe()
-            )));
+            return Err(launch::wrong_device(name, format!("captured array {}", c.origin), d.location(), device));
         }
     }
     Ok(())
@@ -83,23 +77,14 @@ impl CompiledKernel {
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }
-        // Relocatable captures are checked as the arrays bound to their slots now.
-        let captured: std::borrow::Cow<'_, [CapturedArray]> = if self.slots.is_empty() {
-            std::borrow::Cow::Borrowed(&self.captured)
-        } else {
-            self.captured.iter().cloned().chain(super::slots::slot_arrays(&self.slots)).collect()
-        };
-        for c in captured.iter() {
+        // Baked captures, or the arrays bound to the slots of a relocatable kernel.
+        let captured = &self.captured;
+        for c in captured {
             if c.desc.location() != device.location() {
-                return Err(Error::Device(format!(
-                    "kernel '{}' captured an array in {} and cannot run on {}",
-                    self.name,
-                    c.desc.location(),
-                    device.describe()
-                )));
+                return Err(launch::wrong_device(&self.name, format!("captured array {}", c.origin), c.desc.location(), device));
             }
         }
-        launch::check_aliasing(&self.name, &self.signature, args, &captured)?;
+        launch::check_aliasing(&self.name, &self.signature, args, captured)?;
         let slots = launch::param_slots(&self.name, &self.abi, args)?;
         match device.cuda_impl() {
             None => {

@@ -4,6 +4,7 @@
 
 mod batch;
 mod compiled;
+mod direct;
 mod generic;
 mod kernel;
 mod launch;
@@ -12,7 +13,8 @@ mod serialize;
 mod slots;
 
 pub use batch::CompileRequest;
-pub use compiled::{CompiledKernel, Origin};
+pub use compiled::{CompiledKernel, ModuleLoad, Origin};
+pub use direct::{CompiledFile, Direct, DirectExplanation, DirectMiss, FileRequest, Served};
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 pub use slots::CaptureSlot;
@@ -115,6 +117,8 @@ struct JitInner {
     cache: Cache,
     sources: Mutex<HashMap<[u8; 32], Weak<Source>>>,
     kernels: Mutex<HashMap<[u8; 32], Weak<KernelInner>>>,
+    /// Direct mode's manifests served or recorded in this process, with their kernels.
+    direct: direct::DirectMemo,
 }
 
 /// The runtime JIT compiler: loads kernel sources into [`Module`]s and compiles their kernels
@@ -155,7 +159,15 @@ impl Jit {
             lock_timeout: config.lock_timeout,
             remote: config.remote.clone(),
         })?;
-        Ok(Jit { inner: Arc::new(JitInner { config, cache, sources: Mutex::new(HashMap::new()), kernels: Mutex::new(HashMap::new()) }) })
+        Ok(Jit {
+            inner: Arc::new(JitInner {
+                config,
+                cache,
+                sources: Mutex::new(HashMap::new()),
+                kernels: Mutex::new(HashMap::new()),
+                direct: Mutex::new(HashMap::new()),
+            }),
+        })
     }
 
     /// A JIT configured from the environment ([`Config::from_env`]).

@@ -124,10 +124,20 @@ impl Module {
 
     /// Logs what the checker warned about (once per checked kernel).
     fn warn(&self, p: &crate::ir::Program) {
-        for (span, msg) in &p.warnings {
-            let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
-            crate::logging::warning!("{}: {msg}", file.location(*span));
+        for w in self.warnings(p) {
+            crate::logging::warning!("{w}");
         }
+    }
+
+    /// What the checker warned about in `p`, each as `file:line:col: message`.
+    pub(super) fn warnings(&self, p: &crate::ir::Program) -> Vec<String> {
+        p.warnings
+            .iter()
+            .map(|(span, msg)| {
+                let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
+                format!("{}: {msg}", file.location(*span))
+            })
+            .collect()
     }
 
     /// Type-checks every item with the bound globals.
@@ -136,7 +146,10 @@ impl Module {
     }
 
     /// A new module with global `name` bound to `value` (replacing an earlier binding): host
-    /// scalars and arrays are captured as constants, device arrays by pointer.
+    /// scalars and arrays (an [`ArrayInterface`](crate::ArrayInterface) in
+    /// [`Location::HostMemory`](crate::Location::HostMemory) included) are copied in as
+    /// constants, device arrays are captured by address (`docs/captures.md`). A `const` or
+    /// `static` of the source with the same name is an error naming both.
     pub fn with_global(&self, name: &str, value: impl IntoCapture) -> Result<Module> {
         if !is_identifier(name) {
             return Err(Error::Binding { name: name.to_string(), problem: "not an identifier".into() });

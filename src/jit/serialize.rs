@@ -1,15 +1,15 @@
 //! Serialised kernels: a compiled kernel to and from the bytes of an entry envelope that
 //! carries its interface (`src/cache/envelope.rs`, the one wire format).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use super::Jit;
 use super::compiled::{CompiledKernel, Origin, artifact_kind};
 use super::kernel::signature_text;
 use super::slots::CaptureSlot;
 use crate::abi::ParamAbi;
 use crate::cache::envelope::{self, BuiltFor, Interface, Param, ParamTy};
-use crate::cache::{ArtifactKind, Meta};
+use crate::cache::{ArtifactKind, Key, Meta};
 use crate::codegen::{self, Artifact};
 use crate::error::{Error, Result};
 use crate::ir::{EnumTy, Ty};
@@ -38,6 +38,26 @@ impl CompiledKernel {
                 self.name
             )));
         }
+        let interface = self.interface()?;
+        let compile_ms = match self.origin {
+            Origin::Compiled { ms } => ms,
+            _ => 0,
+        };
+        let meta = Meta::new(
+            self.key,
+            &self.name,
+            &signature_text(&self.signature, &self.enums, &self.types),
+            artifact_kind(&self.artifact),
+            &self.entry,
+            compile_ms,
+        )
+        .with_interface(interface);
+        Ok(envelope::encode(&meta, self.artifact.bytes()))
+    }
+
+    /// How to call it without its source: what a serialised kernel and direct mode's manifest
+    /// carry. Fails where the specialisation does not fit the signature.
+    pub(super) fn interface(&self) -> Result<Interface> {
         let built_for = match self.target {
             Target::Nvptx(arch) => BuiltFor::Gpu(arch),
             // Host code is only ever compiled or loaded on this CPU (the key names it, and
@@ -75,21 +95,7 @@ impl CompiledKernel {
             })
             .collect::<Result<Vec<_>>>()?;
         let slots = self.slots.iter().map(|s| s.decl.clone()).collect();
-        let interface = Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared, slots };
-        let compile_ms = match self.origin {
-            Origin::Compiled { ms } => ms,
-            _ => 0,
-        };
-        let meta = Meta::new(
-            self.key,
-            &self.name,
-            &signature_text(&self.signature, &self.enums, &self.types),
-            artifact_kind(&self.artifact),
-            &self.entry,
-            compile_ms,
-        )
-        .with_interface(interface);
-        Ok(envelope::encode(&meta, self.artifact.bytes()))
+        Ok(Interface { built_for, params, cooperative: self.cooperative, static_shared: self.static_shared, slots })
     }
 
     /// Loads a kernel serialised by [`serialize`](Self::serialize). Anything that does not
@@ -111,15 +117,15 @@ impl CompiledKernel {
         let Some(interface) = meta.interface else {
             return Err(bad("a cache entry, not a serialised kernel: it does not carry the kernel's interface".into()));
         };
-        let (target, artifact) = match (interface.built_for, meta.kind) {
-            (BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
+        let (target, artifact) = match (&interface.built_for, meta.kind) {
+            (&BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
                 (Target::Nvptx(arch), Artifact::Ptx(String::from_utf8(payload.to_vec()).map_err(|_| bad("PTX is not UTF-8".into()))?))
             }
-            (BuiltFor::Gpu(arch), ArtifactKind::Cubin) => (Target::Nvptx(arch), Artifact::Cubin(payload.to_vec())),
+            (&BuiltFor::Gpu(arch), ArtifactKind::Cubin) => (Target::Nvptx(arch), Artifact::Cubin(payload.to_vec())),
             (BuiltFor::HostCpu(cpu), ArtifactKind::HostBitcode) => {
                 let this_cpu = codegen::host_cpu();
-                if cpu != this_cpu {
-                    return Err(Error::ForeignHostCpu { kernel: meta.kernel, built_for: cpu, this_cpu });
+                if *cpu != this_cpu {
+                    return Err(Error::ForeignHostCpu { kernel: meta.kernel, built_for: cpu.clone(), this_cpu });
                 }
                 (Target::Host, Artifact::HostBitcode(payload.to_vec()))
             }
@@ -131,6 +137,24 @@ impl CompiledKernel {
                 return Err(bad(format!("a {kind:?} payload cannot be code built for {machine}")));
             }
         };
+        Ok(CompiledKernel::from_interface(meta.key, meta.kernel, meta.entry, interface, target, artifact, Origin::Deserialized, None, true))
+    }
+
+    /// A compiled kernel from its interface and code, without its source: a deserialised
+    /// kernel, or one direct mode found (with the JIT, whose cubin tier it then uses).
+    /// `checked` says whether the code is bounds-checked (a deserialised kernel's always is).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn from_interface(
+        key: Key,
+        name: String,
+        entry: String,
+        interface: Interface,
+        target: Target,
+        artifact: Artifact,
+        origin: Origin,
+        jit: Option<Jit>,
+        checked: bool,
+    ) -> CompiledKernel {
         let mut signature = Vec::new();
         let mut layouts = Vec::new();
         let mut abi = Vec::new();
@@ -157,11 +181,10 @@ impl CompiledKernel {
                 }
             }
         }
-        let library = Arc::new(CodeLibrary::new(meta.kernel.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
-        let name = meta.kernel.clone();
-        Ok(CompiledKernel {
-            key: meta.key,
-            name: meta.kernel,
+        let library = Arc::new(CodeLibrary::new(name.clone(), crate::library::LibraryKind::Kernel, None, Vec::new()));
+        CompiledKernel {
+            key,
+            name: name.clone(),
             target,
             spec: Specialization { layouts },
             signature,
@@ -171,21 +194,22 @@ impl CompiledKernel {
             types: crate::ir::Types::default(),
             abi,
             artifact,
-            entry: meta.entry,
+            entry,
             cooperative: interface.cooperative,
             static_shared: interface.static_shared,
             library,
             captured: Vec::new(),
-            checked: true,
+            checked,
             faults: Arc::new(FaultSites { kernel: name, sites: Vec::new() }),
             slots,
             pinned: false,
             persist: true,
-            origin: Origin::Deserialized,
-            jit: None,
+            origin,
+            jit,
             host: OnceLock::new(),
-            cuda: Mutex::new(HashMap::new()),
+            cuda: Default::default(),
             cubin_origin: Mutex::new(None),
-        })
+            libdevice: None,
+        }
     }
 }

@@ -4,13 +4,14 @@
 //! `compiler` feature, what has no prebuilt code (array layouts other than C, a device without
 //! fitting code) is compiled at run time from the embedded source, through the cache.
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use crate::abi::{HostEntry, ParamAbi};
 use crate::error::Result;
 use crate::ir::{EnumDef, Layout, Scalar, Ty, Types};
 use crate::runtime::fault::FaultSites;
 use crate::runtime::launch::{self, HostKernel};
+use crate::runtime::modules::{DeviceModules, Load};
 use crate::runtime::{ArgValue, Device, Grid, KernelArg, KernelArgs, cuda};
 use crate::target::Arch;
 
@@ -162,8 +163,8 @@ pub struct Prebuilt {
     enums: OnceLock<Vec<EnumDef>>,
     abi: OnceLock<Vec<ParamAbi>>,
     faults: OnceLock<Arc<FaultSites>>,
-    /// Loaded on each CUDA device, by ordinal.
-    loaded: Mutex<Vec<(usize, Arc<cuda::LoadedFunction>)>>,
+    /// Loaded on each CUDA device, once.
+    loaded: DeviceModules<()>,
     #[cfg(feature = "compiler")]
     jit: OnceLock<std::result::Result<jit_fallback::State, Arc<crate::Error>>>,
 }
@@ -209,7 +210,7 @@ impl Prebuilt {
             enums: OnceLock::new(),
             abi: OnceLock::new(),
             faults: OnceLock::new(),
-            loaded: Mutex::new(Vec::new()),
+            loaded: DeviceModules::new(),
             #[cfg(feature = "compiler")]
             jit: OnceLock::new(),
         }
@@ -348,36 +349,45 @@ impl Prebuilt {
     /// where nothing embedded fits (or, with the `compiler` feature, where only PTX does: the
     /// JIT then loads it through the cache's cubin tier).
     fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Option<Arc<cuda::LoadedFunction>>> {
-        let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, f)) = loaded.iter().find(|(o, _)| *o == dev.ordinal) {
-            return Ok(Some(f.clone()));
+        if let Some(f) = self.loaded.loaded(dev.ordinal) {
+            return Ok(Some(f));
         }
         let entry = self.data.entry;
-        let mut f = None;
-        if let Some(cubin) = self.cubin_for(dev.compute_capability) {
-            match dev.load_image(cubin, entry) {
-                Ok(loaded) => {
-                    crate::logging::debug!("prebuilt kernel '{}': loaded its cubin on {}", self.data.name, dev.name);
-                    f = Some(loaded);
+        let cubin = self.cubin_for(dev.compute_capability);
+        let ptx = if cfg!(feature = "compiler") { None } else { self.ptx_for(dev.arch) };
+        if cubin.is_none() && ptx.is_none() {
+            return Ok(None);
+        }
+        // Set where nothing embedded loaded: the JIT's turn, not an error.
+        let mut nothing_fits = false;
+        let load = || -> Result<Load<()>> {
+            if let Some(cubin) = cubin {
+                match dev.load_image(cubin, entry) {
+                    Ok(function) => {
+                        crate::logging::debug!("prebuilt kernel '{}': loaded its cubin on {}", self.data.name, dev.name);
+                        return Ok(Load { function, cubin: None, how: () });
+                    }
+                    Err(e) => crate::logging::warning!(
+                        "the prebuilt cubin of kernel '{}' did not load on {} ({e}); loading its PTX instead",
+                        self.data.name,
+                        dev.name
+                    ),
                 }
-                Err(e) => crate::logging::warning!(
-                    "the prebuilt cubin of kernel '{}' did not load on {} ({e}); loading its PTX instead",
-                    self.data.name,
-                    dev.name
-                ),
             }
-        }
-        if f.is_none()
-            && !cfg!(feature = "compiler")
-            && let Some(ptx) = self.ptx_for(dev.arch)
-        {
-            f = Some(dev.load_ptx(ptx, entry)?.0);
+            let Some(ptx) = ptx else {
+                nothing_fits = true;
+                return Err(crate::Error::Device(format!("no embedded code of '{}' loaded on {}", self.data.name, dev.name)));
+            };
+            // The cubin the driver makes serves the next device of this compute capability.
+            let (function, built) = dev.load_ptx(ptx, entry)?;
             crate::logging::debug!("prebuilt kernel '{}': loaded its PTX on {} (the driver compiled it)", self.data.name, dev.name);
+            Ok(Load { function, cubin: built.map(Into::into), how: () })
+        };
+        match self.loaded.get_or_load(dev, entry, (), load, |_| Ok(())) {
+            Ok(f) => Ok(Some(f)),
+            Err(_) if nothing_fits => Ok(None),
+            Err(e) => Err(e),
         }
-        let Some(f) = f else { return Ok(None) };
-        let f = Arc::new(f);
-        loaded.push((dev.ordinal, f.clone()));
-        Ok(Some(f))
     }
 
     /// Why nothing prebuilt runs this launch, and what would.
@@ -415,12 +425,14 @@ mod jit_fallback {
     use crate::error::{Error, Result};
     use crate::ir::Layout;
     use crate::runtime::{ArgValue, Device, Grid};
+    use crate::target::Arch;
     use crate::{CompiledKernel, Jit, Kernel, Target};
 
     pub(super) struct State {
         pub(super) kernel: Kernel,
-        /// The embedded PTX, loaded through the cache's cubin tier, by CUDA ordinal.
-        loaded: Mutex<BTreeMap<usize, Arc<CompiledKernel>>>,
+        /// The embedded PTX, by architecture: each compiled kernel loads on every device of
+        /// its architecture, through the cache's cubin tier.
+        loaded: Mutex<BTreeMap<Arch, Arc<CompiledKernel>>>,
     }
 
     /// The JIT every prebuilt kernel of the process shares, configured from the environment;
@@ -490,19 +502,15 @@ mod jit_fallback {
             if let (Some(arch), true) = (device.arch(), all_c)
                 && let Some(ptx) = self.ptx_for(arch)
             {
-                let ordinal = match device.location() {
-                    crate::capture::Location::Cuda(o) => o,
-                    _ => 0,
-                };
                 let c = {
                     let mut loaded = st.loaded.lock().unwrap_or_else(|e| e.into_inner());
-                    match loaded.get(&ordinal) {
+                    match loaded.get(&arch) {
                         Some(c) => c.clone(),
                         None => {
                             // SAFETY: `Prebuilt::new`'s caller (the generated code) vouched that
                             // the embedded PTX is kache's checked compilation of this kernel.
                             let c = unsafe { st.kernel.with_ptx(Target::Nvptx(arch), &spec, ptx.to_string()) };
-                            loaded.insert(ordinal, c.clone());
+                            loaded.insert(arch, c.clone());
                             c
                         }
                     }

@@ -1,4 +1,5 @@
-//! The CUDA backend, through cudarc's driver bindings (the only module that touches cudarc).
+//! The CUDA backend, through cudarc's driver bindings (with `cudarc_arrays`, which takes
+//! cudarc's slices as kernel arrays, the only modules that touch cudarc).
 //!
 //! The driver library is loaded at run time: on a machine without it, [`open`] returns
 //! [`Error::NoCudaDriver`] instead of letting cudarc panic. Work goes to the device's legacy
@@ -10,11 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::result::DriverError;
 use cudarc::driver::safe::CudaContext;
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, sys};
+use cudarc::driver::{CudaStream, sys};
 
 use super::fault::{FaultRecord, FaultSites, Registry};
-use super::{ArgValue, KernelArg};
-use crate::capture::{ArrayDesc, CaptureValue, Element, ForeignQueue, IntoCapture, Location, Owner};
+use crate::capture::ForeignQueue;
 use crate::error::{Error, Result};
 use crate::target::Arch;
 
@@ -66,21 +66,48 @@ impl std::fmt::Debug for CudaDevice {
     }
 }
 
-/// Opens device `ordinal`: `NoCudaDriver` without `libcuda`, `NoCudaDevice` without the device.
-pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
+/// Initialises the driver: `NoCudaDriver` without `libcuda`, else what `cuInit` returned.
+fn init() -> Result<sys::CUresult> {
     if !driver_present() {
         return Err(Error::NoCudaDriver);
     }
-    // SAFETY: the driver library is present.
-    let r = unsafe { sys::cuInit(0) };
+    // SAFETY: the driver library is present; cuInit may be called any number of times, from
+    // any thread.
+    Ok(unsafe { sys::cuInit(0) })
+}
+
+/// The number of devices the driver reports (initialised).
+fn count_initialised() -> Result<usize> {
+    let mut count = 0i32;
+    // SAFETY: the driver is initialised; `count` is a valid out pointer.
+    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
+    Ok(count.max(0) as usize)
+}
+
+/// How many CUDA devices there are: `NoCudaDriver` without `libcuda`, 0 where the driver finds
+/// no device.
+pub(crate) fn device_count() -> Result<usize> {
+    match init()? {
+        sys::CUresult::CUDA_SUCCESS => count_initialised(),
+        sys::CUresult::CUDA_ERROR_NO_DEVICE => Ok(0),
+        r => Err(cuda_err("cuInit", r)),
+    }
+}
+
+/// Opens device `ordinal`: `NoCudaDriver` without `libcuda`, `NoCudaDevice` without the device.
+pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
+    let r = init()?;
     if r != sys::CUresult::CUDA_SUCCESS {
         return Err(Error::NoCudaDevice { ordinal, reason: cuda_err("cuInit", r).to_string() });
     }
-    let mut count = 0i32;
-    // SAFETY: initialised above; `count` is a valid out pointer.
-    check("cuDeviceGetCount", unsafe { sys::cuDeviceGetCount(&mut count) })?;
-    if ordinal >= count.max(0) as usize {
-        return Err(Error::NoCudaDevice { ordinal, reason: format!("the driver reports {count} device(s)") });
+    let count = count_initialised()?;
+    if ordinal >= count {
+        let there = match count {
+            0 => "the driver reports no device".to_string(),
+            1 => "the driver reports 1 device, ordinal 0".to_string(),
+            n => format!("the driver reports {n} devices, ordinals 0 to {}", n - 1),
+        };
+        return Err(Error::NoCudaDevice { ordinal, reason: there });
     }
     let ctx = CudaContext::new(ordinal).map_err(|e| match e.0 {
         sys::CUresult::CUDA_ERROR_NO_DEVICE | sys::CUresult::CUDA_ERROR_INVALID_DEVICE => {
@@ -123,6 +150,16 @@ fn arch_for((major, minor): (i32, i32)) -> Option<Arch> {
 }
 
 impl CudaDevice {
+    /// The architecture of the device's own machine code (its compute capability), what the
+    /// driver compiles PTX to: `arch` itself, except on GPUs newer than kache's newest
+    /// architecture, which get that architecture's PTX.
+    // Only the JIT's cubin tier keys by it.
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
+    pub fn machine_arch(&self) -> Arch {
+        let (major, minor) = self.compute_capability;
+        Arch { sm: (major.max(0) * 10 + minor.max(0)) as u32, accelerated: false }
+    }
+
     fn bind(&self) -> Result<()> {
         self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))
     }
@@ -244,7 +281,7 @@ impl CudaDevice {
             unsafe { sys::cuModuleUnload(module) };
             return Err(cuda_err("cuModuleGetFunction", r));
         }
-        Ok(LoadedFunction { module, func, ctx: self.ctx.clone() })
+        Ok(LoadedFunction { module, func, ctx: self.ctx.clone(), slot_values: Box::default() })
     }
 
     /// The foreign streams among `queues` (cudarc streams of arrays the launch uses), each
@@ -408,6 +445,9 @@ pub(crate) struct LoadedFunction {
     module: sys::CUmodule,
     func: sys::CUfunction,
     ctx: Arc<CudaContext>,
+    /// The values copied into the module's capture slots ([`fill_slots`](Self::fill_slots)):
+    /// the source of asynchronous copies, so it lives as long as the module.
+    slot_values: Box<[u64]>,
 }
 
 // SAFETY: CUDA module and function handles may be used from any thread with the context bound.
@@ -420,23 +460,46 @@ unsafe impl Send for CudaBuffer {}
 unsafe impl Sync for CudaBuffer {}
 
 impl LoadedFunction {
-    /// Writes `value` into the module's 8-byte variable `name` (a capture slot; see
-    /// `abi::capture_slot_symbol`): found with `cuModuleGetGlobal`, written with a copy that
-    /// waits for earlier work, before the module's first launch.
+    /// Writes each value into the module's 8-byte variable of that name (a capture slot; see
+    /// `abi::capture_slot_symbol`), before the module's first launch: every variable is found
+    /// with `cuModuleGetGlobal` first, then each is written by an asynchronous copy on the
+    /// legacy default stream, which the launches that read the slots follow. An asynchronous
+    /// copy from host memory waits for nothing already queued (a synchronous one would wait for
+    /// all of it), and the values it reads are kept with the module, so they are there whenever
+    /// the driver reads them.
     // Only the JIT's relocatable captures fill slots.
     #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn fill_global(&self, name: &str, value: u64) -> Result<()> {
-        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
-        let c_name = CString::new(name).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;
-        let mut ptr: sys::CUdeviceptr = 0;
-        let mut size = 0usize;
-        // SAFETY: the module is loaded (held by `self`); valid out pointers and C string.
-        check("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, c_name.as_ptr()) })?;
-        if size != 8 {
-            return Err(Error::Device(format!("capture slot `{name}` has {size} bytes, not 8")));
+    pub fn fill_slots(&mut self, slots: &[(String, u64)]) -> Result<()> {
+        if slots.is_empty() {
+            return Ok(());
         }
-        // SAFETY: `ptr` is the module's variable of 8 bytes (checked); the source is a live u64.
-        check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr, &value as *const u64 as *const c_void, 8) })
+        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
+        let mut targets = Vec::with_capacity(slots.len());
+        for (name, _) in slots {
+            let c_name = CString::new(name.as_str()).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;
+            let mut ptr: sys::CUdeviceptr = 0;
+            let mut size = 0usize;
+            // SAFETY: the module is loaded (held by `self`); valid out pointers and C string.
+            check("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, c_name.as_ptr()) })?;
+            if size != 8 {
+                return Err(Error::Device(format!("capture slot `{name}` has {size} bytes, not 8")));
+            }
+            targets.push(ptr);
+        }
+        self.slot_values = slots.iter().map(|(_, v)| *v).collect();
+        for (ptr, value) in targets.iter().zip(self.slot_values.iter()) {
+            // SAFETY: `ptr` is the module's variable of 8 bytes (checked); the source is 8 bytes
+            // of `slot_values`, which lives as long as the module; the null stream is the
+            // legacy default stream of the bound context.
+            let r = unsafe { sys::cuMemcpyHtoDAsync_v2(*ptr, value as *const u64 as *const c_void, 8, std::ptr::null_mut()) };
+            if r != sys::CUresult::CUDA_SUCCESS {
+                // Nothing queued may outlive the module, which the caller drops with this error.
+                // SAFETY: the context is bound; waits for the legacy stream.
+                unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) };
+                return Err(cuda_err("cuMemcpyHtoDAsync", r));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -446,51 +509,5 @@ impl Drop for LoadedFunction {
             // SAFETY: loaded by cuModuleLoadDataEx; unloaded once.
             unsafe { sys::cuModuleUnload(self.module) };
         }
-    }
-}
-
-/// The description of a cudarc slice held by `Arc`: 1-d, C-contiguous, on the slice's device,
-/// kept alive by the `Arc` and ordered by the slice's stream.
-fn slice_desc<T: Element + DeviceRepr>(slice: &Arc<CudaSlice<T>>, read_only: bool) -> Result<ArrayDesc> {
-    // Reading the pointer through cudarc makes the context's default (legacy) stream, which
-    // kache launches on, wait for the slice's last tracked write on any stream.
-    let legacy = slice.context().default_stream();
-    let (ptr, tracked) = slice.device_ptr(&legacy);
-    drop(tracked);
-    let queue: ForeignQueue = slice.stream().clone();
-    let owner: Owner = slice.clone();
-    ArrayDesc::checked(T::SCALAR, vec![slice.len()], None, ptr, read_only, Location::Cuda(slice.ordinal()), owner, Some(queue))
-}
-
-/// A cudarc slice as a read-only kernel argument. The `Arc` is what makes it sound: the
-/// argument keeps the slice alive for as long as it exists, and the launch orders the slice's
-/// stream after the kernel, so dropping the last `Arc` right after an (asynchronous) launch
-/// frees the memory only when the kernel is done. A plain `&CudaSlice<T>` is not accepted:
-/// nothing would keep the memory alive for the kernel.
-impl<T: Element + DeviceRepr> KernelArg for &Arc<CudaSlice<T>> {
-    fn arg(&self) -> Result<ArgValue> {
-        Ok(ArgValue::Array { desc: slice_desc(self, true)?, writable: false })
-    }
-}
-
-/// A cudarc slice as a writable kernel argument (see the read-only form).
-impl<T: Element + DeviceRepr> KernelArg for &mut Arc<CudaSlice<T>> {
-    fn arg(&self) -> Result<ArgValue> {
-        Ok(ArgValue::Array { desc: slice_desc(self, false)?, writable: true })
-    }
-}
-
-/// A cudarc slice captured by a kernel (by pointer, writable): the compiled kernel holds the
-/// `Arc`, so the slice lives as long as any kernel that references it.
-impl<T: Element + DeviceRepr> IntoCapture for &Arc<CudaSlice<T>> {
-    fn into_capture(self) -> Result<CaptureValue> {
-        Ok(CaptureValue::Device(slice_desc(self, false)?))
-    }
-}
-
-/// As for `&Arc<CudaSlice<T>>`.
-impl<T: Element + DeviceRepr> IntoCapture for Arc<CudaSlice<T>> {
-    fn into_capture(self) -> Result<CaptureValue> {
-        (&self).into_capture()
     }
 }

@@ -97,7 +97,7 @@ fn scalar_of(code: DLDataTypeCode, bits: u8, lanes: u16) -> Option<Scalar> {
 fn location_of(device_type: DLDeviceType, id: i32) -> Option<Location> {
     let ordinal = usize::try_from(id).ok();
     match device_type {
-        DLDeviceType::CPU | DLDeviceType::CUDAHOST => Some(Location::Host),
+        DLDeviceType::CPU | DLDeviceType::CUDAHOST => Some(Location::HostMemory),
         DLDeviceType::CUDA | DLDeviceType::CUDAMANAGED => ordinal.map(Location::Cuda),
         _ => None,
     }

@@ -50,7 +50,7 @@ pub(crate) fn check_args(
                 }
                 check_layout(types, Ty::Agg(id), &a.layout).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
                 if a.location != device.location() {
-                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", a.location, device.describe())));
+                    return Err(wrong_device(kernel, format!("argument `{pname}`"), a.location, device));
                 }
                 layouts.push(Some(Layout::C));
             }
@@ -82,9 +82,9 @@ pub(crate) fn check_args(
                 }
                 check_array_arg(t, desc, *writable).map_err(bad)?;
                 // Plain host memory is the host backend's own address space.
-                let reachable = desc.location() == device.location() || (desc.location() == Location::Host && !device.is_cuda());
+                let reachable = desc.location() == device.location() || (desc.location() == Location::HostMemory && !device.is_cuda());
                 if !reachable {
-                    return Err(bad(format!("the array is in {}, but the kernel is launched on {}", desc.location(), device.describe())));
+                    return Err(wrong_device(kernel, format!("argument `{pname}`"), desc.location(), device));
                 }
                 layouts.push(Some(desc.layout()));
             }
@@ -101,6 +101,11 @@ pub(crate) fn check_args(
         }
     }
     Ok(Specialization { layouts })
+}
+
+/// [`Error::WrongDevice`]: `array` of `kernel` lives in `on`, not on `device`.
+pub(crate) fn wrong_device(kernel: &str, array: String, on: Location, device: &Device) -> Error {
+    Error::WrongDevice { kernel: kernel.to_string(), array, array_on: on, launch_on: device.location() }
 }
 
 /// An enum argument is its discriminant as the enum's integer type, and must be one of its

@@ -14,20 +14,26 @@ pub(crate) mod cuda;
 #[cfg(not(feature = "cuda"))]
 #[path = "no_cuda.rs"]
 pub(crate) mod cuda;
+#[cfg(feature = "cuda")]
+mod cudarc_arrays;
 #[cfg(feature = "dlpack")]
 mod dlpack;
 pub(crate) mod fault;
 pub(crate) mod host;
 mod host_sync;
 pub(crate) mod launch;
+pub(crate) mod modules;
 mod structs;
 
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
 
+#[cfg(feature = "cuda")]
+pub use cudarc_arrays::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use dlpack::DlpackArray;
 
+use std::collections::HashMap;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -43,11 +49,13 @@ pub fn cuda_driver_present() -> bool {
 }
 
 pub(crate) enum DeviceImpl {
-    Host,
+    /// Host device `index` (the CPU backend).
+    Host(u64),
     Cuda(cuda::CudaDevice),
 }
 
-/// A device kernels run on: a CUDA GPU or the host CPU.
+/// A device kernels run on: a CUDA GPU or the host CPU. A clone is another handle to the same
+/// device; every handle to CUDA device `n` shares its one context.
 #[derive(Clone)]
 pub struct Device {
     pub(crate) inner: Arc<DeviceImpl>,
@@ -65,28 +73,66 @@ impl PartialEq for Device {
     }
 }
 
-/// The id of the (single) host device.
-const HOST_DEVICE_ID: u64 = 1;
-
 impl Device {
     /// The host backend: kernels are JIT-compiled for this CPU and the grid is run by threads.
     pub fn host() -> Device {
         static HOST: OnceLock<Device> = OnceLock::new();
-        HOST.get_or_init(|| Device { inner: Arc::new(DeviceImpl::Host) }).clone()
+        HOST.get_or_init(|| Device { inner: Arc::new(DeviceImpl::Host(0)) }).clone()
     }
 
-    /// CUDA device `ordinal`. Without an NVIDIA driver this is [`Error::NoCudaDriver`]; with
-    /// the driver but no such device, [`Error::NoCudaDevice`]. Never panics.
+    /// Host device `index`: the host backend as a device of its own, so that code written for
+    /// several GPUs runs on a machine without any (as JAX's forced host device count does);
+    /// `host_device(0)` is [`Device::host()`]. Every host device runs the same host code (one
+    /// architecture, loaded once per process) on the same CPU and they share one stream, but
+    /// each one's arrays are its own, as a GPU's are: a launch on host device 1 refuses an
+    /// array of host device 0, argument or capture, with [`Error::WrongDevice`].
+    pub fn host_device(index: usize) -> Device {
+        if index == 0 {
+            return Device::host();
+        }
+        static HOSTS: OnceLock<Mutex<HashMap<usize, Device>>> = OnceLock::new();
+        let mut hosts = HOSTS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+        hosts.entry(index).or_insert_with(|| Device { inner: Arc::new(DeviceImpl::Host(index as u64)) }).clone()
+    }
+
+    /// CUDA device `ordinal`, each opened once per process (its primary context) and shared
+    /// by every handle: any GPU of the machine, from any thread. Without an NVIDIA driver this
+    /// is [`Error::NoCudaDriver`]; with the driver but no such device, [`Error::NoCudaDevice`]
+    /// (saying how many there are). Never panics. Threads opening different devices do not
+    /// wait for each other.
     pub fn cuda(ordinal: usize) -> Result<Device> {
-        static DEVICES: OnceLock<Mutex<Vec<(usize, Device)>>> = OnceLock::new();
-        let devices = DEVICES.get_or_init(|| Mutex::new(Vec::new()));
-        let mut list = devices.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, d)) = list.iter().find(|(o, _)| *o == ordinal) {
+        // Each device's slot, held while it opens.
+        type Opening = Arc<Mutex<Option<Device>>>;
+        static DEVICES: OnceLock<Mutex<HashMap<usize, Opening>>> = OnceLock::new();
+        let slot = DEVICES.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner()).entry(ordinal).or_default().clone();
+        // Held while the device opens (context creation takes a while), so it opens once; a
+        // failure is not kept, and the next call tries again.
+        let mut device = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(d) = &*device {
             return Ok(d.clone());
         }
         let d = Device { inner: Arc::new(DeviceImpl::Cuda(cuda::open(ordinal)?)) };
-        list.push((ordinal, d.clone()));
+        *device = Some(d.clone());
         Ok(d)
+    }
+
+    /// How many CUDA devices the driver reports: [`Device::cuda`] opens each ordinal below it.
+    /// Without an NVIDIA driver [`Error::NoCudaDriver`]; a driver that finds no GPU, 0.
+    ///
+    /// ```
+    /// use kache::Device;
+    ///
+    /// let gpus: Vec<Device> = match Device::cuda_count() {
+    ///     Ok(n) => (0..n).map(Device::cuda).collect::<kache::Result<_>>()?,
+    ///     Err(_) => Vec::new(), // no driver here
+    /// };
+    /// for gpu in &gpus {
+    ///     println!("{}", gpu.describe());
+    /// }
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub fn cuda_count() -> Result<usize> {
+        cuda::device_count()
     }
 
     /// A CUDA device if one is usable, else the host backend.
@@ -102,7 +148,8 @@ impl Device {
     /// "host (x86_64 CPU)" or "CUDA 0: NVIDIA H200 (sm_90)".
     pub fn describe(&self) -> String {
         match &*self.inner {
-            DeviceImpl::Host => "host backend (CPU)".to_string(),
+            DeviceImpl::Host(0) => "host backend (CPU)".to_string(),
+            DeviceImpl::Host(index) => format!("host backend (CPU), host device {index}"),
             DeviceImpl::Cuda(c) => format!(
                 "CUDA {}: {} (compute capability {}.{}, code for {}, driver {})",
                 c.ordinal, c.name, c.compute_capability.0, c.compute_capability.1, c.arch, c.driver_version
@@ -113,7 +160,7 @@ impl Device {
     /// The code generation target for this device.
     pub fn target(&self) -> Target {
         match &*self.inner {
-            DeviceImpl::Host => Target::Host,
+            DeviceImpl::Host(_) => Target::Host,
             DeviceImpl::Cuda(c) => Target::Nvptx(c.arch),
         }
     }
@@ -122,22 +169,29 @@ impl Device {
     pub fn arch(&self) -> Option<Arch> {
         match &*self.inner {
             DeviceImpl::Cuda(c) => Some(c.arch),
-            DeviceImpl::Host => None,
+            DeviceImpl::Host(_) => None,
         }
+    }
+
+    /// The compute capability, `(9, 0)` for an H200 (CUDA only): GPUs of one compute
+    /// capability run the same machine code, which a kernel builds or fetches once for all of
+    /// them.
+    pub fn compute_capability(&self) -> Option<(i32, i32)> {
+        self.cuda_impl().map(|c| c.compute_capability)
     }
 
     /// The CUDA driver version, e.g. 13000 (CUDA only).
     pub fn driver_version(&self) -> Option<i32> {
         match &*self.inner {
             DeviceImpl::Cuda(c) => Some(c.driver_version),
-            DeviceImpl::Host => None,
+            DeviceImpl::Host(_) => None,
         }
     }
 
     /// Where arrays of this device live.
     pub fn location(&self) -> Location {
         match &*self.inner {
-            DeviceImpl::Host => Location::HostDevice(HOST_DEVICE_ID),
+            DeviceImpl::Host(index) => Location::HostBackend(*index),
             DeviceImpl::Cuda(c) => Location::Cuda(c.ordinal),
         }
     }
@@ -145,7 +199,7 @@ impl Device {
     pub(crate) fn cuda_impl(&self) -> Option<&cuda::CudaDevice> {
         match &*self.inner {
             DeviceImpl::Cuda(c) => Some(c),
-            DeviceImpl::Host => None,
+            DeviceImpl::Host(_) => None,
         }
     }
 
@@ -153,7 +207,7 @@ impl Device {
     /// a kernel since the last such report is [`Error::Launch`] (reported once).
     pub fn synchronize(&self) -> Result<()> {
         match &*self.inner {
-            DeviceImpl::Host => {
+            DeviceImpl::Host(_) => {
                 // Launches hold the stream while they run: taking it waits for any in flight.
                 drop(host::stream());
                 Ok(())
@@ -167,14 +221,14 @@ impl Device {
     /// backend faults are reported by the launch itself.
     fn check_faults(&self) -> Result<()> {
         match &*self.inner {
-            DeviceImpl::Host => Ok(()),
+            DeviceImpl::Host(_) => Ok(()),
             DeviceImpl::Cuda(c) => c.check_faults(),
         }
     }
 
     fn alloc_buffer(&self, bytes: usize) -> Result<Arc<Buffer>> {
         Ok(Arc::new(match &*self.inner {
-            DeviceImpl::Host => Buffer::Host(host::HostBuffer::zeroed(bytes)?),
+            DeviceImpl::Host(_) => Buffer::Host(host::HostBuffer::zeroed(bytes)?),
             DeviceImpl::Cuda(c) => Buffer::Cuda(c.alloc(bytes)?),
         }))
     }

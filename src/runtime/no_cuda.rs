@@ -16,11 +16,20 @@ pub(crate) fn driver_present() -> bool {
 
 /// Always an error: CUDA support is not compiled in.
 pub(crate) fn open(_ordinal: usize) -> Result<CudaDevice> {
-    Err(Error::Config(
+    Err(not_compiled_in())
+}
+
+/// Always an error: CUDA support is not compiled in.
+pub(crate) fn device_count() -> Result<usize> {
+    Err(not_compiled_in())
+}
+
+fn not_compiled_in() -> Error {
+    Error::Config(
         "kache was built without its `cuda` feature, so it cannot open a CUDA device; \
          enable the feature (kache = { features = [\"cuda\"] }) or use Device::host()"
             .into(),
-    ))
+    )
 }
 
 /// An open CUDA device (none can be opened).
@@ -35,6 +44,12 @@ pub(crate) struct CudaDevice {
 }
 
 impl CudaDevice {
+    // Only the JIT's cubin tier keys by it.
+    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
+    pub fn machine_arch(&self) -> Arch {
+        match self.never {}
+    }
+
     pub fn alloc(&self, _len: usize) -> Result<CudaBuffer> {
         match self.never {}
     }
@@ -102,7 +117,7 @@ pub(crate) struct LoadedFunction {
 impl LoadedFunction {
     // Only the JIT's relocatable captures fill slots.
     #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn fill_global(&self, _name: &str, _value: u64) -> Result<()> {
+    pub fn fill_slots(&mut self, _slots: &[(String, u64)]) -> Result<()> {
         match self.never {}
     }
 }

@@ -386,7 +386,7 @@ unsafe impl kache::ArrayInterface for HostMemory {
         false
     }
     fn location(&self) -> kache::Location {
-        kache::Location::Host
+        kache::Location::HostMemory
     }
     fn owner(&self) -> kache::capture::Owner {
         self.data.clone()

@@ -25,7 +25,7 @@ fn import(t: versioned::Dlpack) -> kache::Result<DlpackArray> {
 #[test]
 fn types_extents_and_strides_are_mapped() {
     let a = import(export(ndarray::Array2::<i32>::zeros((2, 3)), |_| {})).unwrap();
-    assert_eq!((a.elem(), a.shape(), a.strides(), a.location()), (Scalar::I32, &[2usize, 3][..], &[12isize, 4][..], Location::Host));
+    assert_eq!((a.elem(), a.shape(), a.strides(), a.location()), (Scalar::I32, &[2usize, 3][..], &[12isize, 4][..], Location::HostMemory));
     // A transposed (F-order) ndarray keeps its strides: bytes at the interface.
     let t = import(export(ndarray::Array2::<f64>::zeros((2, 3)).reversed_axes(), |_| {})).unwrap();
     assert_eq!((t.shape(), t.strides()), (&[3usize, 2][..], &[8isize, 24][..]));

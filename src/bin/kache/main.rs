@@ -1,7 +1,8 @@
 //! The `kache` command: compile kernels, and inspect, verify, trim and move the cache. A thin
 //! layer over the library: argument parsing, rendering and exit statuses; compiles are
-//! `Kernel`'s and `CompiledKernel`'s (`compile`, `emit_llvm_ir`, `assemble_cubin`), the cache
-//! operations `kache::cache::{ops, archive}` and `LocalStore`'s.
+//! direct mode's (`Jit::direct_file`, `DirectMiss`) and the JIT's batches (`Jit::compile_many`,
+//! `Jit::assemble_cubins`, `Kernel::emit_llvm_ir`), the cache operations
+//! `kache::cache::{ops, archive}` and `LocalStore`'s.
 //!
 //! Exit status: 0 on success, 1 on a user error (a diagnostic on stderr), 2 on an internal or
 //! environmental error.
@@ -16,7 +17,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
 use kache::cache::{LocalStore, archive, atomic, envelope, ops};
 use kache::logging::StderrLogger;
-use kache::{Arch, CaptureValue, CompileRequest, Config, Error, Jit, Specialization, Target};
+use kache::{Arch, CaptureValue, CompileRequest, Config, Direct, Error, FileRequest, Jit, Served, Specialization, Target};
 
 #[derive(Parser)]
 #[command(name = "kache", version, about = "A GPU kernel compiler for Rust with a persistent kernel cache")]
@@ -304,18 +305,19 @@ fn target_of(arch: Option<&str>, config: &Config) -> Result<Target, Failure> {
     }
 }
 
+/// Generic kernels left out of an every-kernel compile: signature, and why.
+type LeftOut = Vec<(String, String)>;
+
 /// The kernels and instances to work on: those named, else every one the module lists (with
-/// a note for each generic kernel left out).
-fn kernels_of(m: &kache::Module, only: &[String]) -> Result<Vec<String>, Failure> {
+/// a note for each generic kernel left out, which is returned too).
+fn kernels_of(m: &kache::Module, only: &[String]) -> Result<(Vec<String>, LeftOut), Failure> {
     if !only.is_empty() {
-        return Ok(only.to_vec());
+        return Ok((only.to_vec(), Vec::new()));
     }
     let all = m.kernels_to_compile()?;
-    for (sig, why) in &all.left_out {
-        eprintln!("note: {}: generic kernel `{sig}` is not compiled: {why}, for example --kernel '{}'", m.name(), example_instance(sig));
-    }
+    note_left_out(m.name(), &all.left_out);
     match all.names {
-        all if all.is_empty() && m.kernel_names().is_empty() => Err(user(format!(
+        names if names.is_empty() && m.kernel_names().is_empty() => Err(user(format!(
             "{} defines no `#[kernel]` functions{}",
             m.name(),
             if m.factory_names().is_empty() {
@@ -326,7 +328,51 @@ fn kernels_of(m: &kache::Module, only: &[String]) -> Result<Vec<String>, Failure
         ))),
         // Only generic kernels that need their arguments named: nothing to do, which the notes
         // say; not an error.
-        all => Ok(all),
+        names => Ok((names, all.left_out)),
+    }
+}
+
+/// Says which generic kernels an every-kernel compile leaves out, and how to name an instance.
+fn note_left_out(file: &str, left_out: &[(String, String)]) {
+    for (sig, why) in left_out {
+        eprintln!("note: {file}: generic kernel `{sig}` is not compiled: {why}, for example --kernel '{}'", example_instance(sig));
+    }
+}
+
+/// Checks every kernel of `names` before compiling any, so errors come first and nothing is
+/// half done.
+fn check_all(m: &kache::Module, names: &[String]) -> Result<Vec<kache::Kernel>, Failure> {
+    let mut kernels = Vec::new();
+    let mut errors = Vec::new();
+    for n in names {
+        match m.kernel(n) {
+            Ok(k) => kernels.push(k),
+            Err(e) => errors.push(Failure::from(e)),
+        }
+    }
+    if !errors.is_empty() {
+        let msg = errors.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
+        return Err(Failure { user: errors.iter().all(|f| f.user), message: msg });
+    }
+    Ok(kernels)
+}
+
+/// The request `compile` and `explain` make of direct mode.
+fn request_of(target: Target, only: &[String], defines: &[String]) -> Result<FileRequest, Failure> {
+    let mut request = FileRequest::new(target);
+    request.kernels = only.to_vec();
+    for d in defines {
+        let (n, v) = parse_define(d)?;
+        request = request.global(&n, v)?;
+    }
+    Ok(request)
+}
+
+/// A source file that cannot be read is the user's to fix.
+fn unreadable(e: Error) -> Failure {
+    match e {
+        Error::Io { path, source } => user(format!("cannot read {}: {source}", path.display())),
+        e => Failure::from(e),
     }
 }
 
@@ -360,24 +406,65 @@ fn compile(
         config = config.fmad(on);
     }
     let jit = Jit::new(config.clone())?;
-    let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
     if emit == Emit::Cubin && target == Target::Host {
         return Err(user("--emit cubin needs a GPU architecture, not `host`"));
     }
-    let names = kernels_of(&m, only)?;
-    // Check every kernel before compiling any, so errors come first and nothing is half done.
-    let mut kernels = Vec::new();
-    let mut errors = Vec::new();
-    for n in &names {
-        match m.kernel(n) {
-            Ok(k) => kernels.push(k),
-            Err(e) => errors.push(Failure::from(e)),
+    // Everything is built before anything is written. Direct mode first: a manifest recorded
+    // for the same bytes, defines, kernels and options gives the kernels without parsing; else
+    // the full path, which records it. The full path looks every kernel of the file up
+    // together, then compiles the misses and stores them together, and --emit cubin assembles
+    // the cubins in one more batch: with a remote cache, one round trip for the lookups and one
+    // for the stores of each.
+    let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
+    if emit == Emit::LlvmIr {
+        let m = load(&jit, file, defines)?;
+        let (names, _) = kernels_of(&m, only)?;
+        for k in check_all(&m, &names)? {
+            outputs.push((
+                k.name().to_string(),
+                k.emit_llvm_ir(target, &Specialization::uniform(k.program(), kache::Layout::C))?.into_bytes(),
+            ));
         }
-    }
-    if !errors.is_empty() {
-        let msg = errors.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
-        return Err(Failure { user: errors.iter().all(|f| f.user), message: msg });
+    } else {
+        let request = request_of(target, only, defines)?;
+        let compiled = match jit.direct_file(file, &request).map_err(unreadable)? {
+            Direct::Hit(c) => {
+                if only.is_empty() {
+                    note_left_out(&file.display().to_string(), &c.left_out);
+                }
+                c.kernels
+            }
+            Direct::Miss(miss) => {
+                let m = miss.module().map_err(unreadable)?;
+                let (names, left_out) = kernels_of(&m, only)?;
+                let kernels = check_all(&m, &names)?;
+                let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
+                // Every kernel that failed is reported, in the file's order, whichever thread
+                // compiled it.
+                let (mut done, mut failed) = (Vec::new(), Vec::new());
+                for (k, r) in kernels.into_iter().zip(jit.compile_many(&requests)) {
+                    match r {
+                        Ok(c) => done.push((k, c)),
+                        Err(e) => failed.push(Failure::from(e)),
+                    }
+                }
+                if !failed.is_empty() {
+                    let msg = failed.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
+                    return Err(Failure { user: failed.iter().all(|f| f.user), message: msg });
+                }
+                miss.record(&m, &done, &left_out);
+                done.into_iter().map(|(_, c)| c).collect::<Vec<_>>()
+            }
+        };
+        if emit == Emit::Cubin {
+            let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();
+            for (c, r) in compiled.iter().zip(jit.assemble_cubins(&refs)) {
+                outputs.push((c.name().to_string(), r?));
+            }
+        } else {
+            outputs.extend(compiled.iter().map(|c| (c.name().to_string(), c.artifact().bytes().to_vec())));
+        }
     }
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
     let ext = match (emit, target) {
@@ -386,44 +473,12 @@ fn compile(
         (Emit::LlvmIr, _) => "ll",
         (Emit::Cubin, _) => "cubin",
     };
-    let several = kernels.len() > 1;
+    let several = outputs.len() > 1;
     let to_stdout = output.as_deref() == Some(Path::new("-"));
     if to_stdout && several {
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
-    // Every kernel of the file looked up together, then the misses compiled and stored
-    // together: with a remote cache, one round trip for the lookups and one for the stores (and
-    // as many again for the cubins of --emit cubin). Everything is built before anything is
-    // written.
-    let mut outputs: Vec<Vec<u8>> = Vec::new();
-    if emit == Emit::LlvmIr {
-        for k in &kernels {
-            outputs.push(k.emit_llvm_ir(target, &Specialization::uniform(k.program(), kache::Layout::C))?.into_bytes());
-        }
-    } else {
-        let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
-        // Every kernel that failed is reported, in the file's order, whichever thread compiled it.
-        let (mut compiled, mut failed) = (Vec::new(), Vec::new());
-        for r in jit.compile_many(&requests) {
-            match r {
-                Ok(c) => compiled.push(c),
-                Err(e) => failed.push(Failure::from(e)),
-            }
-        }
-        if !failed.is_empty() {
-            let msg = failed.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
-            return Err(Failure { user: failed.iter().all(|f| f.user), message: msg });
-        }
-        if emit == Emit::Cubin {
-            let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();
-            for r in jit.assemble_cubins(&refs) {
-                outputs.push(r?);
-            }
-        } else {
-            outputs.extend(compiled.iter().map(|c| c.artifact().bytes().to_vec()));
-        }
-    }
-    for (k, bytes) in kernels.iter().zip(outputs) {
+    for (name, bytes) in outputs {
         let path = match &output {
             Some(_) if to_stdout => {
                 write_stdout(&bytes)?;
@@ -431,16 +486,16 @@ fn compile(
             }
             Some(p) if several || p.is_dir() || p.to_string_lossy().ends_with('/') => {
                 std::fs::create_dir_all(p).map_err(|e| user(format!("cannot create {}: {e}", p.display())))?;
-                p.join(format!("{}.{ext}", kache::lang::file_stem(k.name())))
+                p.join(format!("{}.{ext}", kache::lang::file_stem(&name)))
             }
             Some(p) => p.clone(),
-            None => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(k.name()))),
+            None => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(&name))),
         };
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| user(format!("cannot create {}: {e}", parent.display())))?;
         }
         atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
-        say!("{}: {} -> {}", file.display(), k.name(), path.display());
+        say!("{}: {} -> {}", file.display(), name, path.display());
     }
     Ok(())
 }
@@ -484,7 +539,9 @@ fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String],
     let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
     let m = load(&jit, file, defines)?;
     let target = target_of(arch, &config)?;
-    for n in kernels_of(&m, only)? {
+    // Which path `kache compile` with the same arguments would take now.
+    let direct = Jit::new(config.clone())?.explain_direct(file, &request_of(target, only, defines)?).map_err(unreadable)?;
+    for n in kernels_of(&m, only)?.0 {
         let k = m.kernel(&n)?;
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let d = k.explain(target, &spec)?;
@@ -495,6 +552,17 @@ fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String],
         say!("  {:<15} {}", "key", d.key);
         if let Target::Nvptx(a) = target {
             explain_cubins(&k, a, &spec)?;
+        }
+    }
+    match (&direct.manifest, direct.served) {
+        (Some(d), Served::Direct) => say!("served by: direct mode (manifest {}): {}", d.key, direct.why),
+        (Some(d), Served::Full) => say!("served by: the full path (manifest {}: {}; compiling records it)", d.key, direct.why),
+        (None, _) => say!("served by: the full path ({})", direct.why),
+    }
+    if let Some(d) = &direct.manifest {
+        say!("manifest");
+        for (name, h) in &d.components {
+            say!("  {name:<15} {}", blake3::Hash::from_bytes(*h).to_hex());
         }
     }
     Ok(())

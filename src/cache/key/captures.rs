@@ -45,8 +45,8 @@ pub fn encode_capture(v: &CaptureValue, out: &mut Vec<u8>) {
             out.extend_from_slice(&ptr.to_le_bytes());
             out.push(location_tag(*location));
             let id = match *location {
-                Location::Host => 0,
-                Location::HostDevice(id) => id,
+                Location::HostMemory => 0,
+                Location::HostBackend(id) => id,
                 Location::Cuda(ordinal) => ordinal as u64,
             };
             out.extend_from_slice(&id.to_le_bytes());
@@ -100,8 +100,8 @@ fn value_tag(v: &CaptureValue) -> u8 {
 
 fn location_tag(l: Location) -> u8 {
     match l {
-        Location::Host => 0,
-        Location::HostDevice(_) => 1,
+        Location::HostMemory => 0,
+        Location::HostBackend(_) => 1,
         Location::Cuda(_) => 2,
     }
 }

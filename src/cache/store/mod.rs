@@ -103,6 +103,8 @@ pub struct LocalStore {
     base: PathBuf,
     db_path: PathBuf,
     objects: PathBuf,
+    /// Direct mode's manifests: beside the entries, never counted, listed or exported as one.
+    manifests: PathBuf,
     lock_timeout: Duration,
     max_size: u64,
     /// Whether each entry's file and shard folder are checked to be writable by this user only
@@ -169,9 +171,11 @@ impl LocalStore {
     pub fn new(base: &Path, lock_timeout: Duration, max_size: u64) -> Result<LocalStore, StoreError> {
         let versioned = base.join(format!("v{KEY_SCHEMA}"));
         let objects = versioned.join("objects");
+        let manifests = versioned.join("manifests");
         let db_path = versioned.join("db");
         let by_name = trust::trusted_by_name(base);
-        let folders = [base.to_path_buf(), versioned.clone(), objects.clone(), versioned.join("parked-stats"), db_path.clone()];
+        let folders =
+            [base.to_path_buf(), versioned.clone(), objects.clone(), manifests.clone(), versioned.join("parked-stats"), db_path.clone()];
         if !by_name {
             trust::check(base, &folders).map_err(StoreError::Untrusted)?;
         }
@@ -183,7 +187,7 @@ impl LocalStore {
                 b"Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kache.\n# For information about cache directory tags see https://bford.info/cachedir/\n",
             );
         }
-        Ok(LocalStore { base: base.to_path_buf(), db_path, objects, lock_timeout, max_size, check_entries: !by_name })
+        Ok(LocalStore { base: base.to_path_buf(), db_path, objects, manifests, lock_timeout, max_size, check_entries: !by_name })
     }
 
     /// The cache folder.
@@ -217,8 +221,11 @@ impl LocalStore {
     /// regular file is read: a FIFO, a folder or a link where the entry belongs is no entry (and
     /// never blocks the reader).
     pub fn get(&self, key: &Key) -> Option<Vec<u8>> {
-        let path = self.object_path(key);
-        let f = files::open_regular(&path, false).ok()?;
+        self.read_regular(&self.object_path(key))
+    }
+
+    fn read_regular(&self, path: &Path) -> Option<Vec<u8>> {
+        let f = files::open_regular(path, false).ok()?;
         // An entry that others can write is no entry (it is rewritten, by this user).
         if self.check_entries
             && (f.metadata().ok().is_none_or(|m| trust::others_can_write(&m).is_some())
@@ -233,20 +240,47 @@ impl LocalStore {
     /// is in the way (a file where the shard folder belongs, a folder or a FIFO where the entry
     /// belongs) is removed first.
     pub fn write_object(&self, key: &Key, bytes: &[u8]) -> std::io::Result<Option<u64>> {
-        let path = self.object_path(key);
+        self.write_file_at(&self.object_path(key), bytes)
+    }
+
+    fn write_file_at(&self, path: &Path, bytes: &[u8]) -> std::io::Result<Option<u64>> {
         let dir = path.parent().unwrap_or(&self.objects);
         create_private_dir(dir)?;
         self.make_private(dir);
-        let old = match std::fs::symlink_metadata(&path) {
+        let old = match std::fs::symlink_metadata(path) {
             Ok(m) if m.is_file() => Some(m.len()),
             Ok(_) => {
-                remove_any(&path)?;
+                remove_any(path)?;
                 None
             }
             Err(_) => None,
         };
-        atomic::write_private(&path, bytes)?;
+        atomic::write_private(path, bytes)?;
         Ok(old)
+    }
+
+    fn manifest_path(&self, key: &Key) -> PathBuf {
+        let h = key.hex();
+        self.manifests.join(&h[..2]).join(h)
+    }
+
+    /// Reads direct mode's manifest under `key` (unverified, as [`get`](Self::get)).
+    /// Manifests live in their own folder: they are no entries (neither counted, listed,
+    /// exported nor evicted as one); [`clear`](Self::clear) removes them.
+    pub fn get_manifest(&self, key: &Key) -> Option<Vec<u8>> {
+        self.read_regular(&self.manifest_path(key))
+    }
+
+    /// Writes direct mode's manifest atomically (no catalogue, no lock: it is rebuilt by the
+    /// next full compile of its request when lost).
+    pub fn write_manifest(&self, key: &Key, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_file_at(&self.manifest_path(key), bytes).map(|_| ())
+    }
+
+    /// Deletes a manifest's file; whether there was one.
+    pub fn remove_manifest(&self, key: &Key) -> bool {
+        let path = self.manifest_path(key);
+        std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) && std::fs::remove_file(path).is_ok()
     }
 
     /// Takes write permission away from the group and others on a folder of this user's that
@@ -436,7 +470,7 @@ impl LocalStore {
     }
 
     /// Removes every entry, and every [`Stray`] where entries belong; says how many of each it
-    /// removed (and how many it could not).
+    /// removed (and how many it could not). Direct mode's manifests go too.
     pub fn clear(&self) -> Result<Cleared, StoreError> {
         self.with(|cat| {
             let (records, strays) = self.scan();
@@ -456,6 +490,10 @@ impl LocalStore {
                 }
             }
             cat.clear_entries()?;
+            // Manifests name entries just removed; the next full compile records them again.
+            if self.remove_manifests() {
+                done.failed += 1;
+            }
             Ok(done)
         })
     }
@@ -464,8 +502,18 @@ impl LocalStore {
     /// at most `target` bytes; returns how many were removed and how many bytes they held. Also
     /// resynchronises the catalogue's size with the files and sweeps what killed writers left
     /// ([`sweep_temporaries`](Self::sweep_temporaries)).
+    /// Every manifest goes too: they are not in the size the catalogue keeps, and the next full
+    /// compile of a request records its manifest again.
     pub fn gc(&self, target: u64) -> Result<(u64, u64), StoreError> {
-        self.with(|cat| self.gc_keeping(cat, target, None))
+        self.with(|cat| {
+            self.remove_manifests();
+            self.gc_keeping(cat, target, None)
+        })
+    }
+
+    /// Removes the manifests' folder; whether something was there and could not be removed.
+    fn remove_manifests(&self) -> bool {
+        std::fs::symlink_metadata(&self.manifests).is_ok() && remove_any(&self.manifests).is_err()
     }
 
     // --- the cache's bookkeeping ---

@@ -66,20 +66,32 @@ __device__ float rescale(float s, float m, float to) {
     return m == to ? s : s * expf(m - to);
 }
 
+#define ITEMS 16
+
+// The row in registers, 16 elements per thread: rows of up to BLOCK * ITEMS = 4096 columns.
 extern "C" __global__ void softmax_rows(const float* __restrict__ x, float* __restrict__ y, int cols) {
     __shared__ float warp_max[32];
     __shared__ float warp_sum[32];
     int row = blockIdx.x, t = threadIdx.x;
     const float* xr = x + (size_t)row * cols;
     float* yr = y + (size_t)row * cols;
-    float m = -__int_as_float(0x7f800000);
-    float s = 0.0f;
-    for (int j = t; j < cols; j += BLOCK) {
-        float v = xr[j];
-        float e = expf(fminf(m, v) - fmaxf(m, v));
-        s = v > m ? s * e + 1.0f : s + e;
-        m = fmaxf(m, v);
+    float v[ITEMS];
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        int j = t + k * BLOCK;
+        v[k] = -__int_as_float(0x7f800000);
+        if (j < cols) v[k] = xr[j];
     }
+    float mine = -__int_as_float(0x7f800000);
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) mine = fmaxf(mine, v[k]);
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        v[k] = t + k * BLOCK < cols ? expf(v[k] - mine) : 0.0f;
+        s += v[k];
+    }
+    float m = mine;
     for (int d = 16; d > 0; d /= 2) {
         float mo = __shfl_xor_sync(FULL, m, d);
         float so = __shfl_xor_sync(FULL, s, d);
@@ -96,8 +108,12 @@ extern "C" __global__ void softmax_rows(const float* __restrict__ x, float* __re
     for (int w = 0; w < BLOCK / 32; w++) mx = fmaxf(mx, warp_max[w]);
     float total = 0.0f;
     for (int w = 0; w < BLOCK / 32; w++) total += rescale(warp_sum[w], warp_max[w], mx);
-    float inv = 1.0f / total;
-    for (int j = t; j < cols; j += BLOCK) yr[j] = expf(xr[j] - mx) * inv;
+    float scale = rescale(1.0f / total, mine, mx);
+#pragma unroll
+    for (int k = 0; k < ITEMS; k++) {
+        int j = t + k * BLOCK;
+        if (j < cols) yr[j] = v[k] * scale;
+    }
 }
 
 extern "C" __global__ void matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
@@ -136,50 +152,81 @@ __device__ unsigned warp_scan(unsigned v, unsigned lane) {
     return v;
 }
 
-extern "C" __global__ void scan_blocks(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned* __restrict__ sums) {
+#define SCAN_ITEMS 8
+#define SCAN_TILE (BLOCK * SCAN_ITEMS)
+#define AGGREGATE (1ull << 32)
+#define PREFIX (2ull << 32)
+#define EPOCH_SHIFT 34
+
+__device__ unsigned warp_total(unsigned v) {
+    for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(FULL, v, d);
+    return v;
+}
+
+// Decoupled look-back by one warp (see kernels.rs): statuses read with an atomic OR of 0.
+__device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigned long long epoch, unsigned lane) {
+    unsigned sum = 0;
+    unsigned end = tile;
+    bool done = tile == 0;
+    while (!done) {
+        unsigned long long s = 0;
+        bool ready = false;
+        while (!ready) {
+            s = lane < end ? atomicOr(&status[end - 1 - lane], 0ull) : (epoch << EPOCH_SHIFT) | PREFIX;
+            ready = __all_sync(FULL, (s >> EPOCH_SHIFT) == epoch);
+        }
+        unsigned prefixes = __ballot_sync(FULL, (s & PREFIX) != 0);
+        unsigned nearest = prefixes == 0 ? 32 : __ffs(prefixes) - 1;
+        sum += warp_total(lane <= nearest ? (unsigned)s : 0u);
+        done = nearest < 32;
+        if (!done) end -= 32;
+    }
+    return sum;
+}
+
+// Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`.
+extern "C" __global__ void scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
+    __shared__ unsigned long long taken;
     __shared__ unsigned warp_totals[32];
+    __shared__ unsigned before_tile;
     int t = threadIdx.x;
     unsigned lane = t % 32;
     int w = t / 32;
-    int base = blockIdx.x * (BLOCK * 4) + t * 4;
-    unsigned v0 = 0, v1 = 0, v2 = 0, v3 = 0;
-    if (base + 3 < n) {
-        v0 = x[base];
-        v1 = v0 + x[base + 1];
-        v2 = v1 + x[base + 2];
-        v3 = v2 + x[base + 3];
-    } else {
-        if (base < n) v0 = x[base];
-        v1 = v0 + (base + 1 < n ? x[base + 1] : 0);
-        v2 = v1 + (base + 2 < n ? x[base + 2] : 0);
-        v3 = v2;
+    if (t == 0) taken = atomicAdd(ticket, 1ull);
+    __syncthreads();
+    unsigned long long tiles = gridDim.x;
+    unsigned long long epoch = taken / tiles + 1;
+    unsigned tile = (unsigned)(taken % tiles);
+    int base = tile * SCAN_TILE + t * SCAN_ITEMS;
+    unsigned v[SCAN_ITEMS];
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++) {
+        v[k] = 0;
+        if (base + k < n) v[k] = x[base + k];
     }
-    unsigned inclusive = warp_scan(v3, lane);
+#pragma unroll
+    for (int k = 1; k < SCAN_ITEMS; k++) v[k] += v[k - 1];
+    unsigned mine = v[SCAN_ITEMS - 1];
+    unsigned inclusive = warp_scan(mine, lane);
     if (lane == 31) warp_totals[w] = inclusive;
     __syncthreads();
     if (w == 0) {
         unsigned total = lane < BLOCK / 32 ? warp_totals[lane] : 0;
-        warp_totals[lane] = warp_scan(total, lane);
-    }
-    __syncthreads();
-    unsigned before = inclusive - v3 + (w > 0 ? warp_totals[w - 1] : 0);
-    if (base < n) y[base] = before + v0;
-    if (base + 1 < n) y[base + 1] = before + v1;
-    if (base + 2 < n) y[base + 2] = before + v2;
-    if (base + 3 < n) y[base + 3] = before + v3;
-    if (t == BLOCK - 1) sums[blockIdx.x] = before + v3;
-}
-
-extern "C" __global__ void scan_add(unsigned* __restrict__ y, int n, const unsigned* __restrict__ scanned_sums) {
-    int b = blockIdx.x;
-    if (b > 0) {
-        unsigned off = scanned_sums[b - 1];
-        int base = b * (BLOCK * 4) + threadIdx.x;
-        for (int k = 0; k < 4; k++) {
-            int i = base + k * BLOCK;
-            if (i < n) y[i] += off;
+        unsigned scanned = warp_scan(total, lane);
+        unsigned tile_sum = __shfl_sync(FULL, scanned, BLOCK / 32 - 1);
+        warp_totals[lane] = scanned;
+        if (lane == 0) atomicExch(&status[tile], (epoch << EPOCH_SHIFT) | (tile == 0 ? PREFIX : AGGREGATE) | tile_sum);
+        unsigned sum = look_back(status, tile, epoch, lane);
+        if (lane == 0) {
+            if (tile > 0) atomicExch(&status[tile], (epoch << EPOCH_SHIFT) | PREFIX | (unsigned long long)(sum + tile_sum));
+            before_tile = sum;
         }
     }
+    __syncthreads();
+    unsigned before = before_tile + inclusive - mine + (w > 0 ? warp_totals[w - 1] : 0);
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++)
+        if (base + k < n) y[base + k] = before + v[k];
 }
 
 // The FP32 roofline: 8 independent FMA chains per thread, `iters` steps each.

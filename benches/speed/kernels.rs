@@ -104,11 +104,16 @@ fn rescale(s: f32, m: f32, to: f32) -> f32 {
     if m == to { s } else { s * (m - to).exp() }
 }
 
-// Softmax of each row (one block per row), online: one block-strided pass keeps each thread's
-// maximum and its sum of exponentials relative to it (rescaling the sum when the maximum
-// grows, one exponential per element), the (maximum, sum) pairs are combined across each warp by shuffles and across the
-// block's 8 warps through shared memory, then one pass writes the normalised values: the row is
-// read twice (once from memory, once from cache) and the block meets one barrier.
+// The elements of a row each thread holds: rows of up to BLOCK * ITEMS = 4096 columns.
+const ITEMS: usize = 16;
+
+// Softmax of each row (one block per row) with the row in registers: each thread loads its 16
+// elements (element t + k * BLOCK, so each load is coalesced and all 16 are in flight at once),
+// takes their maximum and its sum of exponentials relative to it (one exponential per element,
+// kept), the (maximum, sum) pairs are combined across each warp by shuffles and across the
+// block's 8 warps through shared memory (one barrier), and each thread scales its exponentials
+// by exp(its maximum - the row's) / sum: the row is read once and written once. Rows longer
+// than 4096 are not handled (the suite's are 4096; Triton's twin has the same limit).
 #[kernel]
 pub fn softmax_rows(x: &Array<f32, 2>, y: &mut Array<f32, 2>) {
     let warp_max = shared_array::<f32, 32>();
@@ -116,18 +121,26 @@ pub fn softmax_rows(x: &Array<f32, 2>, y: &mut Array<f32, 2>) {
     let row = block_idx_x() as usize;
     let t = thread_idx_x() as usize;
     let cols = x.shape(1);
-    let mut m = f32::NEG_INFINITY;
+    let mut v = [f32::NEG_INFINITY; ITEMS];
+    for k in 0..ITEMS {
+        let j = t + k * BLOCK;
+        if j < cols {
+            v[k] = x[[row, j]];
+        }
+    }
+    let mut mine = f32::NEG_INFINITY;
+    for k in 0..ITEMS {
+        mine = mine.max(v[k]);
+    }
     let mut s = 0.0f32;
-    for j in (t..cols).step_by(BLOCK) {
-        // One exponential either way: exp(m - v) rescales the sum to a new maximum v, or
-        // exp(v - m) adds v's term; no branch, so the unrolled loop's loads are independent.
-        let v = x[[row, j]];
-        let e = (m.min(v) - m.max(v)).exp();
-        s = if v > m { s * e + 1.0 } else { s + e };
-        m = m.max(v);
+    for k in 0..ITEMS {
+        // A thread past the row's end holds no element (and its maximum is -inf).
+        v[k] = if t + k * BLOCK < cols { (v[k] - mine).exp() } else { 0.0 };
+        s += v[k];
     }
     // Each step combines a lane's pair with its partner's, the same sum either way round, so
     // every lane ends with the warp's pair.
+    let mut m = mine;
     let mut d = 16;
     while d > 0 {
         let mo = shfl_xor_sync(FULL, m, d);
@@ -150,9 +163,12 @@ pub fn softmax_rows(x: &Array<f32, 2>, y: &mut Array<f32, 2>) {
     for w in 0..BLOCK / 32 {
         total += rescale(warp_sum[w], warp_max[w], mx);
     }
-    let inv = 1.0 / total;
-    for j in (t..cols).step_by(BLOCK) {
-        y[[row, j]] = (x[[row, j]] - mx).exp() * inv;
+    let scale = rescale(1.0 / total, mine, mx);
+    for k in 0..ITEMS {
+        let j = t + k * BLOCK;
+        if j < cols {
+            y[[row, j]] = v[k] * scale;
+        }
     }
 }
 
@@ -211,73 +227,118 @@ fn warp_scan(v: u32, lane: u32) -> u32 {
     v
 }
 
-// Inclusive prefix sums of blocks of 1024 elements (4 per thread): each thread scans its four,
-// warps scan the thread totals with shuffles, the block scans the 8 warp totals; the block's
-// total goes to `sums`.
+// The elements of a scan tile each thread holds (consecutive ones): tiles of 2048.
+const SCAN_ITEMS: usize = 8;
+const SCAN_TILE: usize = BLOCK * SCAN_ITEMS;
+// A tile's status word: the launch's epoch << 34 | AGGREGATE or PREFIX | a u32 value (the
+// tile's own sum, or the inclusive prefix sum up to its end). A word of another epoch (an
+// earlier launch's, or 0 before the first) is not published yet.
+const AGGREGATE: u64 = 1 << 32;
+const PREFIX: u64 = 2 << 32;
+const EPOCH_SHIFT: u64 = 34;
+
+// The sum of a value over the warp, in every lane.
+fn warp_total(v: u32) -> u32 {
+    let mut v = v;
+    let mut d = 16;
+    while d > 0 {
+        v += shfl_xor_sync(FULL, v, d);
+        d /= 2;
+    }
+    v
+}
+
+// Decoupled look-back, by the 32 lanes of one warp: the sum of every element before `tile`.
+// Each round lane l reads the status of tile end - 1 - l (an atomic that adds 0: a relaxed
+// read at the device's coherence point), the warp waits until all 32 are published in this
+// launch, then adds the aggregates of the tiles up to the nearest one with a prefix, and that
+// prefix; without a prefix among them it goes on 32 tiles further back. Before tile 0 there is
+// a prefix of 0.
+fn look_back(status: &mut [u64], tile: usize, epoch: u64, lane: u32) -> u32 {
+    let l = lane as usize;
+    let mut sum = 0u32;
+    let mut end = tile;
+    let mut done = tile == 0;
+    while !done {
+        let mut s = 0u64;
+        let mut ready = false;
+        while !ready {
+            s = if l < end { atomic_or(&mut status[end - 1 - l], 0) } else { (epoch << EPOCH_SHIFT) | PREFIX };
+            ready = all_sync(FULL, s >> EPOCH_SHIFT == epoch);
+        }
+        let prefixes = ballot_sync(FULL, s & PREFIX != 0);
+        let nearest = prefixes.trailing_zeros();
+        sum += warp_total(if lane <= nearest { s as u32 } else { 0 });
+        done = nearest < 32;
+        if !done {
+            end -= 32;
+        }
+    }
+    sum
+}
+
+// Inclusive prefix sums in one pass (decoupled look-back): each block takes the next tile of
+// 2048 elements by a ticket (so every tile it waits for belongs to a block that has started:
+// blocks need not be scheduled in order), loads its 8 consecutive elements per thread and
+// scans them (each thread its 8, warps the thread totals by shuffles, the block the 8 warp
+// totals), publishes the tile's sum, and its first warp looks back for the sum of the tiles
+// before it, publishes its inclusive prefix and hands the sum to the block, which writes the
+// results: each element is read once and written once. `status` holds a word per tile,
+// `ticket` the tickets given out; both start zeroed and serve every later launch of the same
+// grid unchanged (a launch's tickets tell its epoch).
 #[kernel]
-pub fn scan_blocks(x: &[u32], y: &mut [u32], sums: &mut [u32]) {
+pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
+    let taken = shared_array::<u64, 1>();
     let warp_totals = shared_array::<u32, 32>();
+    let before_tile = shared_array::<u32, 1>();
     let t = thread_idx_x() as usize;
     let lane = lane_id();
     let w = t / 32;
-    let base = block_idx_x() as usize * (BLOCK * 4) + t * 4;
-    let mut v0 = 0;
-    let mut v1 = 0;
-    let mut v2 = 0;
-    let mut v3 = 0;
-    if base + 3 < x.len() {
-        v0 = x[base];
-        v1 = v0 + x[base + 1];
-        v2 = v1 + x[base + 2];
-        v3 = v2 + x[base + 3];
-    } else {
-        if base < x.len() {
-            v0 = x[base];
-        }
-        v1 = v0 + if base + 1 < x.len() { x[base + 1] } else { 0 };
-        v2 = v1 + if base + 2 < x.len() { x[base + 2] } else { 0 };
-        v3 = v2;
+    if t == 0 {
+        taken[0] = atomic_add(&mut ticket[0], 1u64);
     }
-    let inclusive = warp_scan(v3, lane);
+    sync_threads();
+    let tiles = grid_dim_x() as u64;
+    let epoch = taken[0] / tiles + 1;
+    let tile = (taken[0] % tiles) as usize;
+    let base = tile * SCAN_TILE + t * SCAN_ITEMS;
+    let mut v = [0u32; SCAN_ITEMS];
+    for k in 0..SCAN_ITEMS {
+        if base + k < x.len() {
+            v[k] = x[base + k];
+        }
+    }
+    for k in 1..SCAN_ITEMS {
+        v[k] += v[k - 1];
+    }
+    let mine = v[SCAN_ITEMS - 1];
+    let inclusive = warp_scan(mine, lane);
     if lane == 31 {
         warp_totals[w] = inclusive;
     }
     sync_threads();
     if w == 0 {
         let total = if (lane as usize) < BLOCK / 32 { warp_totals[lane as usize] } else { 0 };
-        warp_totals[lane as usize] = warp_scan(total, lane);
+        let scanned = warp_scan(total, lane);
+        let tile_sum = shfl_sync(FULL, scanned, (BLOCK / 32 - 1) as u32);
+        warp_totals[lane as usize] = scanned;
+        if lane == 0 {
+            let flag = if tile == 0 { PREFIX } else { AGGREGATE };
+            atomic_exch(&mut status[tile], (epoch << EPOCH_SHIFT) | flag | tile_sum as u64);
+        }
+        let sum = look_back(status, tile, epoch, lane);
+        if lane == 0 {
+            if tile > 0 {
+                atomic_exch(&mut status[tile], (epoch << EPOCH_SHIFT) | PREFIX | (sum + tile_sum) as u64);
+            }
+            before_tile[0] = sum;
+        }
     }
     sync_threads();
-    let before = inclusive - v3 + if w > 0 { warp_totals[w - 1] } else { 0 };
-    if base < y.len() {
-        y[base] = before + v0;
-    }
-    if base + 1 < y.len() {
-        y[base + 1] = before + v1;
-    }
-    if base + 2 < y.len() {
-        y[base + 2] = before + v2;
-    }
-    if base + 3 < y.len() {
-        y[base + 3] = before + v3;
-    }
-    if t == BLOCK - 1 {
-        sums[block_idx_x() as usize] = before + v3;
-    }
-}
-
-// Adds to each block of 1024 the scanned total of the blocks before it.
-#[kernel]
-pub fn scan_add(y: &mut [u32], scanned_sums: &[u32]) {
-    let b = block_idx_x() as usize;
-    if b > 0 {
-        let off = scanned_sums[b - 1];
-        let base = b * (BLOCK * 4) + thread_idx_x() as usize;
-        for k in 0..4 {
-            let i = base + k * BLOCK;
-            if i < y.len() {
-                y[i] += off;
-            }
+    let before = before_tile[0] + inclusive - mine + if w > 0 { warp_totals[w - 1] } else { 0 };
+    for k in 0..SCAN_ITEMS {
+        if base + k < y.len() {
+            y[base + k] = before + v[k];
         }
     }
 }

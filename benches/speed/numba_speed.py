@@ -4,7 +4,10 @@ benches/speed/kernels.rs (kache) and benches/speed/cuda.cu (NVRTC), checked agai
 (or exact) reference with numpy, timed with CUDA events after warm-up (median over batches of
 back-to-back launches, as the Rust suite does).
 
-usage: numba_speed.py [--json FILE] [--reps N] [--batches N] [--check-only]
+usage: numba_speed.py [--json FILE] [--reps N] [--batches N] [--check-only] [--small] [--only K,..]
+
+--small: small sizes, to check the kernels on numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1
+with --check-only) where there is no GPU; --only: only the kernels named.
 """
 import json
 import math
@@ -22,12 +25,21 @@ TILE = 32
 # numba's shared.array needs a literal shape: a global name is one, `TILE * TILE` is not.
 TILE_ELEMS = TILE * TILE
 STRIDED_BLOCKS = 1056
+# The elements of a softmax row each thread holds (rows of up to BLOCK * ITEMS = 4096).
+ITEMS = 16
+# The single-pass scan (kernels.rs): 8 consecutive elements per thread, tiles of 2048, status
+# words epoch << 34 | AGGREGATE or PREFIX | value.
+SCAN_ITEMS = 8
+SCAN_TILE = BLOCK * SCAN_ITEMS
+AGGREGATE = 1 << 32
+PREFIX = 2 << 32
+EPOCH_SHIFT = 34
 
 
 def main():
     import numpy as np
     np.row_stack = np.vstack  # numba-cuda 0.30 with numpy 2.5
-    from numba import cuda, float32, int32, uint32
+    from numba import cuda, float32, int32, int64, uint32, uint64
 
     @cuda.jit
     def saxpy(a, x, y):
@@ -105,18 +117,26 @@ def main():
 
     @cuda.jit
     def softmax_rows(x, y):
+        # The row in registers, ITEMS elements per thread: rows of up to BLOCK * ITEMS columns.
         warp_max = cuda.shared.array(32, float32)
         warp_sum = cuda.shared.array(32, float32)
         row = cuda.blockIdx.x
         t = cuda.threadIdx.x
         cols = x.shape[1]
-        m = float32(-math.inf)
+        v = cuda.local.array(ITEMS, float32)
+        for k in range(ITEMS):
+            j = t + k * BLOCK
+            v[k] = float32(-math.inf)
+            if j < cols:
+                v[k] = x[row, j]
+        mine = float32(-math.inf)
+        for k in range(ITEMS):
+            mine = max(mine, v[k])
         s = float32(0.0)
-        for j in range(t, cols, BLOCK):
-            v = x[row, j]
-            e = math.exp(min(m, v) - max(m, v))
-            s = s * e + float32(1.0) if v > m else s + e
-            m = max(m, v)
+        for k in range(ITEMS):
+            v[k] = math.exp(v[k] - mine) if t + k * BLOCK < cols else float32(0.0)
+            s += v[k]
+        m = mine
         d = 16
         while d > 0:
             mo = cuda.shfl_xor_sync(0xFFFFFFFF, m, d)
@@ -135,9 +155,11 @@ def main():
         total = float32(0.0)
         for w in range(BLOCK // 32):
             total += rescale(warp_sum[w], warp_max[w], mx)
-        inv = float32(1.0) / total
-        for j in range(t, cols, BLOCK):
-            y[row, j] = math.exp(x[row, j] - mx) * inv
+        scale = rescale(float32(1.0) / total, mine, mx)
+        for k in range(ITEMS):
+            j = t + k * BLOCK
+            if j < cols:
+                y[row, j] = v[k] * scale
 
     @cuda.jit
     def matmul_tiled(a, b, c):
@@ -185,53 +207,86 @@ def main():
             d *= 2
         return uint32(s)
 
+    @cuda.jit(device=True)
+    def warp_total(v):
+        # As warp_scan: an i32 running sum (the same bits as u32 arithmetic).
+        s = int32(v)
+        d = 16
+        while d > 0:
+            s = int32(s + cuda.shfl_xor_sync(0xFFFFFFFF, s, d))
+            d //= 2
+        return uint32(s)
+
+    @cuda.jit(device=True)
+    def look_back(status, tile, epoch, lane):
+        # Decoupled look-back by one warp (see kernels.rs); every u64 quantity typed as such
+        # (numba would make a float of a u64 mixed with an i64).
+        total = uint32(0)
+        end = int64(tile)
+        done = tile == 0
+        while not done:
+            s = uint64(0)
+            ready = False
+            while not ready:
+                if lane < end:
+                    s = cuda.atomic.or_(status, end - 1 - lane, uint64(0))
+                else:
+                    s = (epoch << uint64(EPOCH_SHIFT)) | uint64(PREFIX)
+                ready = cuda.all_sync(0xFFFFFFFF, (s >> uint64(EPOCH_SHIFT)) == epoch)
+            prefixes = uint32(cuda.ballot_sync(0xFFFFFFFF, (s & uint64(PREFIX)) != uint64(0)))
+            nearest = cuda.ffs(prefixes) - 1 if prefixes != 0 else 32
+            total = uint32(total + warp_total(uint32(s & uint64(0xFFFFFFFF)) if lane <= nearest else uint32(0)))
+            done = nearest < 32
+            if not done:
+                end -= 32
+        return total
+
     @cuda.jit
-    def scan_blocks(x, y, sums):
+    def scan(x, y, status, ticket):
+        # Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`.
+        taken = cuda.shared.array(1, uint64)
         warp_totals = cuda.shared.array(32, uint32)
+        before_tile = cuda.shared.array(1, uint32)
         t = cuda.threadIdx.x
         lane = t % 32
         w = t // 32
         n = x.size
-        base = cuda.blockIdx.x * (BLOCK * 4) + t * 4
-        v0 = uint32(0)
-        v1 = uint32(0)
-        v2 = uint32(0)
-        v3 = uint32(0)
-        if base < n:
-            v0 = x[base]
-        v1 = v0 + (x[base + 1] if base + 1 < n else uint32(0))
-        v2 = v1 + (x[base + 2] if base + 2 < n else uint32(0))
-        v3 = v2 + (x[base + 3] if base + 3 < n else uint32(0))
-        inclusive = warp_scan(v3, lane)
+        if t == 0:
+            taken[0] = cuda.atomic.add(ticket, 0, uint64(1))
+        cuda.syncthreads()
+        tiles = uint64(cuda.gridDim.x)
+        epoch = taken[0] // tiles + uint64(1)
+        tile = int64(taken[0] % tiles)
+        base = tile * SCAN_TILE + t * SCAN_ITEMS
+        v = cuda.local.array(SCAN_ITEMS, uint32)
+        for k in range(SCAN_ITEMS):
+            v[k] = x[base + k] if base + k < n else uint32(0)
+        for k in range(1, SCAN_ITEMS):
+            v[k] = uint32(v[k] + v[k - 1])
+        mine = v[SCAN_ITEMS - 1]
+        inclusive = warp_scan(mine, lane)
         if lane == 31:
             warp_totals[w] = inclusive
         cuda.syncthreads()
         if w == 0:
             total = warp_totals[lane] if lane < BLOCK // 32 else uint32(0)
-            warp_totals[lane] = warp_scan(total, lane)
+            scanned = warp_scan(total, lane)
+            tile_sum = uint32(cuda.shfl_sync(0xFFFFFFFF, int32(scanned), BLOCK // 32 - 1))
+            warp_totals[lane] = scanned
+            if lane == 0:
+                flag = uint64(PREFIX) if tile == 0 else uint64(AGGREGATE)
+                cuda.atomic.exch(status, tile, (epoch << uint64(EPOCH_SHIFT)) | flag | uint64(tile_sum))
+            total = look_back(status, tile, epoch, lane)
+            if lane == 0:
+                if tile > 0:
+                    word = (epoch << uint64(EPOCH_SHIFT)) | uint64(PREFIX) | uint64(uint32(total + tile_sum))
+                    cuda.atomic.exch(status, tile, word)
+                before_tile[0] = total
         cuda.syncthreads()
-        before = inclusive - v3 + (warp_totals[w - 1] if w > 0 else uint32(0))
-        if base < n:
-            y[base] = before + v0
-        if base + 1 < n:
-            y[base + 1] = before + v1
-        if base + 2 < n:
-            y[base + 2] = before + v2
-        if base + 3 < n:
-            y[base + 3] = before + v3
-        if t == BLOCK - 1:
-            sums[cuda.blockIdx.x] = before + v3
-
-    @cuda.jit
-    def scan_add(y, scanned_sums):
-        b = cuda.blockIdx.x
-        if b > 0:
-            off = scanned_sums[b - 1]
-            base = b * (BLOCK * 4) + cuda.threadIdx.x
-            for k in range(4):
-                i = base + k * BLOCK
-                if i < y.size:
-                    y[i] += off
+        before = uint32(before_tile[0] + inclusive - mine + (warp_totals[w - 1] if w > 0 else uint32(0)))
+        for k in range(SCAN_ITEMS):
+            if base + k < n:
+                y[base + k] = uint32(before + v[k])
 
     def time_it(launch):
         for _ in range(2):
@@ -252,7 +307,11 @@ def main():
     rows = []
     rng = np.random.default_rng(1)
 
+    only = arg("--only", "")
+
     def row(kernel, launch, verify, bytes_=None, flops=None):
+        if only and kernel not in only.split(","):
+            return
         try:
             launch()
             cuda.synchronize()
@@ -269,7 +328,8 @@ def main():
                          "gbs": None, "gflops": None, "check": "error: %s" % e})
             print("%14s  numba: error: %s" % (kernel, e), file=sys.stderr)
 
-    n = 1 << 28
+    small = "--small" in sys.argv
+    n = 100_000 if small else 1 << 28
     x = rng.random(n, dtype=np.float32)
     y0 = rng.random(n, dtype=np.float32)
     xd, yd = cuda.to_device(x), cuda.to_device(y0)
@@ -295,7 +355,7 @@ def main():
         row(name, lambda k=k, out=out: k[STRIDED_BLOCKS, 256](xd, out), v_sum, bytes_=4.0 * n)
     del xd
 
-    rows_, cols = 8192, 4096
+    rows_, cols = (4, 1024) if small else (8192, 4096)
     xs = (rng.random((rows_, cols), dtype=np.float32) * 20 - 10).astype(np.float32)
     xsd = cuda.to_device(xs)
     ysd = cuda.device_array_like(xsd)
@@ -310,7 +370,7 @@ def main():
     row("softmax_rows", lambda: softmax_rows[rows_, 256](xsd, ysd), v_softmax, bytes_=8.0 * rows_ * cols)
     del xsd, ysd
 
-    m = 4096
+    m = 64 if small else 4096
     a = (rng.random((m, m), dtype=np.float32) - 0.5).astype(np.float32)
     b = (rng.random((m, m), dtype=np.float32) - 0.5).astype(np.float32)
     ad, bd = cuda.to_device(a), cuda.to_device(b)
@@ -343,22 +403,24 @@ def main():
 
     sx = rng.integers(0, 4, size=n, dtype=np.uint32)
     sxd = cuda.to_device(sx)
-    lens = [n]
-    while lens[-1] > 1024:
-        lens.append((lens[-1] + 1023) // 1024)
-    outs = [cuda.device_array(l, np.uint32) for l in lens]
-    totals = [cuda.device_array((l + 1023) // 1024, np.uint32) for l in lens]
-
-    def scan():
-        for lv, l in enumerate(lens):
-            scan_blocks[(l + 1023) // 1024, 256](sxd if lv == 0 else totals[lv - 1], outs[lv], totals[lv])
-        for lv in range(len(lens) - 2, -1, -1):
-            scan_add[(lens[lv] + 1023) // 1024, 256](outs[lv], outs[lv + 1])
+    tiles = (n + SCAN_TILE - 1) // SCAN_TILE
+    syd = cuda.device_array(n, np.uint32)
+    # Tile statuses and the ticket counter, zeroed once: the launches' tickets tell their epochs.
+    status = cuda.to_device(np.zeros(tiles, np.uint64))
+    ticket = cuda.to_device(np.zeros(1, np.uint64))
+    swant = np.cumsum(sx, dtype=np.uint32)
 
     def v_scan():
-        assert (outs[0].copy_to_host() == np.cumsum(sx, dtype=np.uint32)).all()
+        assert (syd.copy_to_host() == swant).all()
         return "exact"
-    row("scan", scan, v_scan, bytes_=8.0 * n)
+    row("scan", lambda: scan[tiles, 256](sxd, syd, status, ticket), v_scan, bytes_=8.0 * n)
+    # A later launch (a later epoch) gives the same answer.
+    if rows and rows[-1]["kernel"] == "scan" and not rows[-1]["check"].startswith("error"):
+        syd.copy_to_device(np.zeros(n, np.uint32))
+        scan[tiles, 256](sxd, syd, status, ticket)
+        cuda.synchronize()
+        if not (syd.copy_to_host() == swant).all():
+            rows[-1]["check"] = "error: a later launch differs"
 
     if "--json" in sys.argv:
         with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:

@@ -36,6 +36,9 @@ pub struct Options {
     pub batches: usize,
     /// The repository root (kernel sources are read from it).
     pub root: std::path::PathBuf,
+    /// Dry run: also write every PTX it compiles into this directory (`kache-NAME.ptx`,
+    /// `kache-NAME-unchecked.ptx`, `nvrtc.ptx`), for comparing kache's code with NVRTC's.
+    pub ptx_dir: Option<std::path::PathBuf>,
 }
 
 /// One measured (or, in a dry run, checked) kernel of one implementation.
@@ -82,7 +85,7 @@ struct Sizes {
 }
 
 const FULL_SIZES: Sizes = Sizes { saxpy: 1 << 28, reduce: 1 << 28, softmax: (8192, 4096), matmul: 4096, histogram: 1 << 28, scan: 1 << 28 };
-const HOST_SIZES: Sizes = Sizes { saxpy: 1 << 14, reduce: 1 << 16, softmax: (16, 1024), matmul: 64, histogram: 1 << 16, scan: 5000 };
+const HOST_SIZES: Sizes = Sizes { saxpy: 1 << 14, reduce: 1 << 16, softmax: (16, 1024), matmul: 64, histogram: 1 << 16, scan: 100_000 };
 
 /// The grid of the grid-strided kernels (reductions, histogram): as many blocks of 256 as keep
 /// every SM busy, the same for both implementations.
@@ -200,9 +203,7 @@ impl Gpu {
         // SAFETY: the context is current; `c` is NUL-terminated PTX.
         check(unsafe { sys::cuModuleLoadData(&mut module, c.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
         let mut funcs = Vec::new();
-        for name in
-            ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan_blocks", "scan_add", "fma_peak"]
-        {
+        for name in ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan", "fma_peak"] {
             let mut f: sys::CUfunction = std::ptr::null_mut();
             let cname = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
             // SAFETY: `module` is loaded; valid out pointer.
@@ -267,6 +268,7 @@ fn arg<T>(v: &mut T) -> *mut c_void {
 struct Run<'a> {
     opts: &'a Options,
     dev: Device,
+    jit: Jit,
     kache: Module,
     gpu: Option<Gpu>,
     sizes: Sizes,
@@ -311,6 +313,42 @@ impl Run<'_> {
 /// checks): what safe launches cost is the difference to the `kache` row.
 const UNCHECKED: &str = "unchk";
 
+/// The row name of the reductions compiled by H200 run 3's rule: the loop unrolled by 4 left
+/// free for ptxas to unroll again (it unrolls it to 16 loads, which it does not do to NVRTC's).
+/// Today's rule (`src/codegen/lower/loops.rs`) marks it `nounroll` as a grid-strided loop.
+const FREE_UNROLL: &str = "k-free";
+
+/// kache's bounds-checked PTX of `k` for sm_90 with C layouts.
+fn sm_90_ptx(k: &kache::Kernel) -> Result<String, String> {
+    let target = Target::Nvptx(kache::Arch::parse("sm_90").map_err(|e| e.to_string())?);
+    let c = k.compile(target, &Specialization::uniform(k.program(), Layout::C)).map_err(|e| e.to_string())?;
+    Ok(c.ptx().ok_or("no PTX")?.to_string())
+}
+
+/// `ptx` with the `.pragma "nounroll"` removed from each loop of more than one global load
+/// (the unrolled ones; remainder loops keep theirs): what kache emitted before grid-strided
+/// loops kept LLVM's `nounroll`. An error if there was none to remove.
+pub fn free_unrolled_loops(ptx: &str) -> Result<String, String> {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut drop = Vec::new();
+    let mut start = 0;
+    for i in 0..=lines.len() {
+        if i == lines.len() || lines[i].starts_with("$L__") {
+            let block = &lines[start..i];
+            let loads = block.iter().filter(|l| l.contains("ld.global")).count();
+            if loads > 1 {
+                drop.extend(block.iter().position(|l| l.contains(".pragma \"nounroll\"")).map(|p| start + p));
+            }
+            start = i;
+        }
+    }
+    if drop.is_empty() {
+        return Err("no unrolled loop marked nounroll".into());
+    }
+    let kept: Vec<&str> = lines.iter().enumerate().filter(|(i, _)| !drop.contains(i)).map(|(_, l)| *l).collect();
+    Ok(kept.join("\n") + "\n")
+}
+
 fn rel_err(got: f64, want: f64) -> f64 {
     (got - want).abs() / want.abs().max(1e-30)
 }
@@ -329,7 +367,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
         let gpu = Gpu::open(&mut ctx_keep, &source, "sm_90")?;
         (dev, Some(gpu), FULL_SIZES)
     };
-    let mut run = Run { opts, report: Report { device: dev.describe(), ..Default::default() }, dev, kache, gpu, sizes };
+    let mut run = Run { opts, report: Report { device: dev.describe(), ..Default::default() }, dev, jit, kache, gpu, sizes };
     if run.gpu.is_some() {
         rooflines(&mut run)?;
     }
@@ -342,26 +380,41 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     Ok(run.report)
 }
 
-/// Dry run: kache's PTX for sm_90 (and ptxas where found), NVRTC's PTX for the CUDA twins.
+/// Dry run: kache's PTX for sm_90, bounds-checked and unchecked (and ptxas where found),
+/// NVRTC's PTX for the CUDA twins; each written to `opts.ptx_dir` when given.
 fn dry_compile(opts: &Options, kache: &Module, source: &str) -> Result<(), String> {
     let ptxas = kache::toolchain::find_ptxas();
     let target = Target::Nvptx(kache::Arch::parse("sm_90").map_err(|e| e.to_string())?);
+    let write = |file: String, text: &str| -> Result<(), String> {
+        match &opts.ptx_dir {
+            Some(dir) => std::fs::write(dir.join(&file), text).map_err(|e| format!("{file}: {e}")),
+            None => Ok(()),
+        }
+    };
+    if let Some(dir) = &opts.ptx_dir {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
     for name in kache.kernel_names() {
         let k = kache.kernel(&name).map_err(|e| e.to_string())?;
-        let c = k.compile(target, &Specialization::uniform(k.program(), Layout::C)).map_err(|e| format!("{name}: {e}"))?;
-        let ptx = c.ptx().ok_or("no PTX")?;
-        if let Some(p) = &ptxas {
-            kache::toolchain::ptxas(p, ptx, "sm_90").map_err(|e| format!("ptxas rejected {name}: {e}"))?;
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        for checked in [true, false] {
+            let c = if checked { k.compile(target, &spec) } else { k.compile_unchecked(target, &spec) };
+            let c = c.map_err(|e| format!("{name}: {e}"))?;
+            let ptx = c.ptx().ok_or("no PTX")?;
+            if let Some(p) = &ptxas {
+                kache::toolchain::ptxas(p, ptx, "sm_90").map_err(|e| format!("ptxas rejected {name}: {e}"))?;
+            }
+            write(format!("kache-{name}{}.ptx", if checked { "" } else { "-unchecked" }), ptx)?;
         }
     }
     let ptx = nvrtc_ptx(source, "sm_90")?;
+    write("nvrtc.ptx".into(), &ptx)?;
     let entries = ptx.matches(".entry").count();
-    if entries != 9 {
-        return Err(format!("NVRTC's PTX has {entries} entries, expected 9"));
+    if entries != 8 {
+        return Err(format!("NVRTC's PTX has {entries} entries, expected 8"));
     }
-    let _ = opts;
     eprintln!(
-        "dry run: {} kache kernels compiled for sm_90 (ptxas: {}), NVRTC compiled {CUDA} ({entries} kernels)",
+        "dry run: {} kache kernels compiled for sm_90, checked and unchecked (ptxas: {}), NVRTC compiled {CUDA} ({entries} kernels)",
         kache.kernel_names().len(),
         if ptxas.is_some() { "accepted" } else { "not found" }
     );
@@ -482,6 +535,26 @@ fn reduce(run: &mut Run) -> Result<(), String> {
             },
             &verify,
         )?;
+        // The alternative rule (H200 run 3's): ptxas free to unroll the unrolled loop again.
+        let free = free_unrolled_loops(&sm_90_ptx(&k)?).map_err(|e| format!("{kernel}: {e}"))?;
+        if run.gpu.is_some() {
+            // SAFETY: `free` is kache's bounds-checked PTX of this kernel for sm_90 (the H200's
+            // architecture) with C layouts, one `.pragma "nounroll"` line removed, which changes
+            // how ptxas unrolls a loop, not what the code does.
+            let alt = unsafe { k.with_ptx(run.dev.target(), &Specialization::uniform(k.program(), Layout::C), free) };
+            out.copy_from(&[0.0]).map_err(|e| e.to_string())?;
+            let mut o = out.clone();
+            let launch = |r: &Run| alt.launch(&r.dev, grid, (&xd, &mut o)).map_err(|e| e.to_string());
+            run.measure(kernel, bytes, None, FREE_UNROLL, launch, &verify)?;
+        } else {
+            if let Some(p) = kache::toolchain::find_ptxas() {
+                kache::toolchain::ptxas(&p, &free, "sm_90").map_err(|e| format!("ptxas rejected {kernel} ({FREE_UNROLL}): {e}"))?;
+            }
+            if let Some(dir) = &run.opts.ptx_dir {
+                let file = dir.join(format!("kache-{kernel}-{FREE_UNROLL}.ptx"));
+                std::fs::write(&file, &free).map_err(|e| format!("{}: {e}", file.display()))?;
+            }
+        }
         if run.gpu.is_some() {
             out.copy_from(&[0.0]).map_err(|e| e.to_string())?;
             let (mut px, mut pn, mut po) = (ptr(&xd), n as i32, ptr(&out));
@@ -693,22 +766,41 @@ fn histogram(run: &mut Run) -> Result<(), String> {
     Ok(())
 }
 
-/// An inclusive scan of `n` u32: blocks of 1024 scanned (warp shuffles), their totals scanned
-/// the same way level by level, then each level's offsets added back.
+/// Elements per thread of the single-pass scan (`SCAN_ITEMS` in kernels.rs and cuda.cu), and
+/// the alternatives measured beside it (kache's source with another `SCAN_ITEMS`): row name,
+/// elements per thread.
+const SCAN_ITEMS: usize = 8;
+const SCAN_VARIANTS: [(&str, usize); 2] = [("k-t1024", 4), ("k-t4096", 16)];
+
+/// kache's `scan` with `items` elements per thread: the suite's own, or compiled from
+/// kernels.rs with another `SCAN_ITEMS`.
+fn scan_kernel(run: &Run, items: usize) -> Result<kache::Kernel, String> {
+    if items == SCAN_ITEMS {
+        return Ok(run.k("scan"));
+    }
+    let path = run.opts.root.join(KERNELS);
+    let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let ours = format!("const SCAN_ITEMS: usize = {SCAN_ITEMS};");
+    if !source.contains(&ours) {
+        return Err(format!("{KERNELS} does not say `{ours}`"));
+    }
+    let variant = source.replace(&ours, &format!("const SCAN_ITEMS: usize = {items};"));
+    let m = run.jit.load_source(&format!("kernels_scan_{items}.rs"), &variant).map_err(|e| e.to_string())?;
+    m.kernel("scan").map_err(|e| e.to_string())
+}
+
+/// An inclusive scan of `n` u32 in one pass (decoupled look-back): a block of 256 per tile of
+/// 256 * SCAN_ITEMS, each implementation with its own tile statuses and ticket counter, zeroed
+/// once (the launches' tickets tell their epochs apart). The result is checked after the first
+/// launch and again after the timed ones (later epochs).
 fn scan(run: &mut Run) -> Result<(), String> {
     let n = run.sizes.scan;
     let mut r = rng(9);
     let x: Vec<u32> = (0..n).map(|_| (r() % 4) as u32).collect();
     let xd = run.dev.upload(&x).map_err(|e| e.to_string())?;
-    // Level i scans `lens[i]` values into `outs[i]`, writing block totals into `ins[i + 1]`.
-    let mut lens = vec![n];
-    while *lens.last().unwrap() > 1024 {
-        lens.push(lens.last().unwrap().div_ceil(1024));
-    }
-    let outs: Vec<DeviceArray<u32>> = lens.iter().map(|l| run.dev.alloc::<u32>(&[*l]).unwrap()).collect();
-    let totals: Vec<DeviceArray<u32>> = lens.iter().map(|l| run.dev.alloc::<u32>(&[l.div_ceil(1024)]).unwrap()).collect();
+    let yd = run.dev.alloc::<u32>(&[n]).map_err(|e| e.to_string())?;
     let verify = |_: &Run| -> Result<String, String> {
-        let got = outs[0].download().map_err(|e| e.to_string())?;
+        let got = yd.download().map_err(|e| e.to_string())?;
         let mut acc = 0u32;
         for i in 0..n {
             acc = acc.wrapping_add(x[i]);
@@ -718,54 +810,56 @@ fn scan(run: &mut Run) -> Result<(), String> {
         }
         Ok("exact".into())
     };
+    // Measures one implementation: zeroed output, the checked first launch and the timing
+    // (`measure`), then one more launch checked (on the host, after two unchecked ones: the
+    // host times nothing), so later epochs are checked too.
     let bytes = Some(8.0 * n as f64);
-    let (kb, ka) = (run.k("scan_blocks"), run.k("scan_add"));
-    let levels = lens.len();
-    run.measure(
-        "scan",
-        bytes,
-        None,
-        "kache",
-        |r| {
-            for l in 0..levels {
-                let input = if l == 0 { xd.clone() } else { totals[l - 1].clone() };
-                let (mut o, mut t) = (outs[l].clone(), totals[l].clone());
-                kb.launch(&r.dev, Grid::new(lens[l].div_ceil(1024) as u32, 256u32), (&input, &mut o, &mut t)).map_err(|e| e.to_string())?;
+    let one = |run: &mut Run, imp: &str, launch: &dyn Fn(&Run) -> Result<(), String>| -> Result<(), String> {
+        yd.copy_from(&vec![0u32; n]).map_err(|e| e.to_string())?;
+        run.measure("scan", bytes, None, imp, launch, &verify)?;
+        if run.gpu.is_none() {
+            launch(run)?;
+            launch(run)?;
+        }
+        yd.copy_from(&vec![0u32; n]).map_err(|e| e.to_string())?;
+        launch(run)?;
+        verify(run).map(|_| ()).map_err(|e| format!("scan ({imp}), a later launch: {e}"))
+    };
+    let mut kache_rows = vec![("kache", SCAN_ITEMS, true), (UNCHECKED, SCAN_ITEMS, false)];
+    kache_rows.extend(SCAN_VARIANTS.iter().map(|(name, items)| (*name, *items, true)));
+    for (imp, items, checked) in kache_rows {
+        let k = scan_kernel(run, items)?;
+        let tiles = n.div_ceil(256 * items);
+        let grid = Grid::new(tiles as u32, 256u32);
+        let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
+        let ticket = run.dev.alloc::<u64>(&[1]).map_err(|e| e.to_string())?;
+        let launch = |r: &Run| -> Result<(), String> {
+            let (mut y, mut st, mut tk) = (yd.clone(), status.clone(), ticket.clone());
+            if checked {
+                k.launch(&r.dev, grid, (&xd, &mut y, &mut st, &mut tk)).map_err(|e| e.to_string())
+            } else {
+                // SAFETY: the checked launch of the same kernel and arguments (the row before)
+                // stayed in bounds (a fault would have failed it) and matched the reference.
+                unsafe { k.launch_unchecked(&r.dev, grid, (&xd, &mut y, &mut st, &mut tk)) }.map_err(|e| e.to_string())
             }
-            for l in (0..levels - 1).rev() {
-                let mut o = outs[l].clone();
-                ka.launch(&r.dev, Grid::new(lens[l].div_ceil(1024) as u32, 256u32), (&mut o, &outs[l + 1])).map_err(|e| e.to_string())?;
-            }
-            Ok(())
-        },
-        &verify,
-    )?;
+        };
+        one(run, imp, &launch)?;
+    }
     if run.gpu.is_some() {
-        run.measure(
-            "scan",
-            bytes,
-            None,
-            "nvrtc",
-            |r| {
-                let nv = &r.gpu.as_ref().ok_or("no GPU")?.nvrtc;
-                for l in 0..levels {
-                    let mut pi = if l == 0 { ptr(&xd) } else { ptr(&totals[l - 1]) };
-                    let (mut pn, mut po, mut pt) = (lens[l] as i32, ptr(&outs[l]), ptr(&totals[l]));
-                    nv.launch(
-                        "scan_blocks",
-                        (lens[l].div_ceil(1024) as u32, 1),
-                        (256, 1),
-                        &mut [arg(&mut pi), arg(&mut pn), arg(&mut po), arg(&mut pt)],
-                    )?;
-                }
-                for l in (0..levels - 1).rev() {
-                    let (mut po, mut pn, mut ps) = (ptr(&outs[l]), lens[l] as i32, ptr(&outs[l + 1]));
-                    nv.launch("scan_add", (lens[l].div_ceil(1024) as u32, 1), (256, 1), &mut [arg(&mut po), arg(&mut pn), arg(&mut ps)])?;
-                }
-                Ok(())
-            },
-            &verify,
-        )?;
+        let tiles = n.div_ceil(256 * SCAN_ITEMS);
+        let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
+        let ticket = run.dev.alloc::<u64>(&[1]).map_err(|e| e.to_string())?;
+        let (px, pn, py, ps, pt) = (ptr(&xd), n as i32, ptr(&yd), ptr(&status), ptr(&ticket));
+        let launch = |r: &Run| -> Result<(), String> {
+            let (mut px, mut pn, mut py, mut ps, mut pt) = (px, pn, py, ps, pt);
+            r.gpu.as_ref().ok_or("no GPU")?.nvrtc.launch(
+                "scan",
+                (tiles as u32, 1),
+                (256, 1),
+                &mut [arg(&mut px), arg(&mut pn), arg(&mut py), arg(&mut ps), arg(&mut pt)],
+            )
+        };
+        one(run, "nvrtc", &launch)?;
     }
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! Tests: code as fast as NVRTC's. Floating-point contraction (`fmad`: on by default, off by
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 //! `Config::fmad(false)`, `--fmad false` and `#[kernel(fmad = false)]`, and keyed), read-only
-//! array parameters loaded through `ld.global.nc`, strided loops unrolled by 4 on NVPTX (the
-//! speed suite's reduction and softmax, pinned by their PTX), and `for` loops keeping Rust's
-//! meaning at the edges of their types.
+//! array parameters loaded through `ld.global.nc`, strided loops unrolled by 4 on NVPTX (left
+//! to ptxas to unroll again only where the step is a constant, pinned by their PTX), and `for`
+//! loops keeping Rust's meaning at the edges of their types.
 
 use kache::{Arch, Config, Device, Grid, Jit, Layout, Specialization, Target};
 
@@ -152,11 +152,6 @@ fn speed_ptx(kernel: &str, checked: bool) -> String {
     c.unwrap_or_else(|e| panic!("{e}")).ptx().unwrap().to_string()
 }
 
-/// The `ld.global.nc.f32` of each basic block of a PTX function, in order (blocks start at labels).
-fn loads_per_block(ptx: &str) -> Vec<usize> {
-    loop_blocks(ptx).into_iter().map(|(loads, _)| loads).collect()
-}
-
 /// Each basic block with a `ld.global.nc.f32` in it: its loads, and whether it is marked
 /// `.pragma "nounroll"` (which stops ptxas unrolling it further).
 fn loop_blocks(ptx: &str) -> Vec<(usize, bool)> {
@@ -176,23 +171,66 @@ fn loop_blocks(ptx: &str) -> Vec<(usize, bool)> {
     out.into_iter().filter(|(n, _)| *n > 0).collect()
 }
 
+/// A grid-strided loop (its step known only at run time) and a block-strided one (a constant
+/// step), each a load and an add.
+const STRIDED: &str = r#"
+#[kernel]
+pub fn grid_sum(x: &[f32], out: &mut [f32]) {
+    let stride = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut acc = 0.0f32;
+    for j in (global_id_x()..x.len()).step_by(stride) {
+        acc += x[j];
+    }
+    atomic_add(&mut out[0], acc);
+}
+#[kernel]
+pub fn row_max(x: &Array<f32, 2>, out: &mut [f32]) {
+    let row = block_idx_x() as usize;
+    let mut m = 0.0f32;
+    for j in (thread_idx_x() as usize..x.shape(1)).step_by(256) {
+        m = m.max(x[[row, j]]);
+    }
+    out[row * 256 + thread_idx_x() as usize] = m;
+}
+"#;
+
+fn strided_ptx(kernel: &str, checked: bool) -> String {
+    let jit = common::memory_jit();
+    let k = jit.load_source("strided.rs", STRIDED).unwrap().kernel(kernel).unwrap();
+    let spec = Specialization::uniform(k.program(), Layout::C);
+    let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+    c.unwrap_or_else(|e| panic!("{e}")).ptx().unwrap().to_string()
+}
+
 #[test]
 fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
-    // The grid-strided loop of the block reduction: a body of 4 loads, and a remainder of 1.
-    let reduce = speed_ptx("reduce_block", false);
-    assert_eq!(loads_per_block(&reduce), vec![4, 1], "{reduce}");
-    // The online row softmax: its two block-strided loops (maximum and sum of exponentials,
-    // output), each 4 loads unrolled and 1 in the remainder.
-    let softmax = speed_ptx("softmax_rows", false);
-    assert_eq!(loads_per_block(&softmax), vec![4, 1, 4, 1], "{softmax}");
-    assert_eq!(softmax.matches("st.global.f32").count(), 5, "{softmax}");
-    // As with NVIDIA's compiler, the unrolled loops are left to ptxas to unroll further (on
-    // the H200 that keeps 16 loads in flight in the softmax's maximum loop, not 4); only the
-    // remainder loops, at most 3 iterations, say `nounroll`.
-    for ptx in [&reduce, &softmax] {
-        for (loads, nounroll) in loop_blocks(ptx) {
-            assert_eq!(nounroll, loads == 1, "a loop of {loads} loads, nounroll {nounroll}:\n{ptx}");
+    // Unrolled by 4: a body of 4 loads and a remainder loop of 1 (in checked code, the copy
+    // without checks that a loop versioned for bounds checks runs has the same shape).
+    for checked in [false, true] {
+        let grid = strided_ptx("grid_sum", checked);
+        let block = strided_ptx("row_max", checked);
+        // Which unrolled loop ptxas may unroll again follows what ptxas does with NVIDIA's:
+        // with a step known only at run time it cannot count the trips of NVVM's loop and
+        // leaves it at 4 loads in flight (NVRTC's reductions, at the copy bandwidth), so
+        // kache's loop (whose trips ptxas could count) says `nounroll`; with a constant step
+        // ptxas unrolls NVVM's loop again, so kache's is left free. Remainders say `nounroll`.
+        let (grid_shape, block_shape) = ([(4, true), (1, true)], [(4, false), (1, true)]);
+        if checked {
+            assert!(loop_blocks(&grid).windows(2).any(|w| w == grid_shape), "{grid}");
+            assert!(loop_blocks(&block).windows(2).any(|w| w == block_shape), "{block}");
+        } else {
+            assert_eq!(loop_blocks(&grid), grid_shape, "{grid}");
+            assert_eq!(loop_blocks(&block), block_shape, "{block}");
         }
+        if let Some(p) = common::ptxas() {
+            common::assemble(&p, &grid, "grid_sum");
+            common::assemble(&p, &block, "row_max");
+        }
+    }
+    // The speed suite's reductions (grid-strided) take the first shape.
+    for k in ["reduce_block", "reduce_warp"] {
+        let ptx = speed_ptx(k, false);
+        assert_eq!(loop_blocks(&ptx), vec![(4, true), (1, true)], "{ptx}");
     }
     // A loop with a barrier in it is not unrolled by a forced count (LLVM could not, and
     // would say so on stderr): the tiled matmul's loop over tiles stays one copy.
@@ -200,24 +238,67 @@ fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
     assert_eq!(matmul.matches("bar.sync").count(), 2, "{matmul}");
     assert!(matmul.matches("fma.rn.f32").count() >= 32, "the inner tile loop is unrolled and fused:\n{matmul}");
     if let Some(p) = common::ptxas() {
-        for (k, t) in [("reduce_block", &reduce), ("softmax_rows", &softmax), ("matmul_tiled", &matmul)] {
-            common::assemble(&p, t, k);
+        common::assemble(&p, &matmul, "matmul_tiled");
+    }
+}
+
+#[test]
+fn a_check_the_range_does_not_prove_stays_in_the_ptx() {
+    // `x[j]` is proven by the range; `y[j]` (another array, maybe shorter) is not.
+    let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { for j in 0..x.len() { y[j] = x[j]; } }";
+    let ptx = ptx_with(Config::in_memory(), src, "k");
+    assert!(ptx.contains("atom.global.cas.b32"), "the fault path of `y[j]`:\n{ptx}");
+    let proven = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { for j in 0..y.len() { y[j] = 2.0 * y[j]; } }";
+    let ptx = ptx_with(Config::in_memory(), proven, "k");
+    assert!(!ptx.contains("atom.global.cas.b32"), "every check is proven:\n{ptx}");
+}
+
+#[test]
+fn loops_over_constants_that_index_a_fixed_size_array_unroll_whole() {
+    // An exponential per element: LLVM's own cost model unrolls such a loop by 2 at most and
+    // leaves `v` in local memory; unrolled whole, `v` is 16 registers.
+    let src = r#"
+#[kernel]
+pub fn k(x: &[f32], y: &mut [f32]) {
+    let t = thread_idx_x() as usize;
+    let mut v = [0.0f32; 16];
+    for k in 0..16 {
+        v[k] = x[t + k * 256];
+    }
+    let mut s = 0.0f32;
+    for k in 0..16 {
+        v[k] = if t + k * 256 < y.len() { (v[k] - s).exp() } else { 0.0 };
+        s += v[k];
+    }
+    for k in 0..16 {
+        y[t + k * 256] = v[k] * s;
+    }
+}"#;
+    for checked in [true, false] {
+        let jit = common::memory_jit();
+        let k = jit.load_source("local.rs", src).unwrap().kernel("k").unwrap();
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+        let ptx = c.unwrap().ptx().unwrap().to_string();
+        assert!(!ptx.contains(".local"), "checked {checked}:\n{ptx}");
+        assert_eq!(ptx.matches("ex2.approx").count(), 16, "checked {checked}:\n{ptx}");
+        if let Some(p) = common::ptxas() {
+            common::assemble(&p, &ptx, "k");
         }
     }
 }
 
 #[test]
 fn checked_strided_loops_run_a_copy_without_checks_shaped_like_unchecked_code() {
-    // The strided loops' accesses are in bounds at both ends of every launch of the suite, so
+    // The reductions' accesses are in bounds at both ends of every launch of the suite, so
     // checked code tests that once before the loop and runs a copy of the loop without checks
-    // (codegen/lower/version.rs): the unchecked code's loops (4 loads unrolled, a remainder of
-    // 1 marked nounroll) appear in it unchanged, beside the checked copy for other launches.
-    for (kernel, loops) in [("reduce_block", 1), ("softmax_rows", 2)] {
+    // (codegen/lower/version.rs): the unchecked code's loop blocks (4 loads unrolled, a
+    // remainder of 1, both `nounroll`) appear in it unchanged, beside the checked copy.
+    for kernel in ["reduce_block", "reduce_warp"] {
         let checked = speed_ptx(kernel, true);
+        let unchecked = loop_blocks(&speed_ptx(kernel, false));
         let blocks = loop_blocks(&checked);
-        // (The checked copy's unrolled body also holds 4 loads, each behind its check.)
-        assert!(blocks.iter().filter(|b| **b == (4, false)).count() >= loops, "{kernel}:\n{checked}");
-        assert_eq!(blocks.iter().filter(|b| **b == (1, true)).count(), loops, "{kernel}:\n{checked}");
+        assert!(blocks.windows(unchecked.len()).any(|w| w == unchecked), "{kernel}: {blocks:?} lacks {unchecked:?}:\n{checked}");
         assert!(checked.contains("atom.global.cas.b32"), "{kernel}: the checked copy writes the fault record");
         if let Some(p) = common::ptxas() {
             common::assemble(&p, &checked, kernel);

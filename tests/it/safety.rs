@@ -171,6 +171,37 @@ fn a_thread_that_faults_exits_even_from_a_loop_that_would_never_end() {
     assert_eq!(out.download().unwrap(), vec![4]);
 }
 
+/// A `for` loop's range tells LLVM where its variable lies (checked code), so a check of it
+/// against the bound it runs to folds away; every check the range does not prove still fires.
+#[test]
+fn checks_the_range_of_a_for_loop_does_not_prove_still_fire() {
+    let dev = Device::host();
+    let x = dev.upload(&[1u32, 2, 3, 4, 5]).unwrap();
+    let run = |src: &str, y_len: usize| {
+        let mut y = dev.alloc::<u32>(&[y_len]).unwrap();
+        let fault = launch_fault(kernel(src).launch(&dev, Grid::linear(1, 1), (&x, &mut y)).unwrap_err());
+        (fault.1, fault.2, fault.3, y.download().unwrap())
+    };
+    // The bound is `x`'s length, the store goes to a shorter `y`.
+    let copy = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..x.len() { y[j] = x[j]; } }";
+    assert_eq!(run(copy, 3), ("parameter `y`".into(), 3, 3, vec![1, 2, 3]));
+    // Strided, from a start that is not 0.
+    let strided = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in (1..x.len()).step_by(2) { y[j] = x[j]; } }";
+    assert_eq!(run(strided, 2), ("parameter `y`".into(), 3, 2, vec![0, 2]));
+    // An inclusive range reaches its bound: `x[x.len()]` is out of bounds.
+    let inclusive = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..=x.len() { y[0] += x[j]; } }";
+    assert_eq!(run(inclusive, 1), ("parameter `x`".into(), 5, 5, vec![15]));
+    // The variable changed in the body is no longer what the range promised.
+    let moved = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..x.len() { let mut i = j; i += 2; y[0] += x[i]; } }";
+    assert_eq!(run(moved, 1), ("parameter `x`".into(), 5, 5, vec![12]));
+    // A range between constants past the array's end.
+    let constant = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in 0..8 { y[0] += x[j]; } }";
+    assert_eq!(run(constant, 1), ("parameter `x`".into(), 5, 5, vec![15]));
+    // A signed range below zero: -1 as usize is out of bounds.
+    let signed = "#[kernel] pub fn k(x: &[u32], y: &mut [u32]) { for j in -1i64..(x.len() as i64) { y[0] += x[j as usize]; } }";
+    assert_eq!(run(signed, 1), ("parameter `x`".into(), u64::MAX, 5, vec![0]));
+}
+
 #[test]
 fn unchecked_code_runs_only_through_the_unsafe_launch_and_is_keyed_apart() {
     let dev = Device::host();
@@ -492,6 +523,39 @@ fn versioned_indices_that_wrap_products_of_invariants_and_strides_fault_as_unver
 }
 
 #[test]
+fn an_index_named_by_a_let_in_the_loop_is_versioned_as_its_value_and_faults_as_unversioned_code_does() {
+    let dev = Device::host();
+    let t = dev.upload(&(0..12u32).collect::<Vec<_>>()).unwrap();
+    // `let i = r * 4 + c` stands for its value: rows 0 and 2 of 3 x 4 run, row 3 faults at 12.
+    let k = kernel(
+        "#[kernel] pub fn k(t: &[u32], r: usize, o: &mut [u32]) { for c in 0..4 { let i = r * 4 + c; o[0] += t[i] * (c as u32 + 1); } }",
+    );
+    for (r, want) in [(0usize, 20u32), (2, 100)] {
+        let mut out = dev.alloc::<u32>(&[1]).unwrap();
+        k.launch(&dev, Grid::linear(1, 1), (&t, r, &mut out)).unwrap();
+        assert_eq!(out.download().unwrap(), vec![want], "row {r}");
+    }
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, 3usize, &mut out)).unwrap_err());
+    assert_eq!((index, len), (12, 12));
+    // A `let` of a value the loop changes is no promise: `i` is 0, 6, then 12 (out of bounds),
+    // though `c + s` with `s` as it was before the loop would stay below 4.
+    let k = kernel(
+        "#[kernel] pub fn k(t: &[u32], o: &mut [u32]) { let mut s = 0usize; for c in 0..4 { let i = c + s; s += 5; o[0] += t[i]; } }",
+    );
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, &mut out)).unwrap_err());
+    assert_eq!((index, len), (12, 12));
+    assert_eq!(out.download().unwrap(), vec![6]);
+    // Nor is a `let` the body assigns again afterwards.
+    let k = kernel("#[kernel] pub fn k(t: &[u32], o: &mut [u32]) { for c in 0..4 { let mut i = c; i *= 5; o[0] += t[i]; } }");
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, _, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, &mut out)).unwrap_err());
+    assert_eq!(index, 15);
+    assert_eq!(out.download().unwrap(), vec![15]);
+}
+
+#[test]
 fn a_loop_that_leaves_before_its_bound_passes_the_array_does_not_fault() {
     let dev = Device::host();
     let src = "#[kernel] pub fn k(n: usize, stop: usize, o: &mut [u32]) { for i in 0..n { if i == stop { break; } o[i] = i as u32 + 1; } }";
@@ -505,15 +569,20 @@ fn a_loop_that_leaves_before_its_bound_passes_the_array_does_not_fault() {
 fn a_checked_strided_reduction_keeps_four_loads_in_flight_on_the_gpu() {
     // The versioned loop's unrolled body has no check between its loads; with checks, each load
     // would sit behind its own branch.
-    let src = "#[kernel] pub fn k(x: &[f32], out: &mut [f32]) {\n\
-               let mut acc = 0.0f32;\n\
-               for j in (global_id_x()..x.len()).step_by(block_dim_x() as usize * grid_dim_x() as usize) { acc += x[j]; }\n\
-               atomic_add(&mut out[0], acc); }";
-    let k = kernel(src);
-    let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
-    let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
-    assert!(c.is_checked());
-    let ptx = c.ptx().unwrap();
-    let most = ptx.split("$L__").map(|block| block.matches("ld.global.nc.f32").count()).max().unwrap_or(0);
-    assert!(most >= 4, "no block with 4 loads in the checked PTX:\n{ptx}");
+    // The same with the index named by a `let` (which stands for its value) and offset.
+    for body in ["acc += x[j];", "let i = j - global_id_x(); acc += x[i + global_id_x()];"] {
+        let src = format!(
+            "#[kernel] pub fn k(x: &[f32], out: &mut [f32]) {{\n\
+             let mut acc = 0.0f32;\n\
+             for j in (global_id_x()..x.len()).step_by(block_dim_x() as usize * grid_dim_x() as usize) {{ {body} }}\n\
+             atomic_add(&mut out[0], acc); }}"
+        );
+        let k = kernel(&src);
+        let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
+        let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
+        assert!(c.is_checked());
+        let ptx = c.ptx().unwrap();
+        let most = ptx.split("$L__").map(|block| block.matches("ld.global.nc.f32").count()).max().unwrap_or(0);
+        assert!(most >= 4, "no block with 4 loads in the checked PTX of `{body}`:\n{ptx}");
+    }
 }

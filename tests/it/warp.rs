@@ -237,19 +237,15 @@ fn the_speed_suites_warp_kernels_match_rust() {
     m.kernel("reduce_warp").unwrap().launch(&dev, Grid::new(8u32, 256u32), (&x, &mut out)).unwrap();
     let want: f64 = xs.iter().map(|v| *v as f64).sum();
     assert_eq!(out.download().unwrap()[0] as f64, want, "every partial sum is exact in f32");
+    // The single-pass scan: 100,000 elements are 49 tiles of 2048, so the look-back of the
+    // later tiles reads windows of 32 statuses; three launches on the same statuses and ticket
+    // counter (three epochs) give the same answer.
+    let n = 100_000usize;
     let us: Vec<u32> = (0..n as u32).map(|i| i % 13).collect();
     let u = dev.upload(&us).unwrap();
-    let blocks = n.div_ceil(1024);
-    let mut y = dev.alloc::<u32>(&[n]).unwrap();
-    let mut sums = dev.alloc::<u32>(&[blocks]).unwrap();
-    m.kernel("scan_blocks").unwrap().launch(&dev, Grid::new(blocks as u32, 256u32), (&u, &mut y, &mut sums)).unwrap();
-    let block_sums = sums.download().unwrap();
-    let mut scanned = block_sums.clone();
-    for i in 1..blocks {
-        scanned[i] += scanned[i - 1];
-    }
-    let scanned = dev.upload(&scanned).unwrap();
-    m.kernel("scan_add").unwrap().launch(&dev, Grid::new(blocks as u32, 256u32), (&mut y, &scanned)).unwrap();
+    let tiles = n.div_ceil(2048);
+    let mut status = dev.alloc::<u64>(&[tiles]).unwrap();
+    let mut ticket = dev.alloc::<u64>(&[1]).unwrap();
     let mut acc = 0u32;
     let want: Vec<u32> = us
         .iter()
@@ -258,7 +254,17 @@ fn the_speed_suites_warp_kernels_match_rust() {
             acc
         })
         .collect();
-    assert_eq!(y.download().unwrap(), want);
+    for epoch in 1..=3u64 {
+        let mut y = dev.alloc::<u32>(&[n]).unwrap();
+        m.kernel("scan").unwrap().launch(&dev, Grid::new(tiles as u32, 256u32), (&u, &mut y, &mut status, &mut ticket)).unwrap();
+        assert_eq!(y.download().unwrap(), want, "launch {epoch}");
+        assert_eq!(ticket.download().unwrap(), vec![epoch * tiles as u64]);
+        // Every tile ends with its inclusive prefix, published in this launch's epoch.
+        let words = status.download().unwrap();
+        for (t, w) in words.iter().enumerate() {
+            assert_eq!((w >> 34, (w >> 32) & 3, *w as u32), (epoch, 2, want[(2048 * (t + 1)).min(n) - 1]), "tile {t}");
+        }
+    }
 }
 
 #[test]

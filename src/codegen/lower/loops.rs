@@ -33,6 +33,33 @@ fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, to
     });
 }
 
+/// Loops over constants of at most this many iterations that index a fixed-size array with
+/// their variable are unrolled whole on the GPU.
+const FULL_UNROLL_MAX: u64 = 64;
+
+/// Whether `body` indexes a fixed-size array (`v[k]`, `v[k] = ..`) with an index that uses `var`.
+fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
+    fn uses(e: &Expr, var: LocalId) -> bool {
+        let mut found = false;
+        visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var));
+        found
+    }
+    fn place_indexed(p: &Place, var: LocalId) -> bool {
+        match p {
+            Place::Elem(p, i) => uses(i, var) || place_indexed(p, var),
+            Place::Field(p, _) => place_indexed(p, var),
+            Place::Local(_) | Place::Index(..) => false,
+        }
+    }
+    let mut found = false;
+    visit_block(body, &mut |e| match &e.kind {
+        ExprKind::Elem(_, i) => found |= uses(i, var),
+        ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => found |= place_indexed(p, var),
+        _ => {}
+    });
+    found
+}
+
 /// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
 struct Counted<'ctx> {
     id: LoopId,
@@ -42,6 +69,11 @@ struct Counted<'ctx> {
     slot: PointerValue<'ctx>,
     last: IntValue<'ctx>,
     step: IntValue<'ctx>,
+    /// Whether the step is known before run time (ptxas may unroll the unrolled loop again).
+    constant_step: bool,
+    /// Whether the loop is unrolled whole (on the GPU: constant trips, indexing a fixed-size
+    /// array with its variable).
+    whole: bool,
     signed: bool,
     exit: inkwell::basic_block::BasicBlock<'ctx>,
 }
@@ -113,8 +145,17 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let step_v = step_narrow.unwrap_or(it.const_int(1, false));
         // The value of the last iteration: at most `end`, so nothing here wraps.
         let final_v = self.b.build_int_add(lo, self.b.build_int_mul(last, step_v, "")?, "")?;
-        let shape = Counted { id, it, counter, current, slot, last, step: step_v, signed: s.is_signed(), exit };
-        match self.version_condition(var, s, lo, final_v, body)? {
+        let constant_step = step_v.is_const();
+        // `last` is the index of the last iteration: n + 1 iterations.
+        let whole =
+            !self.cx.host && last.get_zero_extended_constant().is_some_and(|n| n < FULL_UNROLL_MAX) && indexes_fixed_array(body, var);
+        let shape = Counted { id, it, counter, current, slot, last, step: step_v, constant_step, whole, signed: s.is_signed(), exit };
+        // A loop unrolled whole is not versioned: its checks become straight-line code, where
+        // LLVM drops those a guard proves and each other costs a compare; two unrolled copies
+        // would make ptxas allocate registers for both (the speed suite's softmax: 66, not 58,
+        // so fewer blocks per SM).
+        let versioned = if whole { None } else { self.version_condition(var, s, lo, final_v, body)? };
+        match versioned {
             Some((inside, sites)) => {
                 let fast = self.ctx().append_basic_block(self.fv, "");
                 let slow = self.ctx().append_basic_block(self.fv, "");
@@ -165,24 +206,56 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // does kache on NVPTX (LLVM's own allowance for NVPTX, a quarter of the usual cost
         // threshold, unrolls a loop with a libdevice call in it by 2 or not at all). A constant
         // trip count is left to LLVM, which unrolls such loops fully where it pays.
-        if !self.cx.host && !c.last.is_const() && unrollable(self.cx.input.program, body) {
-            self.set_unroll_count(backedge, 4);
+        // A loop over constants that indexes a fixed-size array with its variable is unrolled
+        // whole, as NVIDIA's compiler does, so that the array lives in registers: LLVM's cost
+        // model unrolls a body with a libdevice call in it by 2 at most, which leaves the array
+        // in local memory for ptxas to rescue (or not).
+        if !self.cx.host {
+            match c.last.get_zero_extended_constant() {
+                Some(_) if c.whole => self.set_full_unroll(backedge)?,
+                Some(_) => {}
+                None if unrollable(self.cx.input.program, body) => self.set_unroll_count(backedge, 4, c.constant_step)?,
+                None => {}
+            }
         }
         Ok(())
     }
 
     /// Marks the loop whose back edge is `backedge` to be unrolled `count` times
-    /// (`llvm.loop.unroll.count`), the unrolled loop left free for ptxas to unroll further.
+    /// (`llvm.loop.unroll.count`); with `free_for_ptxas`, the unrolled loop is left for ptxas to
+    /// unroll further.
     ///
-    /// Without a follow-up, LLVM marks the loop it unrolled `llvm.loop.unroll.disable`, which
-    /// the NVPTX back end prints as `.pragma "nounroll"`, and ptxas then keeps 4 loads in flight
-    /// where NVIDIA's compiler (which leaves its unrolled loop unmarked) lets ptxas unroll it
-    /// again, to 16 loads in flight in the softmax's maximum loop. The follow-up
-    /// (`llvm.loop.unroll.followup_unrolled`) gives the unrolled loop only
-    /// `llvm.loop.mustprogress`; the remainder loop keeps LLVM's `nounroll`, as NVIDIA's does.
-    pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32) {
+    /// What ptxas does with NVIDIA's unrolled loops decides which: NVVM's unrolled loop keeps
+    /// its exit test `j < n` and no `.pragma "nounroll"` (only the remainder loop has one), so
+    /// ptxas unrolls it again when it can count its trips, that is when the step is a constant
+    /// (a block-strided loop: 16 loads in flight, not 4), and leaves it when the step is known
+    /// only at run time (a grid-strided loop: 4 loads in flight, the shape that reaches the
+    /// copy bandwidth). LLVM's unrolled loop counts its trips down to zero, which ptxas can
+    /// always count: so a loop with a run-time step keeps LLVM's `llvm.loop.unroll.disable`
+    /// (`.pragma "nounroll"`) on the unrolled loop, and a loop with a constant step gets the
+    /// follow-up `llvm.loop.unroll.followup_unrolled` (only `llvm.loop.mustprogress`) instead.
+    pub(super) fn set_unroll_count(&self, backedge: InstructionValue<'ctx>, count: u32, free_for_ptxas: bool) -> R<()> {
+        let count = self.cx.i32.const_int(count as u64, false);
+        if free_for_ptxas {
+            self.set_loop_metadata(backedge, &[("llvm.loop.unroll.count", Some(count)), ("llvm.loop.unroll.followup_unrolled", None)])
+        } else {
+            self.set_loop_metadata(backedge, &[("llvm.loop.unroll.count", Some(count))])
+        }
+    }
+
+    /// Marks the loop whose back edge is `backedge` to be unrolled whole
+    /// (`llvm.loop.unroll.full`).
+    fn set_full_unroll(&self, backedge: InstructionValue<'ctx>) -> R<()> {
+        self.set_loop_metadata(backedge, &[("llvm.loop.unroll.full", None)])
+    }
+
+    /// Gives the loop whose back edge is `backedge` a loop id with these hints: each a name and
+    /// an optional constant; `llvm.loop.unroll.followup_unrolled` stands for the follow-up
+    /// that gives the unrolled loop only `llvm.loop.mustprogress`.
+    fn set_loop_metadata(&self, backedge: InstructionValue<'ctx>, hints: &[(&str, Option<IntValue<'ctx>>)]) -> R<()> {
         use inkwell::llvm_sys::core as c;
         use inkwell::llvm_sys::debuginfo as di;
+        use inkwell::llvm_sys::prelude::LLVMMetadataRef;
         let ctx = self.ctx().raw();
         let kind = "llvm.loop";
         // SAFETY: every handle comes from this context; the temporary node stands for the loop
@@ -190,16 +263,24 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // own front ends build self-referential loop ids.
         unsafe {
             let string = |s: &str| c::LLVMMDStringInContext2(ctx, s.as_ptr().cast(), s.len());
-            let node = |ops: &mut [inkwell::llvm_sys::prelude::LLVMMetadataRef]| c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
+            let node = |ops: &mut [LLVMMetadataRef]| c::LLVMMDNodeInContext2(ctx, ops.as_mut_ptr(), ops.len());
             let tmp = di::LLVMTemporaryMDNode(ctx, std::ptr::null_mut(), 0);
-            let n = c::LLVMValueAsMetadata(self.cx.i32.const_int(count as u64, false).as_value_ref());
-            let hint = node(&mut [string("llvm.loop.unroll.count"), n]);
-            let progress = node(&mut [string("llvm.loop.mustprogress")]);
-            let followup = node(&mut [string("llvm.loop.unroll.followup_unrolled"), progress]);
-            let id = node(&mut [tmp, hint, followup]);
+            let mut ops = vec![tmp];
+            for (name, value) in hints {
+                let mut hint = vec![string(name)];
+                if *name == "llvm.loop.unroll.followup_unrolled" {
+                    hint.push(node(&mut [string("llvm.loop.mustprogress")]));
+                }
+                if let Some(v) = value {
+                    hint.push(c::LLVMValueAsMetadata(v.as_value_ref()));
+                }
+                ops.push(node(&mut hint));
+            }
+            let id = node(&mut ops);
             di::LLVMMetadataReplaceAllUsesWith(tmp, id);
             let kind_id = c::LLVMGetMDKindIDInContext(ctx, kind.as_ptr().cast(), kind.len() as u32);
             c::LLVMSetMetadata(backedge.as_value_ref(), kind_id, c::LLVMMetadataAsValue(ctx, id));
         }
+        Ok(())
     }
 }

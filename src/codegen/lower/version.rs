@@ -12,7 +12,7 @@
 //! ends does not wrap (the test computes them with overflow checks and falls back to the checked
 //! copy if they would).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::IntPredicate;
 use inkwell::values::IntValue;
@@ -65,6 +65,35 @@ fn changed_locals(body: &Block) -> HashSet<LocalId> {
     out
 }
 
+/// The body's own `let`s (its top-level statements) that bind a local nothing in the body
+/// assigns or lends to a `&mut self` method, with their initialisers: such a local holds the
+/// value of its initialiser, evaluated where it stands on each iteration (`let j = t + k * 256;`).
+fn let_bindings(body: &Block) -> HashMap<LocalId, &Expr> {
+    let mut assigned = HashSet::new();
+    visit_block(body, &mut |e| {
+        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind {
+            let mut p = p;
+            loop {
+                match p {
+                    Place::Local(l) => {
+                        assigned.insert(*l);
+                        break;
+                    }
+                    Place::Field(q, _) | Place::Elem(q, _) => p = q,
+                    Place::Index(..) => break,
+                }
+            }
+        }
+    });
+    body.stmts
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Let(l, Some(init)) if !assigned.contains(l) => Some((*l, init)),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Whether the body (or a function it calls) has a barrier or a warp-level operation: the
 /// versions are chosen per thread, and such an operation must not be reached through code that
 /// differs between the threads of a block.
@@ -92,6 +121,8 @@ fn unsigned_int(t: &Ty) -> Option<Scalar> {
 struct Scope<'b> {
     var: LocalId,
     changed: &'b HashSet<LocalId>,
+    /// The body's `let`s that stand for their initialisers (`let_bindings`).
+    lets: &'b HashMap<LocalId, &'b Expr>,
 }
 
 impl Scope<'_> {
@@ -131,13 +162,15 @@ impl Scope<'_> {
     }
 
     /// An unsigned index that never decreases as the loop variable grows, built from the
-    /// variable and invariant values by `+`, `*`, `- invariant` and widening casts.
+    /// variable, invariant values and the body's `let`s of such indices by `+`, `*`,
+    /// `- invariant` and widening casts.
     fn monotone(&self, e: &Expr) -> bool {
         if unsigned_int(&e.ty).is_none() {
             return false;
         }
         match &e.kind {
             ExprKind::Local(l) if *l == self.var => true,
+            ExprKind::Local(l) if self.lets.contains_key(l) => self.monotone(self.lets[l]),
             ExprKind::Binary(BinOp::Add, a, b) => self.monotone(a) && self.monotone(b),
             ExprKind::Binary(BinOp::Mul, a, b) => (self.monotone(a) && self.invariant(b)) || (self.invariant(a) && self.monotone(b)),
             ExprKind::Binary(BinOp::Sub, a, b) => self.monotone(a) && self.invariant(b),
@@ -171,7 +204,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Ok(None);
         }
         let changed = changed_locals(body);
-        let scope = Scope { var, changed: &changed };
+        let lets = let_bindings(body);
+        let scope = Scope { var, changed: &changed, lets: &lets };
         let mut accesses: Vec<(&'x Expr, &'x [Expr])> = Vec::new();
         let mut note = |a: &'x Expr, idx: &'x [Expr]| {
             if scope.array_invariant(a) && !idx.is_empty() && idx.iter().all(|i| scope.monotone(i)) {
@@ -193,8 +227,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             for (d, i) in idx.iter().enumerate() {
                 let len = *arr.shape.get(d).ok_or_else(|| llvm_err("an index beyond the array's dimensions"))?;
                 let mut wrapped = self.cx.i1.const_zero();
-                let lo = self.index_at(i, var, first, &mut wrapped)?;
-                let hi = self.index_at(i, var, last, &mut wrapped)?;
+                let lo = self.index_at(i, var, &lets, first, &mut wrapped)?;
+                let hi = self.index_at(i, var, &lets, last, &mut wrapped)?;
                 let lo = self.widen(lo, i)?;
                 let hi = self.widen(hi, i)?;
                 let inside = self.b.build_int_compare(IntPredicate::ULT, hi, len, "")?;
@@ -217,15 +251,24 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(if bits < 64 { self.b.build_int_z_extend(v, self.cx.i64, "")? } else { v })
     }
 
-    /// The value of the monotone index `e` with the loop variable at `at`, setting `wrapped`
-    /// where an operation on the way would wrap.
-    fn index_at(&mut self, e: &Expr, var: LocalId, at: IntValue<'ctx>, wrapped: &mut IntValue<'ctx>) -> R<IntValue<'ctx>> {
+    /// The value of the monotone index `e` with the loop variable at `at` (each of `lets` read
+    /// as its initialiser: before the loop it holds nothing yet), setting `wrapped` where an
+    /// operation on the way would wrap.
+    fn index_at(
+        &mut self,
+        e: &Expr,
+        var: LocalId,
+        lets: &HashMap<LocalId, &Expr>,
+        at: IntValue<'ctx>,
+        wrapped: &mut IntValue<'ctx>,
+    ) -> R<IntValue<'ctx>> {
         let op = |name: &str| format!("llvm.{name}.with.overflow");
         match &e.kind {
             ExprKind::Local(l) if *l == var => Ok(at),
+            ExprKind::Local(l) if lets.contains_key(l) => self.index_at(lets[l], var, lets, at, wrapped),
             ExprKind::Binary(o @ (BinOp::Add | BinOp::Mul | BinOp::Sub), a, b) => {
-                let x = self.index_at(a, var, at, wrapped)?;
-                let y = self.index_at(b, var, at, wrapped)?;
+                let x = self.index_at(a, var, lets, at, wrapped)?;
+                let y = self.index_at(b, var, lets, at, wrapped)?;
                 let name = match o {
                     BinOp::Add => op("uadd"),
                     BinOp::Sub => op("usub"),
@@ -241,8 +284,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 *wrapped = self.b.build_or(*wrapped, o, "")?;
                 Ok(v)
             }
-            ExprKind::Cast(x) if mentions(x, var) => {
-                let v = self.index_at(x, var, at, wrapped)?;
+            ExprKind::Cast(x) if mentions(x, var, lets) => {
+                let v = self.index_at(x, var, lets, at, wrapped)?;
                 let to =
                     self.cx.scalar_ty(unsigned_int(&e.ty).ok_or_else(|| llvm_err("a versioned cast to a signed type"))?).into_int_type();
                 Ok(if v.get_type().get_bit_width() < to.get_bit_width() { self.b.build_int_z_extend(v, to, "")? } else { v })
@@ -252,9 +295,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 }
 
-/// Whether `e` reads the local `var`.
-fn mentions(e: &Expr, var: LocalId) -> bool {
+/// Whether `e` reads the local `var` or one of `lets` (which have no value before the loop).
+fn mentions(e: &Expr, var: LocalId, lets: &HashMap<LocalId, &Expr>) -> bool {
     let mut found = false;
-    visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var));
+    visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var || lets.contains_key(&l)));
     found
 }

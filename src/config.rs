@@ -46,6 +46,14 @@ pub struct Config {
     /// loader fills, so the code and its key hold no address and the kernel is cached like any
     /// other (`docs/captures.md`, "Relocatable captures").
     pub relocatable_captures: bool,
+    /// How many threads a batch of compiles uses (`KACHE_COMPILE_THREADS`, default the machine's
+    /// available parallelism): [`Jit::compile_many`](crate::Jit::compile_many),
+    /// [`Module::compile_all`](crate::Module::compile_all), the `kache` command and the
+    /// prebuild step compile the misses of a batch (and assemble their cubins) on up to this
+    /// many threads, each compile on one thread with its own LLVM context. The results (bytes,
+    /// keys, their order, errors) are the same whatever the number; 1 compiles on the calling
+    /// thread only.
+    pub compile_threads: usize,
 }
 
 impl Default for Config {
@@ -64,6 +72,7 @@ impl Default for Config {
             cubin_tier: true,
             toolchain: Toolchain::current(),
             relocatable_captures: false,
+            compile_threads: crate::parallel::default_threads(),
         }
     }
 }
@@ -103,6 +112,11 @@ pub fn parse_size(s: &str) -> Option<u64> {
     Some(bytes as u64)
 }
 
+/// `KACHE_COMPILE_THREADS`: a number of threads, at least 1.
+fn parse_threads(v: &str) -> Option<usize> {
+    v.trim().parse().ok().filter(|n| *n >= 1)
+}
+
 /// `KACHE_CAPTURES`: `relocatable` (true) or `baked` (false), in any case.
 fn parse_captures(v: &str) -> Option<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
@@ -116,7 +130,7 @@ impl Config {
     /// From the environment: `KACHE_DIR` (else `~/.cache/kache`), `KACHE_DISABLE=1` (no disk
     /// cache), `KACHE_MAX_SIZE`, `KACHE_LOCK_TIMEOUT_MS`, `KACHE_STRICT`, `KACHE_SALT`,
     /// `KACHE_ARCH`, `KACHE_OPT_LEVEL`, `KACHE_FAST_MATH`, `KACHE_FMAD`, `KACHE_CAPTURES`
-    /// (`baked` or `relocatable`), and the remote's variables.
+    /// (`baked` or `relocatable`), `KACHE_COMPILE_THREADS`, and the remote's variables.
     pub fn from_env() -> Result<Config> {
         let mut c = Config::default();
         if env_flag("KACHE_DISABLE") {
@@ -144,6 +158,10 @@ impl Config {
         if let Ok(v) = std::env::var("KACHE_CAPTURES") {
             c.relocatable_captures =
                 parse_captures(&v).ok_or_else(|| Error::Config(format!("KACHE_CAPTURES={v} is neither `baked` nor `relocatable`")))?;
+        }
+        if let Ok(v) = std::env::var("KACHE_COMPILE_THREADS") {
+            c.compile_threads = parse_threads(&v)
+                .ok_or_else(|| Error::Config(format!("KACHE_COMPILE_THREADS={v} is not a number of threads (1 or more)")))?;
         }
         c.remote = RemoteConfig::from_env()?;
         Ok(c)
@@ -179,6 +197,18 @@ impl Config {
         self
     }
 
+    /// The same settings compiling a batch on up to `threads` threads (at least 1; see
+    /// [`Config::compile_threads`](field@Config::compile_threads)).
+    ///
+    /// ```
+    /// let c = kache::Config::in_memory().compile_threads(1);
+    /// assert_eq!(c.compile_threads, 1);
+    /// ```
+    pub fn compile_threads(mut self, threads: usize) -> Config {
+        self.compile_threads = threads.max(1);
+        self
+    }
+
     /// Code generation options for `target`, bounds-checked (what safe launches run).
     pub fn options(&self, target: Target) -> Options {
         Options {
@@ -194,7 +224,7 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_captures, parse_size};
+    use super::{parse_captures, parse_size, parse_threads};
 
     #[test]
     fn capture_modes_parse() {
@@ -202,6 +232,15 @@ mod tests {
         assert_eq!(parse_captures(" Baked "), Some(false));
         assert_eq!(parse_captures("pointer"), None);
         assert_eq!(parse_captures(""), None);
+    }
+
+    #[test]
+    fn thread_counts_parse() {
+        assert_eq!(parse_threads(" 4 "), Some(4));
+        assert_eq!(parse_threads("1"), Some(1));
+        for bad in ["0", "-2", "two", "", "1.5"] {
+            assert_eq!(parse_threads(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

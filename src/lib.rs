@@ -57,6 +57,8 @@ pub mod lang;
 pub mod library;
 mod location;
 pub mod logging;
+#[cfg(feature = "compiler")]
+pub mod parallel;
 pub mod prebuild;
 pub mod runtime;
 pub mod span;

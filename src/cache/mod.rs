@@ -8,6 +8,7 @@
 
 pub mod archive;
 pub mod atomic;
+mod books;
 mod counters;
 pub mod envelope;
 pub mod key;
@@ -107,9 +108,11 @@ pub struct Cache {
     config: CacheConfig,
     memory: Mutex<HashMap<Key, MemEntry>>,
     local: Option<LocalStore>,
+    /// The local store's bookkeeping, written off the compile path.
+    books: Option<books::Books>,
     remote: Option<remote::RemoteStore>,
-    counters: Counters,
-    touched: Mutex<Vec<Key>>,
+    counters: Arc<Counters>,
+    touched: Arc<Mutex<Vec<Key>>>,
     warned: Mutex<HashSet<String>>,
     reasons: Mutex<Vec<String>>,
 }
@@ -131,13 +134,17 @@ impl Cache {
             Some(rc) => Some(remote::RemoteStore::new(rc.clone())?),
             None => None,
         };
+        let counters = Arc::new(Counters::default());
+        let touched = Arc::new(Mutex::new(Vec::new()));
+        let books = local.as_ref().map(|l| books::Books::new(l.clone(), counters.clone(), touched.clone()));
         Ok(Cache {
             config,
             memory: Mutex::new(HashMap::new()),
             local,
+            books,
             remote,
-            counters: Counters::default(),
-            touched: Mutex::new(Vec::new()),
+            counters,
+            touched,
             warned: Mutex::new(HashSet::new()),
             reasons: Mutex::new(Vec::new()),
         })
@@ -149,9 +156,10 @@ impl Cache {
             config: CacheConfig { dir: None, max_size: 0, lock_timeout: Duration::ZERO, remote: None },
             memory: Mutex::new(HashMap::new()),
             local: None,
+            books: None,
             remote: None,
-            counters: Counters::default(),
-            touched: Mutex::new(Vec::new()),
+            counters: Arc::default(),
+            touched: Arc::default(),
             warned: Mutex::new(HashSet::new()),
             reasons: Mutex::new(Vec::new()),
         }
@@ -377,44 +385,25 @@ impl Cache {
         self.lookup_counted(keys, &[], Counting::Quiet)
     }
 
-    /// Writes encoded entries to the local store with their bookkeeping (and this process's
-    /// counts). Writers never wait for the catalogue: entries are files, and when another
-    /// process has the catalogue open the bookkeeping is parked for the next one to open it.
+    /// Writes encoded entries to the local store: each entry's file now (atomically: visible
+    /// whole or not at all, to this process and every other), their bookkeeping later, off the
+    /// compile path (see `books.rs`). Writers never wait for the catalogue.
     fn write_local(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)]) {
-        let mut deltas = self.counters.take();
-        match local.write_entries(&deltas, encoded) {
-            Ok(failed) => {
-                if let Some(why) = failed.first() {
-                    self.warn_once("entry-write", &format!("a cache entry could not be written ({why}); continuing without it"));
+        let mut written = Vec::with_capacity(encoded.len());
+        for (k, b) in encoded {
+            match local.write_entry(k, b) {
+                Ok(delta) => {
+                    written.push((*k, delta, store::now_secs()));
+                    self.count(Counter::BytesWritten, b.len() as u64);
                 }
+                Err(e) => self.warn_once(
+                    "entry-write",
+                    &format!("a cache entry could not be written ({}: {e}); continuing without it", local.objects_dir().display()),
+                ),
             }
-            Err(StoreError::Busy) => {
-                crate::logging::debug!(
-                    "the store's catalogue is busy: {} entries written as files, their bookkeeping parked",
-                    encoded.len()
-                );
-                // Nothing is lost: files now, bookkeeping parked.
-                let mut stored = Vec::new();
-                for (k, b) in encoded {
-                    if let Ok(delta) = local.write_entry(k, b) {
-                        stored.push((*k, delta));
-                        deltas.add(Counter::BytesWritten, b.len() as u64);
-                    }
-                }
-                deltas.add(Counter::Busy, 1);
-                if let Err(e) = local.park(&deltas, &[], &stored) {
-                    // Kept for this process's last flush.
-                    self.counters.restore(&deltas);
-                    self.warn_once("park", &format!("cache bookkeeping could not be parked ({e})"));
-                }
-            }
-            Err(e) => {
-                self.counters.restore(&deltas);
-                self.warn_once(&format!("store:{e}"), &format!("{e}; continuing without the local cache"));
-                // Entries are files: they can be written without the catalogue.
-                let written: usize = encoded.iter().filter(|(k, b)| local.write_object(k, b).is_ok()).map(|(_, b)| b.len()).sum();
-                self.count(Counter::BytesWritten, written as u64);
-            }
+        }
+        if let Some(books) = &self.books {
+            books.wrote(written);
         }
     }
 
@@ -497,47 +486,20 @@ impl Cache {
         self.memory.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
-    /// Writes this process's counters into the store now.
+    /// Writes this process's bookkeeping (counters, access stamps, the records of the entries
+    /// it wrote) into the store's catalogue now, or parks it if another process has the
+    /// catalogue open. The cache does this by itself, off the compile path, after writes and
+    /// when it is dropped.
     pub fn flush_stats(&self) {
-        self.flush(false);
-    }
-
-    /// Hands this process's counters and access stamps to the store: written now, or, with
-    /// `park` (when the cache is dropped), left in a small file that the next process to open
-    /// the catalogue merges, so that a process that only had hits never opens the catalogue.
-    fn flush(&self, park: bool) {
-        let Some(local) = &self.local else { return };
-        let mut touched: Vec<Key> = std::mem::take(&mut *self.touched.lock().unwrap_or_else(|e| e.into_inner()));
-        touched.sort();
-        touched.dedup();
-        let deltas = self.counters.take();
-        if deltas.is_zero() && touched.is_empty() {
-            return;
-        }
-        // A process that only had hits never opens the catalogue (sled): it parks its counts
-        // and access stamps in a file, and once many files have piled up it folds them into
-        // one, still without the catalogue; the next writer, `gc` or `stats` merges them. A
-        // cache hit thus reads the entry's file and writes one small file, whatever sled costs
-        // to open on this machine.
-        if park {
-            let parked =
-                if local.parked_count() < 64 { local.park(&deltas, &touched, &[]) } else { local.compact_parked(&deltas, &touched) };
-            if let Err(e) = parked {
-                self.warn_once("park", &format!("this process's cache statistics could not be recorded ({e})"));
-            }
-            return;
-        }
-        if local.write_bookkeeping(&deltas, &touched).is_err() {
-            // Keep the counts: the next process to open the store merges them.
-            if let Err(e) = local.park(&deltas, &touched, &[]) {
-                self.warn_once("park", &format!("this process's cache statistics could not be recorded ({e})"));
-            }
+        if let Some(books) = &self.books {
+            books.settle();
         }
     }
 
     /// Zeroes the statistics of the local store (waiting for its catalogue like
     /// [`stats`](Self::stats)) and this process's counts.
     pub fn reset_stats(&self) -> Result<(), StoreError> {
+        self.flush_stats();
         self.counters.take();
         match &self.local {
             Some(local) => local.reset_stats(),
@@ -556,6 +518,8 @@ impl Cache {
         let mut catalogue_bytes = 0;
         let mut unavailable = None;
         if let Some(local) = &self.local {
+            // Entries this process wrote reach the catalogue first (the size limit with them).
+            self.flush_stats();
             let deltas = self.counters.take();
             catalogue_bytes = local.catalogue_size();
             match local.statistics(&deltas) {
@@ -597,7 +561,12 @@ enum Counting {
 }
 
 impl Drop for Cache {
+    /// Writes what bookkeeping is left: into the catalogue if this process wrote entries since
+    /// it last did, else parked in a file (a process that only had hits never opens the
+    /// catalogue).
     fn drop(&mut self) {
-        self.flush(true);
+        if let Some(books) = &self.books {
+            books.finish();
+        }
     }
 }

@@ -472,9 +472,8 @@ pub(super) fn assemble_cubins(jit: Option<&Jit>, ptxas: &crate::toolchain::Ptxas
         Some(c) => c.lookup_cubins(&keys).into_iter(),
         None => Vec::new().into_iter(),
     };
-    let mut assembled = Vec::new();
+    let mut missed = Vec::new();
     for (i, arch, key) in wanted {
-        let k = kernels[i];
         if key.is_some()
             && let Some(Lookup::Hit(e, _)) = found.next()
             && e.meta.kind == ArtifactKind::Cubin
@@ -482,15 +481,26 @@ pub(super) fn assemble_cubins(jit: Option<&Jit>, ptxas: &crate::toolchain::Ptxas
             out[i] = Some(Ok(e.payload.to_vec()));
             continue;
         }
+        missed.push((i, arch, key));
+    }
+    // One ptxas process per cubin, several at once.
+    let threads = jit.map(|j| j.config().compile_threads).unwrap_or_else(crate::parallel::default_threads);
+    let results = crate::parallel::map(threads, &missed, |(i, arch, _)| {
         let t0 = Instant::now();
-        let cubin = match ptxas.assemble(k.ptx().unwrap_or_default(), &arch.to_string()) {
+        let cubin = ptxas.assemble(kernels[*i].ptx().unwrap_or_default(), &arch.to_string());
+        (cubin, t0.elapsed().as_millis().min(u32::MAX as u128) as u32)
+    });
+    let mut assembled = Vec::new();
+    for ((i, arch, key), result) in missed.into_iter().zip(results) {
+        let k = kernels[i];
+        let (cubin, ms) = result.unwrap_or_else(|panic| (Err(format!("assembling it panicked: {panic}")), 0));
+        let cubin = match cubin {
             Ok(c) => c,
             Err(e) => {
                 out[i] = Some(Err(Error::Ptxas(format!("{} rejected the PTX of '{}': {e}", ptxas.path.display(), k.name))));
                 continue;
             }
         };
-        let ms = t0.elapsed().as_millis().min(u32::MAX as u128) as u32;
         // A kernel of a module that opted out of persisting (Module::persist(false)) stores nothing.
         if let (Some(key), true) = (key, k.persist) {
             crate::logging::debug!("assembled the cubin of '{}' for {arch} with ptxas in {ms} ms ({key})", k.name);

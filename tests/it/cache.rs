@@ -348,7 +348,9 @@ fn a_store_that_cannot_be_opened_is_moved_aside_and_recreated() {
         let k = jit.load_source("k.rs", BASE).unwrap().kernel("k").unwrap();
         let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
         assert!(c.ptx().unwrap().contains(".entry k"), "{fixture_name}");
-        drop(jit);
+        // The cache writes its bookkeeping (which opens the catalogue) off the compile path, and
+        // at the latest when it goes away with the last kernel of its JIT.
+        drop((c, k, jit));
         let jit = disk_jit(dir.path());
         let k = jit.load_source("k.rs", BASE).unwrap().kernel("k").unwrap();
         let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
@@ -416,6 +418,34 @@ fn size_limit_evicts_least_recently_used_entries() {
     let store = LocalStore::new(dir.path(), Duration::from_secs(5), 6 << 10).unwrap();
     let present = store.get(keys.last().unwrap()).is_some();
     assert!(present);
+}
+
+/// A compile returns once its entry's file is in place: another cache on the same store hits it
+/// at once, while the first still owes the catalogue its bookkeeping (written off the compile
+/// path, by a background thread and when the cache goes away). Every count reaches the store.
+#[test]
+fn entries_are_visible_when_a_compile_returns_and_their_bookkeeping_follows() {
+    let dir = tempfile::tempdir().unwrap();
+    let writer = disk_jit(dir.path());
+    let mut written = 0;
+    let mut kernels = Vec::new();
+    for i in 0..12 {
+        let src = format!("#[kernel] pub fn k{i}(o: &mut [f32]) {{ let j = global_id_x(); if j < o.len() {{ o[j] = {i}.0 * o[j]; }} }}");
+        let k = writer.load_source("k.rs", &src).unwrap().kernel(&format!("k{i}")).unwrap();
+        let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
+        assert!(matches!(c.origin(), Origin::Compiled { .. }));
+        written += c.artifact().bytes().len();
+        let reader = disk_jit(dir.path());
+        let again = reader.load_source("k.rs", &src).unwrap().kernel(&format!("k{i}")).unwrap();
+        let hit = again.compile(SM90, &Specialization::uniform(again.program(), Layout::C)).unwrap();
+        assert_eq!(hit.origin(), Origin::Cache(kache::cache::Tier::Local), "entry {i} was not in place when its compile returned");
+        kernels.push((k, c));
+    }
+    drop((kernels, writer));
+    let o = kache(dir.path()).args(["stats", "--json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((v["misses"].as_u64(), v["hits"].as_u64(), v["entries"].as_u64()), (Some(12), Some(12), Some(12)), "{v}");
+    assert!(v["bytes_written"].as_u64().unwrap() > written as u64, "every entry's write is counted (with its envelope): {v}");
 }
 
 fn kache(dir: &Path) -> Command {

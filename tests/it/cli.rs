@@ -303,3 +303,46 @@ fn statistics_are_counted_across_processes() {
     assert_eq!((s["misses"].as_u64(), s["hits"].as_u64()), (Some(1), Some(3)), "{s}");
     assert!(s["compile_ms_saved"].as_u64().is_some());
 }
+
+/// A file's kernels compiled on one thread or several (`KACHE_COMPILE_THREADS`): the same
+/// outputs, byte for byte, in the same order; a file with two bad kernels reports both, in
+/// source order, the same way, and writes nothing.
+#[test]
+fn compile_threads_change_neither_outputs_nor_errors() {
+    let work = tempfile::tempdir().unwrap();
+    let good: String = (0..12)
+        .map(|i| {
+            format!(
+                "#[kernel] pub fn k{i}(x: &[f32], y: &mut [f32]) {{ let j = global_id_x(); if j < y.len() {{ y[j] = x[j] * {i}.5; }} }}\n"
+            )
+        })
+        .collect();
+    let file = work.path().join("many.rs");
+    std::fs::write(&file, &good).unwrap();
+    let run = |threads: &str, file: &Path, out: &str| {
+        let cache = work.path().join(format!("cache-{out}"));
+        kache(&cache).env("KACHE_COMPILE_THREADS", threads).arg("compile").arg(file).arg("-o").arg(work.path().join(out)).output().unwrap()
+    };
+    let serial = ok(&run("1", &file, "one"));
+    let parallel = ok(&run("4", &file, "four"));
+    assert_eq!(serial.replace("/one/", "/four/"), parallel, "outputs listed in another order");
+    for i in 0..12 {
+        let name = format!("k{i}.ptx");
+        assert_eq!(
+            std::fs::read(work.path().join("one").join(&name)).unwrap(),
+            std::fs::read(work.path().join("four").join(&name)).unwrap()
+        );
+    }
+    let bad = work.path().join("bad.rs");
+    std::fs::write(&bad, good.replace("x[j] * 3.5", "x[j] * undefined_a").replace("x[j] * 9.5", "x[j] * undefined_b")).unwrap();
+    let (one, four) = (run("1", &bad, "bad-one"), run("4", &bad, "bad-four"));
+    assert_eq!(one.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&one.stderr).into_owned();
+    let (a, b) = (stderr.find("undefined_a"), stderr.find("undefined_b"));
+    assert!(a.is_some() && b.is_some() && a < b, "both errors, in source order: {stderr}");
+    assert_eq!((four.status.code(), String::from_utf8_lossy(&four.stderr).into_owned()), (Some(1), stderr));
+    assert!(!work.path().join("bad-one").exists() && !work.path().join("bad-four").exists(), "a failed compile wrote outputs");
+    let o = run("0", &file, "zero");
+    assert_eq!(o.status.code(), Some(1), "a setting is the user's to fix: {}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("KACHE_COMPILE_THREADS=0 is not a number of threads"));
+}

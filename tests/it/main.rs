@@ -29,6 +29,7 @@ mod math;
 mod modules;
 mod multi_device;
 mod new_user;
+mod parallel;
 mod prebuild;
 mod prebuild_names;
 mod proptests;

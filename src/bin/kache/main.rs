@@ -440,9 +440,18 @@ fn compile(
                 let (names, left_out) = kernels_of(&m, only)?;
                 let kernels = check_all(&m, &names)?;
                 let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();
-                let mut done = Vec::new();
+                // Every kernel that failed is reported, in the file's order, whichever thread
+                // compiled it.
+                let (mut done, mut failed) = (Vec::new(), Vec::new());
                 for (k, r) in kernels.into_iter().zip(jit.compile_many(&requests)) {
-                    done.push((k, r?));
+                    match r {
+                        Ok(c) => done.push((k, c)),
+                        Err(e) => failed.push(Failure::from(e)),
+                    }
+                }
+                if !failed.is_empty() {
+                    let msg = failed.iter().map(|f| f.message.trim_end().to_string()).collect::<Vec<_>>().join("\n");
+                    return Err(Failure { user: failed.iter().all(|f| f.user), message: msg });
                 }
                 miss.record(&m, &done, &left_out);
                 done.into_iter().map(|(_, c)| c).collect::<Vec<_>>()

@@ -98,7 +98,7 @@ pub fn now_secs() -> u64 {
 }
 
 /// The local store: entry files and their catalogue.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct LocalStore {
     base: PathBuf,
     db_path: PathBuf,
@@ -462,7 +462,9 @@ impl LocalStore {
     /// entries and access stamps are merged).
     pub fn reset_stats(&self) -> Result<(), StoreError> {
         self.with(|cat| {
-            self.merge_parked(cat, false)?;
+            if self.merge_parked(cat, false)? {
+                self.enforce_limit(cat, None)?;
+            }
             cat.reset_stats()
         })
     }
@@ -516,36 +518,21 @@ impl LocalStore {
 
     // --- the cache's bookkeeping ---
 
-    /// Writes entries with their bookkeeping and `counts` (this process's), without waiting:
-    /// [`StoreError::Busy`] at once if another process has the catalogue open (the caller
-    /// parks the bookkeeping instead). An error means `counts` were not written. An entry whose
-    /// file cannot be written (a full disk) is left out, and why is returned, one line each:
-    /// `counts` are written once all the same.
-    pub(crate) fn write_entries(&self, counts: &Counts, encoded: &[(Key, Vec<u8>)]) -> Result<Vec<String>, StoreError> {
+    /// Writes this process's bookkeeping into the catalogue in one transaction, merging parked
+    /// bookkeeping, without waiting: [`StoreError::Busy`] at once if another process has the
+    /// catalogue open (the caller parks it instead). `counts` are counter deltas, `touched` the
+    /// keys read (access stamps), `written` the entries written since the last time (key, size
+    /// change, unix seconds; their files are already in place). The size limit is applied once,
+    /// never evicting the newest entry written. An error means nothing was written.
+    pub(crate) fn write_bookkeeping(&self, counts: &Counts, touched: &[Key], written: &[(Key, i64, u64)]) -> Result<(), StoreError> {
         self.try_with(|cat| {
-            self.merge_parked(cat, true)?;
-            let mut all = counts.clone();
-            let mut failed = Vec::new();
-            for (k, b) in encoded {
-                match self.write_entry(k, b) {
-                    Ok(delta) => {
-                        cat.record_put(k, delta, now_secs())?;
-                        self.enforce_limit(cat, Some(k))?;
-                        all.add(Counter::BytesWritten, b.len() as u64);
-                    }
-                    Err(e) => failed.push(format!("{}: {e}", self.object_path(k).display())),
-                }
+            let merged = self.merge_parked(cat, true)?;
+            for (k, delta, when) in written {
+                cat.record_put(k, *delta, *when)?;
             }
-            // Last: an error before this leaves the counts to the caller.
-            cat.add_stats(&all)?;
-            Ok(failed)
-        })
-    }
-
-    /// Writes `counts` and access stamps, merging parked bookkeeping, without waiting.
-    pub(crate) fn write_bookkeeping(&self, counts: &Counts, touched: &[Key]) -> Result<(), StoreError> {
-        self.try_with(|cat| {
-            self.merge_parked(cat, true)?;
+            if merged || !written.is_empty() {
+                self.enforce_limit(cat, written.last().map(|(newest, _, _)| newest))?;
+            }
             cat.touch(touched)?;
             cat.add_stats(counts)
         })
@@ -555,7 +542,9 @@ impl LocalStore {
     /// of entries and their size.
     pub(crate) fn statistics(&self, counts: &Counts) -> Result<(Counts, u64, u64), StoreError> {
         self.with(|cat| {
-            self.merge_parked(cat, true)?;
+            if self.merge_parked(cat, true)? {
+                self.enforce_limit(cat, None)?;
+            }
             cat.add_stats(counts)?;
             let s = cat.stats()?;
             let (n, b) = self.totals();

@@ -36,15 +36,13 @@ impl LocalStore {
     }
 
     /// Parks counter deltas, accessed keys, and the catalogue records of entries written
-    /// without it (key and size change), for the next process that opens the catalogue: when
+    /// without it (key, size change and time), for the next process that opens the catalogue: when
     /// the catalogue is busy, or when a process only had hits (hits never open the catalogue).
     /// A file where the `parked-stats` folder belongs
     /// (garbage written over the store) is replaced by the folder, with a warning. On failure
     /// (a full disk) nothing is left behind and the caller keeps its counts.
-    pub(crate) fn park(&self, deltas: &Counts, touched: &[Key], stored: &[(Key, i64)]) -> std::io::Result<()> {
-        let now = now_secs();
-        let puts: Vec<(Key, i64, u64)> = stored.iter().map(|(k, delta)| (*k, *delta, now)).collect();
-        self.write_parked(&parked_text(deltas, touched.iter(), &puts))
+    pub(crate) fn park(&self, deltas: &Counts, touched: &[Key], written: &[(Key, i64, u64)]) -> std::io::Result<()> {
+        self.write_parked(&parked_text(deltas, touched.iter(), written))
     }
 
     /// Folds every parked file, with this process's own counts and accessed keys, into one
@@ -137,9 +135,11 @@ impl LocalStore {
 
     /// Merges every parked file into the open catalogue; with `counts` false, only the records
     /// of entries and access stamps (`stats --reset` drops the parked counts with the stored
-    /// ones). Stale temporary files of killed writers go too.
-    pub(super) fn merge_parked(&self, cat: &Catalogue, counts: bool) -> Result<(), StoreError> {
-        let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return Ok(()) };
+    /// ones). Stale temporary files of killed writers go too. Returns whether records of
+    /// entries were merged: the caller then applies the size limit, once it has recorded its own
+    /// entries (whose files are in place already, and must not be taken for unrecorded ones).
+    pub(super) fn merge_parked(&self, cat: &Catalogue, counts: bool) -> Result<bool, StoreError> {
+        let Ok(rd) = std::fs::read_dir(self.parked_dir()) else { return Ok(false) };
         let mut wrote = false;
         for e in rd.flatten() {
             let p = e.path();
@@ -168,10 +168,7 @@ impl LocalStore {
             }
             cat.touch(&touched)?;
         }
-        if wrote {
-            self.enforce_limit(cat, None)?;
-        }
-        Ok(())
+        Ok(wrote)
     }
 }
 

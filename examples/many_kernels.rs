@@ -9,7 +9,7 @@
 //!
 //! `cargo build --release --bin kache --example many_kernels &&
 //!  target/release/examples/many_kernels [KERNELS] [REPS] [ARCH] [OTHER_KACHE]` (defaults 200, 7,
-//!  sm_80, none).
+//!  sm_80, none); `KACHE_BIN` names the `kache` binary to time (default: the one built beside it).
 
 // A measurement program: any failure stops it, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -103,7 +103,10 @@ fn main() {
     let work = tempfile::tempdir().unwrap();
     let file = work.path().join("many.rs");
     std::fs::write(&file, &src).unwrap();
-    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/kache");
+    // The `kache` built beside this program, or `KACHE_BIN` (a staged copy on another machine).
+    let bin = std::env::var_os("KACHE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/kache"));
     let report = |name: &str, off: Vec<Duration>, miss: Vec<Duration>, hit: Vec<Duration>| {
         let (off, miss, hit) = (median(off), median(miss), median(hit));
         println!(

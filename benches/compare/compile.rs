@@ -93,10 +93,36 @@ fn sources(root: &Path, name: &str) -> (String, String) {
     let cu = std::fs::read_to_string(root.join("benches/speed/cuda.cu")).unwrap();
     let rs_head: String = rs.lines().filter(|l| l.starts_with("const ")).map(|l| format!("{l}\n")).collect();
     let cu_head: String = cu.lines().filter(|l| l.starts_with("#define ")).map(|l| format!("{l}\n")).collect();
+    let rs_kernel = cut(&rs, &format!("#[kernel]\npub fn {name}("));
+    let cu_kernel = cut(&cu, &format!("extern \"C\" __global__ void {name}("));
     (
-        format!("{rs_head}\n{}", cut(&rs, &format!("#[kernel]\npub fn {name}("))),
-        format!("{cu_head}\n{}", cut(&cu, &format!("extern \"C\" __global__ void {name}("))),
+        format!("{rs_head}\n{}{rs_kernel}", helpers(&rs, "fn ", &rs_kernel)),
+        format!("{cu_head}\n{}{cu_kernel}", helpers(&cu, "__device__ ", &cu_kernel)),
     )
+}
+
+/// The device functions of a source (items whose first line starts with `prefix`) that
+/// `kernel` calls, directly or through each other, in source order.
+fn helpers(text: &str, prefix: &str, kernel: &str) -> String {
+    let items: Vec<(String, String)> = text
+        .lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(|l| {
+            let name = l[..l.find('(').unwrap()].rsplit(' ').next().unwrap().to_string();
+            (name, cut(text, l))
+        })
+        .collect();
+    let mut used = vec![false; items.len()];
+    let mut reach = vec![kernel.to_string()];
+    while let Some(body) = reach.pop() {
+        for (i, (name, item)) in items.iter().enumerate() {
+            if !used[i] && body.contains(&format!("{name}(")) {
+                used[i] = true;
+                reach.push(item.clone());
+            }
+        }
+    }
+    items.iter().zip(used).filter(|(_, u)| *u).map(|((_, item), _)| format!("{item}\n")).collect()
 }
 
 /// A generated kernel of `n` statements, in kache and in CUDA C: a chain of multiply-adds

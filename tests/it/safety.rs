@@ -613,6 +613,8 @@ fn a_loop_with_barriers_is_versioned_for_the_whole_block_and_faults_as_unversion
     assert_eq!(ptx.matches("bar.red.and.pred").count(), 1, "{ptx}");
     let together = ptx.split("$L__").any(|block| block.matches("ld.global.nc.f32").count() >= 2);
     assert!(together, "no block with both tile loads in the checked PTX:\n{ptx}");
+    // The checked copies, which only a launch on its way to a fault runs, are not unrolled.
+    assert!(ptx.contains(".pragma \"nounroll\""), "{ptx}");
     if let Some(ptxas) = crate::common::ptxas() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("k.ptx"), ptx).unwrap();
@@ -652,4 +654,39 @@ fn a_loop_with_barriers_is_versioned_for_the_whole_block_and_faults_as_unversion
     let (kernel_name, array, index, len, location) = launch_fault(k.launch(&dev, grid, (&a_short, &b, &mut out)).unwrap_err());
     assert_eq!((kernel_name.as_str(), array.as_str(), index, len), ("k", "dimension 1 of parameter `a`", 6, 6));
     assert!(location.unwrap().starts_with("oob.rs:7:"));
+}
+
+#[test]
+fn a_loop_unrolled_whole_is_versioned_and_its_fast_copy_issues_its_loads_together() {
+    // A row kept in registers (softmax's shape): 8 loads, each re-checking the row, would each
+    // sit behind its own branch; the fast copy has none, and the array stays in registers.
+    let src = "#[kernel] pub fn k(x: &Array<f32, 2>, y: &mut [f32]) {\n\
+               let row = block_idx_x() as usize; let t = thread_idx_x() as usize;\n\
+               let mut v = [0.0f32; 8];\n\
+               for k in 0..8 { v[k] = x[[row, t + k * 32]]; }\n\
+               let mut s = 0.0f32; for k in 0..8 { s += v[k]; }\n\
+               y[row * 32 + t] = s; }";
+    let k = kernel(src);
+    let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
+    let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
+    let ptx = c.ptx().unwrap();
+    assert!(!ptx.contains(".local"), "the array left registers:\n{ptx}");
+    let most = ptx.split("$L__").map(|block| block.matches("ld.global.nc.f32").count()).max().unwrap_or(0);
+    assert!(most >= 4, "no block with 4 of the loads in the checked PTX:\n{ptx}");
+    // On the host: sums of rows, and a row past the array's end faults at its first access.
+    let dev = Device::host();
+    let xv: Vec<f32> = (0..2 * 256).map(|i| (i % 9) as f32).collect();
+    let x = dev.upload_nd(&xv, &[2, 256], kache::Order::C).unwrap();
+    let mut y = dev.alloc::<f32>(&[64]).unwrap();
+    k.launch(&dev, Grid::linear(64, 32), (&x, &mut y)).unwrap();
+    let got = y.download().unwrap();
+    for row in 0..2 {
+        for t in 0..32 {
+            let want: f32 = (0..8).map(|k| xv[row * 256 + t + k * 32]).sum();
+            assert_eq!(got[row * 32 + t], want);
+        }
+    }
+    let mut y = dev.alloc::<f32>(&[96]).unwrap();
+    let (_, array, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(96, 32), (&x, &mut y)).unwrap_err());
+    assert_eq!((array.as_str(), index, len), ("dimension 0 of parameter `x`", 2, 2));
 }

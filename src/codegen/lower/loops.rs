@@ -150,11 +150,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let whole =
             !self.cx.host && last.get_zero_extended_constant().is_some_and(|n| n < FULL_UNROLL_MAX) && indexes_fixed_array(body, var);
         let shape = Counted { id, it, counter, current, slot, last, step: step_v, constant_step, whole, signed: s.is_signed(), exit };
-        // A loop unrolled whole is not versioned: its checks become straight-line code, where
-        // LLVM drops those a guard proves and each other costs a compare; two unrolled copies
-        // would make ptxas allocate registers for both (the speed suite's softmax: 66, not 58,
-        // so fewer blocks per SM).
-        let versioned = if whole { None } else { self.version_condition(var, s, lo, final_v, body)? };
+        // A loop unrolled whole is versioned too, both copies unrolled (the fixed-size array it
+        // indexes stays in registers only if no copy indexes it by a variable): the checked
+        // softmax of the speed suite, whose 16 loads each sat behind a check of the row, issues
+        // them together in the fast copy (H200 run 6: 0.56x NVRTC through safe launches,
+        // 0.88x unchecked), at the price of registers for both copies (66 against 58).
+        let versioned = self.version_condition(var, s, lo, final_v, body)?;
         match versioned {
             Some((inside, sites)) => {
                 let fast = self.ctx().append_basic_block(self.fv, "");
@@ -163,23 +164,24 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.version_depth += 1;
                 self.b.position_at_end(fast);
                 let fresh: Vec<_> = sites.into_iter().filter(|p| self.proven.insert(*p)).collect();
-                self.counted_loop(&shape, body)?;
+                self.counted_loop(&shape, body, false)?;
                 for p in fresh {
                     self.proven.remove(&p);
                 }
                 self.b.position_at_end(slow);
-                self.counted_loop(&shape, body)?;
+                self.counted_loop(&shape, body, true)?;
                 self.version_depth -= 1;
             }
-            None => self.counted_loop(&shape, body)?,
+            None => self.counted_loop(&shape, body, false)?,
         }
         self.b.position_at_end(exit);
         Ok(())
     }
 
     /// One copy of a counted loop, entered from the current block: the body runs for counter
-    /// values 0 to `last`, the index stepping from its first value.
-    fn counted_loop(&mut self, c: &Counted<'ctx>, body: &Block) -> R<()> {
+    /// values 0 to `last`, the index stepping from its first value. `fallback`: the checked
+    /// copy of a versioned loop, which runs only when an access would leave its array.
+    fn counted_loop(&mut self, c: &Counted<'ctx>, body: &Block, fallback: bool) -> R<()> {
         let bodyb = self.ctx().append_basic_block(self.fv, "");
         let latch = self.ctx().append_basic_block(self.fv, "");
         self.b.build_unconditional_branch(bodyb)?;
@@ -210,7 +212,13 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // whole, as NVIDIA's compiler does, so that the array lives in registers: LLVM's cost
         // model unrolls a body with a libdevice call in it by 2 at most, which leaves the array
         // in local memory for ptxas to rescue (or not).
-        if !self.cx.host {
+        // The checked copy of a versioned loop runs only on the way to a fault: it is not
+        // unrolled, which keeps ptxas from allocating registers for the unrolled checks of code
+        // that a correct launch never runs (the tiled matmul: 40 registers instead of 32, so a
+        // block of 1,024 threads fits once per SM instead of twice).
+        if fallback && !c.whole && !self.cx.host {
+            self.set_loop_metadata(backedge, &[("llvm.loop.unroll.disable", None)])?;
+        } else if !self.cx.host {
             match c.last.get_zero_extended_constant() {
                 Some(_) if c.whole => self.set_full_unroll(backedge)?,
                 Some(_) => {}

@@ -690,3 +690,28 @@ fn a_loop_unrolled_whole_is_versioned_and_its_fast_copy_issues_its_loads_togethe
     let (_, array, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(96, 32), (&x, &mut y)).unwrap_err());
     assert_eq!((array.as_str(), index, len), ("dimension 0 of parameter `x`", 2, 2));
 }
+
+#[test]
+fn accesses_of_a_nested_loop_are_tested_with_the_outer_loop_and_fault_as_unversioned_code_does() {
+    // The outer loop's test covers the inner loop's accesses at both ends of both ranges; when
+    // the inner range runs past the array, the checked copy runs and faults where it would.
+    let dev = Device::host();
+    let k = kernel(
+        "#[kernel] pub fn k(x: &[f32], m: usize, y: &mut [f32]) {\n\
+         let mut acc = 0.0f32;\n\
+         for i in 0..2usize { for k in 0..m { acc += x[i * 4 + k]; } }\n\
+         y[thread_idx_x() as usize] = acc; }",
+    );
+    let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]).unwrap();
+    let mut y = dev.alloc::<f32>(&[1]).unwrap();
+    k.launch(&dev, Grid::linear(1, 1), (&x, 4usize, &mut y)).unwrap();
+    assert_eq!(y.download().unwrap(), vec![36.0]);
+    // An empty inner range runs nothing and faults nowhere.
+    k.launch(&dev, Grid::linear(1, 1), (&x, 0usize, &mut y)).unwrap();
+    assert_eq!(y.download().unwrap(), vec![0.0]);
+    let mut y = dev.alloc::<f32>(&[1]).unwrap();
+    let (_, array, index, len, location) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&x, 5usize, &mut y)).unwrap_err());
+    assert_eq!((array.as_str(), index, len), ("parameter `x`", 8, 8));
+    assert!(location.unwrap().starts_with("oob.rs:3:"));
+    assert_eq!(y.download().unwrap(), vec![0.0], "the faulting thread wrote nothing");
+}

@@ -129,6 +129,9 @@ fn unsigned_int(t: &Ty) -> Option<Scalar> {
 /// What the analysis needs to know about the loop.
 struct Scope<'b> {
     var: LocalId,
+    /// The variables of loops nested in the body over ranges the loop does not change (each
+    /// grows from its range's start to its end, as the loop variable does).
+    inner: HashSet<LocalId>,
     changed: &'b HashSet<LocalId>,
     /// The body's `let`s that stand for their initialisers (`let_bindings`).
     lets: &'b HashMap<LocalId, &'b Expr>,
@@ -178,7 +181,7 @@ impl Scope<'_> {
             return false;
         }
         match &e.kind {
-            ExprKind::Local(l) if *l == self.var => true,
+            ExprKind::Local(l) if *l == self.var || self.inner.contains(l) => true,
             ExprKind::Local(l) if self.lets.contains_key(l) => self.monotone(self.lets[l]),
             ExprKind::Binary(BinOp::Add, a, b) => self.monotone(a) && self.monotone(b),
             ExprKind::Binary(BinOp::Mul, a, b) => (self.monotone(a) && self.invariant(b)) || (self.invariant(a) && self.monotone(b)),
@@ -216,10 +219,27 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
         let changed = changed_locals(body);
         let lets = let_bindings(body);
-        let scope = Scope { var, changed: &changed, lets: &lets };
+        let mut scope = Scope { var, inner: HashSet::new(), changed: &changed, lets: &lets };
+        // Loops nested in the body over a plain range of values the loop leaves alone (a tiled
+        // matmul's `for k in 0..TILE` in its loop over tiles): their accesses are tested here
+        // too, at both ends of both ranges, so that the fast copy holds no check and no second
+        // version test.
+        let mut inner: Vec<(LocalId, &'x Expr, &'x Expr, bool)> = Vec::new();
+        visit_block(body, &mut |e| {
+            if let ExprKind::For { var: k, start, end, inclusive, step: None, .. } = &e.kind
+                && unsigned_int(&start.ty).is_some()
+                && scope.invariant(start)
+                && scope.invariant(end)
+            {
+                inner.push((*k, &**start, &**end, *inclusive));
+            }
+        });
+        scope.inner = inner.iter().map(|(k, ..)| *k).collect();
+        let proven = &self.proven;
         let mut accesses: Vec<(&'x Expr, &'x [Expr])> = Vec::new();
         let mut note = |a: &'x Expr, idx: &'x [Expr]| {
-            if scope.array_invariant(a) && !idx.is_empty() && idx.iter().all(|i| scope.monotone(i)) {
+            let known = proven.contains(&(a as *const Expr));
+            if !known && scope.array_invariant(a) && !idx.is_empty() && idx.iter().all(|i| scope.monotone(i)) {
                 accesses.push((a, idx));
             }
         };
@@ -232,14 +252,37 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Ok(None);
         }
         let mut ok = self.cx.i1.const_int(1, false);
+        // Each variable's smallest and largest value: the loop's `first` and `last`, and each
+        // nested range's start and end (less one unless inclusive; an empty range's end less
+        // one wraps, and its accesses, which never run, send the loop to the checked copy).
+        let mut wrapped_range = self.cx.i1.const_zero();
+        let mut lows = HashMap::from([(var, first)]);
+        let mut highs = HashMap::from([(var, last)]);
+        for (k, start, end, inclusive) in &inner {
+            let lo = self.scalar_of(start)?.into_int_value();
+            let hi = self.scalar_of(end)?.into_int_value();
+            let hi = if *inclusive {
+                hi
+            } else {
+                let one = hi.get_type().const_int(1, false);
+                let below = self.b.build_int_compare(IntPredicate::ULE, hi, lo, "")?;
+                wrapped_range = self.b.build_or(wrapped_range, below, "")?;
+                self.b.build_int_sub(hi, one, "")?
+            };
+            let empty = self.b.build_int_compare(IntPredicate::UGT, lo, hi, "")?;
+            wrapped_range = self.b.build_or(wrapped_range, empty, "")?;
+            lows.insert(*k, lo);
+            highs.insert(*k, hi);
+        }
+        ok = self.b.build_and(ok, self.b.build_not(wrapped_range, "")?, "")?;
         let mut sites = Vec::with_capacity(accesses.len());
         for (a, idx) in accesses {
             let arr = self.expr(a)?.array()?;
             for (d, i) in idx.iter().enumerate() {
                 let len = *arr.shape.get(d).ok_or_else(|| llvm_err("an index beyond the array's dimensions"))?;
                 let mut wrapped = self.cx.i1.const_zero();
-                let lo = self.index_at(i, var, &lets, first, &mut wrapped)?;
-                let hi = self.index_at(i, var, &lets, last, &mut wrapped)?;
+                let lo = self.index_at(i, &lows, &lets, &mut wrapped)?;
+                let hi = self.index_at(i, &highs, &lets, &mut wrapped)?;
                 let lo = self.widen(lo, i)?;
                 let hi = self.widen(hi, i)?;
                 let inside = self.b.build_int_compare(IntPredicate::ULT, hi, len, "")?;
@@ -284,24 +327,23 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(if bits < 64 { self.b.build_int_z_extend(v, self.cx.i64, "")? } else { v })
     }
 
-    /// The value of the monotone index `e` with the loop variable at `at` (each of `lets` read
-    /// as its initialiser: before the loop it holds nothing yet), setting `wrapped` where an
-    /// operation on the way would wrap.
+    /// The value of the monotone index `e` with the loop variables at the values `at` gives
+    /// them (each of `lets` read as its initialiser: before the loop it holds nothing yet),
+    /// setting `wrapped` where an operation on the way would wrap.
     fn index_at(
         &mut self,
         e: &Expr,
-        var: LocalId,
+        at: &HashMap<LocalId, IntValue<'ctx>>,
         lets: &HashMap<LocalId, &Expr>,
-        at: IntValue<'ctx>,
         wrapped: &mut IntValue<'ctx>,
     ) -> R<IntValue<'ctx>> {
         let op = |name: &str| format!("llvm.{name}.with.overflow");
         match &e.kind {
-            ExprKind::Local(l) if *l == var => Ok(at),
-            ExprKind::Local(l) if lets.contains_key(l) => self.index_at(lets[l], var, lets, at, wrapped),
+            ExprKind::Local(l) if at.contains_key(l) => Ok(at[l]),
+            ExprKind::Local(l) if lets.contains_key(l) => self.index_at(lets[l], at, lets, wrapped),
             ExprKind::Binary(o @ (BinOp::Add | BinOp::Mul | BinOp::Sub), a, b) => {
-                let x = self.index_at(a, var, lets, at, wrapped)?;
-                let y = self.index_at(b, var, lets, at, wrapped)?;
+                let x = self.index_at(a, at, lets, wrapped)?;
+                let y = self.index_at(b, at, lets, wrapped)?;
                 let name = match o {
                     BinOp::Add => op("uadd"),
                     BinOp::Sub => op("usub"),
@@ -317,8 +359,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 *wrapped = self.b.build_or(*wrapped, o, "")?;
                 Ok(v)
             }
-            ExprKind::Cast(x) if mentions(x, var, lets) => {
-                let v = self.index_at(x, var, lets, at, wrapped)?;
+            ExprKind::Cast(x) if mentions(x, at, lets) => {
+                let v = self.index_at(x, at, lets, wrapped)?;
                 let to =
                     self.cx.scalar_ty(unsigned_int(&e.ty).ok_or_else(|| llvm_err("a versioned cast to a signed type"))?).into_int_type();
                 Ok(if v.get_type().get_bit_width() < to.get_bit_width() { self.b.build_int_z_extend(v, to, "")? } else { v })
@@ -328,9 +370,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 }
 
-/// Whether `e` reads the local `var` or one of `lets` (which have no value before the loop).
-fn mentions(e: &Expr, var: LocalId, lets: &HashMap<LocalId, &Expr>) -> bool {
+/// Whether `e` reads one of the loop variables `vars` or one of `lets` (which have no value before the loop).
+fn mentions<V>(e: &Expr, vars: &HashMap<LocalId, V>, lets: &HashMap<LocalId, &Expr>) -> bool {
     let mut found = false;
-    visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var || lets.contains_key(&l)));
+    visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if vars.contains_key(&l) || lets.contains_key(&l)));
     found
 }

@@ -450,6 +450,15 @@ pub type CaptureId = usize;
 /// Identifies a loop within a function, for `break` and `continue`.
 pub type LoopId = usize;
 
+/// A kernel's launch bounds, as CUDA's `__launch_bounds__(max_threads, min_blocks)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchBounds {
+    /// The most threads a block of any launch has.
+    pub max_threads: u32,
+    /// Blocks of `max_threads` threads that should fit on one multiprocessor at once.
+    pub min_blocks: Option<u32>,
+}
+
 /// A checked kernel together with everything it reaches: the unit that is compiled and keyed.
 #[derive(Clone, Debug)]
 pub struct Program {
@@ -464,6 +473,9 @@ pub struct Program {
     /// `#[kernel(fmad = ..)]`: the kernel's own choice of floating-point contraction, which
     /// overrides the compile's [`Options`](crate::target::Options).
     pub fmad: Option<bool>,
+    /// `#[kernel(max_threads = N, min_blocks = M)]`: launch bounds (`.maxntid`,
+    /// `.minnctapersm`); a launch with a larger block is refused.
+    pub launch_bounds: Option<LaunchBounds>,
     /// The C-like enums of its types, by [`EnumTy::id`]. Not part of the code: enum values are
     /// their discriminants; the definitions name them and check kernel arguments at launch.
     pub enums: Vec<EnumDef>,

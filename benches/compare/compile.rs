@@ -93,7 +93,7 @@ fn sources(root: &Path, name: &str) -> (String, String) {
     let cu = std::fs::read_to_string(root.join("benches/speed/cuda.cu")).unwrap();
     let rs_head: String = rs.lines().filter(|l| l.starts_with("const ")).map(|l| format!("{l}\n")).collect();
     let cu_head: String = cu.lines().filter(|l| l.starts_with("#define ")).map(|l| format!("{l}\n")).collect();
-    let rs_kernel = cut(&rs, &format!("#[kernel]\npub fn {name}("));
+    let rs_kernel = cut(&rs, &format!("pub fn {name}("));
     let cu_kernel = cut(&cu, &format!("extern \"C\" __global__ void {name}("));
     (
         format!("{rs_head}\n{}{rs_kernel}", helpers(&rs, "fn ", &rs_kernel)),

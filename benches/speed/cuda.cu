@@ -116,7 +116,7 @@ extern "C" __global__ void softmax_rows(const float* __restrict__ x, float* __re
     }
 }
 
-extern "C" __global__ void matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
+extern "C" __global__ void __launch_bounds__(1024, 2) matmul_tiled(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
     __shared__ float ta[TILE * TILE];
     __shared__ float tb[TILE * TILE];
     int tx = threadIdx.x, ty = threadIdx.y;

@@ -173,7 +173,10 @@ pub fn softmax_rows(x: &Array<f32, 2>, y: &mut Array<f32, 2>) {
 }
 
 // C = A B with 32 x 32 tiles in shared memory, one output element per thread.
-#[kernel]
+// Launch bounds as CUDA's `__launch_bounds__(1024, 2)` in cuda.cu: two blocks of 1,024
+// threads per SM, which bounds the registers ptxas gives a thread to 32 (the bounds-checked
+// code's versions would otherwise take 34, and one block per SM).
+#[kernel(max_threads = 1024, min_blocks = 2)]
 pub fn matmul_tiled(a: &Array<f32, 2>, b: &Array<f32, 2>, c: &mut Array<f32, 2>) {
     let ta = shared_array::<f32, { TILE * TILE }>();
     let tb = shared_array::<f32, { TILE * TILE }>();

@@ -72,6 +72,10 @@ pub struct CompiledKernel {
     pub(super) entry: String,
     pub(super) cooperative: bool,
     pub(super) static_shared: u64,
+    /// `#[kernel(max_threads = N)]`: launches with larger blocks are refused (known where the
+    /// kernel was compiled from its program in this process; a deserialised or direct-mode
+    /// kernel leaves it to the driver, which refuses them on CUDA).
+    pub(super) max_threads: Option<u32>,
     pub(super) library: Arc<CodeLibrary>,
     /// The device arrays a launch checks and orders: baked captures, or the arrays bound to
     /// the `slots` of a relocatable kernel (which has no baked captures); kept in step with
@@ -152,6 +156,7 @@ impl CompiledKernel {
             entry,
             cooperative: p.funcs.iter().any(|f| f.uses_block_sync),
             static_shared: abi::static_shared_bytes(p),
+            max_threads: p.launch_bounds.map(|b| b.max_threads),
             library,
             captured,
             checked,

@@ -74,6 +74,15 @@ impl CompiledKernel {
     ///
     /// The code is bounds-checked, or every array access of this launch is in bounds.
     pub(super) unsafe fn run(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
+        let threads = grid.block.0 as u64 * grid.block.1 as u64 * grid.block.2 as u64;
+        if let Some(max) = self.max_threads
+            && threads > max as u64
+        {
+            return Err(Error::BadLaunch(format!(
+                "kernel '{}' is declared with `max_threads = {max}`, and the launch's blocks have {threads} threads",
+                self.name
+            )));
+        }
         if device.target() != self.target && !(device.is_cuda() && matches!(self.target, Target::Nvptx(_))) {
             return Err(Error::Device(format!("kernel '{}' was compiled for {}, not for {}", self.name, self.target, device.describe())));
         }

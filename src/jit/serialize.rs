@@ -197,6 +197,7 @@ impl CompiledKernel {
             entry,
             cooperative: interface.cooperative,
             static_shared: interface.static_shared,
+            max_threads: None,
             library,
             captured: Vec::new(),
             checked,

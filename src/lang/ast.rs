@@ -281,6 +281,12 @@ pub struct ConstItem {
 pub struct KernelOptions {
     /// `fmad = true|false`: contract `a * b + c` into a fused multiply-add.
     pub fmad: Option<bool>,
+    /// `max_threads = N`: no launch has more than N threads per block (CUDA's
+    /// `__launch_bounds__`), so the code may use the registers that leaves.
+    pub max_threads: Option<u32>,
+    /// `min_blocks = M` (with `max_threads`): fit M blocks of `max_threads` threads on one
+    /// multiprocessor at once.
+    pub min_blocks: Option<u32>,
 }
 
 /// A function item.

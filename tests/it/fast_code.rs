@@ -424,3 +424,59 @@ pub fn walk_i32(lo: i32, hi: i32, step: usize, inclusive: bool, out: &mut [i32],
     }
     assert!(checked > 500, "{checked}");
 }
+
+const BOUNDED: &str = r#"
+#[kernel(max_threads = 256, min_blocks = 4)]
+pub fn scale(x: &mut [f32]) {
+    let i = global_id_x();
+    if i < x.len() { x[i] = x[i] * 2.0; }
+}
+#[kernel]
+pub fn scale_free(x: &mut [f32]) {
+    let i = global_id_x();
+    if i < x.len() { x[i] = x[i] * 2.0; }
+}
+"#;
+
+#[test]
+fn launch_bounds_reach_the_ptx_and_the_key_and_refuse_larger_blocks() {
+    let ptx = ptx_with(Config::in_memory(), BOUNDED, "scale");
+    assert!(ptx.contains(".maxntid 256, 1, 1"), "{ptx}");
+    assert!(ptx.contains(".minnctapersm 4"), "{ptx}");
+    let free = ptx_with(Config::in_memory(), BOUNDED, "scale_free");
+    assert!(!free.contains(".maxntid") && !free.contains(".minnctapersm"), "{free}");
+    // Keyed: the same body with and without bounds are two entries.
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let m = jit.load_source("b.rs", BOUNDED).unwrap();
+    let spec = |k: &kache::Kernel| Specialization::uniform(k.program(), Layout::C);
+    let a = m.kernel("scale").unwrap();
+    let unbounded = jit.load_source("c.rs", &BOUNDED.replace("#[kernel(max_threads = 256, min_blocks = 4)]", "#[kernel]")).unwrap();
+    let c = unbounded.kernel("scale").unwrap();
+    assert_ne!(a.compile(sm_90(), &spec(&a)).unwrap().key(), c.compile(sm_90(), &spec(&c)).unwrap().key());
+    // A launch within the bounds runs; one with larger blocks is refused before it runs.
+    let dev = Device::host();
+    let mut x = dev.upload(&[1.0f32; 512]).unwrap();
+    a.launch(&dev, Grid::linear(512, 256), (&mut x,)).unwrap();
+    assert_eq!(x.download().unwrap(), vec![2.0; 512]);
+    let e = a.launch(&dev, Grid::linear(512, 512), (&mut x,)).unwrap_err();
+    assert!(matches!(e, kache::Error::BadLaunch(_)), "{e:?}");
+    assert!(e.to_string().contains("`max_threads = 256`") && e.to_string().contains("512 threads"), "{e}");
+    assert_eq!(x.download().unwrap(), vec![2.0; 512], "nothing ran");
+}
+
+#[test]
+fn bad_launch_bounds_are_diagnosed_where_they_are_written() {
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    for (attr, want) in [
+        ("#[kernel(min_blocks = 2)]", "`min_blocks` needs `max_threads`"),
+        ("#[kernel(max_threads = 2048)]", "`max_threads` is an integer from 1 to 1024"),
+        ("#[kernel(max_threads = 0)]", "`max_threads` is an integer from 1 to 1024"),
+        ("#[kernel(max_threads = 64, min_blocks = 33)]", "`min_blocks` is an integer from 1 to 32"),
+        ("#[kernel(max_threads = 64, max_threads = 64)]", "`max_threads` is given twice"),
+        ("#[kernel(max_threads = true)]", "`max_threads` is an integer from 1 to 1024"),
+    ] {
+        let src = format!("{attr}\npub fn k(x: &mut [f32]) {{ x[0] = 1.0; }}\n");
+        let e = jit.load_source("lb.rs", &src).map(|_| ()).unwrap_err().to_string();
+        assert!(e.contains(want) && e.contains("lb.rs:1:"), "{attr}: {e}");
+    }
+}

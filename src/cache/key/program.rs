@@ -18,7 +18,7 @@ use crate::ir::{
 pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
     // `enums` names the enum types and checks kernel arguments; the code only has their
     // discriminants (keyed where they appear). `warnings` are diagnostics.
-    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad, types } = p;
+    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad, launch_bounds, types } = p;
     let mut e = Encoder { out };
     e.byte(b'P');
     e.u64(*kernel as u64);
@@ -42,6 +42,14 @@ pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
         Some(false) => 1,
         Some(true) => 2,
     });
+    match launch_bounds {
+        None => e.byte(0),
+        Some(b) => {
+            e.byte(1);
+            e.u64(b.max_threads as u64);
+            e.u64(b.min_blocks.map_or(0, |m| m as u64));
+        }
+    }
 }
 
 /// The byte that says which variant of an enum follows: one numbering per enum, used by every

@@ -235,6 +235,20 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                 self.i32.const_int(1, false).into(),
             ]);
             m.add_global_metadata("nvvm.annotations", &md).map_err(|e| llvm_err(e.to_string()))?;
+            // `#[kernel(max_threads = N, min_blocks = M)]`: `.maxntid N, 1, 1` and
+            // `.minnctapersm M`, which bound the registers ptxas gives each thread.
+            if let Some(b) = p.launch_bounds {
+                let mut hints = vec![("maxntidx", b.max_threads), ("maxntidy", 1), ("maxntidz", 1)];
+                hints.extend(b.min_blocks.map(|m| ("minctasm", m)));
+                for (name, value) in hints {
+                    let md = self.ctx.metadata_node(&[
+                        fv.as_global_value().as_pointer_value().into(),
+                        self.ctx.metadata_string(name).into(),
+                        self.i32.const_int(value as u64, false).into(),
+                    ]);
+                    m.add_global_metadata("nvvm.annotations", &md).map_err(|e| llvm_err(e.to_string()))?;
+                }
+            }
         }
         Ok(())
     }

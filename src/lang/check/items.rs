@@ -103,7 +103,16 @@ impl<'m> ModuleCx<'m> {
                 .into());
         };
         let types = self.types.borrow().clone();
-        Ok(Program { kernel, funcs, captures: self.captures, enums: self.enums, warnings: self.warnings, fmad: None, types })
+        Ok(Program {
+            kernel,
+            funcs,
+            captures: self.captures,
+            enums: self.enums,
+            warnings: self.warnings,
+            fmad: None,
+            launch_bounds: None,
+            types,
+        })
     }
 
     pub(super) fn no_such_kernel(&self, name: &str) -> Diagnostic {

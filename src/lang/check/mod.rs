@@ -133,6 +133,7 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
     let id = cx.ensure_fn(f, None).map_err(|d| diag(*d))?;
     let mut p = cx.finish(id).map_err(|d| diag(*d))?;
     p.fmad = f.options.fmad;
+    p.launch_bounds = f.options.max_threads.map(|max_threads| LaunchBounds { max_threads, min_blocks: f.options.min_blocks });
     check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }

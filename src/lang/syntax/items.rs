@@ -27,7 +27,8 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
     }
 }
 
-/// The options of `#[kernel(..)]`: `fmad = true|false`. A bare `#[kernel]` has none.
+/// The options of `#[kernel(..)]`: `fmad = true|false`, `max_threads = N`, `min_blocks = M`.
+/// A bare `#[kernel]` has none.
 fn kernel_options(attr: &syn::Attribute) -> PResult<KernelOptions> {
     let mut opts = KernelOptions::default();
     let list = match &attr.meta {
@@ -58,13 +59,39 @@ fn kernel_options(attr: &syn::Attribute) -> PResult<KernelOptions> {
                 }
                 opts.fmad = Some(b.value);
             }
+            "max_threads" | "min_blocks" => {
+                let (lo, hi) = if key == "max_threads" { (1, 1024) } else { (1, 32) };
+                let n = match &nv.value {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().ok(),
+                    _ => None,
+                }
+                .filter(|n| (lo..=hi).contains(n))
+                .ok_or_else(|| {
+                    Diagnostic::error(spn(&nv.value), format!("`{key}` is an integer from {lo} to {hi}"))
+                        .label("expected an integer literal")
+                })?;
+                let slot = if key == "max_threads" { &mut opts.max_threads } else { &mut opts.min_blocks };
+                if slot.is_some() {
+                    return Err(Diagnostic::error(spn(&nv), format!("`{key}` is given twice")).label("repeated").into());
+                }
+                *slot = Some(n);
+            }
             _ => {
                 return Err(Diagnostic::error(spn(&nv.path), format!("unknown kernel option `{key}`"))
                     .label("not an option of `#[kernel]`")
-                    .help("the options of `#[kernel(..)]`: `fmad = true|false` (fuse `a * b + c` into one rounding)")
+                    .help(
+                        "the options of `#[kernel(..)]`: `fmad = true|false` (fuse `a * b + c` into one rounding), \
+                         `max_threads = N` and `min_blocks = M` (launch bounds)",
+                    )
                     .into());
             }
         }
+    }
+    if opts.min_blocks.is_some() && opts.max_threads.is_none() {
+        return Err(Diagnostic::error(spn(list), "`min_blocks` needs `max_threads`")
+            .label("no `max_threads` here")
+            .help("write `#[kernel(max_threads = 256, min_blocks = 2)]`: blocks of at most how many threads")
+            .into());
     }
     Ok(opts)
 }

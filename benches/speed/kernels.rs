@@ -113,8 +113,10 @@ const ITEMS: usize = 16;
 // kept), the (maximum, sum) pairs are combined across each warp by shuffles and across the
 // block's 8 warps through shared memory (one barrier), and each thread scales its exponentials
 // by exp(its maximum - the row's) / sum: the row is read once and written once. Rows longer
-// than 4096 are not handled (the suite's are 4096; Triton's twin has the same limit).
-#[kernel]
+// than 4096 are not handled (the suite's are 4096; Triton's twin has the same limit). Launch
+// bounds as `__launch_bounds__(256, 4)` in cuda.cu: four blocks per SM, so at most 64
+// registers (the bounds-checked code's two unrolled copies would otherwise take 66, three).
+#[kernel(max_threads = 256, min_blocks = 4)]
 pub fn softmax_rows(x: &Array<f32, 2>, y: &mut Array<f32, 2>) {
     let warp_max = shared_array::<f32, 32>();
     let warp_sum = shared_array::<f32, 32>();

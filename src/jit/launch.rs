@@ -74,7 +74,7 @@ impl CompiledKernel {
     ///
     /// The code is bounds-checked, or every array access of this launch is in bounds.
     pub(super) unsafe fn run(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
-        let threads = grid.block.0 as u64 * grid.block.1 as u64 * grid.block.2 as u64;
+        let threads = grid.threads_per_block();
         if let Some(max) = self.max_threads
             && threads > max as u64
         {

@@ -645,13 +645,18 @@ impl Grid {
         self
     }
 
+    /// Threads in one block.
+    pub fn threads_per_block(&self) -> u64 {
+        self.block.0 as u64 * self.block.1 as u64 * self.block.2 as u64
+    }
+
     pub(crate) fn check(&self) -> Result<()> {
         let g = [self.grid.0, self.grid.1, self.grid.2];
         let b = [self.block.0, self.block.1, self.block.2];
         if g.contains(&0) || b.contains(&0) {
             return Err(Error::BadLaunch(format!("grid {g:?} and block {b:?} must have no zero dimension")));
         }
-        let threads: u64 = b.iter().map(|x| *x as u64).product();
+        let threads = self.threads_per_block();
         if threads > 1024 {
             return Err(Error::BadLaunch(format!("{threads} threads per block; the limit is 1024")));
         }

@@ -2,7 +2,7 @@
 //! host's math symbols (resolved by `host_jit`) on the CPU.
 
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue};
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue};
 
 use super::{FnLower, R, Val, llvm_err};
 use crate::ir::*;
@@ -17,6 +17,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn intrinsic(&self, name: &str, ret: BasicTypeEnum<'ctx>, args: &[BasicTypeEnum<'ctx>]) -> FunctionValue<'ctx> {
         let params: Vec<BasicMetadataTypeEnum> = args.iter().map(|a| (*a).into()).collect();
         self.m.get_function(name).unwrap_or_else(|| self.m.add_function(name, ret.fn_type(&params, false), None))
+    }
+
+    /// `x op y` through `llvm.{op}.with.overflow` (`op`: `uadd`, `usub`, `umul`, `smul`, ...):
+    /// the wrapped result and whether it overflowed.
+    pub(super) fn with_overflow(&self, op: &str, x: IntValue<'ctx>, y: IntValue<'ctx>) -> R<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let t = x.get_type();
+        let pair = self.ctx().struct_type(&[t.into(), self.cx.i1.into()], false);
+        let f = self.intrinsic(&format!("llvm.{op}.with.overflow.i{}", t.get_bit_width()), pair.into(), &[t.into(), t.into()]);
+        let r = self.call_basic(f, &[x.into(), y.into()])?.into_struct_value();
+        let v = self.b.build_extract_value(r, 0, "")?.into_int_value();
+        let over = self.b.build_extract_value(r, 1, "")?.into_int_value();
+        Ok((v, over))
     }
 
     pub(super) fn math(&mut self, m: MathFn, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {

@@ -112,16 +112,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.call_basic(f, &[x.into(), y().into()])?
             }
             MathFn::SaturatingMul => {
-                let name = format!("llvm.{}mul.with.overflow.i{bits}", if signed { "s" } else { "u" });
-                let pair = self.ctx().struct_type(&[t, self.cx.i1.into()], false);
-                let f = self
-                    .m
-                    .get_function(&name)
-                    .unwrap_or_else(|| self.m.add_function(&name, pair.fn_type(&[t.into(), t.into()], false), None));
-                let r = self.b.build_call(f, &[x.into(), y().into()], "")?;
-                let r = r.try_as_basic_value().basic().ok_or_else(|| llvm_err("mul.with.overflow"))?.into_struct_value();
-                let v = self.b.build_extract_value(r, 0, "")?.into_int_value();
-                let over = self.b.build_extract_value(r, 1, "")?.into_int_value();
+                let (v, over) = self.with_overflow(if signed { "smul" } else { "umul" }, x, y())?;
                 let limit = if signed {
                     // The sign of the true product: negative when the signs differ.
                     let diff = self.b.build_xor(x, y(), "")?;

@@ -261,15 +261,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         for (k, start, end, inclusive) in &inner {
             let lo = self.scalar_of(start)?.into_int_value();
             let hi = self.scalar_of(end)?.into_int_value();
-            let hi = if *inclusive {
-                hi
+            let (empty, hi) = if *inclusive {
+                (self.b.build_int_compare(IntPredicate::UGT, lo, hi, "")?, hi)
             } else {
                 let one = hi.get_type().const_int(1, false);
-                let below = self.b.build_int_compare(IntPredicate::ULE, hi, lo, "")?;
-                wrapped_range = self.b.build_or(wrapped_range, below, "")?;
-                self.b.build_int_sub(hi, one, "")?
+                (self.b.build_int_compare(IntPredicate::ULE, hi, lo, "")?, self.b.build_int_sub(hi, one, "")?)
             };
-            let empty = self.b.build_int_compare(IntPredicate::UGT, lo, hi, "")?;
             wrapped_range = self.b.build_or(wrapped_range, empty, "")?;
             lows.insert(*k, lo);
             highs.insert(*k, hi);
@@ -311,13 +308,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     /// `bar.red.and.pred`).
     fn block_all(&mut self, pred: IntValue<'ctx>) -> R<IntValue<'ctx>> {
         let i32t = self.cx.i32;
-        let f = self
-            .m
-            .get_function("llvm.nvvm.barrier0.and")
-            .unwrap_or_else(|| self.m.add_function("llvm.nvvm.barrier0.and", i32t.fn_type(&[i32t.into()], false), None));
+        let f = self.intrinsic("llvm.nvvm.barrier0.and", i32t.into(), &[i32t.into()]);
         let v = self.b.build_int_z_extend(pred, i32t, "")?;
-        let all = self.b.build_call(f, &[v.into()], "")?;
-        let all = all.try_as_basic_value().basic().ok_or_else(|| llvm_err("barrier0.and"))?.into_int_value();
+        let all = self.call_basic(f, &[v.into()])?.into_int_value();
         Ok(self.b.build_int_compare(IntPredicate::NE, all, i32t.const_zero(), "")?)
     }
 
@@ -337,25 +330,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         lets: &HashMap<LocalId, &Expr>,
         wrapped: &mut IntValue<'ctx>,
     ) -> R<IntValue<'ctx>> {
-        let op = |name: &str| format!("llvm.{name}.with.overflow");
         match &e.kind {
             ExprKind::Local(l) if at.contains_key(l) => Ok(at[l]),
             ExprKind::Local(l) if lets.contains_key(l) => self.index_at(lets[l], at, lets, wrapped),
             ExprKind::Binary(o @ (BinOp::Add | BinOp::Mul | BinOp::Sub), a, b) => {
                 let x = self.index_at(a, at, lets, wrapped)?;
                 let y = self.index_at(b, at, lets, wrapped)?;
-                let name = match o {
-                    BinOp::Add => op("uadd"),
-                    BinOp::Sub => op("usub"),
-                    _ => op("umul"),
+                let op = match o {
+                    BinOp::Add => "uadd",
+                    BinOp::Sub => "usub",
+                    _ => "umul",
                 };
-                let t = x.get_type();
-                let pair = self.ctx().struct_type(&[t.into(), self.cx.i1.into()], false);
-                let f = self.intrinsic(&format!("{name}.i{}", t.get_bit_width()), pair.into(), &[t.into(), t.into()]);
-                let r = self.b.build_call(f, &[x.into(), y.into()], "")?;
-                let r = r.try_as_basic_value().basic().ok_or_else(|| llvm_err("overflow intrinsic without a value"))?.into_struct_value();
-                let v = self.b.build_extract_value(r, 0, "")?.into_int_value();
-                let o = self.b.build_extract_value(r, 1, "")?.into_int_value();
+                let (v, o) = self.with_overflow(op, x, y)?;
                 *wrapped = self.b.build_or(*wrapped, o, "")?;
                 Ok(v)
             }

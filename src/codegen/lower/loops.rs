@@ -5,6 +5,7 @@
 use inkwell::IntPredicate;
 use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 
+use super::version::Collectives;
 use super::{FnLower, LoopBlocks, R, Slot};
 use crate::ir::*;
 
@@ -13,24 +14,10 @@ use crate::ir::*;
 /// divergent code) and no way out but the loop's own exit (LLVM does not unroll loops with
 /// other exits by a runtime count, and would warn that it could not).
 fn unrollable(p: &Program, body: &Block) -> bool {
-    let mut ok = true;
-    let mut seen = Vec::new();
-    check_block(p, body, &mut ok, &mut seen, true);
-    ok
-}
-
-fn check_block(p: &Program, b: &Block, ok: &mut bool, seen: &mut Vec<FuncId>, top: bool) {
-    visit_block(b, &mut |e| match &e.kind {
-        ExprKind::Builtin(b, _) if b.is_convergent() => *ok = false,
-        ExprKind::Return(_) | ExprKind::Break(..) if top => *ok = false,
-        ExprKind::Call(id, _) if !seen.contains(id) => {
-            seen.push(*id);
-            if let Some(f) = p.funcs.get(*id) {
-                check_block(p, &f.body, ok, seen, false);
-            }
-        }
-        _ => {}
-    });
+    let found = Collectives::of(p, body);
+    let mut exits = false;
+    visit_block(body, &mut |e| exits |= matches!(e.kind, ExprKind::Return(_) | ExprKind::Break(..)));
+    !found.barrier && !found.warp && !exits
 }
 
 /// Loops over constants of at most this many iterations that index a fixed-size array with

@@ -94,32 +94,41 @@ fn let_bindings(body: &Block) -> HashMap<LocalId, &Expr> {
         .collect()
 }
 
-/// The block-level operations a loop body (or a function it calls) performs, which decide how
-/// its version may be chosen.
+/// The block-level operations a loop body (or a function it calls, at any depth) performs,
+/// which decide whether and how it may be versioned (`version_condition`) or unrolled by a
+/// forced count (`loops::unrollable`).
 #[derive(Default)]
-struct Collectives {
-    /// `sync_threads()`: both copies run the same barriers, so either may run in any thread as
-    /// long as the threads of a block agree on GPUs that match barriers by instruction; the
-    /// choice is made for the whole block (`bar.red.and`, see `version_condition`).
-    barrier: bool,
-    /// A warp-level operation or a shared array declared in the loop: not versioned (a warp's
-    /// lanes must run one copy together, and each copy would declare its own shared array).
-    other: bool,
+pub(super) struct Collectives {
+    /// `sync_threads()`: both copies of a versioned loop run the same barriers, so either may
+    /// run in any thread as long as the threads of a block agree on GPUs that match barriers by
+    /// instruction; the choice is made for the whole block (`bar.red.and`).
+    pub barrier: bool,
+    /// A warp-level operation: a warp's lanes must run one copy together.
+    pub warp: bool,
+    /// A shared array declared in the body: each copy would declare its own.
+    pub shared: bool,
 }
 
-fn collectives(p: &Program, body: &Block, seen: &mut Vec<FuncId>, out: &mut Collectives) {
-    visit_block(body, &mut |e| match &e.kind {
-        ExprKind::Builtin(Builtin::SyncThreads, _) => out.barrier = true,
-        ExprKind::Builtin(b, _) if b.is_convergent() => out.other = true,
-        ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => out.other = true,
-        ExprKind::Call(id, _) | ExprKind::CallRef(id, _, _) if !seen.contains(id) => {
-            seen.push(*id);
-            if let Some(f) = p.funcs.get(*id) {
-                collectives(p, &f.body, seen, out);
-            }
+impl Collectives {
+    pub(super) fn of(p: &Program, body: &Block) -> Collectives {
+        fn walk(p: &Program, body: &Block, seen: &mut Vec<FuncId>, out: &mut Collectives) {
+            visit_block(body, &mut |e| match &e.kind {
+                ExprKind::Builtin(Builtin::SyncThreads, _) => out.barrier = true,
+                ExprKind::Builtin(b, _) if b.is_convergent() => out.warp = true,
+                ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => out.shared = true,
+                ExprKind::Call(id, _) | ExprKind::CallRef(id, _, _) if !seen.contains(id) => {
+                    seen.push(*id);
+                    if let Some(f) = p.funcs.get(*id) {
+                        walk(p, &f.body, seen, out);
+                    }
+                }
+                _ => {}
+            });
         }
-        _ => {}
-    });
+        let mut out = Collectives::default();
+        walk(p, body, &mut Vec::new(), &mut out);
+        out
+    }
 }
 
 fn unsigned_int(t: &Ty) -> Option<Scalar> {
@@ -212,9 +221,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if !self.cx.input.options.checked || self.version_depth >= MAX_DEPTH || var_ty.is_signed() || !var_ty.is_int() {
             return Ok(None);
         }
-        let mut found = Collectives::default();
-        collectives(self.cx.input.program, body, &mut Vec::new(), &mut found);
-        if found.other {
+        let found = Collectives::of(self.cx.input.program, body);
+        if found.warp || found.shared {
             return Ok(None);
         }
         let changed = changed_locals(body);

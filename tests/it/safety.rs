@@ -23,6 +23,20 @@ fn launch_fault(e: Error) -> (String, String, u64, u64, Option<String>) {
     }
 }
 
+/// `k(t, r, o)` sums row `r` of the 3 x 4 matrix `t` (0..12 stored flat), weighted by column
+/// + 1, into `o[0]`: rows 0 and 2 give 20 and 100, and row 3 faults at index 12 of 12.
+fn rows_0_and_2_run_and_row_3_faults_at_12(k: &kache::Kernel, t: &kache::DeviceArray<u32>) {
+    let dev = Device::host();
+    for (r, want) in [(0usize, 20u32), (2, 100)] {
+        let mut out = dev.alloc::<u32>(&[1]).unwrap();
+        k.launch(&dev, Grid::linear(1, 1), (t, r, &mut out)).unwrap();
+        assert_eq!(out.download().unwrap(), vec![want], "row {r}");
+    }
+    let mut out = dev.alloc::<u32>(&[1]).unwrap();
+    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (t, 3usize, &mut out)).unwrap_err());
+    assert_eq!((index, len), (12, 12));
+}
+
 #[test]
 fn an_out_of_bounds_read_of_a_parameter_is_a_launch_error_naming_everything() {
     let dev = Device::host();
@@ -506,14 +520,7 @@ fn versioned_indices_that_wrap_products_of_invariants_and_strides_fault_as_unver
     // first index outside is 12, at k = 0).
     let k = kernel("#[kernel] pub fn k(t: &[u32], r: usize, o: &mut [u32]) { for c in 0..4 { o[0] += t[r * 4 + c] * (c as u32 + 1); } }");
     let t = dev.upload(&(0..12u32).collect::<Vec<_>>()).unwrap();
-    for (r, want) in [(0usize, 20u32), (2, 100)] {
-        let mut out = dev.alloc::<u32>(&[1]).unwrap();
-        k.launch(&dev, Grid::linear(1, 1), (&t, r, &mut out)).unwrap();
-        assert_eq!(out.download().unwrap(), vec![want], "row {r}");
-    }
-    let mut out = dev.alloc::<u32>(&[1]).unwrap();
-    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, 3usize, &mut out)).unwrap_err());
-    assert_eq!((index, len), (12, 12));
+    rows_0_and_2_run_and_row_3_faults_at_12(&k, &t);
     // An index that leaves the array only on the last iteration: the ones before ran.
     let k = kernel("#[kernel] pub fn k(t: &[u32], o: &mut [u32]) { for c in 0..=t.len() { o[0] += 1; o[0] += t[c] * 0; } }");
     let mut out = dev.alloc::<u32>(&[1]).unwrap();
@@ -530,14 +537,7 @@ fn an_index_named_by_a_let_in_the_loop_is_versioned_as_its_value_and_faults_as_u
     let k = kernel(
         "#[kernel] pub fn k(t: &[u32], r: usize, o: &mut [u32]) { for c in 0..4 { let i = r * 4 + c; o[0] += t[i] * (c as u32 + 1); } }",
     );
-    for (r, want) in [(0usize, 20u32), (2, 100)] {
-        let mut out = dev.alloc::<u32>(&[1]).unwrap();
-        k.launch(&dev, Grid::linear(1, 1), (&t, r, &mut out)).unwrap();
-        assert_eq!(out.download().unwrap(), vec![want], "row {r}");
-    }
-    let mut out = dev.alloc::<u32>(&[1]).unwrap();
-    let (_, _, index, len, _) = launch_fault(k.launch(&dev, Grid::linear(1, 1), (&t, 3usize, &mut out)).unwrap_err());
-    assert_eq!((index, len), (12, 12));
+    rows_0_and_2_run_and_row_3_faults_at_12(&k, &t);
     // A `let` of a value the loop changes is no promise: `i` is 0, 6, then 12 (out of bounds),
     // though `c + s` with `s` as it was before the loop would stay below 4.
     let k = kernel(

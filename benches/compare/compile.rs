@@ -10,6 +10,8 @@
 //! cargo build --release --bin kache --example compile_compare
 //! target/release/examples/compile_compare [--quick] [--reps N] [--json FILE]
 //! ```
+//! `--write-sources DIR` writes the kache sources it times (the four kernels, generated kernels
+//! of 10 to 5,000 statements) into DIR; `--miss FILE [REPS]` only times REPS in-process misses of one kache file (for profiling).
 //! `--quick` takes one repetition of small sizes (a smoke run; no test or CI step runs it yet).
 // A measurement program: a failed step is a panic with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -42,6 +44,27 @@ fn main() {
         return;
     }
     if args.first().map(String::as_str) == Some("--child-noop") {
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--write-sources") {
+        // The kache sources this program times, as files in a folder (for profiling).
+        let dir = PathBuf::from(&args[1]);
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in KERNELS {
+            std::fs::write(dir.join(format!("{name}.rs")), sources(Path::new("."), name).0).unwrap();
+        }
+        for n in [10, 100, 1000, 5000] {
+            std::fs::write(dir.join(format!("gen{n}.rs")), generated(n).0).unwrap();
+        }
+        return;
+    }
+    if args.first().map(String::as_str) == Some("--miss") {
+        // In-process misses of one kache file, one line of ms each (for profiling the compiler).
+        let src = std::fs::read_to_string(&args[1]).unwrap();
+        let reps: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(1);
+        for _ in 0..reps {
+            println!("{:.3}", kache_miss(&args[1], &src));
+        }
         return;
     }
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
@@ -94,7 +117,12 @@ fn sources(root: &Path, name: &str) -> (String, String) {
     let rs_head: String = rs.lines().filter(|l| l.starts_with("const ")).map(|l| format!("{l}\n")).collect();
     let cu_head: String = cu.lines().filter(|l| l.starts_with("#define ")).map(|l| format!("{l}\n")).collect();
     let rs_kernel = cut(&rs, &format!("pub fn {name}("));
-    let cu_kernel = cut(&cu, &format!("extern \"C\" __global__ void {name}("));
+    // The CUDA C kernel's first line may declare launch bounds between `void` and its name.
+    let cu_line = cu
+        .lines()
+        .find(|l| l.starts_with("extern \"C\" __global__ void") && l.contains(&format!(" {name}(")))
+        .unwrap_or_else(|| panic!("CUDA C kernel {name} not found"));
+    let cu_kernel = cut(&cu, cu_line);
     (
         format!("{rs_head}\n{}{rs_kernel}", helpers(&rs, "fn ", &rs_kernel)),
         format!("{cu_head}\n{}{cu_kernel}", helpers(&cu, "__device__ ", &cu_kernel)),

@@ -118,9 +118,8 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
     let diagnostics = pipeline::Diagnostics::default();
     let context = Context::create();
     diagnostics.install(&context);
-    let built = pipeline::build(&context, input, &tm)?;
+    let built = pipeline::build(&context, input, &tm, true)?;
     diagnostics.check()?;
-    let function_modules: Vec<Vec<u8>> = built.functions.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect();
     let artifact = match input.options.target {
         Target::Nvptx(_) => {
             let buf = tm.write_to_memory_buffer(&built.linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
@@ -129,7 +128,7 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
         }
         Target::Host => Artifact::HostBitcode(built.linked.write_bitcode_to_memory().as_slice().to_vec()),
     };
-    Ok(Compiled { function_modules, artifact, entry: built.entry })
+    Ok(Compiled { function_modules: built.function_bitcode, artifact, entry: built.entry })
 }
 
 /// The module [`compile`] emits code from (linked, libdevice included where the kernel needs
@@ -139,7 +138,7 @@ pub fn emit_llvm_ir(input: &CompileInput<'_>) -> Result<String, CodegenError> {
     let diagnostics = pipeline::Diagnostics::default();
     let context = Context::create();
     diagnostics.install(&context);
-    let built = pipeline::build(&context, input, &tm)?;
+    let built = pipeline::build(&context, input, &tm, false)?;
     diagnostics.check()?;
     Ok(built.linked.print_to_string().to_string())
 }

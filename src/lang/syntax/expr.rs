@@ -8,7 +8,7 @@ use crate::span::Span;
 
 use super::items::check_attr;
 use super::literals::{assoc_const, lit};
-use super::spans::{block_span, expr_span, local_span, spn};
+use super::spans::{block_span, expr_span, local_span, sp, spn};
 use super::{Lower, PResult, unsupported};
 
 impl Lower {
@@ -484,7 +484,7 @@ fn macro_error(m: &syn::Macro) -> Diagnostic {
 pub(super) fn ident(i: &syn::Ident) -> Ident {
     let name = i.to_string();
     let name = name.strip_prefix("r#").map(str::to_owned).unwrap_or(name);
-    Ident { name, span: spn(i) }
+    Ident { name, span: sp(i.span()) }
 }
 
 pub(super) fn lifetime(l: &syn::Lifetime) -> Ident {

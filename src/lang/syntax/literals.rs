@@ -7,12 +7,13 @@ use crate::lang::ast::*;
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
-use super::spans::spn;
+use super::spans::sp;
 use super::types::SCALAR_LIST;
 use super::{PResult, unsupported};
 
 pub(super) fn lit(l: &syn::Lit) -> PResult<Lit> {
-    let span = spn(l);
+    // One token: its own span, not `spn`'s (which prints the literal back into tokens).
+    let span = sp(l.span());
     let suffix_ty = |suffix: &str| -> PResult<Option<Scalar>> {
         if suffix.is_empty() {
             return Ok(None);

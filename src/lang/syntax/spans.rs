@@ -67,31 +67,32 @@ impl Drop for LinesGuard {
 /// through a search tree that it fills as it goes (a fifth of a parse's time); line and column
 /// come from a binary search, and the line index turns them into bytes.
 pub(super) fn sp(s: proc_macro2::Span) -> Span {
-    let (fast, base) = LINES.with(|l| {
-        let l = l.borrow();
-        match l.as_ref() {
-            Some(idx) => (idx.offset(s.start()).zip(idx.offset(s.end())).map(|(a, b)| Span::new(a, b)), idx.text.base()),
-            None => (None, 0),
-        }
+    Span::new(lo(s), hi(s))
+}
+
+/// The byte offset where a token starts (half of [`sp`]: each end is a search of its own).
+fn lo(s: proc_macro2::Span) -> usize {
+    offset(s, s.start(), |r| r.start)
+}
+
+/// The byte offset where a token ends.
+fn hi(s: proc_macro2::Span) -> usize {
+    offset(s, s.end(), |r| r.end)
+}
+
+fn offset(s: proc_macro2::Span, lc: proc_macro2::LineColumn, end: fn(std::ops::Range<usize>) -> usize) -> usize {
+    let (fast, base) = LINES.with(|l| match l.borrow().as_ref() {
+        Some(idx) => (idx.offset(lc), idx.text.base()),
+        None => (None, 0),
     });
-    let span = fast.unwrap_or_else(|| {
-        let r = s.byte_range();
-        Span::new(base + r.start, base + r.end)
-    });
+    let at = fast.unwrap_or_else(|| base + end(s.byte_range()));
     #[cfg(debug_assertions)]
-    {
-        let r = s.byte_range();
-        debug_assert_eq!(span, Span::new(base + r.start, base + r.end), "line index disagrees with proc-macro2");
-    }
-    span
+    debug_assert_eq!(at, base + end(s.byte_range()), "line index disagrees with proc-macro2");
+    at
 }
 
 pub(super) fn spn<T: Spanned>(t: &T) -> Span {
     sp(t.span())
-}
-
-fn join(a: Span, b: Span) -> Span {
-    Span::new(a.lo as usize, b.hi as usize)
 }
 
 /// The span of an expression, as [`spn`] gives it (first token to last), without what `spn`
@@ -100,7 +101,7 @@ fn join(a: Span, b: Span) -> Span {
 /// 40% of its time there; this follows only the left and right edges of the tree. Attributes,
 /// labels and qualified paths (rare) fall back to `spn`.
 pub(super) fn expr_span(e: &syn::Expr) -> Span {
-    let fast = join(expr_first(e), expr_last(e));
+    let fast = Span::new(expr_first(e), expr_last(e));
     #[cfg(debug_assertions)]
     debug_assert_eq!(fast, spn(e), "expr_span disagrees with the tokens' span");
     fast
@@ -110,61 +111,61 @@ fn plain_path(p: &syn::ExprPath) -> bool {
     p.attrs.is_empty() && p.qself.is_none() && p.path.leading_colon.is_none() && !p.path.segments.is_empty()
 }
 
-/// The span of an expression's first token (or of the whole, where that is simpler).
-fn expr_first(e: &syn::Expr) -> Span {
+/// Where an expression's first token starts.
+fn expr_first(e: &syn::Expr) -> usize {
     use syn::Expr as E;
     match e {
         E::Binary(b) if b.attrs.is_empty() => expr_first(&b.left),
         E::Assign(a) if a.attrs.is_empty() => expr_first(&a.left),
-        E::Lit(l) if l.attrs.is_empty() => sp(l.lit.span()),
-        E::Paren(p) if p.attrs.is_empty() => sp(p.paren_token.span.open()),
-        E::Array(a) if a.attrs.is_empty() => sp(a.bracket_token.span.open()),
+        E::Lit(l) if l.attrs.is_empty() => lo(l.lit.span()),
+        E::Paren(p) if p.attrs.is_empty() => lo(p.paren_token.span.open()),
+        E::Array(a) if a.attrs.is_empty() => lo(a.bracket_token.span.open()),
         E::Call(c) if c.attrs.is_empty() => expr_first(&c.func),
         E::MethodCall(m) if m.attrs.is_empty() => expr_first(&m.receiver),
         E::Index(i) if i.attrs.is_empty() => expr_first(&i.expr),
-        E::Unary(u) if u.attrs.is_empty() => spn(&u.op),
+        E::Unary(u) if u.attrs.is_empty() => lo(u.op.span()),
         E::Cast(c) if c.attrs.is_empty() => expr_first(&c.expr),
-        E::Block(b) if b.attrs.is_empty() && b.label.is_none() => sp(b.block.brace_token.span.open()),
-        E::If(i) if i.attrs.is_empty() => sp(i.if_token.span),
-        E::ForLoop(f) if f.attrs.is_empty() && f.label.is_none() => sp(f.for_token.span),
-        E::While(w) if w.attrs.is_empty() && w.label.is_none() => sp(w.while_token.span),
-        E::Loop(l) if l.attrs.is_empty() && l.label.is_none() => sp(l.loop_token.span),
-        E::Return(r) if r.attrs.is_empty() => sp(r.return_token.span),
-        E::Path(p) if plain_path(p) => sp(p.path.segments[0].ident.span()),
-        _ => spn(e),
+        E::Block(b) if b.attrs.is_empty() && b.label.is_none() => lo(b.block.brace_token.span.open()),
+        E::If(i) if i.attrs.is_empty() => lo(i.if_token.span),
+        E::ForLoop(f) if f.attrs.is_empty() && f.label.is_none() => lo(f.for_token.span),
+        E::While(w) if w.attrs.is_empty() && w.label.is_none() => lo(w.while_token.span),
+        E::Loop(l) if l.attrs.is_empty() && l.label.is_none() => lo(l.loop_token.span),
+        E::Return(r) if r.attrs.is_empty() => lo(r.return_token.span),
+        E::Path(p) if plain_path(p) => lo(p.path.segments[0].ident.span()),
+        _ => spn(e).lo as usize,
     }
 }
 
-/// The span of an expression's last token (or of the whole, where that is simpler).
-fn expr_last(e: &syn::Expr) -> Span {
+/// Where an expression's last token ends.
+fn expr_last(e: &syn::Expr) -> usize {
     use syn::Expr as E;
     match e {
         E::Binary(b) if b.attrs.is_empty() => expr_last(&b.right),
         E::Assign(a) if a.attrs.is_empty() => expr_last(&a.right),
-        E::Lit(l) if l.attrs.is_empty() => sp(l.lit.span()),
-        E::Paren(p) if p.attrs.is_empty() => sp(p.paren_token.span.close()),
-        E::Array(a) if a.attrs.is_empty() => sp(a.bracket_token.span.close()),
-        E::Call(c) if c.attrs.is_empty() => sp(c.paren_token.span.close()),
-        E::MethodCall(m) if m.attrs.is_empty() => sp(m.paren_token.span.close()),
-        E::Index(i) if i.attrs.is_empty() => sp(i.bracket_token.span.close()),
+        E::Lit(l) if l.attrs.is_empty() => hi(l.lit.span()),
+        E::Paren(p) if p.attrs.is_empty() => hi(p.paren_token.span.close()),
+        E::Array(a) if a.attrs.is_empty() => hi(a.bracket_token.span.close()),
+        E::Call(c) if c.attrs.is_empty() => hi(c.paren_token.span.close()),
+        E::MethodCall(m) if m.attrs.is_empty() => hi(m.paren_token.span.close()),
+        E::Index(i) if i.attrs.is_empty() => hi(i.bracket_token.span.close()),
         E::Unary(u) if u.attrs.is_empty() => expr_last(&u.expr),
-        E::Cast(c) if c.attrs.is_empty() => spn(&*c.ty),
-        E::Block(b) if b.attrs.is_empty() && b.label.is_none() => sp(b.block.brace_token.span.close()),
+        E::Cast(c) if c.attrs.is_empty() => spn(&*c.ty).hi as usize,
+        E::Block(b) if b.attrs.is_empty() && b.label.is_none() => hi(b.block.brace_token.span.close()),
         E::If(i) if i.attrs.is_empty() => match &i.else_branch {
             Some((_, e)) => expr_last(e),
-            None => sp(i.then_branch.brace_token.span.close()),
+            None => hi(i.then_branch.brace_token.span.close()),
         },
-        E::ForLoop(f) if f.attrs.is_empty() && f.label.is_none() => sp(f.body.brace_token.span.close()),
-        E::While(w) if w.attrs.is_empty() && w.label.is_none() => sp(w.body.brace_token.span.close()),
-        E::Loop(l) if l.attrs.is_empty() && l.label.is_none() => sp(l.body.brace_token.span.close()),
+        E::ForLoop(f) if f.attrs.is_empty() && f.label.is_none() => hi(f.body.brace_token.span.close()),
+        E::While(w) if w.attrs.is_empty() && w.label.is_none() => hi(w.body.brace_token.span.close()),
+        E::Loop(l) if l.attrs.is_empty() && l.label.is_none() => hi(l.body.brace_token.span.close()),
         E::Return(r) if r.attrs.is_empty() => match &r.expr {
             Some(v) => expr_last(v),
-            None => sp(r.return_token.span),
+            None => hi(r.return_token.span),
         },
         E::Path(p) if plain_path(p) && p.path.segments.iter().all(|s| s.arguments.is_none()) => {
-            sp(p.path.segments[p.path.segments.len() - 1].ident.span())
+            hi(p.path.segments[p.path.segments.len() - 1].ident.span())
         }
-        _ => spn(e),
+        _ => spn(e).hi as usize,
     }
 }
 
@@ -174,5 +175,5 @@ pub(super) fn block_span(b: &syn::Block) -> Span {
 
 /// The span of a `let` statement (see [`expr_span`]).
 pub(super) fn local_span(l: &syn::Local) -> Span {
-    if l.attrs.is_empty() { join(sp(l.let_token.span), sp(l.semi_token.span)) } else { spn(l) }
+    if l.attrs.is_empty() { Span::new(lo(l.let_token.span), hi(l.semi_token.span)) } else { spn(l) }
 }

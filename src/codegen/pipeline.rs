@@ -149,6 +149,9 @@ pub(super) fn build<'ctx>(
         functions.get_mut(id).and_then(Option::take).ok_or_else(|| CodegenError::Llvm(format!("link: no module for function {id}")))
     };
     let linked = taken(&mut functions, program.kernel)?;
+    // Each function's module was verified on its own (`lower_program`): the linked module is
+    // verified again only if something was linked into the kernel's.
+    let mut linked_any = order.len() > 1;
     for id in order.into_iter().filter(|i| *i != program.kernel) {
         linked.link_in_module(taken(&mut functions, id)?).map_err(|e| CodegenError::Llvm(format!("link: {e}")))?;
     }
@@ -166,9 +169,13 @@ pub(super) fn build<'ctx>(
         libdevice.set_triple(&tm.get_triple());
         libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
         linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
+        linked_any = true;
     }
+    // Internalising gives definitions internal linkage, which keeps a verified module valid.
     internalize(&linked, &entry);
-    linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;
+    if linked_any {
+        linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;
+    }
     optimize(&linked, tm, input.options.opt_level)?;
     Ok(Built { function_bitcode, linked, entry })
 }
@@ -256,7 +263,9 @@ fn internalize(m: &Module<'_>, entry: &str) {
         g = global.get_next_global();
         // Capture slots stay visible: the loader finds them by name.
         let slot = global.get_name().to_str().is_ok_and(|n| n.starts_with(crate::abi::CAPTURE_SLOT_PREFIX));
-        if global.get_initializer().is_some() && global.get_linkage() != Linkage::Private && !slot {
+        // Appending globals (`llvm.used`) must keep their linkage.
+        let keep = matches!(global.get_linkage(), Linkage::Private | Linkage::Appending);
+        if global.get_initializer().is_some() && !keep && !slot {
             global.set_linkage(Linkage::Internal);
         }
     }

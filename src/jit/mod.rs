@@ -4,6 +4,7 @@
 
 mod batch;
 mod compiled;
+mod digests;
 mod direct;
 mod generic;
 mod kernel;
@@ -119,6 +120,8 @@ struct JitInner {
     kernels: Mutex<HashMap<[u8; 32], Weak<KernelInner>>>,
     /// Direct mode's manifests served or recorded in this process, with their kernels.
     direct: direct::DirectMemo,
+    /// The digests of the root texts direct mode has keyed.
+    digests: digests::TextDigests,
 }
 
 /// The runtime JIT compiler: loads kernel sources into [`Module`]s and compiles their kernels
@@ -166,6 +169,7 @@ impl Jit {
                 sources: Mutex::new(HashMap::new()),
                 kernels: Mutex::new(HashMap::new()),
                 direct: Mutex::new(HashMap::new()),
+                digests: digests::TextDigests::default(),
             }),
         })
     }

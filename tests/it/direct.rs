@@ -354,3 +354,33 @@ fn walkdir_files(dir: &Path) -> usize {
     let Ok(rd) = std::fs::read_dir(dir) else { return 0 };
     rd.flatten().map(|e| if e.file_type().unwrap().is_dir() { walkdir_files(&e.path()) } else { 1 }).sum()
 }
+
+/// In one JIT, a source text asked for again is served from memory without hashing it again,
+/// and a text of the same length one byte apart (what a digest remembered by length or by
+/// address would confuse) is a miss with its own code, equal to a fresh store's.
+#[test]
+fn the_same_jit_tells_texts_of_the_same_length_apart() {
+    let text =
+        |c: char| format!("#[kernel] pub fn k(x: &mut [f32]) {{ let i = global_id_x(); if i < x.len() {{ x[i] = x[i] * {c}.0; }} }}\n");
+    let (two, three) = (text('2'), text('3'));
+    assert_eq!(two.len(), three.len());
+    let cache = tempfile::tempdir().unwrap();
+    let jit = Jit::new(config(cache.path())).unwrap();
+    let req = FileRequest::new(Target::Host);
+    let first = jit.compile_source("k.rs", &two, &req).unwrap();
+    assert_eq!(first.served, Served::Full);
+    let again = jit.compile_source("k.rs", &two, &req).unwrap();
+    assert_eq!(again.served, Served::Direct);
+    assert_eq!(outputs(&again), outputs(&first));
+    let other = jit.compile_source("k.rs", &three, &req).unwrap();
+    assert_eq!(other.served, Served::Full, "a text one byte apart must not be served the first one's kernels");
+    assert_ne!(other.kernels[0].key(), first.kernels[0].key());
+    let fresh_jit = Jit::new(Config::in_memory()).unwrap();
+    assert_eq!(outputs(&other), outputs(&fresh_jit.compile_source("k.rs", &three, &req).unwrap()));
+    // The kernels run: x * 3.
+    let device = kache::Device::host();
+    let mut x = device.upload(&[1.0f32, 2.0]).unwrap();
+    other.kernels[0].launch(&device, kache::Grid::linear(2, 32), (&mut x,)).unwrap();
+    assert_eq!(x.download().unwrap(), vec![3.0, 6.0]);
+    assert_eq!(jit.compile_source("k.rs", &three, &req).unwrap().served, Served::Direct);
+}

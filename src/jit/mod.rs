@@ -161,6 +161,7 @@ impl Jit {
             max_size: config.max_size,
             lock_timeout: config.lock_timeout,
             remote: config.remote.clone(),
+            write_threads: config.compile_threads,
         })?;
         Ok(Jit {
             inner: Arc::new(JitInner {

@@ -15,9 +15,12 @@ pub(super) struct TextDigests {
     inner: Mutex<Texts>,
 }
 
+/// A text and its digest.
+type Digested = (Arc<[u8]>, [u8; 32]);
+
 #[derive(Default)]
 struct Texts {
-    by_len: HashMap<usize, Vec<(Arc<[u8]>, [u8; 32])>>,
+    by_len: HashMap<usize, Vec<Digested>>,
     bytes: usize,
 }
 

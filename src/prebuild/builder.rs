@@ -287,7 +287,8 @@ impl Builder {
             let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
             (t, options)
         });
-        let code = Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir) };
+        let mut code =
+            Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir), ahead: Ahead::default() };
         let mut modules = Vec::new();
         let mut objects = Vec::new();
         let mut first_error = None;
@@ -308,13 +309,15 @@ impl Builder {
         }
         let (ahead_modules, ahead_files): (Vec<&crate::jit::Module>, Vec<&KernelFile>) =
             files.iter().zip(&loaded).filter(|(f, _)| !included.contains(&f.path)).filter_map(|(f, m)| Some((m.as_ref().ok()?, f))).unzip();
-        let ahead = if ahead_files.len() > 1 { self.compile_ahead(&jit, &ahead_modules, &ahead_files, &code) } else { Ahead::default() };
+        if ahead_files.len() > 1 {
+            code.ahead = self.compile_ahead(&jit, &ahead_modules, &ahead_files, &code);
+        }
         for (file, m) in files.iter().zip(loaded) {
             build_script::instruction("rerun-if-changed", &file.path.display().to_string());
             if included.contains(&file.path) {
                 continue;
             }
-            match m.and_then(|m| self.build_file(&jit, m, file, &code, &ahead, &mut data, &mut objects)) {
+            match m.and_then(|m| self.build_file(&jit, m, file, &code, &mut data, &mut objects)) {
                 Ok((m, used)) => {
                     modules.push(m);
                     listed_used.extend(self.instances.iter().filter(|(k, _)| used.contains(k)).map(|(k, _)| k.as_str()));
@@ -405,7 +408,7 @@ impl Builder {
     /// The kernels of a file to build, each checked, by name ([`names_of`](Self::names_of),
     /// `warn` saying whether to warn of generic kernels left out), and the generic kernels
     /// whose listed instances were used.
-    fn kernels_of(&self, m: &crate::jit::Module, file: &KernelFile, warn: bool) -> Result<(Vec<(String, Kernel)>, Vec<String>)> {
+    fn kernels_of(&self, m: &crate::jit::Module, file: &KernelFile, warn: bool) -> Result<(Named, Vec<String>)> {
         let (names, used) = self.names_of(m, file, warn)?;
         if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
             return Err(Error::Prebuild(format!(
@@ -433,7 +436,7 @@ impl Builder {
     /// (the kernels returned keep them there) and takes their cubins from what is returned. A
     /// file or kernel that fails is left to its own pass, which reports it where it belongs.
     fn compile_ahead(&self, jit: &Jit, modules: &[&crate::jit::Module], files: &[&KernelFile], code: &Code<'_>) -> Ahead {
-        let mut kernels: Vec<(String, Kernel)> = Vec::new();
+        let mut kernels: Named = Vec::new();
         for (m, file) in modules.iter().zip(files) {
             if let Ok((checked, _)) = self.bound((*m).clone()).and_then(|m| self.kernels_of(&m, file, false)) {
                 kernels.extend(checked);
@@ -464,7 +467,6 @@ impl Builder {
         m: crate::jit::Module,
         file: &KernelFile,
         code: &Code<'_>,
-        ahead: &Ahead,
         data: &mut DataFiles,
         objects: &mut Vec<PathBuf>,
     ) -> Result<(GenModule, Vec<String>)> {
@@ -492,11 +494,12 @@ impl Builder {
         // Their cubins the same way: one lookup pass, one store pass.
         let assembled: Vec<Vec<u8>> = if code.cubins {
             // Those assembled ahead are taken as they are (looked up and counted once).
-            let missing: Vec<&CompiledKernel> = compiled.iter().filter(|c| !ahead.cubins.contains_key(&c.key())).map(|c| &**c).collect();
+            let missing: Vec<&CompiledKernel> =
+                compiled.iter().filter(|c| !code.ahead.cubins.contains_key(&c.key())).map(|c| &**c).collect();
             let mut fresh = jit.assemble_cubins(&missing).into_iter();
             compiled
                 .iter()
-                .map(|c| match ahead.cubins.get(&c.key()) {
+                .map(|c| match code.ahead.cubins.get(&c.key()) {
                     Some(b) => Ok(b.clone()),
                     None => fresh.next().unwrap_or_else(|| Err(Error::Internal("a cubin was lost".into()))),
                 })
@@ -563,6 +566,9 @@ impl Builder {
     }
 }
 
+/// Kernels by name (an instance's name with its generic arguments).
+type Named = Vec<(String, Kernel)>;
+
 /// What [`Builder::compile_ahead`] made: the kernels it compiled (held, so that each file's
 /// batch finds them compiled), and the cubins it assembled, by the compiled kernel's key.
 #[derive(Default)]
@@ -573,7 +579,7 @@ struct Ahead {
 
 /// The compile requests of `kernels`: each for every architecture, and for the host where host
 /// code is built, with their options.
-fn requests_of(jit: &Jit, kernels: &[(String, Kernel)], code: &Code<'_>) -> (Vec<CompileRequest>, Vec<Options>) {
+fn requests_of(jit: &Jit, kernels: &Named, code: &Code<'_>) -> (Vec<CompileRequest>, Vec<Options>) {
     let (mut requests, mut options) = (Vec::new(), Vec::new());
     for (_, k) in kernels {
         for a in code.archs {
@@ -597,6 +603,8 @@ struct Code<'a> {
     cubins: bool,
     host: Option<(ObjectTarget, Options)>,
     identity: String,
+    /// What was compiled ahead of the files ([`Builder::compile_ahead`]).
+    ahead: Ahead,
 }
 
 /// The `.rs` files of the kernels folder, sorted, each with its module name; two files that

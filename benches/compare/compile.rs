@@ -108,7 +108,12 @@ fn sources(root: &Path, name: &str) -> (String, String) {
     let rs_head: String = rs.lines().filter(|l| l.starts_with("const ")).map(|l| format!("{l}\n")).collect();
     let cu_head: String = cu.lines().filter(|l| l.starts_with("#define ")).map(|l| format!("{l}\n")).collect();
     let rs_kernel = cut(&rs, &format!("pub fn {name}("));
-    let cu_kernel = cut(&cu, &format!("extern \"C\" __global__ void {name}("));
+    // The CUDA C kernel's first line, launch bounds (`__launch_bounds__(256, 4)`) and all.
+    let cu_line = cu
+        .lines()
+        .find(|l| l.starts_with("extern \"C\" __global__ void ") && l.contains(&format!(" {name}(")))
+        .unwrap_or_else(|| panic!("CUDA C kernel {name} not found"));
+    let cu_kernel = cut(&cu, cu_line);
     (
         format!("{rs_head}\n{}{rs_kernel}", helpers(&rs, "fn ", &rs_kernel)),
         format!("{cu_head}\n{}{cu_kernel}", helpers(&cu, "__device__ ", &cu_kernel)),

@@ -446,7 +446,7 @@ impl DirectMiss {
     pub fn record(&self, module: &Module, kernels: &[(Kernel, Arc<CompiledKernel>)], left_out: &[(String, String)]) {
         let Some(key) = self.manifest else { return };
         if kernels.is_empty()
-            || module.source_id != source_id(&self.name, &self.bytes, &module.source.modules)
+            || module.source_id != source_id(&self.jit.inner.digests, &self.name, &self.bytes, &module.source.modules)
             || !same_globals(&module.globals, &self.request.globals)
         {
             return;

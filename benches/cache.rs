@@ -87,6 +87,7 @@ fn store_size(c: &mut Criterion) {
                     max_size: 1 << 40,
                     lock_timeout: Duration::from_secs(5),
                     remote: None,
+                    write_threads: 1,
                 })
                 .unwrap();
                 assert!(matches!(cache.lookup(&probe), Lookup::Hit(..)));

@@ -9,10 +9,13 @@
 //! ```sh
 //! cargo build --release --bin kache --example compile_compare
 //! target/release/examples/compile_compare [--quick] [--reps N] [--json FILE]
+//!     [--kernels saxpy,softmax_rows|none] [--sizes 10,5000] [--stores 10,100]
 //! ```
+//! `--quick` takes one repetition of small sizes (a smoke run; no test or CI step runs it yet);
+//! `--kernels`, `--sizes` and `--stores` time only those rows (`none`: no row of that table).
 //! `--write-sources DIR` writes the kache sources it times (the four kernels, generated kernels
-//! of 10 to 5,000 statements) into DIR; `--miss FILE [REPS]` only times REPS in-process misses of one kache file (for profiling).
-//! `--quick` takes one repetition of small sizes (a smoke run; no test or CI step runs it yet).
+//! of 10 to 5,000 statements) into DIR; `--miss FILE [REPS]` only times REPS in-process misses
+//! of one kache file (for profiling the compiler).
 // A measurement program: a failed step is a panic with its reason.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -26,7 +29,9 @@ use kache::{Arch, Config, FileRequest, Jit, Served, Target};
 const KERNELS: [&str; 4] = ["saxpy", "matmul_tiled", "reduce_block", "softmax_rows"];
 
 struct Opts {
-    quick: bool,
+    kernels: Vec<String>,
+    sizes: Vec<usize>,
+    stores: Vec<usize>,
     reps: usize,
     json: Option<PathBuf>,
     root: PathBuf,
@@ -70,8 +75,18 @@ fn main() {
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     let quick = args.iter().any(|a| a == "--quick");
     let root: PathBuf = value("--root").map(Into::into).unwrap_or_else(|| ".".into());
+    let list = |flag: &str, all: Vec<String>| match value(flag) {
+        Some(v) if v == "none" => Vec::new(),
+        Some(v) => v.split(',').map(str::to_string).collect(),
+        None => all,
+    };
+    let numbers = |flag: &str, all: &[usize]| -> Vec<usize> {
+        list(flag, all.iter().map(usize::to_string).collect()).iter().map(|n| n.parse().expect("a number")).collect()
+    };
     let opts = Opts {
-        quick,
+        kernels: list("--kernels", KERNELS.iter().map(|k| k.to_string()).collect()),
+        sizes: numbers("--sizes", if quick { &[10, 100] } else { &[10, 100, 1000, 2000, 5000] }),
+        stores: numbers("--stores", if quick { &[10, 100] } else { &[10, 100, 1000, 10_000] }),
         reps: value("--reps").and_then(|v| v.parse().ok()).unwrap_or(if quick { 1 } else { 9 }),
         json: value("--json").map(Into::into),
         kache: value("--kache").map(Into::into).unwrap_or_else(|| root.join("target/release/kache")),
@@ -117,10 +132,10 @@ fn sources(root: &Path, name: &str) -> (String, String) {
     let rs_head: String = rs.lines().filter(|l| l.starts_with("const ")).map(|l| format!("{l}\n")).collect();
     let cu_head: String = cu.lines().filter(|l| l.starts_with("#define ")).map(|l| format!("{l}\n")).collect();
     let rs_kernel = cut(&rs, &format!("pub fn {name}("));
-    // The CUDA C kernel's first line may declare launch bounds between `void` and its name.
+    // The CUDA C kernel's first line, launch bounds (`__launch_bounds__(256, 4)`) and all.
     let cu_line = cu
         .lines()
-        .find(|l| l.starts_with("extern \"C\" __global__ void") && l.contains(&format!(" {name}(")))
+        .find(|l| l.starts_with("extern \"C\" __global__ void ") && l.contains(&format!(" {name}(")))
         .unwrap_or_else(|| panic!("CUDA C kernel {name} not found"));
     let cu_kernel = cut(&cu, cu_line);
     (
@@ -340,7 +355,7 @@ fn run(opts: &Opts) -> Report {
         "kernel", "kache miss", "nvrtc miss", "kache proc m", "nvrtc proc m", "kache proc h", "kache hit", "new-Jit hit"
     );
     println!("{:<14} {:>10} {:>10} {:>13} {:>13} {:>13} {:>10} {:>13}", "", "ms", "ms", "ms", "ms", "ms", "µs", "µs");
-    for name in KERNELS {
+    for name in opts.kernels.iter().map(String::as_str) {
         let (rs, cu) = sources(&opts.root, name);
         let rs_file = work.path().join(format!("{name}.rs"));
         let cu_file = work.path().join(format!("{name}.cu"));
@@ -380,13 +395,12 @@ fn run(opts: &Opts) -> Report {
             kache_new_jit_hit_us,
         });
     }
-    let sizes: &[usize] = if opts.quick { &[10, 100] } else { &[10, 100, 1000, 2000, 5000] };
     println!(
         "\ngenerated kernel\n{:<11} {:>10} {:>10} {:>10} {:>13} {:>13}",
         "statements", "kache miss", "nvrtc miss", "kache hit", "new-Jit hit", "kache proc h"
     );
     println!("{:<11} {:>10} {:>10} {:>10} {:>13} {:>13}", "", "ms", "ms", "µs", "µs", "ms");
-    for &n in sizes {
+    for &n in &opts.sizes {
         let (rs, cu) = generated(n);
         let rs_file = work.path().join(format!("gen{n}.rs"));
         std::fs::write(&rs_file, &rs).unwrap();
@@ -414,11 +428,10 @@ fn run(opts: &Opts) -> Report {
             kache_process_hit_ms,
         });
     }
-    let stores: &[usize] = if opts.quick { &[10, 100] } else { &[10, 100, 1000, 10_000] };
     println!("\nsaxpy hit against the store's size\n{:<9} {:>13} {:>13}", "entries", "new-Jit hit", "kache proc h");
     println!("{:<9} {:>13} {:>13}", "", "µs", "ms");
     let saxpy_file = work.path().join("saxpy.rs");
-    for &n in stores {
+    for &n in &opts.stores {
         let cache = tempfile::tempdir().unwrap();
         fill(cache.path(), n);
         process(kache_compile(opts, cache.path(), &saxpy_file, &out));

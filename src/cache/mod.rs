@@ -90,6 +90,10 @@ pub struct CacheConfig {
     pub lock_timeout: Duration,
     /// The remote tier.
     pub remote: Option<remote::RemoteConfig>,
+    /// Threads that write a batch's entry files at once ([`Cache::store_many`]; 0 or 1: the
+    /// calling thread alone). Creating a file is mostly the file system's time, so a batch of
+    /// compiles run on several threads writes its entries on as many.
+    pub write_threads: usize,
 }
 
 impl CacheConfig {
@@ -153,7 +157,7 @@ impl Cache {
     /// A cache that keeps everything in this process's memory.
     pub fn in_memory() -> Cache {
         Cache {
-            config: CacheConfig { dir: None, max_size: 0, lock_timeout: Duration::ZERO, remote: None },
+            config: CacheConfig { dir: None, max_size: 0, lock_timeout: Duration::ZERO, remote: None, write_threads: 1 },
             memory: Mutex::new(HashMap::new()),
             local: None,
             books: None,
@@ -390,16 +394,18 @@ impl Cache {
     /// compile path (see `books.rs`). Writers never wait for the catalogue.
     fn write_local(&self, local: &LocalStore, encoded: &[(Key, Vec<u8>)]) {
         let mut written = Vec::with_capacity(encoded.len());
-        for (k, b) in encoded {
-            match local.write_entry(k, b) {
-                Ok(delta) => {
+        let results = crate::parallel::map(self.config.write_threads, encoded, |(k, b)| local.write_entry(k, b));
+        for ((k, b), r) in encoded.iter().zip(results) {
+            match r {
+                Ok(Ok(delta)) => {
                     written.push((*k, delta, store::now_secs()));
                     self.count(Counter::BytesWritten, b.len() as u64);
                 }
-                Err(e) => self.warn_once(
+                Ok(Err(e)) => self.warn_once(
                     "entry-write",
                     &format!("a cache entry could not be written ({}: {e}); continuing without it", local.objects_dir().display()),
                 ),
+                Err(panic) => self.warn_once("entry-write", &format!("writing a cache entry panicked ({panic}); continuing without it")),
             }
         }
         if let Some(books) = &self.books {
@@ -429,7 +435,11 @@ impl Cache {
     /// [`store`](Self::store) for several entries with one opening of the store and one round
     /// trip to the remote.
     pub fn store_many(&self, items: Vec<(Persistable<'_>, Entry)>) {
-        let encoded: Vec<(Key, Vec<u8>)> = items.iter().map(|(_, e)| (e.meta.key, e.encode())).collect();
+        // One file per key, even where a batch asked for a kernel twice (the files are written
+        // on several threads at once).
+        let mut seen = std::collections::HashSet::new();
+        let encoded: Vec<(Key, Vec<u8>)> =
+            items.iter().filter(|(_, e)| seen.insert(e.meta.key)).map(|(_, e)| (e.meta.key, e.encode())).collect();
         for (_, e) in &items {
             crate::logging::debug!("store {} ({:?}): {}, {} bytes", e.meta.key, e.meta.kind, e.meta.kernel, e.payload.len());
         }

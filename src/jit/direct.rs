@@ -5,6 +5,7 @@
 //! parses or checks. On a miss the full path (parse, check, derive, compile or fetch) serves the
 //! request and records the manifest.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -188,12 +189,12 @@ impl Jit {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        Ok(self.direct(path.display().to_string(), bytes, Some(dir), request))
+        Ok(self.direct(path.display().to_string(), Cow::Owned(bytes), Some(dir), request))
     }
 
     /// Looks `request` up in direct mode for source text with no module files.
     pub fn direct_source(&self, name: &str, text: &str, request: &FileRequest) -> Direct {
-        self.direct(name.to_string(), text.as_bytes().to_vec(), None, request)
+        self.direct(name.to_string(), Cow::Borrowed(text.as_bytes()), None, request)
     }
 
     /// What direct mode would do with `request` for the file at `path` now, and the manifest's
@@ -230,7 +231,7 @@ impl Jit {
         let config = self.config();
         Some(derive_manifest(&ManifestInputs {
             root_name: name,
-            root: bytes,
+            root_digest: &self.inner.digests.digest(bytes),
             globals: &request.globals,
             kernels: &request.kernels,
             options: &request.options(self),
@@ -239,7 +240,8 @@ impl Jit {
         }))
     }
 
-    fn direct(&self, name: String, bytes: Vec<u8>, dir: Option<PathBuf>, request: &FileRequest) -> Direct {
+    /// `bytes` is borrowed where the caller's text is: a hit copies nothing.
+    fn direct(&self, name: String, bytes: Cow<'_, [u8]>, dir: Option<PathBuf>, request: &FileRequest) -> Direct {
         let manifest = self.manifest_derivation(&name, &bytes, request).map(|d| d.key);
         let why = match &manifest {
             None => device_array_bound(),
@@ -255,7 +257,7 @@ impl Jit {
                 }
             }
         };
-        Direct::Miss(DirectMiss { jit: self.clone(), name, bytes, dir, request: request.clone(), manifest, why })
+        Direct::Miss(DirectMiss { jit: self.clone(), name, bytes: bytes.into_owned(), dir, request: request.clone(), manifest, why })
     }
 
     /// Serves a request from its manifest: this process's memory of it, else the cache's.
@@ -444,7 +446,7 @@ impl DirectMiss {
     pub fn record(&self, module: &Module, kernels: &[(Kernel, Arc<CompiledKernel>)], left_out: &[(String, String)]) {
         let Some(key) = self.manifest else { return };
         if kernels.is_empty()
-            || module.source_id != source_id(&self.name, &self.bytes, &module.source.modules)
+            || module.source_id != source_id(&self.jit.inner.digests, &self.name, &self.bytes, &module.source.modules)
             || !same_globals(&module.globals, &self.request.globals)
         {
             return;

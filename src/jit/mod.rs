@@ -4,6 +4,7 @@
 
 mod batch;
 mod compiled;
+mod digests;
 mod direct;
 mod generic;
 mod kernel;
@@ -41,20 +42,20 @@ struct Source {
 }
 
 /// The identity of a source: its root's name and bytes, and each module file it read (the
-/// same bytes as a plain load of a single file give the same id).
-fn source_id(name: &str, bytes: &[u8], modules: &[(String, Option<String>)]) -> [u8; 32] {
+/// same bytes as a plain load of a single file give the same id). Texts enter by their
+/// digests, which `digests` remembers: loading a text seen before compares it, never hashes it.
+fn source_id(digests: &digests::TextDigests, name: &str, bytes: &[u8], modules: &[(String, Option<String>)]) -> [u8; 32] {
     let mut h = blake3::Hasher::new();
     h.update(&(name.len() as u64).to_le_bytes());
     h.update(name.as_bytes());
-    h.update(bytes);
+    h.update(&digests.digest(bytes));
     for (path, text) in modules {
         h.update(&(path.len() as u64).to_le_bytes());
         h.update(path.as_bytes());
         match text {
             Some(t) => {
                 h.update(&[1]);
-                h.update(&(t.len() as u64).to_le_bytes());
-                h.update(t.as_bytes());
+                h.update(&digests.digest(t.as_bytes()));
             }
             None => {
                 h.update(&[0]);
@@ -119,6 +120,8 @@ struct JitInner {
     kernels: Mutex<HashMap<[u8; 32], Weak<KernelInner>>>,
     /// Direct mode's manifests served or recorded in this process, with their kernels.
     direct: direct::DirectMemo,
+    /// The digests of the root texts direct mode has keyed.
+    digests: digests::TextDigests,
 }
 
 /// The runtime JIT compiler: loads kernel sources into [`Module`]s and compiles their kernels
@@ -158,6 +161,7 @@ impl Jit {
             max_size: config.max_size,
             lock_timeout: config.lock_timeout,
             remote: config.remote.clone(),
+            write_threads: config.compile_threads,
         })?;
         Ok(Jit {
             inner: Arc::new(JitInner {
@@ -166,6 +170,7 @@ impl Jit {
                 sources: Mutex::new(HashMap::new()),
                 kernels: Mutex::new(HashMap::new()),
                 direct: Mutex::new(HashMap::new()),
+                digests: digests::TextDigests::default(),
             }),
         })
     }
@@ -238,7 +243,7 @@ impl Jit {
     /// Parses a crate whose module files come from `loader`. A source already loaded is
     /// reused when its root and every module file it read are unchanged.
     fn load_crate(&self, name: &str, bytes: &[u8], loader: &mut dyn lang::SourceLoader) -> Result<Module> {
-        let root_id = source_id(name, bytes, &[]);
+        let root_id = source_id(&self.inner.digests, name, bytes, &[]);
         let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&root_id).and_then(Weak::upgrade);
         if let Some(s) = cached {
             // The same root: its module files (read again, in the order they were) must be too.
@@ -248,14 +253,14 @@ impl Jit {
                 _ => false,
             });
             if same {
-                let id = source_id(name, bytes, &s.modules);
+                let id = source_id(&self.inner.digests, name, bytes, &s.modules);
                 return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true });
             }
         }
         let mut recorder = Recorder { inner: loader, read: Vec::new() };
         let ast = lang::parse_crate(name, bytes, Some(&mut recorder))?;
         let modules = recorder.read;
-        let id = source_id(name, bytes, &modules);
+        let id = source_id(&self.inner.digests, name, bytes, &modules);
         let s = Arc::new(Source { file: ast.file.clone(), ast, modules });
         self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
         Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true })
@@ -268,7 +273,7 @@ impl Jit {
 
     /// Parses kernel source bytes (non-UTF-8 input is a diagnostic).
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<Module> {
-        let id = source_id(name, bytes, &[]);
+        let id = source_id(&self.inner.digests, name, bytes, &[]);
         let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&id).and_then(Weak::upgrade);
         let source = match cached {
             Some(s) => s,

@@ -2,19 +2,21 @@
 //! compiles every kernel for every architecture through the cache, writes the PTX and the
 //! generated file under `OUT_DIR`, and tells cargo what to watch, what went wrong and where.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, generate};
 use super::host_object;
 use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
+use crate::cache::Key;
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::ObjectTarget;
 use crate::error::{Error, Result};
 use crate::ir::CaptureTy;
 use crate::target::Options;
-use crate::{Arch, CompileRequest, Config, Jit, Target};
+use crate::{Arch, CompileRequest, CompiledKernel, Config, Jit, Kernel, Target};
 
 /// Every environment variable the prebuild step reads, directly or through [`Config`], the
 /// cache and the toolchain lookups: cargo re-runs the build script when one changes. (Not
@@ -285,7 +287,8 @@ impl Builder {
             let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
             (t, options)
         });
-        let code = Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir) };
+        let mut code =
+            Code { archs: &archs, cubins: ptxas.is_some(), host, identity: host_object::crate_identity(&out_dir), ahead: Ahead::default() };
         let mut modules = Vec::new();
         let mut objects = Vec::new();
         let mut first_error = None;
@@ -303,6 +306,11 @@ impl Builder {
                     included.insert(p);
                 }
             }
+        }
+        let (ahead_modules, ahead_files): (Vec<&crate::jit::Module>, Vec<&KernelFile>) =
+            files.iter().zip(&loaded).filter(|(f, _)| !included.contains(&f.path)).filter_map(|(f, m)| Some((m.as_ref().ok()?, f))).unzip();
+        if ahead_files.len() > 1 {
+            code.ahead = self.compile_ahead(&jit, &ahead_modules, &ahead_files, &code);
         }
         for (file, m) in files.iter().zip(loaded) {
             build_script::instruction("rerun-if-changed", &file.path.display().to_string());
@@ -358,7 +366,7 @@ impl Builder {
     /// The kernels and instances of a file to build: its kernels that are not generic, the
     /// listed instances of its generic kernels, and the default instances of the others (with a
     /// warning for each generic kernel left out). Also the generic kernels whose list was used.
-    fn names_of(&self, m: &crate::Module, file: &KernelFile) -> Result<(Vec<String>, Vec<String>)> {
+    fn names_of(&self, m: &crate::Module, file: &KernelFile, warn: bool) -> Result<(Vec<String>, Vec<String>)> {
         let generic = m.generic_kernels()?;
         let (mut names, mut used) = (Vec::new(), Vec::new());
         for name in m.kernel_names() {
@@ -378,6 +386,7 @@ impl Builder {
             }
             match g.every_instance() {
                 Ok(all) => names.extend(all),
+                Err(_) if !warn => {}
                 Err(why) => crate::logging::warning!(
                     "{}: generic kernel `{}` is not prebuilt: {why}, with Builder::instances(\"{name}\", [..])",
                     file.path.display(),
@@ -388,29 +397,19 @@ impl Builder {
         Ok((names, used))
     }
 
-    fn build_file(
-        &self,
-        jit: &Jit,
-        mut m: crate::jit::Module,
-        file: &KernelFile,
-        code: &Code<'_>,
-        data: &mut DataFiles,
-        objects: &mut Vec<PathBuf>,
-    ) -> Result<(GenModule, Vec<String>)> {
-        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let module_files = m
-            .module_files()
-            .into_iter()
-            .map(|(rel, _)| {
-                let p = dir.join(&rel);
-                Ok((rel, p.to_str().ok_or_else(|| not_utf8(&p))?.to_string()))
-            })
-            .collect::<Result<Vec<_>>>()?;
+    /// The module with the builder's globals bound.
+    fn bound(&self, mut m: crate::jit::Module) -> Result<crate::jit::Module> {
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
         }
-        let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let (names, used) = self.names_of(&m, file)?;
+        Ok(m)
+    }
+
+    /// The kernels of a file to build, each checked, by name ([`names_of`](Self::names_of),
+    /// `warn` saying whether to warn of generic kernels left out), and the generic kernels
+    /// whose listed instances were used.
+    fn kernels_of(&self, m: &crate::jit::Module, file: &KernelFile, warn: bool) -> Result<(Named, Vec<String>)> {
+        let (names, used) = self.names_of(m, file, warn)?;
         if let Some((a, b, rust)) = first_collision(names.iter().map(|n| (n.as_str(), instance_rust_name(n)))) {
             return Err(Error::Prebuild(format!(
                 "kernels `{a}` and `{b}` both become the Rust function `{rust}` (docs/prebuild.md, \"Names\"): rename one"
@@ -427,19 +426,65 @@ impl Builder {
             }
             checked.push((name, k));
         }
-        // The file's kernels for every architecture, and for the host, in one batch: one pass
-        // over the cache (one round trip to a remote cache) for the lookups, one for the stores.
-        let (mut requests, mut options) = (Vec::new(), Vec::new());
-        for (_, k) in &checked {
-            for a in code.archs {
-                requests.push(CompileRequest::new(k, Target::Nvptx(*a)));
-                options.push(jit.config().options(Target::Nvptx(*a)));
-            }
-            if let Some((_, o)) = &code.host {
-                requests.push(CompileRequest::new(k, Target::Host));
-                options.push(o.clone());
+        Ok((checked, used))
+    }
+
+    /// Every kernel file's kernels compiled, and their cubins assembled, in one batch before
+    /// the files are built one by one, so that a crate of many small kernel files uses every
+    /// core of the batch ([`Config::compile_threads`]), not only as many as one file has
+    /// kernels. Each file's own batch then finds its kernels compiled in this process's memory
+    /// (the kernels returned keep them there) and takes their cubins from what is returned. A
+    /// file or kernel that fails is left to its own pass, which reports it where it belongs.
+    fn compile_ahead(&self, jit: &Jit, modules: &[&crate::jit::Module], files: &[&KernelFile], code: &Code<'_>) -> Ahead {
+        let mut kernels: Named = Vec::new();
+        for (m, file) in modules.iter().zip(files) {
+            if let Ok((checked, _)) = self.bound((*m).clone()).and_then(|m| self.kernels_of(&m, file, false)) {
+                kernels.extend(checked);
             }
         }
+        let (requests, options) = requests_of(jit, &kernels, code);
+        let compiled: Vec<Arc<CompiledKernel>> = jit
+            .compile_many_with(&requests, &options)
+            .into_iter()
+            .zip(&requests)
+            .filter_map(|(c, r)| c.ok().filter(|_| r.target != Target::Host))
+            .collect();
+        let mut cubins = HashMap::new();
+        if code.cubins {
+            let assembled = jit.assemble_cubins(&compiled.iter().map(|c| &**c).collect::<Vec<_>>());
+            for (c, a) in compiled.iter().zip(assembled) {
+                if let Ok(bytes) = a {
+                    cubins.insert(c.key(), bytes);
+                }
+            }
+        }
+        Ahead { _kernels: kernels.into_iter().map(|(_, k)| k).collect(), cubins }
+    }
+
+    fn build_file(
+        &self,
+        jit: &Jit,
+        m: crate::jit::Module,
+        file: &KernelFile,
+        code: &Code<'_>,
+        data: &mut DataFiles,
+        objects: &mut Vec<PathBuf>,
+    ) -> Result<(GenModule, Vec<String>)> {
+        let dir = file.path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let module_files = m
+            .module_files()
+            .into_iter()
+            .map(|(rel, _)| {
+                let p = dir.join(&rel);
+                Ok((rel, p.to_str().ok_or_else(|| not_utf8(&p))?.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let m = self.bound(m)?;
+        let file_name = file.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let (checked, used) = self.kernels_of(&m, file, true)?;
+        // The file's kernels for every architecture, and for the host, in one batch: one pass
+        // over the cache (one round trip to a remote cache) for the lookups, one for the stores.
+        let (requests, options) = requests_of(jit, &checked, code);
         let all: Vec<_> = jit.compile_many_with(&requests, &options).into_iter().collect::<Result<_>>()?;
         let mut hosts = Vec::new();
         let mut compiled = Vec::new();
@@ -448,7 +493,17 @@ impl Builder {
         }
         // Their cubins the same way: one lookup pass, one store pass.
         let assembled: Vec<Vec<u8>> = if code.cubins {
-            jit.assemble_cubins(&compiled.iter().map(|c| &**c).collect::<Vec<_>>()).into_iter().collect::<Result<_>>()?
+            // Those assembled ahead are taken as they are (looked up and counted once).
+            let missing: Vec<&CompiledKernel> =
+                compiled.iter().filter(|c| !code.ahead.cubins.contains_key(&c.key())).map(|c| &**c).collect();
+            let mut fresh = jit.assemble_cubins(&missing).into_iter();
+            compiled
+                .iter()
+                .map(|c| match code.ahead.cubins.get(&c.key()) {
+                    Some(b) => Ok(b.clone()),
+                    None => fresh.next().unwrap_or_else(|| Err(Error::Internal("a cubin was lost".into()))),
+                })
+                .collect::<Result<_>>()?
         } else {
             Vec::new()
         };
@@ -511,6 +566,34 @@ impl Builder {
     }
 }
 
+/// Kernels by name (an instance's name with its generic arguments).
+type Named = Vec<(String, Kernel)>;
+
+/// What [`Builder::compile_ahead`] made: the kernels it compiled (held, so that each file's
+/// batch finds them compiled), and the cubins it assembled, by the compiled kernel's key.
+#[derive(Default)]
+struct Ahead {
+    _kernels: Vec<Kernel>,
+    cubins: HashMap<Key, Vec<u8>>,
+}
+
+/// The compile requests of `kernels`: each for every architecture, and for the host where host
+/// code is built, with their options.
+fn requests_of(jit: &Jit, kernels: &Named, code: &Code<'_>) -> (Vec<CompileRequest>, Vec<Options>) {
+    let (mut requests, mut options) = (Vec::new(), Vec::new());
+    for (_, k) in kernels {
+        for a in code.archs {
+            requests.push(CompileRequest::new(k, Target::Nvptx(*a)));
+            options.push(jit.config().options(Target::Nvptx(*a)));
+        }
+        if let Some((_, o)) = &code.host {
+            requests.push(CompileRequest::new(k, Target::Host));
+            options.push(o.clone());
+        }
+    }
+    (requests, options)
+}
+
 /// What the step builds for every kernel: PTX for the architectures, cubins with `ptxas` (if
 /// found), host object code for the crate's target (if any: the target, and the options that
 /// compile for its CPU), under the crate's identity.
@@ -520,6 +603,8 @@ struct Code<'a> {
     cubins: bool,
     host: Option<(ObjectTarget, Options)>,
     identity: String,
+    /// What was compiled ahead of the files ([`Builder::compile_ahead`]).
+    ahead: Ahead,
 }
 
 /// The `.rs` files of the kernels folder, sorted, each with its module name; two files that

@@ -141,6 +141,9 @@ impl Workspace {
     fn stats(&self) -> Counts {
         let o = Command::new(kache_bin()).args(["stats", "--json"]).env("KACHE_DIR", self.cache.path()).output().unwrap();
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        // Counts read without the catalogue would be only the parked ones: say so, not a
+        // puzzling difference of counts.
+        assert!(v["unavailable"].is_null(), "kache stats could not read the catalogue: {v}");
         let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("no {k} in {v}"));
         Counts { misses: n("misses"), hits: n("hits"), cubin_misses: n("cubin_misses"), cubin_hits: n("cubin_hits") }
     }

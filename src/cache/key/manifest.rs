@@ -14,8 +14,9 @@ use crate::target::Options;
 pub struct ManifestInputs<'a> {
     /// The root file's name as given (its warnings are rendered with it).
     pub root_name: &'a str,
-    /// The root file's bytes.
-    pub root: &'a [u8],
+    /// The blake3 digest of the root file's bytes (a JIT remembers the digests of texts it has
+    /// seen, so a repeated request compares bytes instead of hashing them).
+    pub root_digest: &'a [u8; 32],
     /// The globals bound, in the order they were bound.
     pub globals: &'a [(String, CaptureValue)],
     /// The kernels and instances asked for, as asked; empty: every kernel of the file.
@@ -51,7 +52,7 @@ pub fn derive_manifest(m: &ManifestInputs<'_>) -> super::Derivation {
     m.options.encode(&mut target);
     let mut root = Vec::with_capacity(m.root_name.len() + 48);
     strings(&mut root, [m.root_name.as_bytes()].into_iter());
-    root.extend_from_slice(blake3::hash(m.root).as_bytes());
+    root.extend_from_slice(m.root_digest);
     let mut globals = Vec::new();
     globals.extend_from_slice(&(m.globals.len() as u64).to_le_bytes());
     for (name, v) in m.globals {
@@ -350,7 +351,9 @@ mod tests {
                    options: &Options,
                    tc: &Toolchain,
                    salt: &str| {
-            derive_manifest(&ManifestInputs { root_name: name, root, globals, kernels, options, toolchain: tc, salt }).key
+            let root_digest = blake3::hash(root).into();
+            derive_manifest(&ManifestInputs { root_name: name, root_digest: &root_digest, globals, kernels, options, toolchain: tc, salt })
+                .key
         };
         let base = key("k.rs", b"fn", &g1, &one, &sm90, &tc, "");
         assert_eq!(base, key("k.rs", b"fn", &g1, &one, &sm90, &tc, ""));

@@ -110,6 +110,10 @@ pub struct LocalStore {
     /// Whether each entry's file and shard folder are checked to be writable by this user only
     /// (not when the folder is trusted by name).
     check_entries: bool,
+    /// Shard folders this process made or found, so that a batch of writes does not ask the
+    /// file system again for each entry (a folder removed since, by `clear` in another
+    /// process, is made again when a write finds it gone).
+    shards: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<PathBuf>>>,
 }
 
 /// Something under `objects/` that is not an entry: a folder, FIFO, link or other special file
@@ -187,7 +191,16 @@ impl LocalStore {
                 b"Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by kache.\n# For information about cache directory tags see https://bford.info/cachedir/\n",
             );
         }
-        Ok(LocalStore { base: base.to_path_buf(), db_path, objects, manifests, lock_timeout, max_size, check_entries: !by_name })
+        Ok(LocalStore {
+            base: base.to_path_buf(),
+            db_path,
+            objects,
+            manifests,
+            lock_timeout,
+            max_size,
+            check_entries: !by_name,
+            shards: Default::default(),
+        })
     }
 
     /// The cache folder.
@@ -245,8 +258,10 @@ impl LocalStore {
 
     fn write_file_at(&self, path: &Path, bytes: &[u8]) -> std::io::Result<Option<u64>> {
         let dir = path.parent().unwrap_or(&self.objects);
-        create_private_dir(dir)?;
-        self.make_private(dir);
+        let known = self.shards.lock().unwrap_or_else(|e| e.into_inner()).contains(dir);
+        if !known {
+            self.make_shard(dir)?;
+        }
         let old = match std::fs::symlink_metadata(path) {
             Ok(m) if m.is_file() => Some(m.len()),
             Ok(_) => {
@@ -255,8 +270,22 @@ impl LocalStore {
             }
             Err(_) => None,
         };
-        atomic::write_private(path, bytes)?;
+        match atomic::write_private(path, bytes) {
+            // The folder went away since this process last made it: make it again, once.
+            Err(e) if known && e.kind() == std::io::ErrorKind::NotFound => {
+                self.make_shard(dir)?;
+                atomic::write_private(path, bytes)?;
+            }
+            r => r?,
+        }
         Ok(old)
+    }
+
+    fn make_shard(&self, dir: &Path) -> std::io::Result<()> {
+        create_private_dir(dir)?;
+        self.make_private(dir);
+        self.shards.lock().unwrap_or_else(|e| e.into_inner()).insert(dir.to_path_buf());
+        Ok(())
     }
 
     fn manifest_path(&self, key: &Key) -> PathBuf {
@@ -623,5 +652,35 @@ impl LocalStore {
         cat.resync(total, &removed)?;
         crate::logging::debug!("evicted {} entries ({freed} bytes) down to {total} bytes (limit {target})", removed.len());
         Ok((removed.len() as u64, freed))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A shard folder removed by another process (`kache clear`) after this one wrote into it
+    /// is made again by the next write there; the entries are whole.
+    #[test]
+    fn a_write_makes_a_shard_folder_removed_since_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::new(dir.path(), Duration::from_secs(5), 1 << 30).unwrap();
+        let (a, b) = (
+            Key([0xab; 32]),
+            Key({
+                let mut k = [0xab; 32];
+                k[31] = 0;
+                k
+            }),
+        );
+        store.write_entry(&a, b"first").unwrap();
+        let shard = store.object_path(&a).parent().unwrap().to_path_buf();
+        assert_eq!(shard, store.object_path(&b).parent().unwrap());
+        std::fs::remove_dir_all(&shard).unwrap();
+        store.write_entry(&b, b"second").unwrap();
+        assert_eq!(store.get(&b).as_deref(), Some(&b"second"[..]));
+        assert_eq!(store.get(&a), None);
+        store.write_entry(&a, b"again").unwrap();
+        assert_eq!(store.get(&a).as_deref(), Some(&b"again"[..]));
     }
 }

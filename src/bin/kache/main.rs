@@ -479,29 +479,23 @@ fn compile(
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
     let into_dir = output.as_deref().filter(|p| !to_stdout && (several || p.is_dir() || p.to_string_lossy().ends_with('/')));
-    // Each folder made once, not once per kernel.
-    let mut made: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
-    let mut make = |dir: &Path| -> Result<(), Failure> {
-        if !made.contains(dir) {
-            std::fs::create_dir_all(dir).map_err(|e| user(format!("cannot create {}: {e}", dir.display())))?;
-            made.insert(dir.to_path_buf());
-        }
-        Ok(())
-    };
+    let make = |dir: &Path| std::fs::create_dir_all(dir).map_err(|e| user(format!("cannot create {}: {e}", dir.display())));
+    // The output folder is made once, not once per kernel.
+    if let Some(dir) = into_dir {
+        make(dir)?;
+    }
     for (name, bytes) in outputs {
         let path = match (&output, into_dir) {
             (Some(_), _) if to_stdout => {
                 write_stdout(&bytes)?;
                 continue;
             }
-            (_, Some(p)) => {
-                make(p)?;
-                p.join(format!("{}.{ext}", kache::lang::file_stem(&name)))
-            }
+            (_, Some(dir)) => dir.join(format!("{}.{ext}", kache::lang::file_stem(&name))),
             (Some(p), None) => p.clone(),
             (None, _) => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(&name))),
         };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        // One file named by -o, or one per kernel in this folder: its parent made here.
+        if let (None, Some(parent)) = (into_dir, path.parent().filter(|p| !p.as_os_str().is_empty())) {
             make(parent)?;
         }
         atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;

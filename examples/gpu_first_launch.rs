@@ -8,8 +8,8 @@
 //! For saxpy, for a medium kernel (`benches/kernels/medium.rs`), and for a kernel that captures
 //! a device array through a device function, compiled with relocatable captures (`captures`:
 //! its miss, PTX hit and cubin hit against saxpy's show what the capture slot costs a fresh
-//! process: binding the array and filling the slot at load). `run again` is a second launch
-//! of the same kernel: `load+run` minus it is what loading the code (and filling a slot) took.
+//! process: binding the array and passing its address at launch). `run again` is a second launch
+//! of the same kernel: `load+run` minus it is what loading the code took.
 //! `direct hit` (saxpy and medium) is a cubin hit through [`Jit::compile_source`]'s direct mode:
 //! the manifest recorded for the same source bytes and request names the entry, so neither
 //! parsing nor checking runs (docs/cache.md, "Direct mode").
@@ -100,8 +100,7 @@ fn child(kernel: &str, dir: &Path, direct: bool) -> Result<(), String> {
     };
     let launch_ms = run(&mut y)?;
     let first_ms = t1.elapsed().as_secs_f64() * 1e3;
-    // The same launch again: what the first one spent beyond it is loading the code (and, for
-    // `captures`, filling its slot).
+    // The same launch again: what the first one spent beyond it is loading the code.
     let relaunch_ms = run(&mut y)?;
     if kernel != "medium" {
         // y = 2 * 1 + 2, then 2 * 1 + 4, in every element: the launches ran, on this process's arrays.

@@ -31,8 +31,10 @@ pub enum CaptureData<'a> {
         /// Strides in elements.
         strides: &'a [isize],
     },
-    /// A device array compiled relocatably: its address is read from the module's slot
-    /// [`capture_slot_symbol`], which the loader fills; extents and strides are constants.
+    /// A device array compiled relocatably: on the GPU its address is a hidden parameter of
+    /// every function ([`slot_captures`] gives their order), which each launch passes; on the
+    /// host it is read from the module's slot [`capture_slot_symbol`], which the loader fills.
+    /// Extents and strides are constants.
     DeviceSlot {
         /// Extents.
         shape: &'a [usize],
@@ -44,11 +46,21 @@ pub enum CaptureData<'a> {
 /// Prefix of every capture slot's symbol.
 pub const CAPTURE_SLOT_PREFIX: &str = "__kache_capture_slot_";
 
-/// The symbol of the slot that holds the address of capture `id` in relocatable mode: a
-/// 64-bit variable the module defines (`.const` on NVPTX, a global on the host) and the loader
-/// fills before the first launch (`cuModuleGetGlobal` and a copy on CUDA).
+/// The symbol of the slot that holds the address of capture `id` in relocatable mode on the
+/// host backend: a 64-bit variable the module defines and the loader fills before the first
+/// launch. On the GPU the address is a hidden parameter instead ([`slot_captures`]): a module
+/// variable would cost every load of the module a data segment and the loader a lookup and a
+/// copy (about 0.1 ms of a first launch on an H200).
 pub fn capture_slot_symbol(id: usize) -> String {
     format!("{CAPTURE_SLOT_PREFIX}{id}")
+}
+
+/// The ids of the captures compiled relocatably ([`CaptureData::DeviceSlot`]), in capture
+/// order: on the GPU, the order of their hidden parameters, after the fault record and the
+/// token, in every function and in the kernel's parameter list (the order in which the slots
+/// of a compiled kernel are listed, so a launch passes their arrays' addresses in that order).
+pub fn slot_captures(captures: &[CaptureData<'_>]) -> Vec<usize> {
+    captures.iter().enumerate().filter(|(_, c)| matches!(c, CaptureData::DeviceSlot { .. })).map(|(i, _)| i).collect()
 }
 
 /// How one kernel parameter is passed: scalars as themselves, arrays as a pointer, `ndim`

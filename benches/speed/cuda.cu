@@ -69,7 +69,7 @@ __device__ float rescale(float s, float m, float to) {
 #define ITEMS 16
 
 // The row in registers, 16 elements per thread: rows of up to BLOCK * ITEMS = 4096 columns.
-extern "C" __global__ void __launch_bounds__(256, 4) softmax_rows(const float* __restrict__ x, float* __restrict__ y, int cols) {
+extern "C" __global__ void __launch_bounds__(256, 6) softmax_rows(const float* __restrict__ x, float* __restrict__ y, int cols) {
     __shared__ float warp_max[32];
     __shared__ float warp_sum[32];
     int row = blockIdx.x, t = threadIdx.x;

@@ -82,11 +82,13 @@ pub struct Interface {
     pub slots: Vec<SlotDecl>,
 }
 
-/// A capture slot of an [`Interface`]: a device array the code reads through the module
-/// variable `symbol`, which must be bound to an array of exactly this type and shape.
+/// A capture slot of an [`Interface`]: a device array whose address the code takes as a hidden
+/// parameter (CUDA: the slots in order, after the fault record and the token) or reads from the
+/// module variable `symbol` (the host backend), which must be bound to an array of exactly this
+/// type and shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SlotDecl {
-    /// The module variable ([`capture_slot_symbol`](crate::abi::capture_slot_symbol)).
+    /// The host module's variable ([`capture_slot_symbol`](crate::abi::capture_slot_symbol)).
     pub symbol: String,
     /// The name the source uses (a global's, or a factory parameter's).
     pub name: String,

@@ -248,9 +248,9 @@ impl CompiledKernel {
     pub fn bind(mut self, name: &str, array: impl crate::capture::IntoCapture) -> Result<CompiledKernel> {
         super::slots::bind(&self.name, &mut self.slots, name, array)?;
         self.captured = slot_arrays(&self.slots).collect();
-        // Modules loaded so far hold the old addresses.
+        // A host module loaded so far holds the old addresses; CUDA modules hold none (a launch
+        // passes them) and stay loaded.
         self.host = OnceLock::new();
-        self.cuda.forget_modules();
         Ok(self)
     }
 
@@ -348,15 +348,20 @@ impl CompiledKernel {
         r.clone().map_err(Error::Device)
     }
 
-    /// The kernel's module on `dev`, loaded on first use there ([`DeviceModules`]), with its
-    /// capture slots filled.
+    /// The kernel's module on `dev`, loaded on first use there ([`DeviceModules`]). Its capture
+    /// slots are parameters of each launch ([`captured_addresses`](Self::captured_addresses)):
+    /// loading fills nothing.
     pub(super) fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Arc<cuda::LoadedFunction>> {
         if let Some(f) = self.cuda.loaded(dev.ordinal) {
             return Ok(f);
         }
-        let slots = slot_values(&self.name, &self.slots)?;
-        let fill = |f: &mut cuda::LoadedFunction| f.fill_slots(&slots);
-        self.cuda.get_or_load(dev, &self.entry, ModuleLoad::Reused, || self.load_on(dev), fill)
+        self.cuda.get_or_load(dev, &self.entry, ModuleLoad::Reused, || self.load_on(dev))
+    }
+
+    /// The addresses of the arrays bound to the capture slots, in slot order: what a CUDA launch
+    /// passes after the token. A slot without an array is [`Error::UnboundCapture`].
+    pub(super) fn captured_addresses(&self) -> Result<Vec<u64>> {
+        super::slots::slot_addresses(&self.name, &self.slots)
     }
 
     /// Loads the kernel's code on `dev`: its own cubin, else its cubin from the cubin tier,

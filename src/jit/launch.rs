@@ -105,9 +105,10 @@ impl CompiledKernel {
                 unsafe { launch::run_host(code, &grid, &slots, &self.faults) }
             }
             Some(dev) => {
+                let addresses = self.captured_addresses()?;
                 let f = self.cuda_function(dev)?;
                 let queues = launch::queues_of(args).chain(captured.iter().filter_map(|c| c.desc.queue())).collect();
-                let cuda = launch::CudaLaunch { faults: &self.faults, queues, checked: self.checked };
+                let cuda = launch::CudaLaunch { faults: &self.faults, queues, checked: self.checked, captured: &addresses };
                 // SAFETY: `f` is this kernel's code, `slots` its checked parameters; the code is
                 // bounds-checked or the caller vouched for every access.
                 unsafe { launch::run_cuda(dev, &f, &grid, &slots, cuda) }

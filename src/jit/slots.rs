@@ -1,6 +1,7 @@
-//! Capture slots of relocatable kernels: which device array fills each module variable that
-//! stands for a captured array's address, binding arrays to the slots of a deserialised
-//! kernel, and the refusal to run one with a slot left empty.
+//! Capture slots of relocatable kernels: which device array stands for each captured array's
+//! address (a hidden parameter of each CUDA launch, a module variable of the host backend's
+//! code), binding arrays to the slots of a deserialised kernel, and the refusal to run one with
+//! a slot left empty.
 
 use crate::cache::envelope::SlotDecl;
 use crate::capture::{ArrayDesc, CaptureValue, IntoCapture};
@@ -86,6 +87,18 @@ pub(super) fn slot_values(kernel: &str, slots: &[CaptureSlot]) -> Result<Vec<(St
         .iter()
         .map(|s| match &s.bound {
             Some(d) => Ok((s.decl.symbol.clone(), d.ptr())),
+            None => Err(Error::UnboundCapture { kernel: kernel.to_string(), name: s.decl.name.clone(), origin: s.decl.origin.clone() }),
+        })
+        .collect()
+}
+
+/// The address of each slot's array, in slot order (a CUDA launch's hidden parameters); the
+/// first slot without an array is an error naming it.
+pub(super) fn slot_addresses(kernel: &str, slots: &[CaptureSlot]) -> Result<Vec<u64>> {
+    slots
+        .iter()
+        .map(|s| match &s.bound {
+            Some(d) => Ok(d.ptr()),
             None => Err(Error::UnboundCapture { kernel: kernel.to_string(), name: s.decl.name.clone(), origin: s.decl.origin.clone() }),
         })
         .collect()

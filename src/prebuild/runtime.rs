@@ -319,7 +319,12 @@ impl Prebuilt {
                     if let Some(f) = self.cuda_function(dev)? {
                         launch::check_aliasing(self.data.name, self.signature(), &args, &[])?;
                         let slots = launch::param_slots(self.data.name, self.abi(), &args)?;
-                        let cuda = launch::CudaLaunch { faults: self.faults(), queues: launch::queues_of(&args).collect(), checked: true };
+                        let cuda = launch::CudaLaunch {
+                            faults: self.faults(),
+                            queues: launch::queues_of(&args).collect(),
+                            checked: true,
+                            captured: &[],
+                        };
                         // SAFETY: `Prebuilt::new`'s promise: the embedded code is kache's
                         // bounds-checked compilation of this kernel; the arguments were checked
                         // against its signature and for aliasing.
@@ -383,7 +388,7 @@ impl Prebuilt {
             crate::logging::debug!("prebuilt kernel '{}': loaded its PTX on {} (the driver compiled it)", self.data.name, dev.name);
             Ok(Load { function, cubin: built.map(Into::into), how: () })
         };
-        match self.loaded.get_or_load(dev, entry, (), load, |_| Ok(())) {
+        match self.loaded.get_or_load(dev, entry, (), load) {
             Ok(f) => Ok(Some(f)),
             Err(_) if nothing_fits => Ok(None),
             Err(e) => Err(e),

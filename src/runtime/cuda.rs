@@ -281,7 +281,7 @@ impl CudaDevice {
             unsafe { sys::cuModuleUnload(module) };
             return Err(cuda_err("cuModuleGetFunction", r));
         }
-        Ok(LoadedFunction { module, func, ctx: self.ctx.clone(), slot_values: Box::default() })
+        Ok(LoadedFunction { module, func, ctx: self.ctx.clone() })
     }
 
     /// The foreign streams among `queues` (cudarc streams of arrays the launch uses), each
@@ -445,9 +445,6 @@ pub(crate) struct LoadedFunction {
     module: sys::CUmodule,
     func: sys::CUfunction,
     ctx: Arc<CudaContext>,
-    /// The values copied into the module's capture slots ([`fill_slots`](Self::fill_slots)):
-    /// the source of asynchronous copies, so it lives as long as the module.
-    slot_values: Box<[u64]>,
 }
 
 // SAFETY: CUDA module and function handles may be used from any thread with the context bound.
@@ -458,50 +455,6 @@ unsafe impl Sync for LoadedFunction {}
 unsafe impl Send for CudaBuffer {}
 // SAFETY: as above.
 unsafe impl Sync for CudaBuffer {}
-
-impl LoadedFunction {
-    /// Writes each value into the module's 8-byte variable of that name (a capture slot; see
-    /// `abi::capture_slot_symbol`), before the module's first launch: every variable is found
-    /// with `cuModuleGetGlobal` first, then each is written by an asynchronous copy on the
-    /// legacy default stream, which the launches that read the slots follow. An asynchronous
-    /// copy from host memory waits for nothing already queued (a synchronous one would wait for
-    /// all of it), and the values it reads are kept with the module, so they are there whenever
-    /// the driver reads them.
-    // Only the JIT's relocatable captures fill slots.
-    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn fill_slots(&mut self, slots: &[(String, u64)]) -> Result<()> {
-        if slots.is_empty() {
-            return Ok(());
-        }
-        self.ctx.bind_to_thread().map_err(|e| cuda_err("cuCtxSetCurrent", e.0))?;
-        let mut targets = Vec::with_capacity(slots.len());
-        for (name, _) in slots {
-            let c_name = CString::new(name.as_str()).map_err(|_| Error::Device(format!("capture slot `{name}`: NUL in the name")))?;
-            let mut ptr: sys::CUdeviceptr = 0;
-            let mut size = 0usize;
-            // SAFETY: the module is loaded (held by `self`); valid out pointers and C string.
-            check("cuModuleGetGlobal", unsafe { sys::cuModuleGetGlobal_v2(&mut ptr, &mut size, self.module, c_name.as_ptr()) })?;
-            if size != 8 {
-                return Err(Error::Device(format!("capture slot `{name}` has {size} bytes, not 8")));
-            }
-            targets.push(ptr);
-        }
-        self.slot_values = slots.iter().map(|(_, v)| *v).collect();
-        for (ptr, value) in targets.iter().zip(self.slot_values.iter()) {
-            // SAFETY: `ptr` is the module's variable of 8 bytes (checked); the source is 8 bytes
-            // of `slot_values`, which lives as long as the module; the null stream is the
-            // legacy default stream of the bound context.
-            let r = unsafe { sys::cuMemcpyHtoDAsync_v2(*ptr, value as *const u64 as *const c_void, 8, std::ptr::null_mut()) };
-            if r != sys::CUresult::CUDA_SUCCESS {
-                // Nothing queued may outlive the module, which the caller drops with this error.
-                // SAFETY: the context is bound; waits for the legacy stream.
-                unsafe { sys::cuStreamSynchronize(std::ptr::null_mut()) };
-                return Err(cuda_err("cuMemcpyHtoDAsync", r));
-            }
-        }
-        Ok(())
-    }
-}
 
 impl Drop for LoadedFunction {
     fn drop(&mut self) {

@@ -274,6 +274,9 @@ pub(crate) struct CudaLaunch<'a> {
     pub queues: Vec<&'a ForeignQueue>,
     /// Whether the code is bounds-checked (only then can it write the fault record).
     pub checked: bool,
+    /// The addresses of the arrays bound to a relocatable kernel's capture slots, in the order
+    /// of its slots (`abi::slot_captures`): hidden parameters after the token.
+    pub captured: &'a [u64],
 }
 
 /// The streams of the cudarc arrays among `args`.
@@ -284,7 +287,8 @@ pub(crate) fn queues_of(args: &[ArgValue]) -> impl Iterator<Item = &ForeignQueue
 /// Launches a grid of `f` on a CUDA device; `slots` as [`param_slots`] builds them from
 /// arguments checked against the kernel's signature (and with [`check_aliasing`]). Every NVPTX
 /// kernel kache generates takes the device's fault record and its kernel's token first, checked
-/// or not; a failed check is reported by the next operation that waits for the device.
+/// or not, then the addresses of its relocatable captures; a failed check is reported by the
+/// next operation that waits for the device.
 ///
 /// # Safety
 ///
@@ -298,9 +302,10 @@ pub(crate) unsafe fn run_cuda(
     launch: CudaLaunch<'_>,
 ) -> Result<()> {
     let (record, token) = dev.fault_target(launch.faults);
-    let mut all: Vec<u64> = Vec::with_capacity(slots.len() + 2);
+    let mut all: Vec<u64> = Vec::with_capacity(slots.len() + launch.captured.len() + 2);
     all.push(record);
     all.push(token as u64);
+    all.extend_from_slice(launch.captured);
     all.extend_from_slice(slots);
     let mut ptrs: Vec<*mut std::ffi::c_void> = all.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
     dev.launch(f, grid, &mut ptrs, &launch.queues, launch.checked)

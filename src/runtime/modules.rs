@@ -95,8 +95,7 @@ impl<H: Clone> DeviceModules<H> {
 
     /// The module on `dev`, loaded on first use: from the cubin an earlier load on a device of
     /// the same compute capability kept (`reused` then says how), else by `load`, whose cubin
-    /// is kept for the next such device. `prepare` runs once on a new module before any launch
-    /// can use it (it fills capture slots). Threads asking for the same device meanwhile wait
+    /// is kept for the next such device. Threads asking for the same device meanwhile wait
     /// for its load and share it; a device of the same compute capability waits for the load
     /// that builds or fetches the cubin, then loads that cubin; others load at the same time.
     pub fn get_or_load(
@@ -105,7 +104,6 @@ impl<H: Clone> DeviceModules<H> {
         entry: &str,
         reused: H,
         load: impl FnOnce() -> Result<Load<H>>,
-        prepare: impl FnOnce(&mut LoadedFunction) -> Result<()>,
     ) -> Result<Arc<LoadedFunction>> {
         let slot = self.slot(dev.ordinal);
         let mut loaded = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -135,18 +133,8 @@ impl<H: Clone> DeviceModules<H> {
                 (new.function, new.how)
             }
         };
-        let mut function = function;
-        prepare(&mut function)?;
         let function = Arc::new(function);
         *loaded = Some((function.clone(), how));
         Ok(function)
-    }
-
-    /// Forgets every loaded module (their code holds values that changed: capture slots), and
-    /// keeps the cubins, which do not depend on them.
-    // Only the JIT's relocatable captures rebind.
-    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn forget_modules(&mut self) {
-        self.devices = Mutex::new(Vec::new());
     }
 }

@@ -114,14 +114,6 @@ pub(crate) struct LoadedFunction {
     never: Never,
 }
 
-impl LoadedFunction {
-    // Only the JIT's relocatable captures fill slots.
-    #[cfg_attr(not(feature = "compiler"), allow(dead_code))]
-    pub fn fill_slots(&mut self, _slots: &[(String, u64)]) -> Result<()> {
-        match self.never {}
-    }
-}
-
 impl std::fmt::Debug for LoadedFunction {
     fn fmt(&self, _f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.never {}

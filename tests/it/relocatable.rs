@@ -1,5 +1,5 @@
-//! Relocatable captures: device arrays captured through slots the loader fills, so the code
-//! and its key hold no address. Keys, PTX (checked by ptxas), the store (no pointer, no
+//! Relocatable captures: device arrays captured through slots (a hidden parameter of each CUDA
+//! launch, a variable of the host module), so the code and its key hold no address. Keys, PTX (checked by ptxas), the store (no pointer, no
 //! `not_persisted`), a second process that hits with the same key, serialisation with slots
 //! bound by name, and the rough edges of captures: every array named, one warning per kernel
 //! per process, `Module::persist(false)`, pinned entries freed with their kernel.
@@ -65,24 +65,53 @@ fn the_key_holds_no_address_but_the_type_and_shape_and_the_mode() {
     assert!(matches!(&ka.captures()[0], kache::CaptureValue::Device(d) if d.ptr() == a.device_ptr()), "captures() reports the array");
 }
 
+/// Two captured arrays, one read in a device function and one in the kernel.
+const TWO: &str = r#"
+fn price(i: usize) -> f32 { PRICES[i] }
+#[kernel]
+pub fn totals(q: &[f32], out: &mut [f32]) { let i = global_id_x(); if i < out.len() { out[i] = q[i] * price(i) + TAX[i]; } }
+"#;
+
+/// The `.param` lines of the PTX's entry.
+fn entry_params(ptx: &str) -> usize {
+    let entry = &ptx[ptx.find(".entry").expect("an entry")..];
+    entry[..entry.find(')').expect("the parameter list ends")].matches(".param").count()
+}
+
 #[test]
-fn ptx_reads_the_address_from_a_const_slot_and_ptxas_accepts_it() {
+fn ptx_takes_each_captured_address_as_a_parameter_and_ptxas_accepts_it() {
     let dev = Device::host();
     let a = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();
-    let k = totals(&relocatable(None), &a);
+    let tax = dev.upload(&[0.5f32, 0.5, 0.5]).unwrap();
+    let kernel = |jit: &Jit| {
+        jit.load_source("two.rs", TWO)
+            .unwrap()
+            .with_global("PRICES", &a)
+            .unwrap()
+            .with_global("TAX", &tax)
+            .unwrap()
+            .kernel("totals")
+            .unwrap()
+    };
+    let k = kernel(&relocatable(None));
     let c = k.compile(SM90, &Specialization::uniform(k.program(), Layout::C)).unwrap();
     let ptx = c.ptx().unwrap();
-    assert!(ptx.contains(".visible .const .align 8 .u64 __kache_capture_slot_0"), "{ptx}");
-    assert!(ptx.contains("ld.const.u64"), "{ptx}");
-    for form in [a.device_ptr().to_string(), format!("{:x}", a.device_ptr())] {
-        assert!(!ptx.contains(&form), "the address is in the PTX");
+    // No module variable: loading the module fills nothing, the launch passes the addresses.
+    assert!(!ptx.contains("__kache_capture_slot"), "{ptx}");
+    assert!(!ptx.contains(".const") && !ptx.contains(".global .align"), "a module variable: {ptx}");
+    for d in [&a, &tax] {
+        for form in [d.device_ptr().to_string(), format!("{:x}", d.device_ptr())] {
+            assert!(!ptx.contains(&form), "the address is in the PTX");
+        }
     }
     if let Some(p) = ptxas() {
         assemble(&p, ptx, "a relocatable capture");
     }
-    let baked = totals(&Jit::new(Config::in_memory()).unwrap(), &a);
+    let baked = kernel(&Jit::new(Config::in_memory()).unwrap());
     let b = baked.compile(SM90, &Specialization::uniform(baked.program(), Layout::C)).unwrap();
     assert!(!b.ptx().unwrap().contains("__kache_capture_slot"), "baked mode has no slot");
+    assert_eq!(entry_params(ptx), entry_params(b.ptx().unwrap()) + 2, "one hidden parameter per captured array");
+    assert_eq!(c.capture_slots().len(), 2, "two slots");
 }
 
 #[test]

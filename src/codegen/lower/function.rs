@@ -65,6 +65,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         params.push(self.ptr.into());
         if !self.host {
             params.push(self.i32.into());
+            params.extend(self.gpu_slots.iter().map(|_| BasicMetadataTypeEnum::from(self.ptr)));
         }
         if matches!(f.ret, Ty::Agg(_)) {
             // Where the value is returned.
@@ -121,6 +122,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             loops: HashMap::new(),
             host_ctx: None,
             gpu_fault: None,
+            gpu_slots: Vec::new(),
             activemask_sites: 0,
             sret: None,
             proven: HashSet::new(),
@@ -135,6 +137,10 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             let token = fv.get_nth_param(1).map(|v| v.into_int_value()).ok_or_else(|| llvm_err("missing kernel token"))?;
             fl.gpu_fault = Some((first, token));
             idx = 2;
+            for _ in &self.gpu_slots {
+                fl.gpu_slots.push(fv.get_nth_param(idx).ok_or_else(|| llvm_err("missing capture slot parameter"))?.into_pointer_value());
+                idx += 1;
+            }
         }
         if matches!(f.ret, Ty::Agg(_)) {
             fl.sret = Some(fv.get_nth_param(idx).ok_or_else(|| llvm_err("sret"))?.into_pointer_value());
@@ -336,6 +342,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if let Some((record, token)) = self.gpu_fault {
             a.push(record.into());
             a.push(token.into());
+            a.extend(self.gpu_slots.iter().map(|p| BasicMetadataValueEnum::from(*p)));
         }
         let sret = match ty {
             t @ Ty::Agg(_) => {

@@ -49,16 +49,24 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             CaptureData::DeviceSlot { shape, strides } => {
                 let CaptureTy::Array { ty, .. } = cap.ty else { return Err(llvm_err("capture type")) };
-                let slot = self.cx.capture_slot(self.m, c);
-                let load = self.b.build_load(self.cx.ptr, slot.as_pointer_value(), "")?;
-                // The loader fills the slot before the launch and nothing writes it during one:
-                // the address may be read once and kept, like a parameter.
-                if let Some(i) = load.into_pointer_value().as_instruction() {
-                    let kind = self.ctx().get_kind_id("invariant.load");
-                    i.set_metadata(self.ctx().metadata_node(&[]), kind).map_err(|e| llvm_err(format!("invariant.load: {e}")))?;
-                }
+                let ptr = match self.cx.gpu_slots.iter().position(|s| *s == c) {
+                    // On the GPU: the hidden parameter the launch passes.
+                    Some(i) => *self.gpu_slots.get(i).ok_or_else(|| llvm_err("capture slot parameter"))?,
+                    None => {
+                        // On the host: the module variable the loader filled before the launch;
+                        // nothing writes it during one, so the address may be read once and
+                        // kept, like a parameter.
+                        let slot = self.cx.capture_slot(self.m, c);
+                        let load = self.b.build_load(self.cx.ptr, slot.as_pointer_value(), "")?;
+                        if let Some(i) = load.into_pointer_value().as_instruction() {
+                            let kind = self.ctx().get_kind_id("invariant.load");
+                            i.set_metadata(self.ctx().metadata_node(&[]), kind).map_err(|e| llvm_err(format!("invariant.load: {e}")))?;
+                        }
+                        load.into_pointer_value()
+                    }
+                };
                 Val::Array(ArrayVal {
-                    ptr: load.into_pointer_value(),
+                    ptr,
                     shape: shape.iter().map(|d| self.i64c(*d as u64)).collect(),
                     strides: strides.iter().map(|d| self.i64c(*d as i64 as u64)).collect(),
                     elem: ty.elem,

@@ -11,7 +11,8 @@
 //! parameter: a pointer to the thread's `HostCtx` (indices, shared memory, barrier, fault
 //! record). On the GPU every function takes two: the fault record's address and the launch's
 //! kernel token (used only by checked code, passed to all, so that one ABI serves checked and
-//! unchecked code alike).
+//! unchecked code alike), then, in relocatable capture mode, the address of each captured
+//! device array (`abi::slot_captures`), so that loading the module fills nothing.
 //!
 //! Defined behaviour where Rust would panic: integer division by zero gives 0 (and `%` gives 0),
 //! `MIN / -1` wraps, shift amounts are masked to the operand's width, float-to-int casts
@@ -94,6 +95,10 @@ struct Cx<'a, 'ctx> {
     i64: IntType<'ctx>,
     ptr: inkwell::types::PointerType<'ctx>,
     triple: inkwell::targets::TargetTriple,
+    /// On the GPU, the captures compiled relocatably, by capture id: each is a hidden pointer
+    /// parameter of every function, after the fault record and the token, in this order
+    /// (empty on the host, which reads them from module variables).
+    gpu_slots: Vec<CaptureId>,
 }
 
 /// Lowers every function of the program into its own module; index = `FuncId`. Each module is
@@ -127,6 +132,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         i64: ctx.i64_type(),
         ptr: ctx.ptr_type(AddressSpace::default()),
         triple: tm.get_triple(),
+        gpu_slots: if target == Target::Host { Vec::new() } else { crate::abi::slot_captures(input.captures) },
     };
     let data_layout = tm.get_target_data().get_data_layout();
     let mut out = Vec::new();
@@ -246,25 +252,28 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         if s == Scalar::Bool { self.i8.into() } else { self.scalar_ty(s) }
     }
 
-    /// The slot of relocatable capture `c` in module `m`: declared where a function reads it,
-    /// defined once, in the kernel's module ([`Cx::define_capture_slots`]), so linking joins
-    /// them. `.const` on NVPTX (read through the constant cache, filled with
-    /// `cuModuleGetGlobal` and a copy), an ordinary global on the host.
+    /// On the host backend, the slot of relocatable capture `c` in module `m`: declared where a
+    /// function reads it, defined once, in the kernel's module ([`Cx::define_capture_slots`]),
+    /// so linking joins them; the loader writes the array's address into it. (On the GPU the
+    /// address is a hidden parameter instead: [`Cx::gpu_slots`].)
     fn capture_slot(&self, m: &Module<'ctx>, c: CaptureId) -> inkwell::values::GlobalValue<'ctx> {
         let name = crate::abi::capture_slot_symbol(c);
         if let Some(g) = m.get_global(&name) {
             return g;
         }
-        let space = if self.host { AddressSpace::default() } else { AddressSpace::from(4u16) };
-        let g = m.add_global(self.ptr, Some(space), &name);
+        let g = m.add_global(self.ptr, Some(AddressSpace::default()), &name);
         g.set_alignment(8);
         g.set_externally_initialized(true);
         g
     }
 
-    /// Defines, in the kernel's module, the slot of every device array the program captured
-    /// relocatably, visible by name for the loader (none in baked mode).
+    /// Defines, in the kernel's module for the host backend, the slot of every device array the
+    /// program captured relocatably, visible by name for the loader (none in baked mode, none
+    /// on the GPU).
     fn define_capture_slots(&self, m: &Module<'ctx>) {
+        if !self.host {
+            return;
+        }
         for (c, data) in self.input.captures.iter().enumerate() {
             if let crate::abi::CaptureData::DeviceSlot { .. } = data {
                 let g = self.capture_slot(m, c);
@@ -289,6 +298,9 @@ struct FnLower<'c, 'a, 'ctx> {
     host_ctx: Option<PointerValue<'ctx>>,
     /// On the GPU: the fault record and the kernel's token (hidden parameters).
     gpu_fault: Option<(PointerValue<'ctx>, IntValue<'ctx>)>,
+    /// On the GPU: the addresses of the relocatable captures (hidden parameters, in the order
+    /// of [`Cx::gpu_slots`]).
+    gpu_slots: Vec<PointerValue<'ctx>>,
     /// `activemask()` call sites lowered so far (the host numbers each site).
     activemask_sites: u32,
     /// Where a function returning an aggregate writes its value.

@@ -105,8 +105,9 @@ impl CompiledKernel {
     ///
     /// # Safety
     ///
-    /// The bytes must come from [`serialize`](Self::serialize) of a kache of this version (or
-    /// be a copy of them that nobody could have tampered with): they hold machine code, or PTX,
+    /// The bytes must come from [`serialize`](Self::serialize) (or be a copy of them that
+    /// nobody could have tampered with; bytes another build of kache wrote are refused, since
+    /// the calling convention of kache's code may differ between builds): they hold machine code, or PTX,
     /// that launches run as bounds-checked kernel code. The envelope's hashes detect damage,
     /// which is refused, but not a forgery, which would run: treat the bytes as you would a
     /// shared library you load.
@@ -117,6 +118,15 @@ impl CompiledKernel {
         let Some(interface) = meta.interface else {
             return Err(bad("a cache entry, not a serialised kernel: it does not carry the kernel's interface".into()));
         };
+        // The code's calling convention (hidden parameters, capture slots, fault records) is
+        // this build's: bytes another build wrote are refused rather than launched with it.
+        let this = crate::cache::key::build_id();
+        if meta.producer != this {
+            return Err(bad(format!(
+                "kernel '{}' was serialised by kache {}, and this is kache {this}: serialise it again with this build",
+                meta.kernel, meta.producer
+            )));
+        }
         let (target, artifact) = match (&interface.built_for, meta.kind) {
             (&BuiltFor::Gpu(arch), ArtifactKind::Ptx) => {
                 (Target::Nvptx(arch), Artifact::Ptx(String::from_utf8(payload.to_vec()).map_err(|_| bad("PTX is not UTF-8".into()))?))

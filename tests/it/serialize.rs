@@ -167,6 +167,19 @@ fn host_code_built_for_another_cpu_is_refused_with_both_cpus_named() {
 }
 
 #[test]
+fn a_kernel_serialised_by_another_kache_build_is_refused_with_both_named() {
+    let bytes = host_sums().unwrap();
+    let (mut meta, payload) = envelope::decode(&bytes, None).unwrap();
+    let this = meta.producer.clone();
+    meta.producer = "0.0.1+0123456789abcdef".into();
+    let msg = bad_serialized(load(&envelope::encode(&meta, payload)));
+    assert!(msg.contains("'block_sums'") && msg.contains("0.0.1+0123456789abcdef") && msg.contains(&this), "{msg}");
+    // The same envelope re-encoded with this build's name loads.
+    meta.producer = this;
+    load(&envelope::encode(&meta, payload)).unwrap();
+}
+
+#[test]
 fn cache_entries_other_formats_and_mismatched_kinds_are_refused() {
     let bytes = host_sums().unwrap();
     let (meta, payload) = envelope::decode(&bytes, None).unwrap();

@@ -237,9 +237,10 @@ pub fn written_captures(p: &Program) -> Vec<bool> {
             }
             _ => {}
         });
-        // An atomic's target is an `Index` expression, but it writes.
+        // An atomic's target is an `Index` expression, but every atomic except a load writes.
         visit_block(&f.body, &mut |e| {
-            if let ExprKind::Builtin(Builtin::AtomicAdd | Builtin::AtomicMax | Builtin::AtomicMin | Builtin::AtomicCas, args) = &e.kind
+            if let ExprKind::Builtin(b, args) = &e.kind
+                && b.writes_element()
                 && let Some(ExprKind::Index(a, _)) = args.first().map(|t| &t.kind)
             {
                 reads.remove(&(&**a as *const Expr));

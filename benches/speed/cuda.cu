@@ -154,6 +154,8 @@ __device__ unsigned warp_scan(unsigned v, unsigned lane) {
 
 #define SCAN_ITEMS 8
 #define SCAN_TILE (BLOCK * SCAN_ITEMS)
+// A warp's part of the stage buffer: element i at i + i / 32 (see kernels.rs).
+#define SCAN_STAGE (33 * SCAN_ITEMS)
 #define AGGREGATE (1ull << 32)
 #define PREFIX (2ull << 32)
 #define EPOCH_SHIFT 34
@@ -163,7 +165,7 @@ __device__ unsigned warp_total(unsigned v) {
     return v;
 }
 
-// Decoupled look-back by one warp (see kernels.rs): statuses read with an atomic OR of 0.
+// Decoupled look-back by one warp (see kernels.rs): statuses read with a volatile load.
 __device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigned long long epoch, unsigned lane) {
     unsigned sum = 0;
     unsigned end = tile;
@@ -172,7 +174,7 @@ __device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigne
         unsigned long long s = 0;
         bool ready = false;
         while (!ready) {
-            s = lane < end ? atomicOr(&status[end - 1 - lane], 0ull) : (epoch << EPOCH_SHIFT) | PREFIX;
+            s = lane < end ? *(volatile unsigned long long*)&status[end - 1 - lane] : (epoch << EPOCH_SHIFT) | PREFIX;
             ready = __all_sync(FULL, (s >> EPOCH_SHIFT) == epoch);
         }
         unsigned prefixes = __ballot_sync(FULL, (s & PREFIX) != 0);
@@ -184,11 +186,13 @@ __device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigne
     return sum;
 }
 
-// Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`.
+// Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`: loads and stores
+// coalesced through a per-warp stage buffer in shared memory.
 extern "C" __global__ void scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
     __shared__ unsigned long long taken;
     __shared__ unsigned warp_totals[32];
     __shared__ unsigned before_tile;
+    __shared__ unsigned stage[BLOCK / 32][SCAN_STAGE];
     int t = threadIdx.x;
     unsigned lane = t % 32;
     int w = t / 32;
@@ -197,12 +201,19 @@ extern "C" __global__ void scan(const unsigned* __restrict__ x, int n, unsigned*
     unsigned long long tiles = gridDim.x;
     unsigned long long epoch = taken / tiles + 1;
     unsigned tile = (unsigned)(taken % tiles);
-    int base = tile * SCAN_TILE + t * SCAN_ITEMS;
+    int base = tile * SCAN_TILE + w * 32 * SCAN_ITEMS;
+    unsigned* own = stage[w];
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++) {
+        int i = k * 32 + lane;
+        own[i + i / 32] = base + i < n ? x[base + i] : 0u;
+    }
+    __syncwarp();
     unsigned v[SCAN_ITEMS];
 #pragma unroll
     for (int k = 0; k < SCAN_ITEMS; k++) {
-        v[k] = 0;
-        if (base + k < n) v[k] = x[base + k];
+        int i = lane * SCAN_ITEMS + k;
+        v[k] = own[i + i / 32];
     }
 #pragma unroll
     for (int k = 1; k < SCAN_ITEMS; k++) v[k] += v[k - 1];
@@ -225,8 +236,16 @@ extern "C" __global__ void scan(const unsigned* __restrict__ x, int n, unsigned*
     __syncthreads();
     unsigned before = before_tile + inclusive - mine + (w > 0 ? warp_totals[w - 1] : 0);
 #pragma unroll
-    for (int k = 0; k < SCAN_ITEMS; k++)
-        if (base + k < n) y[base + k] = before + v[k];
+    for (int k = 0; k < SCAN_ITEMS; k++) {
+        int i = lane * SCAN_ITEMS + k;
+        own[i + i / 32] = before + v[k];
+    }
+    __syncwarp();
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++) {
+        int i = k * 32 + lane;
+        if (base + i < n) y[base + i] = own[i + i / 32];
+    }
 }
 
 // The FP32 roofline: 8 independent FMA chains per thread, `iters` steps each.

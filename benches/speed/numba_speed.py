@@ -27,8 +27,10 @@ TILE_ELEMS = TILE * TILE
 STRIDED_BLOCKS = 1056
 # The elements of a softmax row each thread holds (rows of up to BLOCK * ITEMS = 4096).
 ITEMS = 16
-# The single-pass scan (kernels.rs): 8 consecutive elements per thread, tiles of 2048, status
-# words epoch << 34 | AGGREGATE or PREFIX | value.
+# The single-pass scan in kernels.rs's earlier form: 8 consecutive elements per thread loaded
+# and stored straight from global memory (kernels.rs now stages them through shared memory and
+# reads statuses with atomic_load; docs/benchmarks.md), tiles of 2048, status words
+# epoch << 34 | AGGREGATE or PREFIX | value.
 SCAN_ITEMS = 8
 SCAN_TILE = BLOCK * SCAN_ITEMS
 AGGREGATE = 1 << 32
@@ -243,7 +245,8 @@ def main():
 
     @cuda.jit
     def scan(x, y, status, ticket):
-        # Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`.
+        # Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan` was before its
+        # loads and stores were staged through shared memory.
         taken = cuda.shared.array(1, uint64)
         warp_totals = cuda.shared.array(32, uint32)
         before_tile = cuda.shared.array(1, uint32)

@@ -40,6 +40,11 @@ pub enum Builtin {
     AtomicInc,
     /// `atomic_dec(&mut a[i], limit)` on `u32`: `old == 0 || old > limit ? limit : old - 1`
     AtomicDec,
+    /// `atomic_load(&a[i])`: a relaxed load of a 32- or 64-bit element (never cached in L1
+    /// nor hoisted out of a loop), as Rust's `Atomic*::load(Ordering::Relaxed)`
+    AtomicLoad,
+    /// `atomic_store(&mut a[i], v)`: a relaxed store of a 32- or 64-bit element
+    AtomicStore,
     /// `lane_id()`: the thread's lane in its warp, `u32`
     LaneId,
     /// `warp_size()`: 32, `u32`
@@ -85,7 +90,8 @@ impl Builtin {
         )
     }
 
-    /// An atomic read-modify-write of an array element (its first argument names the element).
+    /// An atomic access of an array element: a read-modify-write, a load or a store (its first
+    /// argument names the element).
     pub fn is_atomic(self) -> bool {
         matches!(
             self,
@@ -100,7 +106,14 @@ impl Builtin {
                 | Builtin::AtomicExch
                 | Builtin::AtomicInc
                 | Builtin::AtomicDec
+                | Builtin::AtomicLoad
+                | Builtin::AtomicStore
         )
+    }
+
+    /// An atomic that writes the element it names: every one but `atomic_load`.
+    pub fn writes_element(self) -> bool {
+        self.is_atomic() && self != Builtin::AtomicLoad
     }
 }
 

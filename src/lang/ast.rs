@@ -671,6 +671,8 @@ pub enum ExprKind {
         /// Body.
         body: Box<Expr>,
     },
+    /// `&a[i]` (only as the first argument of `atomic_load`).
+    Ref(Box<Expr>),
     /// `&mut a[i]` (only as the first argument of an atomic).
     RefMut(Box<Expr>),
     /// `[a, b, c]`

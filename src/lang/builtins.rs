@@ -212,7 +212,7 @@ pub enum Function {
     Index(Builtin),
     /// `sync_threads()`
     SyncThreads,
-    /// `atomic_*(&mut a[i], ..)`
+    /// `atomic_*(&mut a[i], ..)`, and `atomic_load(&a[i])`
     Atomic(Builtin),
     /// `shared_array::<T, N>()`
     SharedArray,
@@ -261,6 +261,8 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("atomic_exch", Function::Atomic(Builtin::AtomicExch)),
     ("atomic_inc", Function::Atomic(Builtin::AtomicInc)),
     ("atomic_dec", Function::Atomic(Builtin::AtomicDec)),
+    ("atomic_load", Function::Atomic(Builtin::AtomicLoad)),
+    ("atomic_store", Function::Atomic(Builtin::AtomicStore)),
     ("lane_id", Function::WarpQuery(Builtin::LaneId)),
     ("warp_size", Function::WarpQuery(Builtin::WarpSize)),
     ("shfl_sync", Function::Shuffle(ShflMode::Idx)),

@@ -12,6 +12,7 @@ mod capture_scenarios;
 mod foreign;
 
 mod aggregates;
+mod atomic_access;
 mod cache;
 mod captures;
 mod cli;

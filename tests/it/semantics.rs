@@ -80,6 +80,7 @@ host_scenarios! {
     warp_reduce,
     warp_aggregated_atomics,
     atomics_every_op,
+    atomic_load_store,
     softmax_warp,
     block_scan_warp,
     stream_compaction,

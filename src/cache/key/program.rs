@@ -226,6 +226,8 @@ impl Tag for Builtin {
             Builtin::ActiveMask => 27,
             Builtin::SyncWarp => 28,
             Builtin::Fence(_) => 29,
+            Builtin::AtomicLoad => 30,
+            Builtin::AtomicStore => 31,
         }
     }
 }
@@ -711,6 +713,8 @@ impl Encoder<'_> {
             | Builtin::AtomicExch
             | Builtin::AtomicInc
             | Builtin::AtomicDec
+            | Builtin::AtomicLoad
+            | Builtin::AtomicStore
             | Builtin::LaneId
             | Builtin::WarpSize
             | Builtin::Ballot
@@ -746,6 +750,20 @@ mod tests {
     fn every_math_function_has_its_own_tag() {
         assert!(distinct(METHODS.iter().map(|d| d.func.tag())));
         assert!(METHODS.len() >= 34, "a math function without a table row");
+    }
+
+    #[test]
+    fn every_atomic_has_its_own_tag() {
+        use crate::lang::builtins::{FUNCTIONS, Function};
+        let atomics: Vec<u8> = FUNCTIONS
+            .iter()
+            .filter_map(|(_, f)| match f {
+                Function::Atomic(b) => Some(b.tag()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(atomics.len(), 13, "an atomic without a table row");
+        assert!(distinct(atomics));
     }
 
     #[test]

@@ -1,7 +1,8 @@
-//! Builtins: thread and block indices, the barrier, array length, shape and strides, atomics.
+//! Builtins: thread and block indices, the barrier, array length, shape and strides, atomics
+//! (read-modify-writes, loads and stores).
 
 use inkwell::llvm_sys;
-use inkwell::values::{AsValueRef, BasicValueEnum, IntValue};
+use inkwell::values::{AsValueRef, BasicValue, BasicValueEnum, IntValue};
 use inkwell::{AtomicOrdering, IntPredicate};
 
 use super::{FnLower, R, Val, llvm_err};
@@ -67,7 +68,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             | Builtin::AtomicXor
             | Builtin::AtomicExch
             | Builtin::AtomicInc
-            | Builtin::AtomicDec => self.atomic(b, args)?,
+            | Builtin::AtomicDec
+            | Builtin::AtomicLoad
+            | Builtin::AtomicStore => self.atomic(b, args)?,
             Builtin::LaneId
             | Builtin::WarpSize
             | Builtin::Shfl(_)
@@ -108,7 +111,20 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let arr = self.expr(arr_e)?.array()?;
         let p = self.element_ptr(&arr, arr_e, idx)?;
         let s = arr.elem.scalar().ok_or_else(|| llvm_err("an atomic on a struct element"))?;
+        if b == Builtin::AtomicLoad {
+            // `load atomic monotonic`: never cached in L1 nor hoisted out of a loop (LICM moves
+            // only unordered loads); NVPTX emits `ld.volatile`. Never on a read-only array (the
+            // checker's rule): NVPTX would select `ld.global.nc` for it and has no atomic form.
+            let v = self.b.build_load(self.cx.scalar_ty(s), p, "")?;
+            self.relaxed(v.as_instruction_value(), s)?;
+            return Ok(Val::Scalar(v));
+        }
         let v = self.scalar_of(&args[1])?;
+        if b == Builtin::AtomicStore {
+            let st = self.b.build_store(p, v)?;
+            self.relaxed(Some(st), s)?;
+            return Ok(Val::Unit);
+        }
         let ord = AtomicOrdering::Monotonic;
         if b == Builtin::AtomicCas {
             let new = self.scalar_of(&args[2])?;
@@ -159,6 +175,15 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             _ => return Err(llvm_err(format!("{b:?} is not a read-modify-write atomic"))),
         };
         Ok(Val::Scalar(self.atomic_rmw(op, p, v)))
+    }
+
+    /// Makes a load or store of a scalar of type `s` atomic: relaxed (`monotonic`), aligned to
+    /// its size as LLVM requires of atomics.
+    fn relaxed(&self, i: Option<inkwell::values::InstructionValue<'ctx>>, s: Scalar) -> R<()> {
+        let i = i.ok_or_else(|| llvm_err("an atomic load or store that is not an instruction"))?;
+        i.set_alignment(s.size() as u32).map_err(|e| llvm_err(format!("atomic alignment: {e}")))?;
+        i.set_atomic_ordering(AtomicOrdering::Monotonic).map_err(|e| llvm_err(format!("atomic ordering: {e}")))?;
+        Ok(())
     }
 
     fn atomic_rmw(

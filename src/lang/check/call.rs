@@ -326,23 +326,43 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             Function::Atomic(bi) => {
                 self.no_generics(generics)?;
-                let want = if bi == Builtin::AtomicCas { 3 } else { 2 };
+                let want = match bi {
+                    Builtin::AtomicCas => 3,
+                    Builtin::AtomicLoad => 1,
+                    _ => 2,
+                };
                 self.arity(name, want, args.len(), span, None)?;
-                let A::RefMut(target) = &args[0].kind else {
-                    return Err(Diagnostic::error(args[0].span, format!("the first argument of `{name}` is `&mut a[i]`"))
-                        .label("expected a mutable reference to an array element")
-                        .help(format!("write `{name}(&mut a[i], ..)`"))
-                        .into());
+                // `atomic_load` reads, so it takes `&a[i]` (as Rust's `load(&self)`); `&mut a[i]`
+                // says no more than that and is accepted too.
+                let load = bi == Builtin::AtomicLoad;
+                let form = if load { format!("`{name}(&a[i])`") } else { format!("`{name}(&mut a[i], ..)`") };
+                let target = match &args[0].kind {
+                    A::RefMut(target) => target,
+                    A::Ref(target) if load => target,
+                    _ => {
+                        let (first, expected) = if load {
+                            ("`&a[i]`", "expected a reference to an array element")
+                        } else {
+                            ("`&mut a[i]`", "expected a mutable reference to an array element")
+                        };
+                        return Err(Diagnostic::error(args[0].span, format!("the first argument of `{name}` is {first}"))
+                            .label(expected)
+                            .help(format!("write {form}"))
+                            .into());
+                    }
                 };
                 let A::Index { .. } = target.kind else {
                     return Err(Diagnostic::error(target.span, "atomics operate on array elements")
                         .label("not an array element")
-                        .help(format!("write `{name}(&mut a[i], ..)`"))
+                        .help(format!("write {form}"))
                         .into());
                 };
-                let (place, pty) = self.place(target)?;
+                let (place, pty) = if load { self.atomic_load_place(target)? } else { self.place(target)? };
                 let Place::Index(arr, idx) = place else {
-                    return Err(Diagnostic::error(target.span, "atomics operate on array elements").label("here").into());
+                    return Err(Diagnostic::error(target.span, "atomics operate on array elements")
+                        .label("not an array element")
+                        .help(format!("write {form}"))
+                        .into());
                 };
                 self.atomic_element(bi, name, pty, target.span)?;
                 let elem_ref = Expr { kind: ExprKind::Index(arr, idx), ty: pty, span: target.span };
@@ -357,7 +377,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     }
                     out.push(x);
                 }
-                Ok(Expr { kind: ExprKind::Builtin(bi, out), ty: pty, span })
+                let ty = if bi == Builtin::AtomicStore { self.u.known(Ty::Unit) } else { pty };
+                Ok(Expr { kind: ExprKind::Builtin(bi, out), ty, span })
             }
             Function::WarpQuery(bi) => {
                 self.no_generics(generics)?;
@@ -544,13 +565,40 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
     }
 
+    /// The element of `atomic_load(&a[i])`: an element of a writable array. A read-only array
+    /// is written by nothing during a launch (a launch refuses one passed as `&` and `&mut`), so
+    /// `a[i]` reads the same; its loads go through the non-coherent cache, which has no atomic
+    /// form.
+    fn atomic_load_place(&mut self, target: &ast::Expr) -> CResult<(Place<super::unify::H>, super::unify::H)> {
+        let Operand::Place(p, h) = self.operand(target)? else {
+            return Err(Diagnostic::error(target.span, "atomics operate on array elements").label("not an array element").into());
+        };
+        if let Place::Index(a, _) = &p
+            && let Some(at) = self.u.ty(a.ty).and_then(array_view)
+            && !at.writable
+        {
+            let (name, why, _) = self.readonly_reason(a, super::place::index_root(target));
+            return Err(Diagnostic::error(
+                target.span,
+                format!("`atomic_load` reads an element of a writable array; `{name}` is read-only"),
+            )
+            .label(why)
+            .help(format!("read it as `{name}[..]` (nothing writes a read-only array during a launch), or take the array as `&mut`"))
+            .note("`atomic_load` is for elements other threads write: those of `&mut` arrays and shared arrays")
+            .into());
+        }
+        Ok((p, h))
+    }
+
     /// The element type an atomic updates must suit the operation: numbers for add, max, min
-    /// and exch, integers for the bitwise ops and sub, `u32` for inc and dec.
+    /// and exch, integers for the bitwise ops and sub, `u32` for inc and dec, 32- and 64-bit
+    /// integers and floats for load and store.
     fn atomic_element(&mut self, bi: Builtin, name: &str, pty: super::unify::H, span: Span) -> CResult<()> {
         let (class, on) = match bi {
             Builtin::AtomicCas => (Class::Scalar, "integers and floats"),
             Builtin::AtomicSub | Builtin::AtomicAnd | Builtin::AtomicOr | Builtin::AtomicXor => (Class::Int, "integers"),
             Builtin::AtomicInc | Builtin::AtomicDec => (Class::Int, "`u32`"),
+            Builtin::AtomicLoad | Builtin::AtomicStore => (Class::Numeric, "32- and 64-bit integers and floats"),
             _ => (Class::Numeric, "integers and floats"),
         };
         let help = |d: Diagnostic| d.help(format!("`{name}` takes {on}"));
@@ -559,6 +607,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Some(Ty::Scalar(Scalar::Bool)) => {
                 Err(help(Diagnostic::error(span, format!("`{name}` does not take `bool` elements")).label("here")).into())
             }
+            Some(Ty::Scalar(s)) if matches!(bi, Builtin::AtomicLoad | Builtin::AtomicStore) && s.size() < 4 => Err(help(
+                Diagnostic::error(span, format!("`{name}` takes 32- and 64-bit elements, not `{s}`"))
+                    .label(format!("a {}-bit element", s.bits()))
+                    .note("atomic loads and stores move 32- and 64-bit words: a flag is a `u32`"),
+            )
+            .into()),
             Some(Ty::Scalar(s)) if matches!(bi, Builtin::AtomicInc | Builtin::AtomicDec) && s != Scalar::U32 => Err(help(
                 Diagnostic::error(span, format!("`{name}` takes `u32` elements, not `{s}`"))
                     .label("not `u32`")

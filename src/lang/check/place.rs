@@ -105,6 +105,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     pub(super) fn readonly_write(&self, a: &CExpr, array_src: &ast::Expr, span: Span) -> Diagnostic {
+        let (name, why, help) = self.readonly_reason(a, array_src);
+        Diagnostic::error(span, format!("cannot write to read-only array `{name}`")).label(why).help(help)
+    }
+
+    /// The name of the read-only array `a` (the value of `array_src`), why it is read-only and
+    /// how to have a writable one.
+    pub(super) fn readonly_reason(&self, a: &CExpr, array_src: &ast::Expr) -> (String, String, String) {
         let name = match &array_src.kind {
             A::Path(n) => n.name.clone(),
             _ => "array".into(),
@@ -125,7 +132,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             _ => (format!("`{name}` is a read-only array"), "write through a `&mut` array".to_string()),
         };
-        Diagnostic::error(span, format!("cannot write to read-only array `{name}`")).label(why).help(help)
+        (name, why, help)
     }
 
     /// An element of the array reference `a` (the value of `array`).
@@ -182,7 +189,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
 }
 
 /// The array expression an assignment's element place starts from (`a` in `a[i].x = ..`).
-fn index_root(e: &ast::Expr) -> &ast::Expr {
+pub(super) fn index_root(e: &ast::Expr) -> &ast::Expr {
     match &e.kind {
         A::Index { array, .. } => match &array.kind {
             A::Index { .. } | A::Field(..) => index_root(array),

@@ -280,15 +280,8 @@ impl Lower {
                 };
                 ExprKind::Closure { params, ret, body: self.boxed(&c.body)? }
             }
-            E::Reference(r) => {
-                if r.mutability.is_none() {
-                    return Err(Diagnostic::error(span, "references are only taken for atomics")
-                        .label("not supported here")
-                        .help("pass arrays by name; write `&mut a[i]` as the first argument of an atomic")
-                        .into());
-                }
-                ExprKind::RefMut(self.boxed(&r.expr)?)
-            }
+            E::Reference(r) if r.mutability.is_none() => ExprKind::Ref(self.boxed(&r.expr)?),
+            E::Reference(r) => ExprKind::RefMut(self.boxed(&r.expr)?),
             E::Array(a) => ExprKind::ArrayLit(a.elems.iter().map(|x| self.expr(x)).collect::<PResult<_>>()?),
             E::Repeat(r) => ExprKind::ArrayRepeat(self.boxed(&r.expr)?, self.boxed(&r.len)?),
             E::Macro(m) if m.mac.path.is_ident("matches") => self.matches_macro(&m.mac, span)?,

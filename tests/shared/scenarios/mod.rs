@@ -105,6 +105,7 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("warp_reduce", warp_reduce),
     ("warp_aggregated_atomics", warp_aggregated_atomics),
     ("atomics_every_op", atomics_every_op),
+    ("atomic_load_store", atomic_load_store),
     ("softmax_warp", softmax_warp),
     ("block_scan_warp", block_scan_warp),
     ("stream_compaction", stream_compaction),

@@ -348,3 +348,53 @@ pub fn math_methods_more(dev: &Device) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// atomic_load_store: see the corpus file.
+pub fn atomic_load_store(dev: &Device) -> Result<(), String> {
+    let m = module("atomic_load_store.rs")?;
+    let (blocks, threads) = (3usize, 64usize);
+    let n = blocks * threads;
+    let (mut a, mut b, mut c) =
+        (dev.alloc::<i32>(&[2 * n]).unwrap(), dev.alloc::<u32>(&[2 * n]).unwrap(), dev.alloc::<i64>(&[2 * n]).unwrap());
+    let (mut d, mut e) = (dev.alloc::<u64>(&[2 * n]).unwrap(), dev.alloc::<usize>(&[2 * n]).unwrap());
+    let (mut f, mut g) = (dev.alloc::<f32>(&[2 * n]).unwrap(), dev.alloc::<f64>(&[2 * n]).unwrap());
+    run(&m, "pass_right", dev, Grid::new(blocks as u32, threads as u32), (&mut a, &mut b, &mut c, &mut d, &mut e, &mut f, &mut g))?;
+    // Thread i's value in the first half of each array, its right-hand neighbour's (read back
+    // with atomic_load) in the second.
+    let right = |i: usize| i - i % threads + (i % threads + 1) % threads;
+    fn stored_and_read<T: PartialEq + std::fmt::Debug>(
+        what: &str,
+        got: Vec<T>,
+        n: usize,
+        right: impl Fn(usize) -> usize,
+        value: impl Fn(usize) -> T,
+    ) -> Result<(), String> {
+        check(&format!("{what} stored"), &got[..n], &(0..n).map(&value).collect::<Vec<_>>())?;
+        check(&format!("{what} read from the neighbour"), &got[n..], &(0..n).map(|i| value(right(i))).collect::<Vec<_>>())
+    }
+    stored_and_read("i32", a.download().unwrap(), n, right, |i| -(i as i32) - 1)?;
+    stored_and_read("u32", b.download().unwrap(), n, right, |i| (i as u32).wrapping_mul(2_654_435_761))?;
+    stored_and_read("i64", c.download().unwrap(), n, right, |i| (i as i64 - 40) << 35)?;
+    stored_and_read("usize", e.download().unwrap(), n, right, |i| i * 1_000_003)?;
+    stored_and_read("f64", g.download().unwrap(), n, right, |i| i as f64 * 0.25 - 1e10)?;
+    // The u64 and f32 neighbours' values are combined with those read from shared memory.
+    let d = d.download().unwrap();
+    check("u64 stored", &d[..n], &(0..n).map(|i| u64::MAX - i as u64).collect::<Vec<_>>())?;
+    let want: Vec<u64> = (0..n).map(|i| (u64::MAX - right(i) as u64) ^ ((right(i) as u64) << 40 | 7)).collect();
+    check("u64 read from the neighbour, global ^ shared", &d[n..], &want)?;
+    let f = f.download().unwrap();
+    check("f32 stored", &f[..n], &(0..n).map(|i| i as f32 * 0.5 - 3.0).collect::<Vec<_>>())?;
+    let want: Vec<f32> = (0..n).map(|i| (right(i) as f32 * 0.5 - 3.0) + -(right(i) as f32)).collect();
+    check("f32 read from the neighbour, global + shared", &f[n..], &want)?;
+
+    // 40 blocks chained by flags: each running total is every element before its chunk's end.
+    let (blocks, threads) = (40usize, 64usize);
+    let x: Vec<u32> = (0..blocks * threads - 5).map(|i| (i as u32 * 7919) % 1000).collect();
+    let mut totals = dev.alloc::<u64>(&[blocks]).unwrap();
+    let mut ready = dev.alloc::<u32>(&[blocks]).unwrap();
+    let mut ticket = dev.alloc::<u32>(&[1]).unwrap();
+    run(&m, "chained_totals", dev, Grid::new(blocks as u32, threads as u32), (&up(dev, &x), &mut totals, &mut ready, &mut ticket))?;
+    let want: Vec<u64> = (0..blocks).map(|k| x[..((k + 1) * threads).min(x.len())].iter().map(|v| *v as u64).sum()).collect();
+    check("chained_totals", &totals.download().unwrap(), &want)?;
+    check("chained_totals flags", &ready.download().unwrap(), &vec![1; blocks])
+}

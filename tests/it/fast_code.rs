@@ -331,6 +331,38 @@ fn kernels_and_device_functions_must_progress() {
     assert!(attrs.iter().any(|l| l.contains("mustprogress")), "{ir}");
 }
 
+/// A call of a device function full of warp collectives, reached from both arms of a divergent
+/// branch (lane 0 publishes first), stays one call: every function is `convergent` on NVPTX,
+/// as clang makes CUDA's, so LLVM clones no call into the arms of a branch (call-site
+/// splitting gave lane 0 its own copy of the speed suite's look-back loop, run by the warp
+/// after the other lanes' copy).
+#[test]
+fn a_call_reaching_warp_collectives_is_not_cloned_into_divergent_branches() {
+    for checked in [true, false] {
+        let ptx = speed_ptx("scan", checked);
+        assert_eq!(ptx.matches("ld.volatile.global").count(), 1, "one look-back loop (checked: {checked}): {ptx}");
+        assert_eq!(ptx.matches("vote.sync.all").count(), 1, "one look-back loop (checked: {checked})");
+    }
+    let jit = common::memory_jit();
+    let src = "fn f(x: u32) -> u32 { x + 1 }\nfn g(x: u32) -> u32 { shfl_xor_sync(0xffffffff, x, 1) }\n#[kernel]\npub fn k(o: &mut [u32]) { o[0] = f(o[1]) + g(o[2]); }";
+    let k = jit.load_source("c.rs", src).unwrap().kernel("k").unwrap();
+    let input = kache::codegen::CompileInput {
+        program: k.program(),
+        spec: &Specialization::uniform(k.program(), Layout::C),
+        captures: &[],
+        options: Config::in_memory().options(sm_90()),
+        libdevice: None,
+    };
+    let ir = kache::codegen::emit_llvm_ir(&input).unwrap();
+    let groups: Vec<&str> = ir.lines().filter(|l| l.starts_with("attributes #")).collect();
+    let of = |name: &str| -> bool {
+        let line = ir.lines().find(|l| l.starts_with("define") && l.contains(name)).unwrap_or_else(|| panic!("{name} in {ir}"));
+        let group = line.rsplit('#').next().and_then(|g| g.split_whitespace().next()).unwrap_or_else(|| panic!("{line}"));
+        groups.iter().any(|a| a.starts_with(&format!("attributes #{group} ")) && a.contains("convergent"))
+    };
+    assert!(of("@k("), "the kernel reaches a shuffle: {ir}");
+}
+
 /// `for` over every kind of range keeps Rust's meaning: the same values in the same order as
 /// Rust's own iterators, at the edges of each type and with steps past the range.
 #[test]

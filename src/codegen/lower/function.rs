@@ -99,6 +99,16 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         // promises: LLVM may then assume a loop without side effects terminates, which lets it
         // compute trip counts of loops whose index it cannot prove free of wrapping.
         fv.add_attribute(AttributeLoc::Function, self.enum_attr("mustprogress"));
+        if !self.host {
+            // Every function may reach a warp or block collective (a shuffle, a vote, a barrier),
+            // which all the threads it names must meet at the same call: as clang does for CUDA,
+            // each function is `convergent` until LLVM proves it reaches none (function-attrs
+            // removes the attribute then). Without it LLVM may clone a call into the arms of a
+            // divergent branch: call-site splitting did so to the speed suite's scan, giving lane
+            // 0 its own copy of a look-back loop full of shuffles and votes, which the warp then
+            // ran twice (2.8x slower than NVRTC on the H200).
+            fv.add_attribute(AttributeLoc::Function, self.enum_attr("convergent"));
+        }
         if is_kernel {
             if let Target::Nvptx(_) = self.target {
                 fv.set_call_conventions(71); // ptx_kernel

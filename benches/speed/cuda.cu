@@ -188,7 +188,7 @@ __device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigne
 
 // Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`: loads and stores
 // coalesced through a per-warp stage buffer in shared memory.
-extern "C" __global__ void scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
+extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
     __shared__ unsigned long long taken;
     __shared__ unsigned warp_totals[32];
     __shared__ unsigned before_tile;

@@ -766,31 +766,32 @@ fn histogram(run: &mut Run) -> Result<(), String> {
     Ok(())
 }
 
-/// Elements per thread of the single-pass scan (`SCAN_ITEMS` in kernels.rs and cuda.cu), and
-/// the alternatives measured beside it (kache's source with another `SCAN_ITEMS`, or with
-/// launch bounds on the kernel): row name, elements per thread, the `#[kernel(..)]` arguments
-/// (empty: as kernels.rs has it).
+/// Elements per thread of the single-pass scan (`SCAN_ITEMS` in kernels.rs and cuda.cu), its
+/// kernel attribute in kernels.rs, and the alternatives measured beside it (kache's source with
+/// another `SCAN_ITEMS`, or another attribute): row name, elements per thread, attribute (empty:
+/// the suite's).
 const SCAN_ITEMS: usize = 8;
-const SCAN_VARIANTS: [(&str, usize, &str); 2] = [("k-lb8", 8, "max_threads = 256, min_blocks = 8"), ("k-t4096", 16, "")];
+const SCAN_ATTRIBUTE: &str = "#[kernel(max_threads = 256, min_blocks = 8)]";
+const SCAN_VARIANTS: [(&str, usize, &str); 2] = [("k-nolb", 8, "#[kernel]"), ("k-t4096", 16, "")];
 
-/// kache's `scan` with `items` elements per thread and `bounds` as its kernel attribute's
-/// arguments: the suite's own, or compiled from kernels.rs so changed.
-fn scan_kernel(run: &Run, items: usize, bounds: &str) -> Result<kache::Kernel, String> {
-    if items == SCAN_ITEMS && bounds.is_empty() {
+/// kache's `scan` with `items` elements per thread and `attribute` on it: the suite's own, or
+/// compiled from kernels.rs so changed.
+fn scan_kernel(run: &Run, items: usize, attribute: &str) -> Result<kache::Kernel, String> {
+    if items == SCAN_ITEMS && attribute.is_empty() {
         return Ok(run.k("scan"));
     }
     let path = run.opts.root.join(KERNELS);
     let source = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let ours = format!("const SCAN_ITEMS: usize = {SCAN_ITEMS};");
-    let entry = "#[kernel]\npub fn scan(";
-    if !source.contains(&ours) || !source.contains(entry) {
-        return Err(format!("{KERNELS} does not say `{ours}` and `#[kernel] pub fn scan(`"));
+    let entry = format!("{SCAN_ATTRIBUTE}\npub fn scan(");
+    if !source.contains(&ours) || !source.contains(&entry) {
+        return Err(format!("{KERNELS} does not say `{ours}` and `{SCAN_ATTRIBUTE} pub fn scan(`"));
     }
     let mut variant = source.replace(&ours, &format!("const SCAN_ITEMS: usize = {items};"));
-    if !bounds.is_empty() {
-        variant = variant.replace(entry, &format!("#[kernel({bounds})]\npub fn scan("));
+    if !attribute.is_empty() {
+        variant = variant.replace(&entry, &format!("{attribute}\npub fn scan("));
     }
-    let m = run.jit.load_source(&format!("kernels_scan_{items}_{}.rs", bounds.len()), &variant).map_err(|e| e.to_string())?;
+    let m = run.jit.load_source(&format!("kernels_scan_{items}_{}.rs", attribute.len()), &variant).map_err(|e| e.to_string())?;
     m.kernel("scan").map_err(|e| e.to_string())
 }
 
@@ -831,9 +832,9 @@ fn scan(run: &mut Run) -> Result<(), String> {
         verify(run).map(|_| ()).map_err(|e| format!("scan ({imp}), a later launch: {e}"))
     };
     let mut kache_rows = vec![("kache", SCAN_ITEMS, true, ""), (UNCHECKED, SCAN_ITEMS, false, "")];
-    kache_rows.extend(SCAN_VARIANTS.iter().map(|(name, items, bounds)| (*name, *items, true, *bounds)));
-    for (imp, items, checked, bounds) in kache_rows {
-        let k = scan_kernel(run, items, bounds)?;
+    kache_rows.extend(SCAN_VARIANTS.iter().map(|(name, items, attribute)| (*name, *items, true, *attribute)));
+    for (imp, items, checked, attribute) in kache_rows {
+        let k = scan_kernel(run, items, attribute)?;
         let tiles = n.div_ceil(256 * items);
         let grid = Grid::new(tiles as u32, 256u32);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;

@@ -21,7 +21,7 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
         want.extend([(k, "kache"), (k, "unchk")]);
     }
     // The scan also with 4 and 16 elements per thread (kache's source with another SCAN_ITEMS).
-    want.extend([("scan", "kache"), ("scan", "unchk"), ("scan", "k-lb8"), ("scan", "k-t4096")]);
+    want.extend([("scan", "kache"), ("scan", "unchk"), ("scan", "k-nolb"), ("scan", "k-t4096")]);
     assert_eq!(rows, want);
     let table = suite::table(&report);
     assert!(table.contains("histogram") && table.contains("exact"), "{table}");

@@ -363,6 +363,23 @@ fn a_call_reaching_warp_collectives_is_not_cloned_into_divergent_branches() {
     assert!(of("@k("), "the kernel reaches a shuffle: {ir}");
 }
 
+/// Under `max_threads = 256` the thread index is below 256, so a shared-memory access indexed
+/// by it is proven in bounds and its check leaves the safe launch's code; without the bound it
+/// stays (a launch may have 1,024 threads).
+#[test]
+fn launch_bounds_prove_shared_memory_accesses_by_thread_index() {
+    let src = |attr: &str| {
+        format!(
+            "{attr}\npub fn k(x: &mut [u32]) {{ let s = shared_array::<u32, 256>(); let t = thread_idx_x() as usize; s[t] = 1; \
+             sync_threads(); if t < x.len() {{ x[t] = s[255 - t]; }} }}"
+        )
+    };
+    let faults = |attr: &str| ptx_with(Config::in_memory(), &src(attr), "k").matches("atom.global.cas.b32").count();
+    let (bounded, free) = (faults("#[kernel(max_threads = 256)]"), faults("#[kernel]"));
+    assert!(free >= 1, "the unbounded kernel checks its shared accesses");
+    assert!(bounded < free, "the bound proves the shared accesses: {bounded} fault sites against {free}");
+}
+
 /// `for` over every kind of range keeps Rust's meaning: the same values in the same order as
 /// Rust's own iterators, at the edges of each type and with steps past the range.
 #[test]

@@ -235,6 +235,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __rest
     }
     __syncthreads();
     unsigned before = before_tile + inclusive - mine + (w > 0 ? warp_totals[w - 1] : 0);
+    base = (unsigned)(taken % tiles) * SCAN_TILE + w * 32 * SCAN_ITEMS;  // afresh, as kernels.rs
 #pragma unroll
     for (int k = 0; k < SCAN_ITEMS; k++) {
         int i = lane * SCAN_ITEMS + k;

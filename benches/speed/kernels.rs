@@ -365,6 +365,10 @@ pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
     }
     sync_threads();
     let before = before_tile[0] + inclusive - mine + if w > 0 { warp_totals[w - 1] } else { 0 };
+    // The warp's first element again, from the ticket in shared memory: computed afresh after the
+    // barrier, the stores' indices are not the loads' kept live across the look-back (eight
+    // 64-bit values: 39 registers instead of 32, six blocks per SM instead of eight).
+    let base = (taken[0] % tiles) as usize * SCAN_TILE + w * 32 * SCAN_ITEMS;
     // Each lane writes back where it read its 8, and reads every 32nd for the coalesced stores.
     for k in 0..SCAN_ITEMS {
         let i = l * SCAN_ITEMS + k;

@@ -349,19 +349,12 @@ impl CompiledKernel {
     }
 
     /// The kernel's module on `dev`, loaded on first use there ([`DeviceModules`]). Its capture
-    /// slots are parameters of each launch ([`captured_addresses`](Self::captured_addresses)):
-    /// loading fills nothing.
+    /// slots are parameters of each launch (`slots::slot_addresses`): loading fills nothing.
     pub(super) fn cuda_function(&self, dev: &cuda::CudaDevice) -> Result<Arc<cuda::LoadedFunction>> {
         if let Some(f) = self.cuda.loaded(dev.ordinal) {
             return Ok(f);
         }
         self.cuda.get_or_load(dev, &self.entry, ModuleLoad::Reused, || self.load_on(dev))
-    }
-
-    /// The addresses of the arrays bound to the capture slots, in slot order: what a CUDA launch
-    /// passes after the token. A slot without an array is [`Error::UnboundCapture`].
-    pub(super) fn captured_addresses(&self) -> Result<Vec<u64>> {
-        super::slots::slot_addresses(&self.name, &self.slots)
     }
 
     /// Loads the kernel's code on `dev`: its own cubin, else its cubin from the cubin tier,

@@ -105,7 +105,7 @@ impl CompiledKernel {
                 unsafe { launch::run_host(code, &grid, &slots, &self.faults) }
             }
             Some(dev) => {
-                let addresses = self.captured_addresses()?;
+                let addresses = super::slots::slot_addresses(&self.name, &self.slots)?;
                 let f = self.cuda_function(dev)?;
                 let queues = launch::queues_of(args).chain(captured.iter().filter_map(|c| c.desc.queue())).collect();
                 let cuda = launch::CudaLaunch { faults: &self.faults, queues, checked: self.checked, captured: &addresses };

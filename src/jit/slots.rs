@@ -83,13 +83,7 @@ pub(super) fn slots_of(program: &Program, captures: &[CaptureValue], written: &[
 /// Each slot's symbol and the address of its array; the first slot without an array is an
 /// error naming it.
 pub(super) fn slot_values(kernel: &str, slots: &[CaptureSlot]) -> Result<Vec<(String, u64)>> {
-    slots
-        .iter()
-        .map(|s| match &s.bound {
-            Some(d) => Ok((s.decl.symbol.clone(), d.ptr())),
-            None => Err(Error::UnboundCapture { kernel: kernel.to_string(), name: s.decl.name.clone(), origin: s.decl.origin.clone() }),
-        })
-        .collect()
+    Ok(slots.iter().map(|s| s.decl.symbol.clone()).zip(slot_addresses(kernel, slots)?).collect())
 }
 
 /// The address of each slot's array, in slot order (a CUDA launch's hidden parameters); the

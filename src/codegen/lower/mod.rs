@@ -145,11 +145,9 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
             m.add_basic_value_flag("nvvm-reflect-ftz", inkwell::module::FlagBehavior::Override, flag);
         }
         cx.lower_function(&m, id)?;
-        if id == input.program.kernel {
+        if id == input.program.kernel && cx.host {
             cx.define_capture_slots(&m);
-            if cx.host {
-                cx.host_entry(&m, id)?;
-            }
+            cx.host_entry(&m, id)?;
         }
         out.push(m);
     }
@@ -268,12 +266,9 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
     }
 
     /// Defines, in the kernel's module for the host backend, the slot of every device array the
-    /// program captured relocatably, visible by name for the loader (none in baked mode, none
-    /// on the GPU).
+    /// program captured relocatably, visible by name for the loader (none in baked mode; the
+    /// GPU passes the addresses as parameters instead).
     fn define_capture_slots(&self, m: &Module<'ctx>) {
-        if !self.host {
-            return;
-        }
         for (c, data) in self.input.captures.iter().enumerate() {
             if let crate::abi::CaptureData::DeviceSlot { .. } = data {
                 let g = self.capture_slot(m, c);

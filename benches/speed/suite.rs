@@ -774,9 +774,9 @@ const SCAN_ITEMS: usize = 8;
 const SCAN_ATTRIBUTE: &str = "#[kernel(max_threads = 256, min_blocks = 8)]";
 const SCAN_VARIANTS: [(&str, usize, &str); 2] = [("k-nolb", 8, "#[kernel]"), ("k-t4096", 16, "")];
 
-/// kache's `scan` with `items` elements per thread and `attribute` on it: the suite's own, or
-/// compiled from kernels.rs so changed.
-fn scan_kernel(run: &Run, items: usize, attribute: &str) -> Result<kache::Kernel, String> {
+/// kache's `scan` of row `row` with `items` elements per thread and `attribute` on it: the
+/// suite's own, or compiled from kernels.rs so changed.
+fn scan_kernel(run: &Run, row: &str, items: usize, attribute: &str) -> Result<kache::Kernel, String> {
     if items == SCAN_ITEMS && attribute.is_empty() {
         return Ok(run.k("scan"));
     }
@@ -791,7 +791,7 @@ fn scan_kernel(run: &Run, items: usize, attribute: &str) -> Result<kache::Kernel
     if !attribute.is_empty() {
         variant = variant.replace(&entry, &format!("{attribute}\npub fn scan("));
     }
-    let m = run.jit.load_source(&format!("kernels_scan_{items}_{}.rs", attribute.len()), &variant).map_err(|e| e.to_string())?;
+    let m = run.jit.load_source(&format!("kernels_scan_{row}.rs"), &variant).map_err(|e| e.to_string())?;
     m.kernel("scan").map_err(|e| e.to_string())
 }
 
@@ -834,7 +834,7 @@ fn scan(run: &mut Run) -> Result<(), String> {
     let mut kache_rows = vec![("kache", SCAN_ITEMS, true, ""), (UNCHECKED, SCAN_ITEMS, false, "")];
     kache_rows.extend(SCAN_VARIANTS.iter().map(|(name, items, attribute)| (*name, *items, true, *attribute)));
     for (imp, items, checked, attribute) in kache_rows {
-        let k = scan_kernel(run, items, attribute)?;
+        let k = scan_kernel(run, imp, items, attribute)?;
         let tiles = n.div_ceil(256 * items);
         let grid = Grid::new(tiles as u32, 256u32);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;

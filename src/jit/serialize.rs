@@ -107,8 +107,8 @@ impl CompiledKernel {
     ///
     /// The bytes must come from [`serialize`](Self::serialize) (or be a copy of them that
     /// nobody could have tampered with; bytes another build of kache wrote are refused, since
-    /// the calling convention of kache's code may differ between builds): they hold machine code, or PTX,
-    /// that launches run as bounds-checked kernel code. The envelope's hashes detect damage,
+    /// the calling convention of kache's code may differ between builds): they hold machine
+    /// code, or PTX, that launches run as bounds-checked kernel code. The envelope's hashes detect damage,
     /// which is refused, but not a forgery, which would run: treat the bytes as you would a
     /// shared library you load.
     pub unsafe fn deserialize(bytes: &[u8]) -> Result<CompiledKernel> {

@@ -169,6 +169,7 @@ pub(super) fn build<'ctx>(
         libdevice.set_triple(&tm.get_triple());
         libdevice.set_data_layout(&tm.get_target_data().get_data_layout());
         linked.link_in_module(libdevice).map_err(|e| CodegenError::Llvm(format!("link libdevice: {e}")))?;
+        inline_reduction_tables(&linked);
         linked_any = true;
     }
     // Internalising gives definitions internal linkage, which keeps a verified module valid.
@@ -221,6 +222,162 @@ fn lazy_libdevice<'ctx>(context: &'ctx Context, bc: &[u8]) -> Result<Module<'ctx
         }
     }
     Ok(module)
+}
+
+/// libdevice's constant tables: the bits of 2/pi, which the slow path of its `sin`, `cos`,
+/// `tan` and `sincos` reads to reduce a huge argument (f32 past |x| = 105615), and the
+/// coefficients of the f64 `sin`/`cos` polynomials (two sets of eight, picked by quadrant).
+const LIBDEVICE_TABLES: [&str; 3] = ["__cudart_i2opi_f", "__cudart_i2opi_d", "__cudart_sin_cos_coeffs"];
+
+/// Each load from one of libdevice's [`LIBDEVICE_TABLES`] becomes a chain of selects over the
+/// table's constants, and the table goes. Any variable in a module (a `.global` in its PTX)
+/// makes `cuModuleLoadData` about 0.07 ms slower on the H200 (measured for issue 17), and these
+/// tables were the only variables a kernel's module held: every kernel that used `sin` paid it
+/// on its first launch. The optimiser folds each chain to what the index can be: the slow
+/// path's loop over the 2/pi table keeps a chain of five `selp`, and an f64 polynomial
+/// coefficient (at 8 * (quadrant & 1) + k) becomes one `selp` instead of a load. The values are
+/// the table's, so every result is the same bit for bit. A table used in any other way than
+/// loads of one element (through one or two GEPs, at indices computed at run time or not) is
+/// left as it is.
+fn inline_reduction_tables(m: &Module<'_>) {
+    use inkwell::llvm_sys::LLVMIntPredicate::LLVMIntEQ;
+    use inkwell::llvm_sys::LLVMTypeKind::{LLVMArrayTypeKind, LLVMDoubleTypeKind, LLVMFloatTypeKind, LLVMIntegerTypeKind};
+    use inkwell::llvm_sys::core::*;
+    use inkwell::llvm_sys::prelude::{LLVMTypeRef, LLVMValueRef};
+    use inkwell::values::AsValueRef;
+
+    /// A load through `gep` of `element`s, and the index `gep` adds: the GEP's users, split
+    /// into loads and element GEPs on it (whose users must all be loads), or `None` if any
+    /// user is something else.
+    unsafe fn users(gep: LLVMValueRef, element: LLVMTypeRef) -> Option<Vec<(LLVMValueRef, Option<LLVMValueRef>)>> {
+        let mut out = Vec::new();
+        // SAFETY (whole body): `gep` and its users are live values of one module.
+        unsafe {
+            let mut u = LLVMGetFirstUse(gep);
+            while !u.is_null() {
+                let user = LLVMGetUser(u);
+                u = LLVMGetNextUse(u);
+                if !LLVMIsALoadInst(user).is_null() && LLVMGetVolatile(user) == 0 && LLVMTypeOf(user) == element {
+                    out.push((user, None));
+                } else if !LLVMIsAGetElementPtrInst(user).is_null()
+                    && LLVMGetOperand(user, 0) == gep
+                    && LLVMGetNumOperands(user) == 2
+                    && LLVMGetGEPSourceElementType(user) == element
+                {
+                    let offset = LLVMGetOperand(user, 1);
+                    let mut lu = LLVMGetFirstUse(user);
+                    if lu.is_null() {
+                        return None;
+                    }
+                    while !lu.is_null() {
+                        let load = LLVMGetUser(lu);
+                        lu = LLVMGetNextUse(lu);
+                        if LLVMIsALoadInst(load).is_null() || LLVMGetVolatile(load) != 0 || LLVMTypeOf(load) != element {
+                            return None;
+                        }
+                        out.push((load, Some(offset)));
+                    }
+                } else {
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    for name in LIBDEVICE_TABLES {
+        let Some(global) = m.get_global(name) else { continue };
+        let g = global.as_value_ref();
+        // SAFETY: every reference below comes from `m`'s own values and types, live while `m`
+        // is; nothing is changed until the whole table's uses are known to have the expected
+        // form, and each instruction is erased once, after its last use.
+        unsafe {
+            let init = LLVMGetInitializer(g);
+            let table = LLVMGlobalGetValueType(g);
+            if init.is_null() || LLVMGetTypeKind(table) != LLVMArrayTypeKind {
+                continue;
+            }
+            let element = LLVMGetElementType(table);
+            let n = LLVMGetArrayLength2(table);
+            let scalar = matches!(LLVMGetTypeKind(element), LLVMIntegerTypeKind | LLVMFloatTypeKind | LLVMDoubleTypeKind);
+            if !scalar || n == 0 || n > 64 {
+                continue;
+            }
+            let values: Vec<LLVMValueRef> = (0..n as u32).map(|i| LLVMGetAggregateElement(init, i)).collect();
+            if values.iter().any(|v| v.is_null()) {
+                continue;
+            }
+            // Every use: a GEP instruction to one element (`[n x T], 0, i` or `T, i`), each of
+            // whose uses is a plain load of a T, or a GEP `T, j` on it whose uses are.
+            let mut geps: Vec<(LLVMValueRef, LLVMValueRef, Vec<(LLVMValueRef, Option<LLVMValueRef>)>)> = Vec::new();
+            let mut usable = true;
+            let mut u = LLVMGetFirstUse(g);
+            while !u.is_null() && usable {
+                let gep = LLVMGetUser(u);
+                u = LLVMGetNextUse(u);
+                usable = false;
+                if LLVMIsAGetElementPtrInst(gep).is_null() || LLVMGetOperand(gep, 0) != g {
+                    break;
+                }
+                let source = LLVMGetGEPSourceElementType(gep);
+                let index = match LLVMGetNumOperands(gep) {
+                    3 if source == table => {
+                        let first = LLVMGetOperand(gep, 1);
+                        if LLVMIsAConstantInt(first).is_null() || LLVMConstIntGetZExtValue(first) != 0 {
+                            break;
+                        }
+                        LLVMGetOperand(gep, 2)
+                    }
+                    2 if source == element => LLVMGetOperand(gep, 1),
+                    _ => break,
+                };
+                let Some(loads) = users(gep, element) else { break };
+                // An offset added to the index must be of the index's type.
+                if loads.iter().any(|(_, off)| off.is_some_and(|o| LLVMTypeOf(o) != LLVMTypeOf(index))) {
+                    break;
+                }
+                geps.push((gep, index, loads));
+                usable = true;
+            }
+            if !usable {
+                continue;
+            }
+            let builder = LLVMCreateBuilderInContext(LLVMGetModuleContext(m.as_mut_ptr()));
+            for (gep, index, loads) in geps {
+                let index_type = LLVMTypeOf(index);
+                let mut inner = Vec::new();
+                for (load, offset) in loads {
+                    LLVMPositionBuilderBefore(builder, load);
+                    let at = match offset {
+                        Some(o) => LLVMBuildAdd(builder, index, o, c"".as_ptr()),
+                        None => index,
+                    };
+                    let mut value = values[values.len() - 1];
+                    for k in (0..values.len() - 1).rev() {
+                        let is_k = LLVMBuildICmp(builder, LLVMIntEQ, at, LLVMConstInt(index_type, k as u64, 0), c"".as_ptr());
+                        value = LLVMBuildSelect(builder, is_k, values[k], value, c"".as_ptr());
+                    }
+                    if offset.is_some() {
+                        inner.push(LLVMGetOperand(load, 0));
+                    }
+                    LLVMReplaceAllUsesWith(load, value);
+                    LLVMInstructionEraseFromParent(load);
+                }
+                inner.sort();
+                inner.dedup();
+                for i in inner {
+                    if LLVMGetFirstUse(i).is_null() {
+                        LLVMInstructionEraseFromParent(i);
+                    }
+                }
+                LLVMInstructionEraseFromParent(gep);
+            }
+            LLVMDisposeBuilder(builder);
+            if LLVMGetFirstUse(g).is_null() {
+                LLVMDeleteGlobal(g);
+            }
+        }
+    }
 }
 
 /// Whether to link all of libdevice, the way kache did before [`lazy_libdevice`]: only tests
@@ -335,6 +492,44 @@ mod tests {
         assert!(linked.len() < 10 && in_libdevice > 300, "{} of {in_libdevice} linked: {linked:?}", linked.len());
         assert!(kernel.get_global("__cudart_i2opi_f").is_some(), "sinf's reduction table was not linked");
         assert!(kernel.verify().is_ok());
+    }
+
+    /// PTX for sm_80 of the one kernel of `src`, through the whole pipeline.
+    fn ptx_of(src: &str, bc: &[u8]) -> String {
+        let ast = crate::lang::parse(crate::lang::SourceFile::new("k.rs", src)).unwrap();
+        let program = crate::lang::check_kernel(&ast, &crate::lang::Env::default(), "k").unwrap();
+        let spec = Specialization::uniform(&program, Layout::C);
+        let compiled = crate::codegen::compile(&crate::codegen::CompileInput {
+            program: &program,
+            spec: &spec,
+            captures: &[],
+            options: Options::new(Target::Nvptx(Arch::parse("sm_80").unwrap())),
+            libdevice: Some(bc),
+        });
+        match compiled.unwrap().artifact {
+            crate::codegen::Artifact::Ptx(p) => p,
+            other => panic!("not PTX: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn trig_reduction_tables_become_selects_and_the_module_holds_no_variable() {
+        let Some(bc) = libdevice_bytes() else { return };
+        let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32], z: &mut [f64]) { let i = global_id_x(); if i < x.len() { \
+                   let v = x[i]; y[i] = v.sin() + v.cos() * v.tan(); let d = v as f64; z[i] = d.sin() + d.cos(); } }";
+        let ptx = ptx_of(src, &bc);
+        // Both slow paths are there (one reduction each for f32 and f64), reading no table.
+        assert!(ptx.matches("nounroll").count() >= 2, "{ptx}");
+        assert!(!ptx.contains("i2opi"), "{ptx}");
+        let variables: Vec<&str> = ptx
+            .lines()
+            .map(str::trim_start)
+            .filter(|l| [".global", ".const", ".visible .global", ".visible .const"].iter().any(|p| l.starts_with(p)))
+            .collect();
+        assert!(variables.is_empty(), "module variables: {variables:?}");
+        if let Some(ptxas) = crate::toolchain::find_ptxas() {
+            crate::toolchain::ptxas(&ptxas, &ptx, "sm_80").unwrap();
+        }
     }
 
     #[test]

@@ -152,10 +152,6 @@ __device__ unsigned warp_scan(unsigned v, unsigned lane) {
     return v;
 }
 
-#define SCAN_ITEMS 8
-#define SCAN_TILE (BLOCK * SCAN_ITEMS)
-// A warp's part of the stage buffer: element i at i + i / 32 (see kernels.rs).
-#define SCAN_STAGE (33 * SCAN_ITEMS)
 #define AGGREGATE (1ull << 32)
 #define PREFIX (2ull << 32)
 #define EPOCH_SHIFT 34
@@ -188,11 +184,13 @@ __device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigne
 
 // Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`: loads and stores
 // coalesced through a per-warp stage buffer in shared memory.
-extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
+template <int SCAN_ITEMS>
+__device__ __forceinline__ void scan_tiles(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
     __shared__ unsigned long long taken;
     __shared__ unsigned warp_totals[32];
     __shared__ unsigned before_tile;
-    __shared__ unsigned stage[BLOCK / 32][SCAN_STAGE];
+    // A warp's part of the stage buffer: element i at i + i / 32 (see kernels.rs).
+    __shared__ unsigned stage[BLOCK / 32][33 * SCAN_ITEMS];
     int t = threadIdx.x;
     unsigned lane = t % 32;
     int w = t / 32;
@@ -201,7 +199,7 @@ extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __rest
     unsigned long long tiles = gridDim.x;
     unsigned long long epoch = taken / tiles + 1;
     unsigned tile = (unsigned)(taken % tiles);
-    int base = tile * SCAN_TILE + w * 32 * SCAN_ITEMS;
+    int base = tile * (BLOCK * SCAN_ITEMS) + w * 32 * SCAN_ITEMS;
     unsigned* own = stage[w];
 #pragma unroll
     for (int k = 0; k < SCAN_ITEMS; k++) {
@@ -218,6 +216,11 @@ extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __rest
 #pragma unroll
     for (int k = 1; k < SCAN_ITEMS; k++) v[k] += v[k - 1];
     unsigned mine = v[SCAN_ITEMS - 1];
+#pragma unroll
+    for (int k = 0; k < SCAN_ITEMS; k++) {
+        int i = lane * SCAN_ITEMS + k;
+        own[i + i / 32] = v[k];
+    }
     unsigned inclusive = warp_scan(mine, lane);
     if (lane == 31) warp_totals[w] = inclusive;
     __syncthreads();
@@ -235,11 +238,11 @@ extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __rest
     }
     __syncthreads();
     unsigned before = before_tile + inclusive - mine + (w > 0 ? warp_totals[w - 1] : 0);
-    base = (unsigned)(taken % tiles) * SCAN_TILE + w * 32 * SCAN_ITEMS;  // afresh, as kernels.rs
+    base = (unsigned)(taken % tiles) * (BLOCK * SCAN_ITEMS) + w * 32 * SCAN_ITEMS;  // afresh, as kernels.rs
 #pragma unroll
     for (int k = 0; k < SCAN_ITEMS; k++) {
         int i = lane * SCAN_ITEMS + k;
-        own[i + i / 32] = before + v[k];
+        own[i + i / 32] += before;
     }
     __syncwarp();
 #pragma unroll
@@ -247,6 +250,18 @@ extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __rest
         int i = k * 32 + lane;
         if (base + i < n) y[base + i] = own[i + i / 32];
     }
+}
+
+// The suite's scan (16 elements per thread, tiles of 4096), the same with 8 (tiles of 2048), and
+// with room for 40 registers instead of 32.
+extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
+    scan_tiles<16>(x, n, y, status, ticket);
+}
+extern "C" __global__ void __launch_bounds__(256, 8) scan_t2048(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
+    scan_tiles<8>(x, n, y, status, ticket);
+}
+extern "C" __global__ void __launch_bounds__(256, 6) scan_lb6(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
+    scan_tiles<16>(x, n, y, status, ticket);
 }
 
 // The FP32 roofline: 8 independent FMA chains per thread, `iters` steps each.

@@ -234,8 +234,8 @@ fn warp_scan(v: u32, lane: u32) -> u32 {
     v
 }
 
-// The elements of a scan tile each thread holds (consecutive ones): tiles of 2048.
-const SCAN_ITEMS: usize = 8;
+// The elements of a scan tile each thread holds (consecutive ones): tiles of 4096.
+const SCAN_ITEMS: usize = 16;
 const SCAN_TILE: usize = BLOCK * SCAN_ITEMS;
 // A warp's part of the scan's stage buffer: its 32 * SCAN_ITEMS elements and a pad word after
 // every 32, so element i sits at i + i / 32 and no two lanes of a pass meet in one bank of
@@ -291,21 +291,24 @@ fn look_back(status: &mut [u64], tile: usize, epoch: u64, lane: u32) -> u32 {
 }
 
 // Inclusive prefix sums in one pass (decoupled look-back): each block takes the next tile of
-// 2048 elements by a ticket (so every tile it waits for belongs to a block that has started:
+// 4096 elements by a ticket (so every tile it waits for belongs to a block that has started:
 // blocks need not be scheduled in order). Each warp loads its 256 elements coalesced (lane l
-// every 32nd) into its part of a shared stage buffer and takes back 8 consecutive ones per
+// every 32nd) into its part of a shared stage buffer and takes back 16 consecutive ones per
 // lane: loading those straight from global memory, each load instruction of a warp touches 32
-// addresses 32 bytes apart, which held the scan at a fifth of the copy bandwidth. The block
-// scans them (each thread its 8, warps the thread totals by shuffles, the block the 8 warp
-// totals), publishes the tile's sum, and its first warp looks back for the sum of the tiles
-// before it, publishes its inclusive prefix and hands the sum to the block, which writes the
-// results back through the stage buffer the same way: each element is read once and written
-// once. `status` holds a word per tile, `ticket` the tickets given out; both start zeroed and
+// addresses 64 bytes apart, which held the scan at a fifth of the copy bandwidth. The block
+// scans them (each thread its 16, warps the thread totals by shuffles, the block the 8 warp
+// totals), each thread puts its running sums back into the stage buffer (so that none is held
+// in a register across the look-back), the block publishes the tile's sum, and its first warp
+// looks back for the sum of the tiles before it, publishes its inclusive prefix and hands the
+// sum to the block, which adds its part to the staged sums and writes them out coalesced:
+// each element is read once and written once. `status` holds a word per tile, `ticket` the tickets given out; both start zeroed and
 // serve every later launch of the same grid unchanged (a launch's tickets tell its epoch).
 // Launch bounds as `__launch_bounds__(256, 8)` in cuda.cu: eight blocks per SM, so at most 32
-// registers (NVRTC's code and kache's both take 32), and the block's index is below 256, which
-// proves the shared-memory accesses in bounds: 5 of the 9 checks of a safe launch go, and
-// without them it ran 1.54x slower (H200 run 17: 1.2044 against 0.7827 ms).
+// registers (kache's code takes 32 without a spill, checked or not; NVRTC's spills 32 bytes,
+// and 12 under (256, 6), cuda.cu's `scan_lb6`), and the block's index is below 256, which
+// proves the shared-memory accesses in bounds (without the bounds the safe launch ran 1.54x
+// slower in H200 run 17). Tiles of 4096 halve the look-back's chain of tiles against 2048
+// (`SCAN_ITEMS` 8, the suite's `k-t2048` and NVRTC's `scan_t2048`).
 #[kernel(max_threads = 256, min_blocks = 8)]
 pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
     let taken = shared_array::<u64, 1>();
@@ -340,6 +343,10 @@ pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
         v[k] += v[k - 1];
     }
     let mine = v[SCAN_ITEMS - 1];
+    for k in 0..SCAN_ITEMS {
+        let i = l * SCAN_ITEMS + k;
+        stage[own + i + i / 32] = v[k];
+    }
     let inclusive = warp_scan(mine, lane);
     if lane == 31 {
         warp_totals[w] = inclusive;
@@ -365,13 +372,13 @@ pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
     sync_threads();
     let before = before_tile[0] + inclusive - mine + if w > 0 { warp_totals[w - 1] } else { 0 };
     // The warp's first element again, from the ticket in shared memory: computed afresh after the
-    // barrier, the stores' indices are not the loads' kept live across the look-back (eight
-    // 64-bit values: 39 registers instead of 32, six blocks per SM instead of eight).
+    // barrier, the stores' indices are not the loads' kept live across the look-back (a 64-bit
+    // value per element: with eight, 39 registers instead of 32, six blocks per SM, not eight).
     let base = (taken[0] % tiles) as usize * SCAN_TILE + w * 32 * SCAN_ITEMS;
-    // Each lane writes back where it read its 8, and reads every 32nd for the coalesced stores.
+    // Each lane adds its part to the sums it staged, and reads every 32nd for the coalesced stores.
     for k in 0..SCAN_ITEMS {
         let i = l * SCAN_ITEMS + k;
-        stage[own + i + i / 32] = before + v[k];
+        stage[own + i + i / 32] += before;
     }
     sync_warp(FULL);
     for k in 0..SCAN_ITEMS {

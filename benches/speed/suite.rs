@@ -24,6 +24,9 @@ use kache::{Config, Device, DeviceArray, Element, Grid, Jit, Layout, Module, Ord
 pub const KERNELS: &str = "benches/speed/kernels.rs";
 /// The CUDA C side.
 pub const CUDA: &str = "benches/speed/cuda.cu";
+/// The kernels of `CUDA`, each loaded by name.
+const NVRTC_FUNCTIONS: [&str; 10] =
+    ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan", "scan_t2048", "scan_lb6", "fma_peak"];
 
 /// How to run the suite.
 #[derive(Clone, Debug)]
@@ -39,6 +42,9 @@ pub struct Options {
     /// Dry run: also write every PTX it compiles into this directory (`kache-NAME.ptx`,
     /// `kache-NAME-unchecked.ptx`, `nvrtc.ptx`), for comparing kache's code with NVRTC's.
     pub ptx_dir: Option<std::path::PathBuf>,
+    /// Only these of the suite's kernels (`saxpy`, `reduce`, `softmax`, `matmul`, `histogram`,
+    /// `scan`); all when empty. The rooflines are measured either way.
+    pub only: Vec<String>,
 }
 
 /// One measured (or, in a dry run, checked) kernel of one implementation.
@@ -203,7 +209,7 @@ impl Gpu {
         // SAFETY: the context is current; `c` is NUL-terminated PTX.
         check(unsafe { sys::cuModuleLoadData(&mut module, c.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
         let mut funcs = Vec::new();
-        for name in ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan", "fma_peak"] {
+        for name in NVRTC_FUNCTIONS {
             let mut f: sys::CUfunction = std::ptr::null_mut();
             let cname = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
             // SAFETY: `module` is loaded; valid out pointer.
@@ -371,12 +377,16 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     if run.gpu.is_some() {
         rooflines(&mut run)?;
     }
-    saxpy(&mut run)?;
-    reduce(&mut run)?;
-    softmax(&mut run)?;
-    matmul(&mut run)?;
-    histogram(&mut run)?;
-    scan(&mut run)?;
+    let parts: [(&str, fn(&mut Run) -> Result<(), String>); 6] =
+        [("saxpy", saxpy), ("reduce", reduce), ("softmax", softmax), ("matmul", matmul), ("histogram", histogram), ("scan", scan)];
+    if let Some(unknown) = opts.only.iter().find(|o| !parts.iter().any(|(name, _)| name == o)) {
+        return Err(format!("--only {unknown}: the suite's kernels are saxpy, reduce, softmax, matmul, histogram and scan"));
+    }
+    for (name, part) in parts {
+        if opts.only.is_empty() || opts.only.iter().any(|o| o == name) {
+            part(&mut run)?;
+        }
+    }
     Ok(run.report)
 }
 
@@ -410,8 +420,8 @@ fn dry_compile(opts: &Options, kache: &Module, source: &str) -> Result<(), Strin
     let ptx = nvrtc_ptx(source, "sm_90")?;
     write("nvrtc.ptx".into(), &ptx)?;
     let entries = ptx.matches(".entry").count();
-    if entries != 8 {
-        return Err(format!("NVRTC's PTX has {entries} entries, expected 8"));
+    if entries != NVRTC_FUNCTIONS.len() {
+        return Err(format!("NVRTC's PTX has {entries} entries, expected {}", NVRTC_FUNCTIONS.len()));
     }
     eprintln!(
         "dry run: {} kache kernels compiled for sm_90, checked and unchecked (ptxas: {}), NVRTC compiled {CUDA} ({entries} kernels)",
@@ -770,9 +780,9 @@ fn histogram(run: &mut Run) -> Result<(), String> {
 /// kernel attribute in kernels.rs, and the alternatives measured beside it (kache's source with
 /// another `SCAN_ITEMS`, or another attribute): row name, elements per thread, attribute (empty:
 /// the suite's).
-const SCAN_ITEMS: usize = 8;
+const SCAN_ITEMS: usize = 16;
 const SCAN_ATTRIBUTE: &str = "#[kernel(max_threads = 256, min_blocks = 8)]";
-const SCAN_VARIANTS: [(&str, usize, &str); 2] = [("k-nolb", 8, "#[kernel]"), ("k-t4096", 16, "")];
+const SCAN_VARIANTS: [(&str, usize, &str); 2] = [("k-nolb", 16, "#[kernel]"), ("k-t2048", 8, "")];
 
 /// kache's `scan` of row `row` with `items` elements per thread and `attribute` on it: the
 /// suite's own, or compiled from kernels.rs so changed.
@@ -851,21 +861,26 @@ fn scan(run: &mut Run) -> Result<(), String> {
         };
         one(run, imp, &launch)?;
     }
-    if run.gpu.is_some() {
-        let tiles = n.div_ceil(256 * SCAN_ITEMS);
+    // NVRTC: cuda.cu's `scan` (SCAN_ITEMS per thread), `scan_t2048` (8, k-t2048's twin) and
+    // `scan_lb6` (launch bounds (256, 6): 40 registers).
+    for (imp, function, items) in [("nvrtc", "scan", SCAN_ITEMS), ("nv-t2048", "scan_t2048", 8), ("nv-lb6", "scan_lb6", SCAN_ITEMS)] {
+        if run.gpu.is_none() {
+            break;
+        }
+        let tiles = n.div_ceil(256 * items);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
         let ticket = run.dev.alloc::<u64>(&[1]).map_err(|e| e.to_string())?;
         let (px, pn, py, ps, pt) = (ptr(&xd), n as i32, ptr(&yd), ptr(&status), ptr(&ticket));
         let launch = |r: &Run| -> Result<(), String> {
             let (mut px, mut pn, mut py, mut ps, mut pt) = (px, pn, py, ps, pt);
             r.gpu.as_ref().ok_or("no GPU")?.nvrtc.launch(
-                "scan",
+                function,
                 (tiles as u32, 1),
                 (256, 1),
                 &mut [arg(&mut px), arg(&mut pn), arg(&mut py), arg(&mut ps), arg(&mut pt)],
             )
         };
-        one(run, "nvrtc", &launch)?;
+        one(run, imp, &launch)?;
     }
     Ok(())
 }

@@ -377,7 +377,8 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     if run.gpu.is_some() {
         rooflines(&mut run)?;
     }
-    let parts: [(&str, fn(&mut Run) -> Result<(), String>); 6] =
+    type Part = fn(&mut Run) -> Result<(), String>;
+    let parts: [(&str, Part); 6] =
         [("saxpy", saxpy), ("reduce", reduce), ("softmax", softmax), ("matmul", matmul), ("histogram", histogram), ("scan", scan)];
     if let Some(unknown) = opts.only.iter().find(|o| !parts.iter().any(|(name, _)| name == o)) {
         return Err(format!("--only {unknown}: the suite's kernels are saxpy, reduce, softmax, matmul, histogram and scan"));

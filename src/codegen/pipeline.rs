@@ -246,12 +246,18 @@ fn inline_reduction_tables(m: &Module<'_>) {
     use inkwell::llvm_sys::prelude::{LLVMTypeRef, LLVMValueRef};
     use inkwell::values::AsValueRef;
 
-    /// A load through `gep` of `element`s, and the index `gep` adds: the GEP's users, split
-    /// into loads and element GEPs on it (whose users must all be loads), or `None` if any
-    /// user is something else.
-    unsafe fn users(gep: LLVMValueRef, element: LLVMTypeRef) -> Option<Vec<(LLVMValueRef, Option<LLVMValueRef>)>> {
+    /// A load of one table element, and the offset an element GEP between it and the table's
+    /// GEP adds to that GEP's index (none if it loads through the table's GEP itself).
+    type Load = (LLVMValueRef, Option<LLVMValueRef>);
+
+    /// The loads through `gep`, a pointer to one of `element`s: its users, which must be loads
+    /// or element GEPs on it whose users are all loads; `None` if any is something else.
+    ///
+    /// # Safety
+    /// `gep` and `element` must be live references of one module.
+    unsafe fn users(gep: LLVMValueRef, element: LLVMTypeRef) -> Option<Vec<Load>> {
         let mut out = Vec::new();
-        // SAFETY (whole body): `gep` and its users are live values of one module.
+        // SAFETY: `gep` and its users are live values of one module (the caller's promise).
         unsafe {
             let mut u = LLVMGetFirstUse(gep);
             while !u.is_null() {
@@ -309,7 +315,7 @@ fn inline_reduction_tables(m: &Module<'_>) {
             }
             // Every use: a GEP instruction to one element (`[n x T], 0, i` or `T, i`), each of
             // whose uses is a plain load of a T, or a GEP `T, j` on it whose uses are.
-            let mut geps: Vec<(LLVMValueRef, LLVMValueRef, Vec<(LLVMValueRef, Option<LLVMValueRef>)>)> = Vec::new();
+            let mut geps: Vec<(LLVMValueRef, LLVMValueRef, Vec<Load>)> = Vec::new();
             let mut usable = true;
             let mut u = LLVMGetFirstUse(g);
             while !u.is_null() && usable {

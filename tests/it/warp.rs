@@ -237,13 +237,14 @@ fn the_speed_suites_warp_kernels_match_rust() {
     m.kernel("reduce_warp").unwrap().launch(&dev, Grid::new(8u32, 256u32), (&x, &mut out)).unwrap();
     let want: f64 = xs.iter().map(|v| *v as f64).sum();
     assert_eq!(out.download().unwrap()[0] as f64, want, "every partial sum is exact in f32");
-    // The single-pass scan: 100,000 elements are 49 tiles of 2048, so the look-back of the
+    // The single-pass scan: 200,000 elements are 49 tiles of 4096, so the look-back of the
     // later tiles reads windows of 32 statuses; three launches on the same statuses and ticket
     // counter (three epochs) give the same answer.
-    let n = 100_000usize;
+    let n = 200_000usize;
+    let tile = 4096;
     let us: Vec<u32> = (0..n as u32).map(|i| i % 13).collect();
     let u = dev.upload(&us).unwrap();
-    let tiles = n.div_ceil(2048);
+    let tiles = n.div_ceil(tile);
     let mut status = dev.alloc::<u64>(&[tiles]).unwrap();
     let mut ticket = dev.alloc::<u64>(&[1]).unwrap();
     let mut acc = 0u32;
@@ -262,7 +263,7 @@ fn the_speed_suites_warp_kernels_match_rust() {
         // Every tile ends with its inclusive prefix, published in this launch's epoch.
         let words = status.download().unwrap();
         for (t, w) in words.iter().enumerate() {
-            assert_eq!((w >> 34, (w >> 32) & 3, *w as u32), (epoch, 2, want[(2048 * (t + 1)).min(n) - 1]), "tile {t}");
+            assert_eq!((w >> 34, (w >> 32) & 3, *w as u32), (epoch, 2, want[(tile * (t + 1)).min(n) - 1]), "tile {t}");
         }
     }
 }

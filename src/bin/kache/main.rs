@@ -416,19 +416,22 @@ fn compile(
     // together, then compiles the misses and stores them together, and --emit cubin assembles
     // the cubins in one more batch: with a remote cache, one round trip for the lookups and one
     // for the stores of each.
-    let mut outputs: Vec<(String, Vec<u8>)> = Vec::new();
+    // The outputs, in order: PTX borrowed from the compiled kernels (`compiled` outlives them,
+    // so a hit writes the entry's code without another copy of it), IR and cubins owned.
+    let mut compiled: Vec<std::sync::Arc<kache::CompiledKernel>> = Vec::new();
+    let mut owned: Vec<(String, Vec<u8>)> = Vec::new();
     if emit == Emit::LlvmIr {
         let m = load(&jit, file, defines)?;
         let (names, _) = kernels_of(&m, only)?;
         for k in check_all(&m, &names)? {
-            outputs.push((
+            owned.push((
                 k.name().to_string(),
                 k.emit_llvm_ir(target, &Specialization::uniform(k.program(), kache::Layout::C))?.into_bytes(),
             ));
         }
     } else {
         let request = request_of(target, only, defines)?;
-        let compiled = match jit.direct_file(file, &request).map_err(unreadable)? {
+        compiled = match jit.direct_file(file, &request).map_err(unreadable)? {
             Direct::Hit(c) => {
                 if only.is_empty() {
                     note_left_out(&file.display().to_string(), &c.left_out);
@@ -460,12 +463,15 @@ fn compile(
         if emit == Emit::Cubin {
             let refs: Vec<&kache::CompiledKernel> = compiled.iter().map(|c| c.as_ref()).collect();
             for (c, r) in compiled.iter().zip(jit.assemble_cubins(&refs)) {
-                outputs.push((c.name().to_string(), r?));
+                owned.push((c.name().to_string(), r?));
             }
-        } else {
-            outputs.extend(compiled.iter().map(|c| (c.name().to_string(), c.artifact().bytes().to_vec())));
         }
     }
+    let outputs: Vec<(&str, &[u8])> = if emit == Emit::Ptx {
+        compiled.iter().map(|c| (c.name(), c.artifact().bytes())).collect()
+    } else {
+        owned.iter().map(|(n, b)| (n.as_str(), b.as_slice())).collect()
+    };
     let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "kernels".into());
     let ext = match (emit, target) {
         (Emit::Ptx, Target::Host) => "bc",
@@ -487,7 +493,7 @@ fn compile(
     for (name, bytes) in outputs {
         let path = match (&output, into_dir) {
             (Some(_), _) if to_stdout => {
-                write_stdout(&bytes)?;
+                write_stdout(bytes)?;
                 continue;
             }
             (_, Some(dir)) => dir.join(format!("{}.{ext}", kache::lang::file_stem(&name))),
@@ -498,7 +504,7 @@ fn compile(
         if let (None, Some(parent)) = (into_dir, path.parent().filter(|p| !p.as_os_str().is_empty())) {
             make(parent)?;
         }
-        atomic::write_file(&path, &bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
+        atomic::write_file(&path, bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
         say!("{}: {} -> {}", file.display(), name, path.display());
     }
     Ok(())

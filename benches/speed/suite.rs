@@ -361,6 +361,12 @@ fn rel_err(got: f64, want: f64) -> f64 {
 
 /// Runs the suite.
 pub fn run(opts: &Options) -> Result<Report, String> {
+    type Part = fn(&mut Run) -> Result<(), String>;
+    let parts: [(&str, Part); 6] =
+        [("saxpy", saxpy), ("reduce", reduce), ("softmax", softmax), ("matmul", matmul), ("histogram", histogram), ("scan", scan)];
+    if let Some(unknown) = opts.only.iter().find(|o| !parts.iter().any(|(name, _)| name == o)) {
+        return Err(format!("--only {unknown}: the suite's kernels are saxpy, reduce, softmax, matmul, histogram and scan"));
+    }
     let source = std::fs::read_to_string(opts.root.join(CUDA)).map_err(|e| format!("{CUDA}: {e}"))?;
     let jit = Jit::new(Config::in_memory()).map_err(|e| e.to_string())?;
     let kache = jit.load_file(opts.root.join(KERNELS)).map_err(|e| e.to_string())?;
@@ -376,12 +382,6 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     let mut run = Run { opts, report: Report { device: dev.describe(), ..Default::default() }, dev, jit, kache, gpu, sizes };
     if run.gpu.is_some() {
         rooflines(&mut run)?;
-    }
-    type Part = fn(&mut Run) -> Result<(), String>;
-    let parts: [(&str, Part); 6] =
-        [("saxpy", saxpy), ("reduce", reduce), ("softmax", softmax), ("matmul", matmul), ("histogram", histogram), ("scan", scan)];
-    if let Some(unknown) = opts.only.iter().find(|o| !parts.iter().any(|(name, _)| name == o)) {
-        return Err(format!("--only {unknown}: the suite's kernels are saxpy, reduce, softmax, matmul, histogram and scan"));
     }
     for (name, part) in parts {
         if opts.only.is_empty() || opts.only.iter().any(|o| o == name) {

@@ -518,6 +518,62 @@ mod tests {
         }
     }
 
+    /// The rewrite on hand-written IR, run on the host: a table read through one or two GEPs
+    /// becomes selects that give the table's values; a table also stored to is left alone.
+    #[test]
+    fn table_loads_become_selects_with_the_same_values_and_other_uses_keep_the_table() {
+        init_targets();
+        let ir = r#"
+@__cudart_i2opi_f = internal global [6 x i32] [i32 11, i32 22, i32 33, i32 44, i32 55, i32 66], align 4
+@__cudart_sin_cos_coeffs = internal constant [4 x double] [double 1.5, double 2.5, double 3.5, double 4.5]
+@__cudart_i2opi_d = internal global [3 x i64] [i64 7, i64 8, i64 9]
+define i32 @at(i64 %i) {
+  %p = getelementptr inbounds [6 x i32], ptr @__cudart_i2opi_f, i64 0, i64 %i
+  %v = load i32, ptr %p
+  ret i32 %v
+}
+define double @coeff(i64 %q, i64 %k) {
+  %base = getelementptr inbounds double, ptr @__cudart_sin_cos_coeffs, i64 %q
+  %p = getelementptr inbounds double, ptr %base, i64 %k
+  %v = load double, ptr %p
+  %w = load double, ptr %base
+  %s = fadd double %v, %w
+  ret double %s
+}
+define void @put(i64 %v) {
+  %p = getelementptr inbounds [3 x i64], ptr @__cudart_i2opi_d, i64 0, i64 1
+  store i64 %v, ptr %p
+  ret void
+}
+define i64 @read_d(i64 %i) {
+  %p = getelementptr inbounds [3 x i64], ptr @__cudart_i2opi_d, i64 0, i64 %i
+  %v = load i64, ptr %p
+  ret i64 %v
+}
+"#;
+        let context = Context::create();
+        let m = context.create_module_from_ir(MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "t")).unwrap();
+        inline_reduction_tables(&m);
+        m.verify().unwrap();
+        assert!(m.get_global("__cudart_i2opi_f").is_none() && m.get_global("__cudart_sin_cos_coeffs").is_none());
+        assert!(m.get_global("__cudart_i2opi_d").is_some(), "a table that is stored to stays");
+        let ee = m.create_jit_execution_engine(OptimizationLevel::None).unwrap();
+        // SAFETY: the signatures are the IR's.
+        unsafe {
+            let at = ee.get_function::<unsafe extern "C" fn(u64) -> u32>("at").unwrap();
+            let coeff = ee.get_function::<unsafe extern "C" fn(u64, u64) -> f64>("coeff").unwrap();
+            let read_d = ee.get_function::<unsafe extern "C" fn(u64) -> u64>("read_d").unwrap();
+            let put = ee.get_function::<unsafe extern "C" fn(u64)>("put").unwrap();
+            assert_eq!((0..6).map(|i| at.call(i)).collect::<Vec<_>>(), [11, 22, 33, 44, 55, 66]);
+            let c = [1.5, 2.5, 3.5, 4.5];
+            for (q, k) in [(0, 0), (0, 1), (2, 0), (2, 1), (1, 2)] {
+                assert_eq!(coeff.call(q, k), c[(q + k) as usize] + c[q as usize], "q {q} k {k}");
+            }
+            put.call(80);
+            assert_eq!((0..3).map(|i| read_d.call(i)).collect::<Vec<_>>(), [7, 80, 9]);
+        }
+    }
+
     #[test]
     fn trig_reduction_tables_become_selects_and_the_module_holds_no_variable() {
         let Some(bc) = libdevice_bytes() else { return };

@@ -20,14 +20,31 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
         // Safe launches (bounds-checked code) and `launch_unchecked`, each checked against the reference.
         want.extend([(k, "kache"), (k, "unchk")]);
     }
-    // The scan also with 4 and 16 elements per thread (kache's source with another SCAN_ITEMS).
+    // The scan also without its launch bounds and with 8 elements per thread instead of 16
+    // (kache's source with another attribute or SCAN_ITEMS).
     want.extend([("scan", "kache"), ("scan", "unchk"), ("scan", "k-nolb"), ("scan", "k-t2048")]);
     assert_eq!(rows, want);
     let table = suite::table(&report);
     assert!(table.contains("histogram") && table.contains("exact"), "{table}");
 }
 
-/// The numba-cuda and Triton twins run only on the GPU machine; here they must at least parse.
+/// `--only` names the suite's parts; any other name is refused before anything is compiled.
+#[test]
+fn the_speed_suite_refuses_an_unknown_part() {
+    let opts = suite::Options {
+        dry_run: true,
+        reps: 1,
+        batches: 1,
+        root: crate::common::root(),
+        ptx_dir: None,
+        only: vec!["scan".into(), "softmax_rows".into()],
+    };
+    let e = suite::run(&opts).err().expect("an unknown part is refused");
+    assert!(e.contains("--only softmax_rows") && e.contains("softmax"), "{e}");
+}
+
+/// The numba-cuda and Triton twins and the experiments run only on the GPU machine; here they
+/// must at least parse.
 #[test]
 fn the_python_twins_parse() {
     let root = crate::common::root();
@@ -35,6 +52,10 @@ fn the_python_twins_parse() {
         .args(["-c", "import ast, sys\nfor p in sys.argv[1:]: ast.parse(open(p).read(), p)"])
         .arg(root.join("benches/speed/numba_speed.py"))
         .arg(root.join("benches/speed/triton_speed.py"))
+        .args(
+            ["scan_exp.py", "load_exp.py", "variants_exp.py", "variants_prepare.py"]
+                .map(|f| root.join("benches/speed/experiments").join(f)),
+        )
         .output()
         .expect("python3 runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -39,7 +39,7 @@ fn the_speed_suite_refuses_an_unknown_part() {
         ptx_dir: None,
         only: vec!["scan".into(), "softmax_rows".into()],
     };
-    let e = suite::run(&opts).err().expect("an unknown part is refused");
+    let e = suite::run(&opts).expect_err("an unknown part is refused");
     assert!(e.contains("--only softmax_rows") && e.contains("softmax"), "{e}");
 }
 

@@ -496,9 +496,9 @@ fn compile(
                 write_stdout(bytes)?;
                 continue;
             }
-            (_, Some(dir)) => dir.join(format!("{}.{ext}", kache::lang::file_stem(&name))),
+            (_, Some(dir)) => dir.join(format!("{}.{ext}", kache::lang::file_stem(name))),
             (Some(p), None) => p.clone(),
-            (None, _) => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(&name))),
+            (None, _) => PathBuf::from(format!("{stem}-{}.{ext}", kache::lang::file_stem(name))),
         };
         // One file named by -o, or one per kernel in this folder: its parent made here.
         if let (None, Some(parent)) = (into_dir, path.parent().filter(|p| !p.as_os_str().is_empty())) {

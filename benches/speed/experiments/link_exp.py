@@ -1,0 +1,55 @@
+# Is a kernel slower when its PTX is compiled by the driver's linker (cuLink*, as kache does)
+# than by cuModuleLoad (as CuPy does), or by ptxas whole-program or relocatable (-c)? The suite's
+# checked and unchecked softmax and scan, from variants_prepare.py's b256 PTX (run that here
+# first); on the GPU machine: python3 .gpu3/link_exp.py
+import ctypes as C, cupy as cp, numpy as np, os, sys
+os.chdir(os.path.dirname(os.path.abspath(__file__)))
+cu = C.CDLL("libcuda.so.1")
+def link(ptx_path, pic=None):
+    text = open(ptx_path, "rb").read() + b"\0"
+    st = C.c_void_p()
+    if pic is None:
+        assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
+    else:
+        opts = (C.c_int * 1)(30); vals = (C.c_void_p * 1)(pic)
+        r = cu.cuLinkCreate_v2(1, opts, vals, C.byref(st)); assert r == 0, r
+    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None)  # CU_JIT_INPUT_PTX = 1
+    assert r == 0, r
+    out = C.c_void_p(); size = C.c_size_t()
+    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
+    data = C.string_at(out, size.value)
+    cu.cuLinkDestroy(st)
+    p = ptx_path + ".linked%s.cubin" % pic; open(p, "wb").write(data); return p
+def ptxas(ptx_path, rel):
+    import subprocess
+    p = ptx_path + (".rel.cubin" if rel else ".whole.cubin")
+    subprocess.run(["ptxas", "-arch=sm_90"] + (["-c"] if rel else []) + [ptx_path, "-o", p], check=True)
+    return p
+def timeit(launch, reps=10, batches=15):
+    launch(); launch(); cp.cuda.Device().synchronize()
+    s, e = cp.cuda.Event(), cp.cuda.Event(); ts = []
+    for _ in range(batches):
+        s.record()
+        for _ in range(reps): launch()
+        e.record(); e.synchronize(); ts.append(cp.cuda.get_elapsed_time(s, e) / reps)
+    return float(np.median(ts))
+rows, cols = 8192, 4096
+x = cp.random.random((rows, cols), dtype=cp.float32) * 20 - 10; y = cp.empty_like(x)
+n = 1 << 28; u = (cp.random.random(n) * 4).astype(cp.uint32); yu = cp.empty_like(u)
+rec = cp.zeros(8, dtype=cp.uint32)
+for rep in range(2):
+    for kind in ("", "-unchecked"):
+        for how in ("load", "link", "ptxas", "ptxas-c"):
+            ptx = "b256-kache-softmax_rows%s.ptx" % kind
+            f = cp.RawModule(path=ptx if how == "load" else (link(ptx) if how == "link" else ptxas(ptx, how == "ptxas-c"))).get_function("softmax_rows")
+            go = lambda: f((rows,), (256,), (rec, np.uint32(7), x, np.uint64(rows), np.uint64(cols), np.uint64(cols), np.uint64(1),
+                                             y, np.uint64(rows), np.uint64(cols), np.uint64(cols), np.uint64(1)))
+            print("softmax%-10s %s %.4f ms" % (kind, how, timeit(go)))
+            ptx = "b256-kache-scan%s.ptx" % kind
+            f = cp.RawModule(path=ptx if how == "load" else (link(ptx) if how == "link" else ptxas(ptx, how == "ptxas-c"))).get_function("scan")
+            tiles = n // 4096
+            status = cp.zeros(tiles, dtype=cp.uint64); ticket = cp.zeros(1, dtype=cp.uint64)
+            go = lambda: f((tiles,), (256,), (rec, np.uint32(7), u, np.uint64(n), np.uint64(1), yu, np.uint64(n), np.uint64(1),
+                                              status, np.uint64(tiles), np.uint64(1), ticket, np.uint64(1), np.uint64(1)))
+            print("scan%-13s %s %.4f ms" % (kind, how, timeit(go)))
+            sys.stdout.flush()

@@ -53,7 +53,7 @@ fn the_python_twins_parse() {
         .arg(root.join("benches/speed/numba_speed.py"))
         .arg(root.join("benches/speed/triton_speed.py"))
         .args(
-            ["scan_exp.py", "load_exp.py", "variants_exp.py", "variants_prepare.py"]
+            ["scan_exp.py", "load_exp.py", "variants_exp.py", "variants_prepare.py", "link_exp.py", "cuda_timing.py"]
                 .map(|f| root.join("benches/speed/experiments").join(f)),
         )
         .output()

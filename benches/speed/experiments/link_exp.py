@@ -4,6 +4,8 @@
 # first); on the GPU machine: python3 .gpu3/link_exp.py
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, '.')
+from cuda_timing import timeit
 cu = C.CDLL("libcuda.so.1")
 def link(ptx_path, pic=None):
     text = open(ptx_path, "rb").read() + b"\0"
@@ -25,14 +27,6 @@ def ptxas(ptx_path, rel):
     p = ptx_path + (".rel.cubin" if rel else ".whole.cubin")
     subprocess.run(["ptxas", "-arch=sm_90"] + (["-c"] if rel else []) + [ptx_path, "-o", p], check=True)
     return p
-def timeit(launch, reps=10, batches=15):
-    launch(); launch(); cp.cuda.Device().synchronize()
-    s, e = cp.cuda.Event(), cp.cuda.Event(); ts = []
-    for _ in range(batches):
-        s.record()
-        for _ in range(reps): launch()
-        e.record(); e.synchronize(); ts.append(cp.cuda.get_elapsed_time(s, e) / reps)
-    return float(np.median(ts))
 rows, cols = 8192, 4096
 x = cp.random.random((rows, cols), dtype=cp.float32) * 20 - 10; y = cp.empty_like(x)
 n = 1 << 28; u = (cp.random.random(n) * 4).astype(cp.uint32); yu = cp.empty_like(u)

@@ -3,16 +3,10 @@
 # from variants_prepare.py (run here first); on the GPU machine: python3 variants_exp.py [VARIANT ...]
 import cupy as cp, numpy as np, sys, os
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, '.')
+from cuda_timing import timeit
 V = {'b256': (256,16,16), 'b512': (512,8,16), 'b1024': (1024,4,8), 's5': (256,16,32)}
 only = sys.argv[1:] or list(V)
-def timeit(launch, reps=10, batches=15):
-    launch(); launch(); cp.cuda.Device().synchronize()
-    s, e = cp.cuda.Event(), cp.cuda.Event(); ts = []
-    for _ in range(batches):
-        s.record()
-        for _ in range(reps): launch()
-        e.record(); e.synchronize(); ts.append(cp.cuda.get_elapsed_time(s, e) / reps)
-    return float(np.median(ts))
 a = cp.empty(1 << 28, dtype=cp.uint32); b = cp.empty_like(a)
 t = timeit(lambda: cp.cuda.runtime.memcpyAsync(b.data.ptr, a.data.ptr, a.nbytes, 3, 0))
 copy = 2 * a.nbytes / t / 1e6

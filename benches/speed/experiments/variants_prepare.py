@@ -1,7 +1,7 @@
 # Prepares variants_exp.py's inputs (docs/benchmarks.md, "Block sizes"): for each variant of the
 # softmax's and the scan's block size, elements per thread and launch bounds, kache's PTX
 # (bounds-checked and not, from `speed --dry-run --ptx` on kernels.rs so changed) and cuda.cu
-# so changed, into OUT_DIR with variants_exp.py beside them. Here (no GPU):
+# so changed, into OUT_DIR with variants_exp.py and link_exp.py beside them. Here (no GPU):
 #   cargo build --release --example speed
 #   python3 benches/speed/experiments/variants_prepare.py .gpu3
 # then on the GPU machine: python3 .gpu3/variants_exp.py [VARIANT ...]
@@ -51,7 +51,8 @@ def main(out):
             subprocess.run([speed, "--dry-run", "--root", tmp, "--only", "softmax", "--ptx", ptx], capture_output=True)
             for f in ["kache-softmax_rows", "kache-softmax_rows-unchecked", "kache-scan", "kache-scan-unchecked"]:
                 shutil.copy(os.path.join(ptx, f + ".ptx"), os.path.join(out, f"{name}-{f}.ptx"))
-    shutil.copy(os.path.join(os.path.dirname(__file__), "variants_exp.py"), out)
+    for f in ["variants_exp.py", "link_exp.py", "cuda_timing.py"]:
+        shutil.copy(os.path.join(os.path.dirname(__file__), f), out)
 
 
 if __name__ == "__main__":

@@ -365,7 +365,8 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     let parts: [(&str, Part); 6] =
         [("saxpy", saxpy), ("reduce", reduce), ("softmax", softmax), ("matmul", matmul), ("histogram", histogram), ("scan", scan)];
     if let Some(unknown) = opts.only.iter().find(|o| !parts.iter().any(|(name, _)| name == o)) {
-        return Err(format!("--only {unknown}: the suite's kernels are saxpy, reduce, softmax, matmul, histogram and scan"));
+        let names: Vec<&str> = parts.iter().map(|(name, _)| *name).collect();
+        return Err(format!("--only {unknown}: the suite's kernels are {}", names.join(", ")));
     }
     let source = std::fs::read_to_string(opts.root.join(CUDA)).map_err(|e| format!("{CUDA}: {e}"))?;
     let jit = Jit::new(Config::in_memory()).map_err(|e| e.to_string())?;
@@ -864,10 +865,12 @@ fn scan(run: &mut Run) -> Result<(), String> {
     }
     // NVRTC: cuda.cu's `scan` (SCAN_ITEMS per thread), `scan_t2048` (8, k-t2048's twin) and
     // `scan_lb6` (launch bounds (256, 6): 40 registers).
-    for (imp, function, items) in [("nvrtc", "scan", SCAN_ITEMS), ("nv-t2048", "scan_t2048", 8), ("nv-lb6", "scan_lb6", SCAN_ITEMS)] {
-        if run.gpu.is_none() {
-            break;
-        }
+    let nvrtc_rows = if run.gpu.is_some() {
+        &[("nvrtc", "scan", SCAN_ITEMS), ("nv-t2048", "scan_t2048", 8), ("nv-lb6", "scan_lb6", SCAN_ITEMS)][..]
+    } else {
+        &[]
+    };
+    for &(imp, function, items) in nvrtc_rows {
         let tiles = n.div_ceil(256 * items);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
         let ticket = run.dev.alloc::<u64>(&[1]).map_err(|e| e.to_string())?;

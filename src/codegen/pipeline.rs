@@ -250,42 +250,97 @@ fn inline_reduction_tables(m: &Module<'_>) {
     /// GEP adds to that GEP's index (none if it loads through the table's GEP itself).
     type Load = (LLVMValueRef, Option<LLVMValueRef>);
 
+    /// Whether `v` is a non-volatile load of an `element`.
+    ///
+    /// # Safety
+    /// `v` and `element` must be live references of one module.
+    unsafe fn plain_load(v: LLVMValueRef, element: LLVMTypeRef) -> bool {
+        // SAFETY: the caller's promise.
+        unsafe { !LLVMIsALoadInst(v).is_null() && LLVMGetVolatile(v) == 0 && LLVMTypeOf(v) == element }
+    }
+
+    /// The users of `v`, in use order.
+    ///
+    /// # Safety
+    /// `v` must be a live value.
+    unsafe fn users_of(v: LLVMValueRef) -> Vec<LLVMValueRef> {
+        let mut out = Vec::new();
+        // SAFETY: the caller's promise; a use list is walked, not changed.
+        unsafe {
+            let mut u = LLVMGetFirstUse(v);
+            while !u.is_null() {
+                out.push(LLVMGetUser(u));
+                u = LLVMGetNextUse(u);
+            }
+        }
+        out
+    }
+
     /// The loads through `gep`, a pointer to one of `element`s: its users, which must be loads
     /// or element GEPs on it whose users are all loads; `None` if any is something else.
     ///
     /// # Safety
     /// `gep` and `element` must be live references of one module.
-    unsafe fn users(gep: LLVMValueRef, element: LLVMTypeRef) -> Option<Vec<Load>> {
+    unsafe fn loads_through(gep: LLVMValueRef, element: LLVMTypeRef) -> Option<Vec<Load>> {
         let mut out = Vec::new();
-        // SAFETY: `gep` and its users are live values of one module (the caller's promise).
+        // SAFETY: `gep`, its users and theirs are live values of one module (the caller's promise).
         unsafe {
-            let mut u = LLVMGetFirstUse(gep);
-            while !u.is_null() {
-                let user = LLVMGetUser(u);
-                u = LLVMGetNextUse(u);
-                if !LLVMIsALoadInst(user).is_null() && LLVMGetVolatile(user) == 0 && LLVMTypeOf(user) == element {
+            for user in users_of(gep) {
+                if plain_load(user, element) {
                     out.push((user, None));
-                } else if !LLVMIsAGetElementPtrInst(user).is_null()
+                    continue;
+                }
+                let element_gep = !LLVMIsAGetElementPtrInst(user).is_null()
                     && LLVMGetOperand(user, 0) == gep
                     && LLVMGetNumOperands(user) == 2
-                    && LLVMGetGEPSourceElementType(user) == element
-                {
-                    let offset = LLVMGetOperand(user, 1);
-                    let mut lu = LLVMGetFirstUse(user);
-                    if lu.is_null() {
-                        return None;
-                    }
-                    while !lu.is_null() {
-                        let load = LLVMGetUser(lu);
-                        lu = LLVMGetNextUse(lu);
-                        if LLVMIsALoadInst(load).is_null() || LLVMGetVolatile(load) != 0 || LLVMTypeOf(load) != element {
-                            return None;
-                        }
-                        out.push((load, Some(offset)));
-                    }
-                } else {
+                    && LLVMGetGEPSourceElementType(user) == element;
+                let loads = users_of(user);
+                if !element_gep || loads.is_empty() || !loads.iter().all(|l| plain_load(*l, element)) {
                     return None;
                 }
+                let offset = LLVMGetOperand(user, 1);
+                out.extend(loads.into_iter().map(|l| (l, Some(offset))));
+            }
+        }
+        Some(out)
+    }
+
+    /// Every use of the table `g` (of `n` `element`s, type `table`): a GEP instruction to one
+    /// element (`[n x T], 0, i` or `T, i`), with its index and the loads through it; `None` if
+    /// any use has another form.
+    ///
+    /// # Safety
+    /// `g`, `table` and `element` must be live references of one module.
+    unsafe fn table_uses(
+        g: LLVMValueRef,
+        table: LLVMTypeRef,
+        element: LLVMTypeRef,
+    ) -> Option<Vec<(LLVMValueRef, LLVMValueRef, Vec<Load>)>> {
+        let mut out = Vec::new();
+        // SAFETY: the caller's promise.
+        unsafe {
+            for gep in users_of(g) {
+                if LLVMIsAGetElementPtrInst(gep).is_null() || LLVMGetOperand(gep, 0) != g {
+                    return None;
+                }
+                let source = LLVMGetGEPSourceElementType(gep);
+                let index = match LLVMGetNumOperands(gep) {
+                    3 if source == table => {
+                        let first = LLVMGetOperand(gep, 1);
+                        if LLVMIsAConstantInt(first).is_null() || LLVMConstIntGetZExtValue(first) != 0 {
+                            return None;
+                        }
+                        LLVMGetOperand(gep, 2)
+                    }
+                    2 if source == element => LLVMGetOperand(gep, 1),
+                    _ => return None,
+                };
+                let loads = loads_through(gep, element)?;
+                // An offset added to the index must be of the index's type.
+                if loads.iter().any(|(_, off)| off.is_some_and(|o| LLVMTypeOf(o) != LLVMTypeOf(index))) {
+                    return None;
+                }
+                out.push((gep, index, loads));
             }
         }
         Some(out)
@@ -313,45 +368,10 @@ fn inline_reduction_tables(m: &Module<'_>) {
             if values.iter().any(|v| v.is_null()) {
                 continue;
             }
-            // Every use: a GEP instruction to one element (`[n x T], 0, i` or `T, i`), each of
-            // whose uses is a plain load of a T, or a GEP `T, j` on it whose uses are.
-            let mut geps: Vec<(LLVMValueRef, LLVMValueRef, Vec<Load>)> = Vec::new();
-            let mut usable = true;
-            let mut u = LLVMGetFirstUse(g);
-            while !u.is_null() && usable {
-                let gep = LLVMGetUser(u);
-                u = LLVMGetNextUse(u);
-                usable = false;
-                if LLVMIsAGetElementPtrInst(gep).is_null() || LLVMGetOperand(gep, 0) != g {
-                    break;
-                }
-                let source = LLVMGetGEPSourceElementType(gep);
-                let index = match LLVMGetNumOperands(gep) {
-                    3 if source == table => {
-                        let first = LLVMGetOperand(gep, 1);
-                        if LLVMIsAConstantInt(first).is_null() || LLVMConstIntGetZExtValue(first) != 0 {
-                            break;
-                        }
-                        LLVMGetOperand(gep, 2)
-                    }
-                    2 if source == element => LLVMGetOperand(gep, 1),
-                    _ => break,
-                };
-                let Some(loads) = users(gep, element) else { break };
-                // An offset added to the index must be of the index's type.
-                if loads.iter().any(|(_, off)| off.is_some_and(|o| LLVMTypeOf(o) != LLVMTypeOf(index))) {
-                    break;
-                }
-                geps.push((gep, index, loads));
-                usable = true;
-            }
-            if !usable {
-                continue;
-            }
+            let Some(geps) = table_uses(g, table, element) else { continue };
             let builder = LLVMCreateBuilderInContext(LLVMGetModuleContext(m.as_mut_ptr()));
             for (gep, index, loads) in geps {
                 let index_type = LLVMTypeOf(index);
-                let mut inner = Vec::new();
                 for (load, offset) in loads {
                     LLVMPositionBuilderBefore(builder, load);
                     let at = match offset {
@@ -363,18 +383,12 @@ fn inline_reduction_tables(m: &Module<'_>) {
                         let is_k = LLVMBuildICmp(builder, LLVMIntEQ, at, LLVMConstInt(index_type, k as u64, 0), c"".as_ptr());
                         value = LLVMBuildSelect(builder, is_k, values[k], value, c"".as_ptr());
                     }
-                    if offset.is_some() {
-                        inner.push(LLVMGetOperand(load, 0));
-                    }
                     LLVMReplaceAllUsesWith(load, value);
                     LLVMInstructionEraseFromParent(load);
                 }
-                inner.sort();
-                inner.dedup();
-                for i in inner {
-                    if LLVMGetFirstUse(i).is_null() {
-                        LLVMInstructionEraseFromParent(i);
-                    }
+                // What still uses the GEP is the element GEPs on it, whose loads are gone.
+                for inner in users_of(gep) {
+                    LLVMInstructionEraseFromParent(inner);
                 }
                 LLVMInstructionEraseFromParent(gep);
             }

@@ -185,8 +185,7 @@ __device__ unsigned look_back(unsigned long long* status, unsigned tile, unsigne
 // Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan`: loads and stores
 // coalesced through a per-warp stage buffer in shared memory.
 template <int SCAN_ITEMS>
-__device__ __forceinline__ void scan_tiles(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
-    __shared__ unsigned long long taken;
+__device__ __forceinline__ void scan_tiles(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long epoch) {
     __shared__ unsigned warp_totals[32];
     __shared__ unsigned before_tile;
     // A warp's part of the stage buffer: element i at i + i / 32 (see kernels.rs).
@@ -194,11 +193,7 @@ __device__ __forceinline__ void scan_tiles(const unsigned* __restrict__ x, int n
     int t = threadIdx.x;
     unsigned lane = t % 32;
     int w = t / 32;
-    if (t == 0) taken = atomicAdd(ticket, 1ull);
-    __syncthreads();
-    unsigned long long tiles = gridDim.x;
-    unsigned long long epoch = taken / tiles + 1;
-    unsigned tile = (unsigned)(taken % tiles);
+    unsigned tile = blockIdx.x;  // blocks start in index order (see kernels.rs)
     int base = tile * (BLOCK * SCAN_ITEMS) + w * 32 * SCAN_ITEMS;
     unsigned* own = stage[w];
 #pragma unroll
@@ -238,7 +233,7 @@ __device__ __forceinline__ void scan_tiles(const unsigned* __restrict__ x, int n
     }
     __syncthreads();
     unsigned before = before_tile + inclusive - mine + (w > 0 ? warp_totals[w - 1] : 0);
-    base = (unsigned)(taken % tiles) * (BLOCK * SCAN_ITEMS) + w * 32 * SCAN_ITEMS;  // afresh, as kernels.rs
+    base = blockIdx.x * (BLOCK * SCAN_ITEMS) + w * 32 * SCAN_ITEMS;  // afresh, as kernels.rs
 #pragma unroll
     for (int k = 0; k < SCAN_ITEMS; k++) {
         int i = lane * SCAN_ITEMS + k;
@@ -254,14 +249,14 @@ __device__ __forceinline__ void scan_tiles(const unsigned* __restrict__ x, int n
 
 // The suite's scan (16 elements per thread, tiles of 4096), the same with 8 (tiles of 2048), and
 // with room for 40 registers instead of 32.
-extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
-    scan_tiles<16>(x, n, y, status, ticket);
+extern "C" __global__ void __launch_bounds__(256, 8) scan(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long epoch) {
+    scan_tiles<16>(x, n, y, status, epoch);
 }
-extern "C" __global__ void __launch_bounds__(256, 8) scan_t2048(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
-    scan_tiles<8>(x, n, y, status, ticket);
+extern "C" __global__ void __launch_bounds__(256, 8) scan_t2048(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long epoch) {
+    scan_tiles<8>(x, n, y, status, epoch);
 }
-extern "C" __global__ void __launch_bounds__(256, 6) scan_lb6(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long* ticket) {
-    scan_tiles<16>(x, n, y, status, ticket);
+extern "C" __global__ void __launch_bounds__(256, 6) scan_lb6(const unsigned* __restrict__ x, int n, unsigned* __restrict__ y, unsigned long long* status, unsigned long long epoch) {
+    scan_tiles<16>(x, n, y, status, epoch);
 }
 
 // The FP32 roofline: 8 independent FMA chains per thread, `iters` steps each.

@@ -290,28 +290,32 @@ fn look_back(status: &mut [u64], tile: usize, epoch: u64, lane: u32) -> u32 {
     sum
 }
 
-// Inclusive prefix sums in one pass (decoupled look-back): each block takes the next tile of
-// 4096 elements by a ticket (so every tile it waits for belongs to a block that has started:
-// blocks need not be scheduled in order). Each warp loads its 256 elements coalesced (lane l
-// every 32nd) into its part of a shared stage buffer and takes back 16 consecutive ones per
-// lane: loading those straight from global memory, each load instruction of a warp touches 32
-// addresses 64 bytes apart, which held the scan at a fifth of the copy bandwidth. The block
-// scans them (each thread its 16, warps the thread totals by shuffles, the block the 8 warp
-// totals), each thread puts its running sums back into the stage buffer (so that none is held
-// in a register across the look-back), the block publishes the tile's sum, and its first warp
-// looks back for the sum of the tiles before it, publishes its inclusive prefix and hands the
-// sum to the block, which adds its part to the staged sums and writes them out coalesced:
-// each element is read once and written once. `status` holds a word per tile, `ticket` the tickets given out; both start zeroed and
-// serve every later launch of the same grid unchanged (a launch's tickets tell its epoch).
-// Launch bounds as `__launch_bounds__(256, 8)` in cuda.cu: eight blocks per SM, so at most 32
-// registers (kache's code takes 32 without a spill, checked or not; NVRTC's spills 32 bytes,
-// and 12 under (256, 6), cuda.cu's `scan_lb6`), and the block's index is below 256, which
-// proves the shared-memory accesses in bounds (without the bounds the safe launch ran 1.54x
-// slower in H200 run 17). Tiles of 4096 halve the look-back's chain of tiles against 2048
-// (`SCAN_ITEMS` 8, the suite's `k-t2048` and NVRTC's `scan_t2048`).
+// Inclusive prefix sums in one pass (decoupled look-back): block b scans tile b of 4096
+// elements and waits only for tiles before it. That makes progress because blocks are
+// dispatched in increasing index order (on the GPU, which CUB's scan relies on in the same
+// way, and in the host executor, whose workers take blocks in order and run each to its end):
+// every tile a block waits for belongs to a block that has started, and that block waits only
+// for earlier ones. (Tiles taken by a ticket, an atomic counter, need no such order, but the
+// ticket's round trip and barrier before the first load cost the scan 6-7%: H200 run 20.) Each
+// warp loads its 512 elements coalesced (lane l every 32nd) into its part of a shared stage
+// buffer and takes back 16 consecutive ones per lane: loading those straight from global
+// memory, each load instruction of a warp touches 32 addresses 64 bytes apart, which held the
+// scan at a fifth of the copy bandwidth. The block scans them (each thread its 16, warps the
+// thread totals by shuffles, the block the 8 warp totals), each thread puts its running sums
+// back into the stage buffer (so that none is held in a register across the look-back), the
+// block publishes the tile's sum, and its first warp looks back for the sum of the tiles
+// before it, publishes its inclusive prefix and hands the sum to the block, which adds its
+// part to the staged sums and writes them out coalesced: each element is read once and
+// written once. `status` holds a word per tile, zeroed before the first launch; each launch
+// passes an `epoch` above the last one's (1, 2, ...), so the statuses serve every later launch
+// of the same grid unchanged. Launch bounds as `__launch_bounds__(256, 8)` in cuda.cu: eight
+// blocks per SM, so at most 32 registers (kache's code takes 32 without a spill, checked or
+// not; NVRTC's spills, less under (256, 6), cuda.cu's `scan_lb6`), and the block's index is
+// below 256, which proves the shared-memory accesses in bounds (without the bounds the safe
+// launch ran 1.54x slower in H200 run 17). Tiles of 4096 halve the look-back's chain of tiles
+// against 2048 (`SCAN_ITEMS` 8, the suite's `k-t2048` and NVRTC's `scan_t2048`).
 #[kernel(max_threads = 256, min_blocks = 8)]
-pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
-    let taken = shared_array::<u64, 1>();
+pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], epoch: u64) {
     let warp_totals = shared_array::<u32, 32>();
     let before_tile = shared_array::<u32, 1>();
     let stage = shared_array::<u32, { BLOCK / 32 * SCAN_STAGE }>();
@@ -319,13 +323,7 @@ pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
     let lane = lane_id();
     let l = lane as usize;
     let w = t / 32;
-    if t == 0 {
-        taken[0] = atomic_add(&mut ticket[0], 1u64);
-    }
-    sync_threads();
-    let tiles = grid_dim_x() as u64;
-    let epoch = taken[0] / tiles + 1;
-    let tile = (taken[0] % tiles) as usize;
+    let tile = block_idx_x() as usize;
     // The warp's first element, and its part of the stage buffer.
     let base = tile * SCAN_TILE + w * 32 * SCAN_ITEMS;
     let own = w * SCAN_STAGE;
@@ -371,10 +369,10 @@ pub fn scan(x: &[u32], y: &mut [u32], status: &mut [u64], ticket: &mut [u64]) {
     }
     sync_threads();
     let before = before_tile[0] + inclusive - mine + if w > 0 { warp_totals[w - 1] } else { 0 };
-    // The warp's first element again, from the ticket in shared memory: computed afresh after the
-    // barrier, the stores' indices are not the loads' kept live across the look-back (a 64-bit
-    // value per element: with eight, 39 registers instead of 32, six blocks per SM, not eight).
-    let base = (taken[0] % tiles) as usize * SCAN_TILE + w * 32 * SCAN_ITEMS;
+    // The warp's first element again, computed afresh after the barrier: the stores' indices
+    // are not the loads' kept live across the look-back (a 64-bit value per element: with
+    // eight, 39 registers instead of 32, six blocks per SM, not eight).
+    let base = block_idx_x() as usize * SCAN_TILE + w * 32 * SCAN_ITEMS;
     // Each lane adds its part to the sums it staged, and reads every 32nd for the coalesced stores.
     for k in 0..SCAN_ITEMS {
         let i = l * SCAN_ITEMS + k;

@@ -27,10 +27,10 @@ TILE_ELEMS = TILE * TILE
 STRIDED_BLOCKS = 1056
 # The elements of a softmax row each thread holds (rows of up to BLOCK * ITEMS = 4096).
 ITEMS = 16
-# The single-pass scan in kernels.rs's earlier form: 8 consecutive elements per thread loaded
-# and stored straight from global memory (kernels.rs now stages them through shared memory and
-# reads statuses with atomic_load; docs/benchmarks.md), tiles of 2048, status words
-# epoch << 34 | AGGREGATE or PREFIX | value.
+# The single-pass scan in kernels.rs's earlier form: tiles of 2048 taken by a ticket, 8
+# consecutive elements per thread loaded and stored straight from global memory (kernels.rs now
+# takes tile b in block b, stages the elements through shared memory and reads statuses with
+# atomic_load; docs/benchmarks.md), status words epoch << 34 | AGGREGATE or PREFIX | value.
 SCAN_ITEMS = 8
 SCAN_TILE = BLOCK * SCAN_ITEMS
 AGGREGATE = 1 << 32

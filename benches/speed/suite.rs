@@ -808,9 +808,9 @@ fn scan_kernel(run: &Run, row: &str, items: usize, attribute: &str) -> Result<ka
 }
 
 /// An inclusive scan of `n` u32 in one pass (decoupled look-back): a block of 256 per tile of
-/// 256 * SCAN_ITEMS, each implementation with its own tile statuses and ticket counter, zeroed
-/// once (the launches' tickets tell their epochs apart). The result is checked after the first
-/// launch and again after the timed ones (later epochs).
+/// 256 * SCAN_ITEMS, each implementation with its own tile statuses, zeroed once, and its own
+/// launch count, passed as the launch's epoch (1, 2, ...). The result is checked after the
+/// first launch and again after the timed ones (later epochs).
 fn scan(run: &mut Run) -> Result<(), String> {
     let n = run.sizes.scan;
     let mut r = rng(9);
@@ -850,15 +850,17 @@ fn scan(run: &mut Run) -> Result<(), String> {
         let tiles = n.div_ceil(256 * items);
         let grid = Grid::new(tiles as u32, 256u32);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
-        let ticket = run.dev.alloc::<u64>(&[1]).map_err(|e| e.to_string())?;
+        let epochs = std::cell::Cell::new(0u64);
         let launch = |r: &Run| -> Result<(), String> {
-            let (mut y, mut st, mut tk) = (yd.clone(), status.clone(), ticket.clone());
+            let (mut y, mut st) = (yd.clone(), status.clone());
+            let epoch = epochs.get() + 1;
+            epochs.set(epoch);
             if checked {
-                k.launch(&r.dev, grid, (&xd, &mut y, &mut st, &mut tk)).map_err(|e| e.to_string())
+                k.launch(&r.dev, grid, (&xd, &mut y, &mut st, epoch)).map_err(|e| e.to_string())
             } else {
                 // SAFETY: the checked launch of the same kernel and arguments (the row before)
                 // stayed in bounds (a fault would have failed it) and matched the reference.
-                unsafe { k.launch_unchecked(&r.dev, grid, (&xd, &mut y, &mut st, &mut tk)) }.map_err(|e| e.to_string())
+                unsafe { k.launch_unchecked(&r.dev, grid, (&xd, &mut y, &mut st, epoch)) }.map_err(|e| e.to_string())
             }
         };
         one(run, imp, &launch)?;
@@ -873,15 +875,17 @@ fn scan(run: &mut Run) -> Result<(), String> {
     for &(imp, function, items) in nvrtc_rows {
         let tiles = n.div_ceil(256 * items);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
-        let ticket = run.dev.alloc::<u64>(&[1]).map_err(|e| e.to_string())?;
-        let (px, pn, py, ps, pt) = (ptr(&xd), n as i32, ptr(&yd), ptr(&status), ptr(&ticket));
+        let (px, pn, py, ps) = (ptr(&xd), n as i32, ptr(&yd), ptr(&status));
+        let epochs = std::cell::Cell::new(0u64);
         let launch = |r: &Run| -> Result<(), String> {
-            let (mut px, mut pn, mut py, mut ps, mut pt) = (px, pn, py, ps, pt);
+            let (mut px, mut pn, mut py, mut ps) = (px, pn, py, ps);
+            let mut epoch = epochs.get() + 1;
+            epochs.set(epoch);
             r.gpu.as_ref().ok_or("no GPU")?.nvrtc.launch(
                 function,
                 (tiles as u32, 1),
                 (256, 1),
-                &mut [arg(&mut px), arg(&mut pn), arg(&mut py), arg(&mut ps), arg(&mut pt)],
+                &mut [arg(&mut px), arg(&mut pn), arg(&mut py), arg(&mut ps), arg(&mut epoch)],
             )
         };
         one(run, imp, &launch)?;

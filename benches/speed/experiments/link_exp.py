@@ -42,8 +42,11 @@ for rep in range(2):
             ptx = "b256-kache-scan%s.ptx" % kind
             f = cp.RawModule(path=ptx if how == "load" else (link(ptx) if how == "link" else ptxas(ptx, how == "ptxas-c"))).get_function("scan")
             tiles = n // 4096
-            status = cp.zeros(tiles, dtype=cp.uint64); ticket = cp.zeros(1, dtype=cp.uint64)
+            status = cp.zeros(tiles, dtype=cp.uint64); epoch = [0]
+            def next_epoch():
+                epoch[0] += 1
+                return np.uint64(epoch[0])
             go = lambda: f((tiles,), (256,), (rec, np.uint32(7), u, np.uint64(n), np.uint64(1), yu, np.uint64(n), np.uint64(1),
-                                              status, np.uint64(tiles), np.uint64(1), ticket, np.uint64(1), np.uint64(1)))
+                                              status, np.uint64(tiles), np.uint64(1), next_epoch()))
             print("scan%-13s %s %.4f ms" % (kind, how, timeit(go)))
             sys.stdout.flush()

@@ -44,12 +44,16 @@ for name in only:
         fs['kache' + kind] = cp.RawModule(path='%s-kache-scan%s.ptx' % (name, kind)).get_function('scan')
     tiles = n // (blk * sitems)
     for imp, f in fs.items():
-        status = cp.zeros(tiles, dtype=cp.uint64); ticket = cp.zeros(1, dtype=cp.uint64)
+        # Statuses zeroed once; each launch passes the next epoch (1, 2, ...).
+        status = cp.zeros(tiles, dtype=cp.uint64); epoch = [0]
+        def next_epoch():
+            epoch[0] += 1
+            return np.uint64(epoch[0])
         if imp == 'nvrtc':
-            go = lambda: f((tiles,), (blk,), (u, np.int32(n), yu, status, ticket))
+            go = lambda: f((tiles,), (blk,), (u, np.int32(n), yu, status, next_epoch()))
         else:
             go = lambda: f((tiles,), (blk,), (rec, np.uint32(7), u, np.uint64(n), np.uint64(1), yu, np.uint64(n), np.uint64(1),
-                                               status, np.uint64(tiles), np.uint64(1), ticket, np.uint64(1), np.uint64(1)))
+                                               status, np.uint64(tiles), np.uint64(1), next_epoch()))
         yu.fill(0); go(); ok = bool((cp.asnumpy(yu) == want).all())
         ms = timeit(go)
         yu.fill(0); go(); ok2 = bool((cp.asnumpy(yu) == want).all())

@@ -40,7 +40,7 @@ def main(out):
         c = c.replace("__launch_bounds__(256, 8) scan(", f"__launch_bounds__({scb[0]}, {scb[1]}) scan(")
         # The suite's other scans go (at 1024 threads their shared memory does not fit).
         c = c[: c.index('extern "C" __global__ void __launch_bounds__(256, 8) scan_t2048')] + c[c.index("// The FP32 roofline") :]
-        c = c.replace("scan_tiles<16>(x, n, y, status, ticket);", f"scan_tiles<{sitems}>(x, n, y, status, ticket);")
+        c = c.replace("scan_tiles<16>(x, n, y, status, epoch);", f"scan_tiles<{sitems}>(x, n, y, status, epoch);")
         open(os.path.join(out, name + ".cu"), "w").write(c)
         with tempfile.TemporaryDirectory() as tmp:
             d = os.path.join(tmp, "benches/speed")

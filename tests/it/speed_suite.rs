@@ -43,6 +43,19 @@ fn the_speed_suite_refuses_an_unknown_part() {
     assert!(e.contains("--only softmax_rows") && e.contains("softmax"), "{e}");
 }
 
+/// Every Python script of benches/speed/experiments/ (at least the eight the docs quote).
+fn experiments(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let dir = root.join("benches/speed/experiments");
+    let mut all: Vec<_> = std::fs::read_dir(&dir)
+        .expect("benches/speed/experiments")
+        .map(|e| e.expect("a directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "py"))
+        .collect();
+    all.sort();
+    assert!(all.len() >= 8, "{all:?}");
+    all
+}
+
 /// The numba-cuda and Triton twins and the experiments run only on the GPU machine; here they
 /// must at least parse.
 #[test]
@@ -52,10 +65,7 @@ fn the_python_twins_parse() {
         .args(["-c", "import ast, sys\nfor p in sys.argv[1:]: ast.parse(open(p).read(), p)"])
         .arg(root.join("benches/speed/numba_speed.py"))
         .arg(root.join("benches/speed/triton_speed.py"))
-        .args(
-            ["scan_exp.py", "load_exp.py", "variants_exp.py", "variants_prepare.py", "link_exp.py", "cuda_timing.py"]
-                .map(|f| root.join("benches/speed/experiments").join(f)),
-        )
+        .args(experiments(&root))
         .output()
         .expect("python3 runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -1,3 +1,6 @@
+//! The kernels of benches/speed/experiments/div_exp.py: a / b, 1.0 / b, and a chain of 64
+//! dependent divisions, compiled by `kache compile div_exp.rs --kernel K --arch sm_90`.
+
 #[kernel]
 pub fn div(a: &[f32], b: &[f32], q: &mut [f32]) {
     let i = global_id_x();

@@ -1,5 +1,6 @@
-# The experiments' timing: median milliseconds per launch of `batches` batches of `reps`
-# back-to-back launches between two CUDA events, after two warm-up launches.
+# The experiments' helpers: `timeit`, the median milliseconds per launch of `batches` batches of
+# `reps` back-to-back launches between two CUDA events, after two warm-up launches; `link`, PTX
+# loaded as kache's runtime loads it.
 import cupy as cp, numpy as np
 
 
@@ -11,3 +12,27 @@ def timeit(launch, reps=10, batches=15):
         for _ in range(reps): launch()
         e.record(); e.synchronize(); ts.append(cp.cuda.get_elapsed_time(s, e) / reps)
     return float(np.median(ts))
+
+
+def link(ptx_path, pic=None):
+    """PTX through the driver's linker (cuLinkCreate/AddData/Complete), as kache's runtime loads
+    it (relocatable code); `pic` sets CU_JIT_POSITION_INDEPENDENT_CODE. Writes the cubin beside
+    the PTX and returns its path, for cp.RawModule(path=...)."""
+    import ctypes as C
+    cu = C.CDLL("libcuda.so.1")
+    text = open(ptx_path, "rb").read() + b"\0"
+    st = C.c_void_p()
+    if pic is None:
+        assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
+    else:
+        opts = (C.c_int * 1)(30); vals = (C.c_void_p * 1)(pic)
+        r = cu.cuLinkCreate_v2(1, opts, vals, C.byref(st)); assert r == 0, r
+    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None)  # CU_JIT_INPUT_PTX
+    assert r == 0, r
+    out = C.c_void_p(); size = C.c_size_t()
+    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
+    data = C.string_at(out, size.value)
+    cu.cuLinkDestroy(st)
+    p = ptx_path + (".linked.cubin" if pic is None else ".linked%s.cubin" % pic)
+    open(p, "wb").write(data)
+    return p

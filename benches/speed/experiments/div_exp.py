@@ -9,19 +9,7 @@
 # NVRTC, and the suite's softmax before and after (`speed --dry-run --ptx` of either build).
 import ctypes as C, cupy as cp, numpy as np, os, sys, time
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit
-cu = C.CDLL("libcuda.so.1")
-def p(*a):
-    print(*a); sys.stdout.flush()
-def link(ptx_path):
-    text = open(ptx_path, "rb").read() + b"\0"
-    st = C.c_void_p()
-    assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
-    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None); assert r == 0, r
-    out = C.c_void_p(); size = C.c_size_t()
-    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
-    data = C.string_at(out, size.value); cu.cuLinkDestroy(st)
-    q = ptx_path + ".linked.cubin"; open(q, "wb").write(data); return q
+from cuda_timing import timeit, link
 # (1) the fast path for every pair of significands.
 proof = cp.RawModule(code=r'''
 __device__ __forceinline__ float rcp_approx(float x) { float r; asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x)); return r; }

@@ -8,17 +8,7 @@
 # then on the GPU machine: python3 .gpu3/link2_exp.py   (docs/benchmarks.md, H200 run 20)
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit
-cu = C.CDLL("libcuda.so.1")
-def link(ptx_path):
-    text = open(ptx_path, "rb").read() + b"\0"
-    st = C.c_void_p()
-    assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
-    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None); assert r == 0, r
-    out = C.c_void_p(); size = C.c_size_t()
-    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
-    data = C.string_at(out, size.value); cu.cuLinkDestroy(st)
-    q = ptx_path + ".linked.cubin"; open(q, "wb").write(data); return q
+from cuda_timing import timeit, link
 for kind in ("", "-unchecked"):
     s = open("kache-softmax_rows%s.ptx" % kind).read()
     assert s.count("rcp.rn.f32") == 1

@@ -5,23 +5,7 @@
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, '.')
-from cuda_timing import timeit
-cu = C.CDLL("libcuda.so.1")
-def link(ptx_path, pic=None):
-    text = open(ptx_path, "rb").read() + b"\0"
-    st = C.c_void_p()
-    if pic is None:
-        assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
-    else:
-        opts = (C.c_int * 1)(30); vals = (C.c_void_p * 1)(pic)
-        r = cu.cuLinkCreate_v2(1, opts, vals, C.byref(st)); assert r == 0, r
-    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None)  # CU_JIT_INPUT_PTX = 1
-    assert r == 0, r
-    out = C.c_void_p(); size = C.c_size_t()
-    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
-    data = C.string_at(out, size.value)
-    cu.cuLinkDestroy(st)
-    p = ptx_path + ".linked%s.cubin" % pic; open(p, "wb").write(data); return p
+from cuda_timing import timeit, link
 def ptxas(ptx_path, rel):
     import subprocess
     p = ptx_path + (".rel.cubin" if rel else ".whole.cubin")

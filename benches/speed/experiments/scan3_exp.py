@@ -10,18 +10,8 @@
 # then on the GPU machine: python3 .gpu3/scan3_exp.py   (docs/benchmarks.md, H200 run 20)
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit
+from cuda_timing import timeit, link
 import scan2_exp as s2
-cu = C.CDLL("libcuda.so.1")
-def link(ptx_path):
-    text = open(ptx_path, "rb").read() + b"\0"
-    st = C.c_void_p()
-    assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
-    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None); assert r == 0, r
-    out = C.c_void_p(); size = C.c_size_t()
-    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
-    data = C.string_at(out, size.value); cu.cuLinkDestroy(st)
-    q = ptx_path + ".linked.cubin"; open(q, "wb").write(data); return q
 n = s2.N; u = s2.u; ref = s2.ref; y = cp.empty_like(u); rec = cp.zeros(8, dtype=cp.uint32)
 tiles = n // 4096
 kt = cp.RawModule(path=link("scan_t.ptx")).get_function("scan")

@@ -8,17 +8,7 @@
 # then on the GPU machine (from the repository's root): python3 .gpu3/softmax_bounds_exp.py
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit
-cu = C.CDLL("libcuda.so.1")
-def link(ptx_path):
-    text = open(ptx_path, "rb").read() + b"\0"
-    st = C.c_void_p()
-    assert cu.cuLinkCreate_v2(0, None, None, C.byref(st)) == 0
-    r = cu.cuLinkAddData_v2(st, 1, C.c_char_p(text), C.c_size_t(len(text)), b"k.ptx", 0, None, None); assert r == 0, r
-    out = C.c_void_p(); size = C.c_size_t()
-    assert cu.cuLinkComplete(st, C.byref(out), C.byref(size)) == 0
-    data = C.string_at(out, size.value); cu.cuLinkDestroy(st)
-    q = ptx_path + ".linked.cubin"; open(q, "wb").write(data); return q
+from cuda_timing import timeit, link
 a = cp.empty(1 << 30, dtype=cp.uint8); b = cp.empty_like(a)
 copy = 2 * (1 << 30) / timeit(lambda: cp.cuda.runtime.memcpy(b.data.ptr, a.data.ptr, 1 << 30, 3)) / 1e6; del a, b
 print("copy %.0f GB/s" % copy)

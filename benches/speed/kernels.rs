@@ -310,7 +310,7 @@ fn look_back(status: &mut [u64], tile: usize, epoch: u64, lane: u32) -> u32 {
 // passes an `epoch` above the last one's (1, 2, ...), so the statuses serve every later launch
 // of the same grid unchanged. Launch bounds as `__launch_bounds__(256, 8)` in cuda.cu: eight
 // blocks per SM, so at most 32 registers (kache's code takes 32 without a spill, checked or
-// not; NVRTC's spills, less under (256, 6), cuda.cu's `scan_lb6`), and the block's index is
+// not; NVRTC's spills, less under (256, 6), cuda.cu's `scan_lb6`), and a thread's index is
 // below 256, which proves the shared-memory accesses in bounds (without the bounds the safe
 // launch ran 1.54x slower in H200 run 17). Tiles of 4096 halve the look-back's chain of tiles
 // against 2048 (`SCAN_ITEMS` 8, the suite's `k-t2048` and NVRTC's `scan_t2048`).

@@ -36,3 +36,17 @@ def link(ptx_path, pic=None):
     p = ptx_path + (".linked.cubin" if pic is None else ".linked%s.cubin" % pic)
     open(p, "wb").write(data)
     return p
+
+
+def copy_gbs(nbytes=1 << 30):
+    """The copy roofline: GB/s (read + write) of a device-to-device copy of `nbytes`."""
+    a = cp.empty(nbytes, dtype=cp.uint8); b = cp.empty_like(a)
+    return 2 * nbytes / timeit(lambda: cp.cuda.runtime.memcpy(b.data.ptr, a.data.ptr, nbytes, 3)) / 1e6
+
+
+def softmax_data(rows=8192, cols=4096):
+    """The speed suite's softmax input (uniform in [-10, 10)), an output array and the float32
+    reference softmax of each row."""
+    x = cp.random.random((rows, cols), dtype=cp.float32) * 20 - 10
+    e = cp.exp(x - x.max(1, keepdims=True))
+    return x, cp.empty_like(x), e / e.sum(1, keepdims=True)

@@ -8,14 +8,13 @@
 # then on the GPU machine: python3 .gpu3/link2_exp.py   (docs/benchmarks.md, H200 run 20)
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit, link
+from cuda_timing import timeit, link, softmax_data
 for kind in ("", "-unchecked"):
     s = open("kache-softmax_rows%s.ptx" % kind).read()
     assert s.count("rcp.rn.f32") == 1
     open("kache-softmax_rows%s-approx.ptx" % kind, "w").write(s.replace("rcp.rn.f32", "rcp.approx.ftz.f32"))
 rows, cols = 8192, 4096
-x = cp.random.random((rows, cols), dtype=cp.float32) * 20 - 10; y = cp.empty_like(x)
-e = cp.exp(x - x.max(1, keepdims=True)); ref = e / e.sum(1, keepdims=True)
+x, y, ref = softmax_data(rows, cols)
 rec = cp.zeros(8, dtype=cp.uint32)
 for rep in range(3):
     for kind in ("", "-unchecked"):

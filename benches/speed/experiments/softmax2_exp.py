@@ -5,7 +5,7 @@
 # with cuda_timing.py beside it: python3 .gpu3/softmax2_exp.py   (docs/benchmarks.md, run 20)
 import cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit
+from cuda_timing import timeit, copy_gbs, softmax_data
 cu_src = open("../benches/speed/cuda.cu").read()
 two = r'''
 extern "C" __global__ void __launch_bounds__(256, 6) softmax_two(const float* __restrict__ x, float* __restrict__ y, int cols) {
@@ -49,12 +49,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_two(const float* __
 }
 '''
 mod = cp.RawModule(code=cu_src.replace("// The FP32 roofline", two + "\n// The FP32 roofline"), options=("-arch=sm_90",))
-a = cp.empty(1 << 30, dtype=cp.uint8); b = cp.empty_like(a)
-copy = 2 * (1 << 30) / timeit(lambda: cp.cuda.runtime.memcpy(b.data.ptr, a.data.ptr, 1 << 30, 3)) / 1e6; del a, b
+copy = copy_gbs()
 print("copy %.0f GB/s" % copy)
 rows, cols = 8192, 4096
-x = cp.random.random((rows, cols), dtype=cp.float32) * 20 - 10; y = cp.empty_like(x)
-e = cp.exp(x - x.max(1, keepdims=True)); ref = e / e.sum(1, keepdims=True)
+x, y, ref = softmax_data(rows, cols)
 for rep in range(3):
     for name in ("softmax_rows", "softmax_two"):
         f = mod.get_function(name)

@@ -15,6 +15,7 @@
 //! suite cannot rot.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::too_many_arguments)]
 
+use std::cell::Cell;
 use std::ffi::c_void;
 
 use cudarc::driver::sys;
@@ -807,6 +808,12 @@ fn scan_kernel(run: &Run, row: &str, items: usize, attribute: &str) -> Result<ka
     m.kernel("scan").map_err(|e| e.to_string())
 }
 
+/// The next of a scan's launch counts (1, 2, ...): its epoch.
+fn next_epoch(launches: &Cell<u64>) -> u64 {
+    launches.set(launches.get() + 1);
+    launches.get()
+}
+
 /// An inclusive scan of `n` u32 in one pass (decoupled look-back): a block of 256 per tile of
 /// 256 * SCAN_ITEMS, each implementation with its own tile statuses, zeroed once, and its own
 /// launch count, passed as the launch's epoch (1, 2, ...). The result is checked after the
@@ -850,11 +857,9 @@ fn scan(run: &mut Run) -> Result<(), String> {
         let tiles = n.div_ceil(256 * items);
         let grid = Grid::new(tiles as u32, 256u32);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
-        let epochs = std::cell::Cell::new(0u64);
+        let epochs = Cell::new(0u64);
         let launch = |r: &Run| -> Result<(), String> {
-            let (mut y, mut st) = (yd.clone(), status.clone());
-            let epoch = epochs.get() + 1;
-            epochs.set(epoch);
+            let (mut y, mut st, epoch) = (yd.clone(), status.clone(), next_epoch(&epochs));
             if checked {
                 k.launch(&r.dev, grid, (&xd, &mut y, &mut st, epoch)).map_err(|e| e.to_string())
             } else {
@@ -877,11 +882,9 @@ fn scan(run: &mut Run) -> Result<(), String> {
         let tiles = n.div_ceil(256 * items);
         let status = run.dev.alloc::<u64>(&[tiles]).map_err(|e| e.to_string())?;
         let (px, pn, py, ps) = (ptr(&xd), n as i32, ptr(&yd), ptr(&status));
-        let epochs = std::cell::Cell::new(0u64);
+        let epochs = Cell::new(0u64);
         let launch = |r: &Run| -> Result<(), String> {
-            let (mut px, mut pn, mut py, mut ps) = (px, pn, py, ps);
-            let mut epoch = epochs.get() + 1;
-            epochs.set(epoch);
+            let (mut px, mut pn, mut py, mut ps, mut epoch) = (px, pn, py, ps, next_epoch(&epochs));
             r.gpu.as_ref().ok_or("no GPU")?.nvrtc.launch(
                 function,
                 (tiles as u32, 1),

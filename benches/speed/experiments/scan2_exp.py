@@ -10,30 +10,33 @@ import os, sys
 os.environ.setdefault("CUPY_ACCELERATORS", "cub")
 import cupy as cp, numpy as np
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit
+from cuda_timing import timeit, copy_gbs
 def p(*a):
     print(*a); sys.stdout.flush()
-for mib in (128, 1024):
-    a = cp.empty(mib << 20, dtype=cp.uint8); b = cp.empty_like(a)
-    t = timeit(lambda: cp.cuda.runtime.memcpy(b.data.ptr, a.data.ptr, mib << 20, 3))
-    p("copy %5d MiB: %.4f ms  %.0f GB/s" % (mib, t, 2 * (mib << 20) / t / 1e6))
-    del a, b
 N = 1 << 28
 u = (cp.random.random(N) * 4).astype(cp.uint32)
 ref = cp.cumsum(u, dtype=cp.uint32)
 y = cp.empty_like(u)
-t = timeit(lambda: cp.cumsum(u, dtype=cp.uint32, out=y))
-p("cupy cumsum (CUB=%s) %.4f ms ok=%s" % (os.environ["CUPY_ACCELERATORS"], t, bool((y == ref).all())))
-try:
-    import torch
-    tu = torch.as_tensor(u.astype(cp.int32), device="cuda"); ty = torch.empty_like(tu)
-    t = timeit(lambda: torch.cumsum(tu, 0, dtype=torch.int32, out=ty))
-    p("torch cumsum int32 %.4f ms ok=%s" % (t, bool((cp.asarray(ty).view(cp.uint32) == ref).all())))
-    xs = torch.rand(8192, 4096, device="cuda") * 20 - 10; ys = torch.empty_like(xs)
-    t = timeit(lambda: torch.softmax(xs, 1, out=ys))
-    p("torch softmax %.4f ms" % t)
-except Exception as e:
-    p("torch:", e)
+
+
+def libraries():
+    """The copy at the softmax's and the scan's sizes, and NVIDIA's libraries on the same shapes."""
+    for mib in (128, 1024):
+        p("copy %5d MiB: %.0f GB/s" % (mib, copy_gbs(mib << 20)))
+    t = timeit(lambda: cp.cumsum(u, dtype=cp.uint32, out=y))
+    p("cupy cumsum (CUB=%s) %.4f ms ok=%s" % (os.environ["CUPY_ACCELERATORS"], t, bool((y == ref).all())))
+    try:
+        import torch
+        tu = torch.as_tensor(u.astype(cp.int32), device="cuda"); ty = torch.empty_like(tu)
+        t = timeit(lambda: torch.cumsum(tu, 0, dtype=torch.int32, out=ty))
+        p("torch cumsum int32 %.4f ms ok=%s" % (t, bool((cp.asarray(ty).view(cp.uint32) == ref).all())))
+        xs = torch.rand(8192, 4096, device="cuda") * 20 - 10; ys = torch.empty_like(xs)
+        t = timeit(lambda: torch.softmax(xs, 1, out=ys))
+        p("torch softmax %.4f ms" % t)
+    except Exception as e:
+        p("torch:", e)
+
+
 SRC = r'''
 #define BLOCK 256
 #define FULL 0xffffffffu
@@ -138,10 +141,10 @@ def variant(ticket, sleep, items, minb, nolook=0):
     t = timeit(go)
     name = "ticket=%d sleep=%d items=%d (256,%d)%s" % (ticket, sleep, items, minb, " nolook" if nolook else "")
     p("scan %-40s %.4f ms  %.1f%% of 1GiB copy  ok=%s" % (name, t, 100 * 2 * (N * 4) / t / 1e6 / COPY, ok))
-a = cp.empty(1 << 30, dtype=cp.uint8); b = cp.empty_like(a)
-COPY = 2 * (1 << 30) / timeit(lambda: cp.cuda.runtime.memcpy(b.data.ptr, a.data.ptr, 1 << 30, 3)) / 1e6; del a, b
+COPY = copy_gbs()
 p("copy roofline for the scan rows: %.0f GB/s" % COPY)
 if __name__ == "__main__":
+    libraries()
     for rep in range(2):
         for args in [(1, 0, 16, 8), (0, 0, 16, 8), (1, 100, 16, 8), (0, 100, 16, 8), (0, 0, 16, 8, 1), (1, 0, 16, 8, 1),
                      (0, 0, 24, 5), (0, 0, 32, 4), (1, 0, 32, 4), (0, 300, 16, 8), (0, 30, 16, 8), (0, 0, 8, 8)]:

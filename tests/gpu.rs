@@ -1,5 +1,6 @@
-//! The semantic tests on a real GPU (CUDA): the corpus scenarios, the capture scenarios (with
-//! kache and foreign arrays, baked and relocatable), the cubin tier, device captures leaving
+//! The semantic tests on a real GPU (CUDA): the corpus scenarios, every `f32` reciprocal
+//! against IEEE's, the capture scenarios (with kache and foreign arrays, baked and
+//! relocatable), the cubin tier, device captures leaving
 //! nothing persisted, a relocatable device-capturing kernel hitting in a second process, and
 //! the cost of relocatable captures against baked ones (printed, never asserted); and on two
 //! GPUs, one cached kernel launched on both from two threads (compiled and its cubin built or
@@ -86,6 +87,50 @@ fn math_methods_on_cuda_within_the_documented_ulps() {
     ] {
         r.unwrap();
     }
+}
+
+/// kache's `f32` reciprocal on the GPU (`1.0 / x` is computed in `f64` and rounded once, not
+/// by `rcp.rn.f32`: `reciprocals_through_f64` in codegen/pipeline.rs) gives IEEE's result, the
+/// bits of Rust's `1.0 / x` (any NaN for NaN), for every one of the 2^32 inputs.
+#[test]
+fn every_f32_reciprocal_on_cuda_is_ieee() {
+    let Some(d) = gpu() else { return };
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let src = "#[kernel] pub fn recip(x: &[f32], y: &mut [f32]) { let i = global_id_x(); if i < x.len() { y[i] = 1.0 / x[i]; } }";
+    let k = jit.load_source("recip.rs", src).unwrap().kernel("recip").unwrap();
+    const CHUNK: u32 = 1 << 28;
+    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
+    let mut wrong: Vec<(u32, u32, u32)> = Vec::new();
+    for c in 0..16u32 {
+        let x: Vec<f32> = (0..CHUNK).map(|i| f32::from_bits(c * CHUNK + i)).collect();
+        let xd = d.upload(&x).unwrap();
+        let mut yd = d.alloc::<f32>(&[CHUNK as usize]).unwrap();
+        k.launch(&d, Grid::linear(CHUNK as usize, 256), (&xd, &mut yd)).unwrap();
+        let y = yd.download().unwrap();
+        let per = x.len().div_ceil(threads);
+        let found: Vec<Vec<(u32, u32, u32)>> = std::thread::scope(|s| {
+            let parts: Vec<_> = x
+                .chunks(per)
+                .zip(y.chunks(per))
+                .map(|(x, y)| {
+                    s.spawn(move || {
+                        x.iter()
+                            .zip(y)
+                            .filter(|(x, y)| {
+                                let want = 1.0 / **x;
+                                y.to_bits() != want.to_bits() && !(y.is_nan() && want.is_nan())
+                            })
+                            .take(8)
+                            .map(|(x, y)| (x.to_bits(), y.to_bits(), (1.0 / *x).to_bits()))
+                            .collect()
+                    })
+                })
+                .collect();
+            parts.into_iter().map(|p| p.join().unwrap()).collect()
+        });
+        wrong.extend(found.into_iter().flatten());
+    }
+    assert!(wrong.is_empty(), "(input, GPU, IEEE) bits where they differ: {:#x?}", &wrong[..wrong.len().min(16)]);
 }
 
 #[test]

@@ -178,7 +178,94 @@ pub(super) fn build<'ctx>(
         linked.verify().map_err(|e| CodegenError::Llvm(format!("verify: {}", e.to_string())))?;
     }
     optimize(&linked, tm, input.options.opt_level)?;
+    if let Target::Nvptx(_) = input.options.target {
+        reciprocals_through_f64(&linked)?;
+    }
     Ok(Built { function_bitcode, linked, entry })
+}
+
+/// Each IEEE `f32` reciprocal left after optimisation (`fdiv float 1.0, %x`, what `1.0 / x`
+/// becomes) computed in `f64` and rounded once: `rcp.approx.ftz.f64` refined by two Newton steps
+/// (`e = 1 - x r`, `r += r e`, each an `fma`), then `cvt.rn.f32.f64`. On NVPTX `rcp.rn.f32`
+/// becomes a call to ptxas's own subroutine for its slow path, which in relocatable code (how
+/// the driver's linker compiles kache's PTX for the runtime and its cubin tier) follows the
+/// full calling convention; this sequence has no call and no branch (the safe softmax of the
+/// speed suite: about 0.7% faster, docs/benchmarks.md).
+///
+/// It is the correctly rounded `f32` reciprocal, IEEE's `1.0 / x`: the `f64` value is within
+/// 2^-52.8 of 1/x (relative) for any start within 2^-14, and an `f32` reciprocal that is not a
+/// rounding midpoint is at least 2^-49 away from one (1/x = m for a midpoint m of 25 significant
+/// bits would need x m = 1; otherwise |1 - x m| is a nonzero multiple of 2^-49 or more), so the
+/// one rounding to `f32` gives the nearest `f32` (`tests::f64_reciprocal_steps_round_to_the_f32_reciprocal`).
+/// `x` = 0, infinite or NaN makes the steps NaN: those take the first approximation, which is
+/// then exact (infinite, zero, NaN). kache never flushes subnormals (`nvvm-reflect-ftz` is 0):
+/// an `f32` subnormal is an ordinary `f64`. On an H200 all 2^32 inputs give `rcp.rn.f32`'s bits
+/// (tests/gpu.rs, `every_f32_reciprocal_on_cuda_is_ieee`). A division carrying fast-math flags
+/// other than contraction, and any other division, is left to the back end.
+fn reciprocals_through_f64(m: &Module<'_>) -> Result<(), CodegenError> {
+    use inkwell::FloatPredicate;
+    use inkwell::intrinsics::Intrinsic;
+    use inkwell::types::AnyTypeEnum;
+    use inkwell::values::{BasicMetadataValueEnum, BasicValue, FastMathFlags, FloatValue, FunctionValue, InstructionOpcode};
+
+    fn call_float<'ctx>(
+        b: &inkwell::builder::Builder<'ctx>,
+        f: FunctionValue<'ctx>,
+        args: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<FloatValue<'ctx>, CodegenError> {
+        let call = b.build_call(f, args, "").map_err(|e| CodegenError::Llvm(format!("f32 reciprocal: {e}")))?;
+        call.try_as_basic_value()
+            .basic()
+            .map(|v| v.into_float_value())
+            .ok_or_else(|| CodegenError::Llvm("f32 reciprocal: a call without a value".into()))
+    }
+
+    let ctx = m.get_context();
+    let (f32t, f64t) = (ctx.f32_type(), ctx.f64_type());
+    let mut sites = Vec::new();
+    for f in m.get_functions() {
+        for bb in f.get_basic_block_iter() {
+            for inst in bb.get_instructions() {
+                if inst.get_opcode() != InstructionOpcode::FDiv || inst.get_type() != AnyTypeEnum::FloatType(f32t) {
+                    continue;
+                }
+                let exact = inst.get_fast_math_flags().is_ok_and(|f| (f - FastMathFlags::AllowContract).is_empty());
+                let one =
+                    inst.get_operand(0).and_then(|o| o.value()).is_some_and(|v| v.into_float_value().get_constant() == Some((1.0, false)));
+                if let (true, true, Some(x)) = (exact, one, inst.get_operand(1).and_then(|o| o.value())) {
+                    sites.push((inst, x.into_float_value()));
+                }
+            }
+        }
+    }
+    if sites.is_empty() {
+        return Ok(());
+    }
+    let err = |what: &str| CodegenError::Llvm(format!("f32 reciprocal: {what}"));
+    let rcp = Intrinsic::find("llvm.nvvm.rcp.approx.ftz.d")
+        .and_then(|i| i.get_declaration(m, &[]))
+        .ok_or_else(|| err("no llvm.nvvm.rcp.approx.ftz.d"))?;
+    let fma = Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(m, &[f64t.into()])).ok_or_else(|| err("no llvm.fma.f64"))?;
+    let b = ctx.create_builder();
+    let llvm = |e: inkwell::builder::BuilderError| err(&e.to_string());
+    let one = f64t.const_float(1.0);
+    for (inst, x) in sites {
+        b.position_before(&inst);
+        let d = b.build_float_ext(x, f64t, "").map_err(llvm)?;
+        let r0 = call_float(&b, rcp, &[d.into()])?;
+        let n = b.build_float_neg(d, "").map_err(llvm)?;
+        let mut r = r0;
+        for _ in 0..2 {
+            let e = call_float(&b, fma, &[n.into(), r.into(), one.into()])?;
+            r = call_float(&b, fma, &[r.into(), e.into(), r.into()])?;
+        }
+        let nan = b.build_float_compare(FloatPredicate::UNO, r, r, "").map_err(llvm)?;
+        let r = b.build_select(nan, r0, r, "").map_err(llvm)?.into_float_value();
+        let q = b.build_float_trunc(r, f32t, "").map_err(llvm)?;
+        inst.replace_all_uses_with(&q.as_instruction_value().ok_or_else(|| err("a constant"))?);
+        inst.erase_from_basic_block();
+    }
+    Ok(())
 }
 
 /// libdevice read lazily into `context`, every definition made link-once, so that linking it
@@ -512,6 +599,69 @@ mod tests {
         assert!(linked.len() < 10 && in_libdevice > 300, "{} of {in_libdevice} linked: {linked:?}", linked.len());
         assert!(kernel.get_global("__cudart_i2opi_f").is_some(), "sinf's reduction table was not linked");
         assert!(kernel.verify().is_ok());
+    }
+
+    /// `1.0 / x` on `f32` becomes the `f64` sequence of `reciprocals_through_f64` (no call to
+    /// ptxas's `rcp.rn.f32` subroutine); another dividend, an `f64` reciprocal and a reciprocal
+    /// of a constant (folded) are left as they were; ptxas accepts the result.
+    #[test]
+    fn f32_reciprocals_become_f64_newton_steps_and_other_divisions_stay() {
+        init_targets();
+        let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32], z: &mut [f64]) { let i = global_id_x(); if i < x.len() { \
+                   y[i] = 1.0 / x[i] + 2.0 / x[i] + 1.0 / 3.0; z[i] = 1.0 / (x[i] as f64); } }";
+        let ptx = ptx_of(src, &[]);
+        let count = |op: &str| ptx.matches(op).count();
+        assert_eq!(count("rcp.approx.ftz.f64"), 1, "{ptx}");
+        assert_eq!(count("fma.rn.f64"), 4, "{ptx}");
+        assert_eq!(count("cvt.rn.f32.f64"), 1, "{ptx}");
+        assert_eq!(count("rcp.rn.f32"), 0, "{ptx}");
+        assert_eq!(count("div.rn.f32"), 1, "{ptx}");
+        assert_eq!(count("rcp.rn.f64"), 1, "{ptx}");
+        if let Some(ptxas) = crate::toolchain::find_ptxas() {
+            crate::toolchain::ptxas(&ptxas, &ptx, "sm_80").unwrap();
+        }
+    }
+
+    /// The arithmetic of `reciprocals_through_f64`, in Rust (`mul_add` is the `fma`, `as f32`
+    /// the `cvt.rn`): from any start within 2^-14 of 1/x, two Newton steps in `f64` round to
+    /// `1.0 / x` in `f32`, over a spread of every binade (subnormals, the largest values, and
+    /// the inputs next to powers of two) and the special values; one step does not.
+    #[test]
+    fn f64_reciprocal_steps_round_to_the_f32_reciprocal() {
+        fn rcp(x: f32, off: f64, steps: usize) -> f32 {
+            let d = x as f64;
+            let exact = 1.0 / d;
+            let r0 = if exact.is_finite() && exact != 0.0 { exact * (1.0 + off) } else { exact };
+            let n = -d;
+            let mut r = r0;
+            for _ in 0..steps {
+                let e = n.mul_add(r, 1.0);
+                r = r.mul_add(e, r);
+            }
+            (if r.is_nan() { r0 } else { r }) as f32
+        }
+        let same = |a: f32, b: f32| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        let mut inputs: Vec<u32> = (0..u32::MAX / 4093).map(|k| k * 4093).collect();
+        for e in 0..256u32 {
+            for m in [0u32, 1, 2, 0x7f_fffe, 0x7f_ffff, 0x40_0000, 0x2a_aaab, 0x55_5555] {
+                inputs.extend([(e << 23) | m, (1 << 31) | (e << 23) | m]);
+            }
+        }
+        inputs.extend(0..4096u32);
+        let offs = [0.0, 2f64.powi(-14), -(2f64.powi(-14)), 2f64.powi(-20) * 3.0, -(2f64.powi(-17)) * 5.0];
+        let mut one_step_wrong = 0;
+        for &bits in &inputs {
+            let x = f32::from_bits(bits);
+            let want = 1.0 / x;
+            for &off in &offs {
+                let got = rcp(x, off, 2);
+                assert!(same(got, want), "1/{x:e} ({bits:#010x}) from a start off by {off:e}: {got:e}, not {want:e}");
+                if !same(rcp(x, off, 1), want) {
+                    one_step_wrong += 1;
+                }
+            }
+        }
+        assert!(one_step_wrong > 1000, "one Newton step was wrong only {one_step_wrong} times");
     }
 
     /// PTX for sm_80 of the one kernel of `src`, through the whole pipeline.

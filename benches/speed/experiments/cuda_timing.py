@@ -50,3 +50,27 @@ def softmax_data(rows=8192, cols=4096):
     x = cp.random.random((rows, cols), dtype=cp.float32) * 20 - 10
     e = cp.exp(x - x.max(1, keepdims=True))
     return x, cp.empty_like(x), e / e.sum(1, keepdims=True)
+
+
+def kache_softmax(f, x, y, rec, rows, cols):
+    """A launch of kache's `softmax_rows` (the speed suite's, 256 threads per row): its fault
+    record and token, then `x` and `y`, each with its shape and strides."""
+    u = np.uint64
+    return lambda: f((rows,), (256,), (rec, np.uint32(7), x, u(rows), u(cols), u(cols), u(1), y, u(rows), u(cols), u(cols), u(1)))
+
+
+def interleaved(fs, rounds, y, ref, nbytes):
+    """Each launch of `fs` (name -> launch) checked against `ref` (its largest error printed),
+    the copy roofline, then `rounds` rounds of every launch in turn (timeit, 10 batches of 20),
+    and per launch the median, fastest and slowest round and the median's % of copy for
+    `nbytes` moved."""
+    for name, go in fs.items():
+        y.fill(0); go(); print("%-22s err %.1e" % (name, float(cp.abs(y - ref).max())))
+    gbs = copy_gbs(); print("copy %.0f GB/s; 90%% of it: %.4f ms" % (gbs, nbytes / (0.9 * gbs) / 1e6))
+    ts = {k: [] for k in fs}
+    for _ in range(rounds):
+        for name, go in fs.items():
+            ts[name].append(timeit(go, reps=20, batches=10))
+    for name, t in ts.items():
+        t = np.array(t)
+        print("%-22s median %.4f ms (%.1f%% copy)  min %.4f  max %.4f" % (name, np.median(t), 100 * nbytes / np.median(t) / 1e6 / gbs, t.min(), t.max()))

@@ -8,7 +8,7 @@
 # then on the GPU machine: python3 .gpu3/link2_exp.py   (docs/benchmarks.md, H200 run 20)
 import ctypes as C, cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit, link, softmax_data
+from cuda_timing import timeit, link, softmax_data, kache_softmax
 for kind in ("", "-unchecked"):
     s = open("kache-softmax_rows%s.ptx" % kind).read()
     assert s.count("rcp.rn.f32") == 1
@@ -22,7 +22,6 @@ for rep in range(3):
             for how in ("load", "link"):
                 ptx = "kache-softmax_rows%s%s.ptx" % (kind, var)
                 f = cp.RawModule(path=ptx if how == "load" else link(ptx)).get_function("softmax_rows")
-                go = lambda: f((rows,), (256,), (rec, np.uint32(7), x, np.uint64(rows), np.uint64(cols), np.uint64(cols), np.uint64(1),
-                                                 y, np.uint64(rows), np.uint64(cols), np.uint64(cols), np.uint64(1)))
+                go = kache_softmax(f, x, y, rec, rows, cols)
                 y.fill(0); go(); err = float(cp.abs(y - ref).max())
                 print("softmax%-10s %-8s %s %.4f ms  err %.1e" % (kind, var or "rcp.rn", how, timeit(go), err)); sys.stdout.flush()

@@ -10,7 +10,7 @@
 # then on the GPU machine: python3 .gpu3/rcp_exp.py   (docs/benchmarks.md, H200 run 21)
 import ctypes as C, cupy as cp, numpy as np, os, re, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
-from cuda_timing import timeit, link, softmax_data, copy_gbs
+from cuda_timing import timeit, link, softmax_data, copy_gbs, kache_softmax
 
 def seq(x, y, steps):
     body = ["cvt.f64.f32 %rd_d, {x};", "rcp.approx.ftz.f64 %rd_r, %rd_d;", "neg.f64 %rd_n, %rd_d;", "mov.f64 %rd_s, %rd_r;"]
@@ -53,8 +53,7 @@ for rep in range(3):
             for how in ("load", "link"):
                 ptx = "kache-softmax_rows%s%s.ptx" % (kind, var)
                 f = cp.RawModule(path=ptx if how == "load" else link(ptx)).get_function("softmax_rows")
-                go = lambda: f((rows,), (256,), (rec, np.uint32(7), x, np.uint64(rows), np.uint64(cols), np.uint64(cols), np.uint64(1),
-                                                 y, np.uint64(rows), np.uint64(cols), np.uint64(cols), np.uint64(1)))
+                go = kache_softmax(f, x, y, rec, rows, cols)
                 y.fill(0); go(); err = float(cp.abs(y - ref).max())
                 t = timeit(go)
                 print("softmax%-10s %-8s %s %.4f ms %5.1f%% copy  err %.1e" % (kind, var or "rcp.rn", how, t, 100 * 2 * rows * cols * 4 / t / 1e6 / gbs, err)); sys.stdout.flush()

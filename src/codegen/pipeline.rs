@@ -208,16 +208,20 @@ fn reciprocals_through_f64(m: &Module<'_>) -> Result<(), CodegenError> {
     use inkwell::types::AnyTypeEnum;
     use inkwell::values::{BasicMetadataValueEnum, BasicValue, FastMathFlags, FloatValue, FunctionValue, InstructionOpcode};
 
+    fn err(what: impl std::fmt::Display) -> CodegenError {
+        CodegenError::Llvm(format!("f32 reciprocal: {what}"))
+    }
     fn call_float<'ctx>(
         b: &inkwell::builder::Builder<'ctx>,
         f: FunctionValue<'ctx>,
         args: &[BasicMetadataValueEnum<'ctx>],
     ) -> Result<FloatValue<'ctx>, CodegenError> {
-        let call = b.build_call(f, args, "").map_err(|e| CodegenError::Llvm(format!("f32 reciprocal: {e}")))?;
-        call.try_as_basic_value()
+        b.build_call(f, args, "")
+            .map_err(err)?
+            .try_as_basic_value()
             .basic()
             .map(|v| v.into_float_value())
-            .ok_or_else(|| CodegenError::Llvm("f32 reciprocal: a call without a value".into()))
+            .ok_or_else(|| err("a call without a value"))
     }
 
     let ctx = m.get_context();
@@ -232,8 +236,9 @@ fn reciprocals_through_f64(m: &Module<'_>) -> Result<(), CodegenError> {
                 let exact = inst.get_fast_math_flags().is_ok_and(|f| (f - FastMathFlags::AllowContract).is_empty());
                 let one =
                     inst.get_operand(0).and_then(|o| o.value()).is_some_and(|v| v.into_float_value().get_constant() == Some((1.0, false)));
-                if let (true, true, Some(x)) = (exact, one, inst.get_operand(1).and_then(|o| o.value())) {
-                    sites.push((inst, x.into_float_value()));
+                match inst.get_operand(1).and_then(|o| o.value()) {
+                    Some(x) if exact && one => sites.push((inst, x.into_float_value())),
+                    _ => {}
                 }
             }
         }
@@ -241,27 +246,25 @@ fn reciprocals_through_f64(m: &Module<'_>) -> Result<(), CodegenError> {
     if sites.is_empty() {
         return Ok(());
     }
-    let err = |what: &str| CodegenError::Llvm(format!("f32 reciprocal: {what}"));
     let rcp = Intrinsic::find("llvm.nvvm.rcp.approx.ftz.d")
         .and_then(|i| i.get_declaration(m, &[]))
         .ok_or_else(|| err("no llvm.nvvm.rcp.approx.ftz.d"))?;
     let fma = Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(m, &[f64t.into()])).ok_or_else(|| err("no llvm.fma.f64"))?;
     let b = ctx.create_builder();
-    let llvm = |e: inkwell::builder::BuilderError| err(&e.to_string());
     let one = f64t.const_float(1.0);
     for (inst, x) in sites {
         b.position_before(&inst);
-        let d = b.build_float_ext(x, f64t, "").map_err(llvm)?;
+        let d = b.build_float_ext(x, f64t, "").map_err(err)?;
         let r0 = call_float(&b, rcp, &[d.into()])?;
-        let n = b.build_float_neg(d, "").map_err(llvm)?;
+        let n = b.build_float_neg(d, "").map_err(err)?;
         let mut r = r0;
         for _ in 0..2 {
             let e = call_float(&b, fma, &[n.into(), r.into(), one.into()])?;
             r = call_float(&b, fma, &[r.into(), e.into(), r.into()])?;
         }
-        let nan = b.build_float_compare(FloatPredicate::UNO, r, r, "").map_err(llvm)?;
-        let r = b.build_select(nan, r0, r, "").map_err(llvm)?.into_float_value();
-        let q = b.build_float_trunc(r, f32t, "").map_err(llvm)?;
+        let nan = b.build_float_compare(FloatPredicate::UNO, r, r, "").map_err(err)?;
+        let r = b.build_select(nan, r0, r, "").map_err(err)?.into_float_value();
+        let q = b.build_float_trunc(r, f32t, "").map_err(err)?;
         inst.replace_all_uses_with(&q.as_instruction_value().ok_or_else(|| err("a constant"))?);
         inst.erase_from_basic_block();
     }

@@ -7,21 +7,10 @@ import cupy as cp, numpy as np, os, sys
 os.chdir(os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, '.')
 from cuda_timing import timeit, copy_gbs, softmax_data
 cu_src = open("../benches/speed/cuda.cu").read()
-two = r'''
-extern "C" __global__ void __launch_bounds__(256, 6) softmax_two(const float* __restrict__ x, float* __restrict__ y, int cols) {
-    __shared__ float warp_max[32];
-    __shared__ float warp_sum[32];
-    int row = blockIdx.x, t = threadIdx.x;
-    const float* xr = x + (size_t)row * cols;
-    float* yr = y + (size_t)row * cols;
-    float v[ITEMS];
-#pragma unroll
-    for (int k = 0; k < ITEMS; k++) {
-        int j = t + k * BLOCK;
-        v[k] = -__int_as_float(0x7f800000);
-        if (j < cols) v[k] = xr[j];
-    }
-    float m = -__int_as_float(0x7f800000);
+# The two-barrier form: the suite's softmax_rows as far as its row in registers, then its own
+# tail (the row's maximum first, then the exponentials and their sum).
+start = cu_src.index('extern "C" __global__ void __launch_bounds__(256, 6) softmax_rows(')
+two = "\n" + cu_src[start:cu_src.index("    float mine = ", start)].replace("softmax_rows", "softmax_two") + r'''    float m = -__int_as_float(0x7f800000);
 #pragma unroll
     for (int k = 0; k < ITEMS; k++) m = fmaxf(m, v[k]);
     for (int d = 16; d > 0; d /= 2) m = fmaxf(m, __shfl_xor_sync(FULL, m, d));

@@ -106,6 +106,7 @@ host_scenarios! {
     bbox_shared_structs,
     window_const_generic,
     nbody_structs,
+    rows_in_registers,
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use inkwell::IntPredicate;
 use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 
-use super::version::Collectives;
+use super::version::{Collectives, declared_locals, place_root};
 use super::{FnLower, LoopBlocks, R, Slot};
 use crate::ir::*;
 
@@ -47,7 +47,55 @@ fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
     found
 }
 
+/// The locals whose fixed-size arrays `body` indexes by something other than a literal
+/// (`v[k]`, `s.v[k] = ..`: the local at the root of the place or expression).
+fn variably_indexed(body: &Block) -> Vec<LocalId> {
+    fn root(e: &Expr) -> Option<LocalId> {
+        match &e.kind {
+            ExprKind::Local(l) => Some(*l),
+            ExprKind::Field(e, _) | ExprKind::Elem(e, _) => root(e),
+            _ => None,
+        }
+    }
+    fn place_indexed(p: &Place) -> bool {
+        match p {
+            Place::Elem(p, i) => !matches!(i.kind, ExprKind::Lit(_)) || place_indexed(p),
+            Place::Field(p, _) => place_indexed(p),
+            Place::Local(_) | Place::Index(..) => false,
+        }
+    }
+    let mut out = Vec::new();
+    visit_block(body, &mut |e| {
+        let found = match &e.kind {
+            ExprKind::Elem(a, i) if !matches!(i.kind, ExprKind::Lit(_)) => root(a),
+            ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) if place_indexed(p) => place_root(p),
+            _ => None,
+        };
+        if let Some(l) = found.filter(|l| !out.contains(l)) {
+            out.push(l);
+        }
+    });
+    out
+}
+
+/// Whether `body` (of loop `id`) leaves a loop around it (`break` or `continue` of an outer
+/// loop), which would skip what follows the loop's own exit.
+fn leaves_loop(body: &Block, id: LoopId) -> bool {
+    let mut inner = vec![id];
+    visit_block(body, &mut |e| match &e.kind {
+        ExprKind::For { id, .. } | ExprKind::While(id, ..) | ExprKind::Loop(id, _) => inner.push(*id),
+        _ => {}
+    });
+    let mut out = false;
+    visit_block(body, &mut |e| match &e.kind {
+        ExprKind::Break(l, _) | ExprKind::Continue(l) => out |= !inner.contains(l),
+        _ => {}
+    });
+    out
+}
+
 /// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
+#[derive(Clone, Copy)]
 struct Counted<'ctx> {
     id: LoopId,
     it: inkwell::types::IntType<'ctx>,
@@ -156,12 +204,48 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                     self.proven.remove(&p);
                 }
                 self.b.position_at_end(slow);
-                self.counted_loop(&shape, body, true)?;
+                if shape.whole && !leaves_loop(body, id) {
+                    self.rolled_fallback(&shape, body)?;
+                } else {
+                    self.counted_loop(&shape, body, true)?;
+                }
                 self.version_depth -= 1;
             }
             None => self.counted_loop(&shape, body, false)?,
         }
         self.b.position_at_end(exit);
+        Ok(())
+    }
+
+    /// The checked copy of a loop unrolled whole, not unrolled: the fixed-size arrays its body
+    /// indexes by a value (the register array of the fast copy) are copied to a slot of their
+    /// own before it and back after it, so that only this copy, which a correct launch never
+    /// runs, indexes memory by a value; the fast copy's array stays in registers. An unrolled
+    /// checked copy (what this replaces) cost the speed suite's softmax 2-3% on the H200
+    /// though it never ran (docs/benchmarks.md, run 21).
+    fn rolled_fallback(&mut self, c: &Counted<'ctx>, body: &Block) -> R<()> {
+        let back = self.ctx().append_basic_block(self.fv, "");
+        let mut saved = Vec::new();
+        let own_locals = declared_locals(body);
+        for l in variably_indexed(body).into_iter().filter(|l| !own_locals.contains(l)) {
+            if let Slot::Agg(p, t) = self.locals[l] {
+                let own = self.temp(t)?;
+                self.copy(own, p, t)?;
+                self.locals[l] = Slot::Agg(own, t);
+                saved.push((l, p, own, t));
+            }
+        }
+        self.counted_loop(&Counted { exit: back, whole: false, ..*c }, body, true)?;
+        self.b.position_at_end(back);
+        // LLVM merges the fast copy's load of an element with its read back here into one
+        // load through a pointer that is global in one copy and local in the other (a generic
+        // `ld` after the copies meet, for a few elements). Keeping them apart (each read back
+        // `volatile`) cost the speed suite's softmax 2% on the H200 (a spill in the fast path).
+        for (l, p, own, t) in saved {
+            self.copy(p, own, t)?;
+            self.locals[l] = Slot::Agg(p, t);
+        }
+        self.b.build_unconditional_branch(c.exit)?;
         Ok(())
     }
 

@@ -28,13 +28,26 @@ const MAX_DEPTH: u32 = 2;
 /// The locals a loop body may change: those it declares (`let`, loop variables, match
 /// bindings) and those it assigns or lends to a `&mut self` method.
 fn changed_locals(body: &Block) -> HashSet<LocalId> {
-    fn place_root(p: &Place) -> Option<LocalId> {
-        match p {
-            Place::Local(l) => Some(*l),
-            Place::Field(p, _) | Place::Elem(p, _) => place_root(p),
-            Place::Index(..) => None,
+    let mut out = declared_locals(body);
+    visit_block(body, &mut |e| {
+        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind {
+            out.extend(place_root(p));
         }
+    });
+    out
+}
+
+/// The local at the root of a place (none for an element of an array reference).
+pub(super) fn place_root(p: &Place) -> Option<LocalId> {
+    match p {
+        Place::Local(l) => Some(*l),
+        Place::Field(p, _) | Place::Elem(p, _) => place_root(p),
+        Place::Index(..) => None,
     }
+}
+
+/// The locals `body` declares, at any depth: `let`s, loop variables and match bindings.
+pub(super) fn declared_locals(body: &Block) -> HashSet<LocalId> {
     fn lets(b: &Block, out: &mut HashSet<LocalId>) {
         for s in &b.stmts {
             if let Stmt::Let(l, _) = s {
@@ -45,9 +58,6 @@ fn changed_locals(body: &Block) -> HashSet<LocalId> {
     let mut out = HashSet::new();
     lets(body, &mut out);
     visit_block(body, &mut |e| match &e.kind {
-        ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => {
-            out.extend(place_root(p));
-        }
         ExprKind::Block(b) | ExprKind::Loop(_, b) | ExprKind::While(_, _, b) => lets(b, &mut out),
         ExprKind::If(_, t, f) => {
             lets(t, &mut out);

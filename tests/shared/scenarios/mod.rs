@@ -133,4 +133,6 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("bbox_shared_structs", bbox_shared_structs),
     ("window_const_generic", window_const_generic),
     ("nbody_structs", nbody_structs),
+    // A register array read and written by loops that the GPU code unrolls whole.
+    ("rows_in_registers", rows_in_registers),
 ];

@@ -203,3 +203,43 @@ pub fn nbody(dev: &Device) -> Outcome {
     }
     close("nbody_accel", &dl(&acc)?, &want, 1e-4, 1e-3)
 }
+
+/// rows_in_registers.rs: rows as long as the threads' register arrays cover (the copies of
+/// the loops without checks run), shorter (the checked copies run), and a launch with a block
+/// past the last row (a fault at that block's first read of `x`).
+pub fn rows_in_registers(dev: &Device) -> Outcome {
+    let m = module("rows_in_registers.rs")?;
+    let (block, items, rows) = (32, 8, 5);
+    for cols in [256, 100, 1] {
+        let x: Vec<f32> = (0..rows * cols).map(|i| rndf(i as u64 + 3, -8.0, 8.0) as f32).collect();
+        let mut want = vec![0.0f32; rows * cols];
+        for r in 0..rows {
+            for t in 0..block {
+                let mine: Vec<usize> = (0..items).map(|k| t + k * block).filter(|&j| j < cols).collect();
+                let m = mine.iter().map(|&j| x[r * cols + j].abs()).fold(0.0f32, f32::max);
+                for (k, &j) in mine.iter().enumerate() {
+                    want[r * cols + j] = x[r * cols + j] / (1.0 + m) + k as f32;
+                }
+            }
+        }
+        let mut y = zeros::<f32>(dev, &[rows, cols])?;
+        launch(&m, "scale_rows", dev, Grid::linear(rows * block, block as u32), (&up_nd(dev, &x, &[rows, cols])?, &mut y))?;
+        close(&format!("scale_rows ({cols} columns)"), &dl(&y)?, &want, 0.0, 0.0)?;
+    }
+    let x = up_nd(dev, &vec![1.0f32; rows * 256], &[rows, 256])?;
+    let mut y = zeros::<f32>(dev, &[rows, 256])?;
+    let k = m.kernel("scale_rows").ctx("kernel scale_rows")?;
+    // On the host the launch reports the fault; on a GPU the wait after it does.
+    let fault = match k.launch(dev, Grid::linear((rows + 1) * block, block as u32), (&x, &mut y)) {
+        Ok(()) => y.download().err(),
+        Err(e) => Some(e),
+    };
+    match fault {
+        Some(kache::Error::Launch { array, index, len, .. })
+            if array == "dimension 0 of parameter `x`" && index == rows as u64 && len == rows as u64 =>
+        {
+            Ok(())
+        }
+        other => Err(format!("scale_rows past the last row: expected a fault reading row {rows} of x, got {other:?}")),
+    }
+}

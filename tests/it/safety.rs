@@ -697,6 +697,52 @@ fn a_loop_unrolled_whole_is_versioned_and_its_fast_copy_issues_its_loads_togethe
 }
 
 #[test]
+fn a_loop_unrolled_whole_that_breaks_an_outer_loop_keeps_both_copies_unrolled() {
+    // The rolled checked copy copies the register array back at its own exit; a `break` of
+    // the loop around it would skip that, so such a loop keeps both copies unrolled (and its
+    // array in registers). On the host: the outer loop ends at the first element below -100.
+    let src = "#[kernel] pub fn k(x: &Array<f32, 2>, y: &mut [f32]) {\n\
+               let row = block_idx_x() as usize; let t = thread_idx_x() as usize;\n\
+               let mut v = [0.0f32; 8]; let mut n = 0u32;\n\
+               'rows: for r in 0..2 {\n\
+               for k in 0..8 { if x[[row, t + k * 32]] < -100.0 { break 'rows; } v[k] += x[[row, t + k * 32]] + r as f32; }\n\
+               n += 1; }\n\
+               let mut s = 0.0f32; for k in 0..8 { s += v[k]; }\n\
+               y[row * 32 + t] = s + n as f32; }";
+    let k = kernel(src);
+    let spec = Specialization { layouts: vec![Some(Layout::C), Some(Layout::C)] };
+    let c = k.compile(Target::Nvptx(kache::Arch::parse("sm_90").unwrap()), &spec).unwrap();
+    let ptx = c.ptx().unwrap();
+    assert!(!ptx.contains(".local") && !ptx.contains("nounroll"), "{ptx}");
+    if let Some(ptxas) = crate::common::ptxas() {
+        crate::common::assemble(&ptxas, ptx, "the kernel");
+    }
+    let dev = Device::host();
+    let mut xv: Vec<f32> = (0..2 * 256).map(|i| (i % 7) as f32).collect();
+    xv[256 + 5 + 3 * 32] = -1000.0; // row 1, thread 5, k = 3: row 1's thread 5 stops there
+    let x = dev.upload_nd(&xv, &[2, 256], kache::Order::C).unwrap();
+    let mut y = dev.alloc::<f32>(&[64]).unwrap();
+    k.launch(&dev, Grid::linear(64, 32), (&x, &mut y)).unwrap();
+    let got = y.download().unwrap();
+    for row in 0..2 {
+        for t in 0..32 {
+            let (mut v, mut n) = ([0.0f32; 8], 0u32);
+            'rows: for r in 0..2 {
+                for k in 0..8 {
+                    let e = xv[row * 256 + t + k * 32];
+                    if e < -100.0 {
+                        break 'rows;
+                    }
+                    v[k] += e + r as f32;
+                }
+                n += 1;
+            }
+            assert_eq!(got[row * 32 + t], v.iter().sum::<f32>() + n as f32, "row {row} thread {t}");
+        }
+    }
+}
+
+#[test]
 fn accesses_of_a_nested_loop_are_tested_with_the_outer_loop_and_fault_as_unversioned_code_does() {
     // The outer loop's test covers the inner loop's accesses at both ends of both ranges; when
     // the inner range runs past the array, the checked copy runs and faults where it would.

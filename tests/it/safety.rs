@@ -656,6 +656,16 @@ fn a_loop_with_barriers_is_versioned_for_the_whole_block_and_faults_as_unversion
     assert!(location.unwrap().starts_with("oob.rs:7:"));
 }
 
+/// `k(x, y)` on the host for `x` of 2 rows of 256 (`xv`) and `y` of 64, one block of 32
+/// threads per row: `x` on the host device, and `y` after the launch.
+fn two_rows_of_32_threads(k: &kache::Kernel, xv: &[f32]) -> (kache::DeviceArray<f32>, Vec<f32>) {
+    let dev = Device::host();
+    let x = dev.upload_nd(xv, &[2, 256], kache::Order::C).unwrap();
+    let mut y = dev.alloc::<f32>(&[64]).unwrap();
+    k.launch(&dev, Grid::linear(64, 32), (&x, &mut y)).unwrap();
+    (x, y.download().unwrap())
+}
+
 #[test]
 fn a_loop_unrolled_whole_is_versioned_and_its_fast_copy_issues_its_loads_together() {
     // A row kept in registers (softmax's shape): 8 loads, each re-checking the row, would each
@@ -681,10 +691,7 @@ fn a_loop_unrolled_whole_is_versioned_and_its_fast_copy_issues_its_loads_togethe
     // On the host: sums of rows, and a row past the array's end faults at its first access.
     let dev = Device::host();
     let xv: Vec<f32> = (0..2 * 256).map(|i| (i % 9) as f32).collect();
-    let x = dev.upload_nd(&xv, &[2, 256], kache::Order::C).unwrap();
-    let mut y = dev.alloc::<f32>(&[64]).unwrap();
-    k.launch(&dev, Grid::linear(64, 32), (&x, &mut y)).unwrap();
-    let got = y.download().unwrap();
+    let (x, got) = two_rows_of_32_threads(&k, &xv);
     for row in 0..2 {
         for t in 0..32 {
             let want: f32 = (0..8).map(|k| xv[row * 256 + t + k * 32]).sum();
@@ -717,13 +724,9 @@ fn a_loop_unrolled_whole_that_breaks_an_outer_loop_keeps_both_copies_unrolled() 
     if let Some(ptxas) = crate::common::ptxas() {
         crate::common::assemble(&ptxas, ptx, "the kernel");
     }
-    let dev = Device::host();
     let mut xv: Vec<f32> = (0..2 * 256).map(|i| (i % 7) as f32).collect();
     xv[256 + 5 + 3 * 32] = -1000.0; // row 1, thread 5, k = 3: row 1's thread 5 stops there
-    let x = dev.upload_nd(&xv, &[2, 256], kache::Order::C).unwrap();
-    let mut y = dev.alloc::<f32>(&[64]).unwrap();
-    k.launch(&dev, Grid::linear(64, 32), (&x, &mut y)).unwrap();
-    let got = y.download().unwrap();
+    let (_, got) = two_rows_of_32_threads(&k, &xv);
     for row in 0..2 {
         for t in 0..32 {
             let (mut v, mut n) = ([0.0f32; 8], 0u32);

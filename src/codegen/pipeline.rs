@@ -34,9 +34,10 @@ pub(super) fn target_machine(options: &Options) -> Result<TargetMachine, Codegen
     // NVPTX code generation at LLVM's default level even under `-O3`: in LLVM 19's NVPTX pass
     // list the aggressive level differs only by GVN in two places (after the straight-line
     // scalar optimisations, and before the load-store vectoriser) where the default level runs
-    // EarlyCSE (`llc -O2`/`-O3 -debug-pass=Structure`), work that ptxas does again. PTX of the speed suite and the miss
-    // kernels byte-identical, a few corpus kernels' slightly different; instructions per miss
-    // (callgrind): tiled matmul -14%, softmax -5%, a 5,000-statement kernel -2.6%.
+    // EarlyCSE (`llc -O2`/`-O3 -debug-pass=Structure`), work that ptxas does again. The PTX of
+    // the speed suite and the miss kernels is byte-identical, a few corpus kernels' slightly
+    // different; instructions per miss (callgrind): tiled matmul -14%, softmax -5%, a
+    // 5,000-statement kernel -2.6%.
     let level = match (options.opt_level, target) {
         (0, _) => OptimizationLevel::None,
         (1, _) => OptimizationLevel::Less,

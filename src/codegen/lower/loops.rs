@@ -24,54 +24,45 @@ fn unrollable(p: &Program, body: &Block) -> bool {
 /// their variable are unrolled whole on the GPU.
 const FULL_UNROLL_MAX: u64 = 64;
 
-/// Whether `body` indexes a fixed-size array (`v[k]`, `v[k] = ..`) with an index that uses `var`.
-fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
-    fn uses(e: &Expr, var: LocalId) -> bool {
-        let mut found = false;
-        visit_expr(e, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var));
-        found
-    }
-    fn place_indexed(p: &Place, var: LocalId) -> bool {
-        match p {
-            Place::Elem(p, i) => uses(i, var) || place_indexed(p, var),
-            Place::Field(p, _) => place_indexed(p, var),
-            Place::Local(_) | Place::Index(..) => false,
+/// Calls `f` with each index into a fixed-size array in `body` (`v[k]` read, or assigned or
+/// lent to a `&mut self` method as `v[k]`, `s.v[k]`) and the local at the root of that array.
+fn fixed_array_indices(body: &Block, f: &mut dyn FnMut(&Expr, Option<LocalId>)) {
+    fn expr_root(e: &Expr) -> Option<LocalId> {
+        match &e.kind {
+            ExprKind::Local(l) => Some(*l),
+            ExprKind::Field(e, _) | ExprKind::Elem(e, _) => expr_root(e),
+            _ => None,
         }
     }
-    let mut found = false;
+    fn place(p: &Place, f: &mut dyn FnMut(&Expr, Option<LocalId>)) {
+        match p {
+            Place::Elem(q, i) => {
+                f(i, place_root(q));
+                place(q, f);
+            }
+            Place::Field(q, _) => place(q, f),
+            Place::Local(_) | Place::Index(..) => {}
+        }
+    }
     visit_block(body, &mut |e| match &e.kind {
-        ExprKind::Elem(_, i) => found |= uses(i, var),
-        ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => found |= place_indexed(p, var),
+        ExprKind::Elem(a, i) => f(i, expr_root(a)),
+        ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => place(p, f),
         _ => {}
     });
+}
+
+/// Whether `body` indexes a fixed-size array (`v[k]`, `v[k] = ..`) with an index that uses `var`.
+fn indexes_fixed_array(body: &Block, var: LocalId) -> bool {
+    let mut found = false;
+    fixed_array_indices(body, &mut |i, _| visit_expr(i, &mut |x| found |= matches!(x.kind, ExprKind::Local(l) if l == var)));
     found
 }
 
-/// The locals whose fixed-size arrays `body` indexes by something other than a literal
-/// (`v[k]`, `s.v[k] = ..`: the local at the root of the place or expression).
+/// The locals whose fixed-size arrays `body` indexes by something other than a literal.
 fn variably_indexed(body: &Block) -> Vec<LocalId> {
-    fn root(e: &Expr) -> Option<LocalId> {
-        match &e.kind {
-            ExprKind::Local(l) => Some(*l),
-            ExprKind::Field(e, _) | ExprKind::Elem(e, _) => root(e),
-            _ => None,
-        }
-    }
-    fn place_indexed(p: &Place) -> bool {
-        match p {
-            Place::Elem(p, i) => !matches!(i.kind, ExprKind::Lit(_)) || place_indexed(p),
-            Place::Field(p, _) => place_indexed(p),
-            Place::Local(_) | Place::Index(..) => false,
-        }
-    }
     let mut out = Vec::new();
-    visit_block(body, &mut |e| {
-        let found = match &e.kind {
-            ExprKind::Elem(a, i) if !matches!(i.kind, ExprKind::Lit(_)) => root(a),
-            ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) if place_indexed(p) => place_root(p),
-            _ => None,
-        };
-        if let Some(l) = found.filter(|l| !out.contains(l)) {
+    fixed_array_indices(body, &mut |i, root| {
+        if let Some(l) = root.filter(|l| !matches!(i.kind, ExprKind::Lit(_)) && !out.contains(l)) {
             out.push(l);
         }
     });
@@ -81,17 +72,13 @@ fn variably_indexed(body: &Block) -> Vec<LocalId> {
 /// Whether `body` (of loop `id`) leaves a loop around it (`break` or `continue` of an outer
 /// loop), which would skip what follows the loop's own exit.
 fn leaves_loop(body: &Block, id: LoopId) -> bool {
-    let mut inner = vec![id];
+    let (mut inner, mut targets) = (vec![id], Vec::new());
     visit_block(body, &mut |e| match &e.kind {
         ExprKind::For { id, .. } | ExprKind::While(id, ..) | ExprKind::Loop(id, _) => inner.push(*id),
+        ExprKind::Break(l, _) | ExprKind::Continue(l) => targets.push(*l),
         _ => {}
     });
-    let mut out = false;
-    visit_block(body, &mut |e| match &e.kind {
-        ExprKind::Break(l, _) | ExprKind::Continue(l) => out |= !inner.contains(l),
-        _ => {}
-    });
-    out
+    targets.iter().any(|l| !inner.contains(l))
 }
 
 /// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).

@@ -15,10 +15,24 @@ impl Lower {
     pub(super) fn block(&mut self, b: &syn::Block) -> PResult<Block> {
         let span = block_span(b);
         self.enter(span)?;
-        let mut stmts = Vec::new();
+        // The block whose later statements other threads lowered (`split`): its own last
+        // statement here is never its tail.
+        let joins = self.split.as_ref().is_some_and(|j| j.at == span.lo as usize);
+        let (mut stmts, mut tail) = self.stmts(&b.stmts, !joins)?;
+        if joins {
+            self.join_parts(&mut stmts, &mut tail)?;
+        }
+        self.depth -= 1;
+        Ok(Block { stmts, tail, span })
+    }
+
+    /// A block's statements, in order, and its tail (the last statement, if an expression
+    /// without `;` and `tail_allowed`).
+    pub(super) fn stmts(&mut self, list: &[syn::Stmt], tail_allowed: bool) -> PResult<(Vec<Stmt>, Option<Box<Expr>>)> {
+        let mut stmts = Vec::with_capacity(list.len());
         let mut tail = None;
-        let n = b.stmts.len();
-        for (i, s) in b.stmts.iter().enumerate() {
+        let n = list.len();
+        for (i, s) in list.iter().enumerate() {
             match s {
                 syn::Stmt::Local(l) => {
                     for a in &l.attrs {
@@ -59,7 +73,7 @@ impl Lower {
                 }
                 syn::Stmt::Expr(e, semi) => {
                     let e = self.expr(e)?;
-                    if semi.is_none() && i + 1 == n {
+                    if semi.is_none() && i + 1 == n && tail_allowed {
                         tail = Some(Box::new(e));
                     } else {
                         stmts.push(Stmt::Expr(e, semi.is_some()));
@@ -76,8 +90,7 @@ impl Lower {
                 }
             }
         }
-        self.depth -= 1;
-        Ok(Block { stmts, tail, span })
+        Ok((stmts, tail))
     }
 
     pub(super) fn expr(&mut self, e: &syn::Expr) -> PResult<Expr> {
@@ -383,7 +396,7 @@ impl Lower {
         if segs.len() == 1 && path.leading_colon.is_none() {
             return Ok(Expr { kind: ExprKind::Path(ident(&path.segments[0].ident)), span });
         }
-        if segs.len() == 2 && path.leading_colon.is_none() && self.type_params.contains(&segs[0]) {
+        if segs.len() == 2 && path.leading_colon.is_none() && self.is_type_param(&segs[0]) {
             let (param, name) = (ident(&path.segments[0].ident), ident(&path.segments[1].ident));
             return Ok(Expr { kind: ExprKind::ParamConst { param, name }, span });
         }

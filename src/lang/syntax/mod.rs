@@ -18,6 +18,7 @@ mod limits;
 mod literals;
 mod patterns;
 mod spans;
+mod split;
 mod types;
 
 pub use crate_tree::{MAX_CRATE_FILES, MemorySources, SourceLoader, parse_crate};
@@ -105,16 +106,35 @@ fn parse_file(file: &Arc<SourceFile>, lower: &mut Lower, root: bool) -> PResult<
 
 fn parse_inner(file: &Arc<SourceFile>, lower: &mut Lower) -> PResult<()> {
     let _lines = LinesGuard::set(file);
-    let tokens = TokenStream::from_str(file.text()).map_err(|e| {
+    let tokens = tokenize(file.text())?;
+    let mut scan = prescan(&tokens, split::worth_trying(file))?;
+    // A large block is lowered in parts on several threads; anything unusual there (an error
+    // included) parses the whole file again here, so what comes out never depends on it.
+    if let Some(plan) = split::plan(scan.block.take()) {
+        let mark = lower.mark();
+        if split::parse(file, &plan, &scan, lower) {
+            return Ok(());
+        }
+        lower.reset(mark);
+    }
+    parse_tokens(tokens, &scan, lower)
+}
+
+fn tokenize(text: &str) -> PResult<TokenStream> {
+    TokenStream::from_str(text).map_err(|e| {
         Diagnostic::error(sp(e.span()), "syntax error: the source cannot be split into tokens")
             .label("unbalanced bracket, unterminated comment or string, or a character Rust does not allow, here or after")
             .help("check that every `(`, `[` and `{` is closed in order and every `/*` has its `*/`")
-    })?;
+            .into()
+    })
+}
+
+/// `syn` over a file's tokens (or fewer: `split`), then the lowering of its items into
+/// `lower`; `scan` is the whole file's.
+fn parse_tokens(tokens: TokenStream, scan: &limits::Scan, lower: &mut Lower) -> PResult<()> {
     // The scan bounds how deep syn (and the lowering after it) will recurse; shallow sources
     // parse on the current stack, deep ones on a stack grown for them (growing costs more
     // than a small parse). The syntax tree is dropped on the same stack: dropping recurses too.
-    let (cost, depth) = prescan(&tokens)?;
-    let shallow = cost < 256 && depth < 16;
     let run = || -> PResult<()> {
         let parsed: syn::File =
             syn::parse2(tokens).map_err(|e| Diagnostic::error(sp(e.span()), format!("syntax error: {e}")).label("here"))?;
@@ -125,7 +145,7 @@ fn parse_inner(file: &Arc<SourceFile>, lower: &mut Lower) -> PResult<()> {
         lower.depth = 0;
         lower.items(&parsed.items)
     };
-    if shallow { crate::stack::ensure(1 << 20, 16 << 20, run) } else { stacker::grow(256 << 20, run) }
+    if scan.shallow() { crate::stack::ensure(1 << 20, 16 << 20, run) } else { stacker::grow(256 << 20, run) }
 }
 
 fn unsupported(span: Span, what: &str, instead: &str) -> Diagnostic {
@@ -160,4 +180,50 @@ struct Lower {
     child_dir: String,
     /// The folder of the file being lowered (for `#[path]`).
     file_dir: String,
+    /// Deepest expression nesting reached (a part lowered on its own thread reports it).
+    max_depth: usize,
+    /// The block whose later statements other threads are lowering (`split`).
+    split: Option<split::Join>,
+    /// On a thread lowering part of a block: every name asked about as a type parameter (it
+    /// knows none; the block's own thread checks them against its own).
+    asked: Option<std::cell::RefCell<Vec<String>>>,
+}
+
+/// How far a [`Lower`] had got: a file's parse that is given up returns it there.
+struct Mark {
+    lengths: [usize; 4],
+    module: ModId,
+    child_dir: String,
+    file_dir: String,
+}
+
+impl Lower {
+    fn mark(&self) -> Mark {
+        Mark {
+            lengths: [self.items.len(), self.modules.len(), self.uses.len(), self.pending.len()],
+            module: self.module,
+            child_dir: self.child_dir.clone(),
+            file_dir: self.file_dir.clone(),
+        }
+    }
+
+    /// Back to `mark`: a file's parse only appends to what came before it.
+    fn reset(&mut self, mark: Mark) {
+        let [items, modules, uses, pending] = mark.lengths;
+        self.items.truncate(items);
+        self.modules.truncate(modules);
+        self.uses.truncate(uses);
+        self.pending.truncate(pending);
+        (self.module, self.child_dir, self.file_dir) = (mark.module, mark.child_dir, mark.file_dir);
+        self.type_params.clear();
+        self.split = None;
+    }
+
+    /// Whether `name` is a type parameter of the function being lowered.
+    fn is_type_param(&self, name: &str) -> bool {
+        if let Some(asked) = &self.asked {
+            asked.borrow_mut().push(name.to_string());
+        }
+        self.type_params.iter().any(|t| t == name)
+    }
 }

@@ -47,19 +47,20 @@ impl LineIndex {
     }
 }
 
-/// Sets the line index for the parse on this thread; cleared on drop.
-pub(super) struct LinesGuard;
+/// Sets the line index for the parse on this thread; the one set before (if any) is back on
+/// drop (a block parsed in parts sets its own text's index inside a file's parse: `split`).
+pub(super) struct LinesGuard(Option<LineIndex>);
 
 impl LinesGuard {
     pub(super) fn set(file: &Arc<SourceFile>) -> LinesGuard {
-        LINES.with(|l| *l.borrow_mut() = Some(LineIndex::new(file)));
-        LinesGuard
+        LinesGuard(LINES.with(|l| l.borrow_mut().replace(LineIndex::new(file))))
     }
 }
 
 impl Drop for LinesGuard {
     fn drop(&mut self) {
-        LINES.with(|l| *l.borrow_mut() = None);
+        let before = self.0.take();
+        LINES.with(|l| *l.borrow_mut() = before);
     }
 }
 

@@ -187,6 +187,7 @@ pub(super) fn build<'ctx>(
     optimize(&linked, tm, input.options.opt_level)?;
     if let Target::Nvptx(_) = input.options.target {
         reciprocals_through_f64(&linked)?;
+        super::fuse::fuse_multiply_adds(&linked)?;
     }
     Ok(Built { function_bitcode, linked, entry })
 }

@@ -25,17 +25,17 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                                 }
                             }
                         }
-                        Ty::Scalar(s) => {
-                            let slot = self.alloca(s)?;
-                            let v = match init {
-                                Some(e) => self.expr(e)?,
-                                None => Val::Scalar(self.cx.scalar_ty(s).const_zero()),
-                            };
-                            if let Val::Scalar(v) = v {
-                                self.b.build_store(slot, v)?;
+                        Ty::Scalar(s) => match init {
+                            Some(e) => match self.expr(e)? {
+                                Val::Scalar(v) => self.locals[*l] = self.scalar_local(*l, s, v)?,
+                                _ => self.locals[*l] = Slot::Scalar(self.alloca(s)?, s),
+                            },
+                            None => {
+                                let slot = self.alloca(s)?;
+                                self.b.build_store(slot, self.cx.scalar_ty(s).const_zero())?;
+                                self.locals[*l] = Slot::Scalar(slot, s);
                             }
-                            self.locals[*l] = Slot::Scalar(slot, s);
-                        }
+                        },
                         t @ Ty::Agg(_) => {
                             // A slot per `let`: a loop's next iteration binds a new value.
                             let slot = self.temp(t)?;
@@ -80,6 +80,17 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
     }
 
+    /// Where scalar local `l` lives from its first value `v` on: the value itself if nothing
+    /// writes the local (and `v` has the local's own type), else a stack slot holding it.
+    pub(super) fn scalar_local(&mut self, l: LocalId, s: Scalar, v: BasicValueEnum<'ctx>) -> R<Slot<'ctx>> {
+        if !self.written.get(l).copied().unwrap_or(true) && v.get_type() == self.cx.scalar_ty(s) {
+            return Ok(Slot::Value(v));
+        }
+        let slot = self.alloca(s)?;
+        self.b.build_store(slot, v)?;
+        Ok(Slot::Scalar(slot, s))
+    }
+
     /// A scalar operand; if it diverges, the expression being built diverges too.
     pub(super) fn scalar_of(&mut self, e: &Expr) -> R<BasicValueEnum<'ctx>> {
         match self.expr(e)? {
@@ -108,6 +119,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Unit => Val::Unit,
             K::Local(l) => match &self.locals[*l] {
                 Slot::Scalar(p, s) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(*s), *p, "")?),
+                Slot::Value(v) => Val::Scalar(*v),
                 Slot::Array(a) => Val::Array(a.clone()),
                 Slot::Agg(p, t) => self.load_mem(*p, *t)?,
                 Slot::None => return Err(llvm_err(format!("local {l} has no storage"))),

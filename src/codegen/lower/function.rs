@@ -129,6 +129,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             alloca_b: self.ctx.create_builder(),
             entry,
             locals: vec![Slot::None; f.locals.len()],
+            written: written_locals(&f.body, f.locals.len()),
             loops: HashMap::new(),
             host_ctx: None,
             gpu_fault: None,
@@ -190,9 +191,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                 Ty::Scalar(s) => {
                     let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
                     idx += 1;
-                    let slot = fl.alloca(s)?;
-                    fl.b.build_store(slot, v)?;
-                    fl.locals[li] = Slot::Scalar(slot, s);
+                    fl.locals[li] = fl.scalar_local(li, s, v)?;
                 }
                 Ty::Array(a) => {
                     let n = a.ndim as u32;
@@ -385,4 +384,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             _ => Val::Unit,
         })
     }
+}
+
+/// Per local of a function with `n` locals: whether `body` assigns it (or a part of it) or
+/// lends it to a `&mut self` method.
+fn written_locals(body: &Block, n: usize) -> Vec<bool> {
+    let mut out = vec![false; n];
+    crate::ir::visit_block(body, &mut |e| {
+        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind
+            && let Some(w) = super::version::place_root(p).and_then(|l| out.get_mut(l))
+        {
+            *w = true;
+        }
+    });
+    out
 }

@@ -203,6 +203,9 @@ impl<'ctx> Val<'ctx> {
 #[derive(Clone)]
 enum Slot<'ctx> {
     Scalar(PointerValue<'ctx>, Scalar),
+    /// A scalar parameter or `let` that nothing assigns or lends: its value itself, with no
+    /// storage (fewer instructions for LLVM to promote; the PTX is the same).
+    Value(BasicValueEnum<'ctx>),
     Array(ArrayVal<'ctx>),
     /// A tuple, fixed-size array or struct local: its storage and type.
     Agg(PointerValue<'ctx>, Ty),
@@ -289,6 +292,8 @@ struct FnLower<'c, 'a, 'ctx> {
     alloca_b: Builder<'ctx>,
     entry: BasicBlock<'ctx>,
     locals: Vec<Slot<'ctx>>,
+    /// Per local: whether the function assigns it or lends it to a `&mut self` method.
+    written: Vec<bool>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
     host_ctx: Option<PointerValue<'ctx>>,
     /// On the GPU: the fault record and the kernel's token (hidden parameters).

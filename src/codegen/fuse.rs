@@ -79,12 +79,21 @@ pub(super) fn fuse_multiply_adds<'ctx>(m: &Module<'ctx>) -> Result<(), CodegenEr
         return Ok(());
     }
     let b = ctx.create_builder();
+    // `llvm.fma` for `float` and for `double`, declared once each.
+    let mut declared: Vec<(inkwell::types::BasicTypeEnum<'ctx>, inkwell::values::FunctionValue<'ctx>)> = Vec::new();
     for (add, i) in sites {
         let mul = operand(add, i).and_then(|v| v.as_instruction_value()).ok_or_else(|| err("no multiply"))?;
         let addend = operand(add, 1 - i).ok_or_else(|| err("no addend"))?;
         let (Some(x), Some(y)) = (operand(mul, 0), operand(mul, 1)) else { return Err(err("a multiply without operands")) };
         let ty = x.get_type();
-        let fma = Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(m, &[ty])).ok_or_else(|| err("no llvm.fma"))?;
+        let fma = match declared.iter().find(|(t, _)| *t == ty) {
+            Some((_, f)) => *f,
+            None => {
+                let f = Intrinsic::find("llvm.fma").and_then(|i| i.get_declaration(m, &[ty])).ok_or_else(|| err("no llvm.fma"))?;
+                declared.push((ty, f));
+                f
+            }
+        };
         b.position_before(&add);
         let args: [BasicMetadataValueEnum<'_>; 3] = [x.into(), y.into(), addend.into()];
         let call = b.build_call(fma, &args, "").map_err(err)?;

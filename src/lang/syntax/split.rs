@@ -334,4 +334,44 @@ mod tests {
         );
         assert_eq!(same_in_parts("m.rs", &module, &[]), 0);
     }
+
+    /// Random bodies (statements, nested blocks, loops, comments holding `;` and braces and
+    /// characters of several bytes, blank lines, now and then an error) give in parts what they
+    /// give whole.
+    #[test]
+    fn random_bodies_parse_in_parts_as_they_do_whole() {
+        use proptest::prelude::*;
+        fn stmt() -> impl Strategy<Value = String> {
+            let leaf = prop_oneof![
+                (0..9u32).prop_map(|k| format!("s = s * 1.{k} + x[0];")),
+                (0..9u32).prop_map(|k| format!("let t{k}: f32 = s - {k}.5;")),
+                (0..9u32).prop_map(|k| format!("// é; {{ }} {k}\n")),
+                (0..9u32).prop_map(|k| format!("/* ; }} ü {k} */ s += 1.0;")),
+                Just(";".to_string()),
+                Just("\n\n".to_string()),
+                Just("s = s * ;".to_string()),
+                Just("let r = &s;".to_string()),
+            ];
+            leaf.prop_recursive(3, 40, 6, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..6)
+                        .prop_map(|b| format!("if s > 0.0 {{ {} }} else {{ s -= 1.0; }}", b.concat())),
+                    prop::collection::vec(inner.clone(), 0..6).prop_map(|b| format!("for j in 0..3 {{ {} }}", b.concat())),
+                    prop::collection::vec(inner, 0..6).prop_map(|b| format!("loop {{ {} break; }}", b.concat())),
+                ]
+            })
+        }
+        let config = ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() };
+        proptest!(config, |(body in prop::collection::vec(stmt(), 4..40), tail in any::<bool>())| {
+            let end = if tail { "s" } else { "" };
+            let src = format!(
+                "pub fn f(x: &[f32]) -> f32 {{\n    let mut s = 0.0f32;\n{}\n    {end}\n}}\n#[kernel]\npub fn k(x: &mut [f32]) {{ x[0] = f(x); }}\n",
+                body.join("\n    ")
+            );
+            let (whole, _) = outcome("r.rs", &src, &[], None);
+            for parts in [2, 3, 5] {
+                prop_assert_eq!(&outcome("r.rs", &src, &[], Some(parts)).0, &whole);
+            }
+        });
+    }
 }

@@ -25,17 +25,16 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                                 }
                             }
                         }
-                        Ty::Scalar(s) => match init {
-                            Some(e) => match self.expr(e)? {
-                                Val::Scalar(v) => self.locals[*l] = self.scalar_local(*l, s, v)?,
-                                _ => self.locals[*l] = Slot::Scalar(self.alloca(s)?, s),
-                            },
-                            None => {
-                                let slot = self.alloca(s)?;
-                                self.b.build_store(slot, self.cx.scalar_ty(s).const_zero())?;
-                                self.locals[*l] = Slot::Scalar(slot, s);
-                            }
-                        },
+                        Ty::Scalar(s) => {
+                            let v = match init {
+                                Some(e) => self.expr(e)?,
+                                None => Val::Scalar(self.cx.scalar_ty(s).const_zero()),
+                            };
+                            self.locals[*l] = match v {
+                                Val::Scalar(v) => self.scalar_local(*l, s, v)?,
+                                _ => Slot::Scalar(self.alloca(s)?, s),
+                            };
+                        }
                         t @ Ty::Agg(_) => {
                             // A slot per `let`: a loop's next iteration binds a new value.
                             let slot = self.temp(t)?;
@@ -83,7 +82,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     /// Where scalar local `l` lives from its first value `v` on: the value itself if nothing
     /// writes the local (and `v` has the local's own type), else a stack slot holding it.
     pub(super) fn scalar_local(&mut self, l: LocalId, s: Scalar, v: BasicValueEnum<'ctx>) -> R<Slot<'ctx>> {
-        if !self.written.get(l).copied().unwrap_or(true) && v.get_type() == self.cx.scalar_ty(s) {
+        if !self.written.contains(&l) && v.get_type() == self.cx.scalar_ty(s) {
             return Ok(Slot::Value(v));
         }
         let slot = self.alloca(s)?;

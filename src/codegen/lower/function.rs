@@ -129,7 +129,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             alloca_b: self.ctx.create_builder(),
             entry,
             locals: vec![Slot::None; f.locals.len()],
-            written: written_locals(&f.body, f.locals.len()),
+            written: super::version::written_locals(&f.body),
             loops: HashMap::new(),
             host_ctx: None,
             gpu_fault: None,
@@ -384,18 +384,4 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             _ => Val::Unit,
         })
     }
-}
-
-/// Per local of a function with `n` locals: whether `body` assigns it (or a part of it) or
-/// lends it to a `&mut self` method.
-fn written_locals(body: &Block, n: usize) -> Vec<bool> {
-    let mut out = vec![false; n];
-    crate::ir::visit_block(body, &mut |e| {
-        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind
-            && let Some(w) = super::version::place_root(p).and_then(|l| out.get_mut(l))
-        {
-            *w = true;
-        }
-    });
-    out
 }

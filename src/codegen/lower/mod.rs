@@ -292,8 +292,8 @@ struct FnLower<'c, 'a, 'ctx> {
     alloca_b: Builder<'ctx>,
     entry: BasicBlock<'ctx>,
     locals: Vec<Slot<'ctx>>,
-    /// Per local: whether the function assigns it or lends it to a `&mut self` method.
-    written: Vec<bool>,
+    /// The locals the function assigns or lends to a `&mut self` method.
+    written: HashSet<LocalId>,
     loops: HashMap<LoopId, LoopBlocks<'ctx>>,
     host_ctx: Option<PointerValue<'ctx>>,
     /// On the GPU: the fault record and the kernel's token (hidden parameters).

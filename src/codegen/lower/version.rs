@@ -26,9 +26,16 @@ use crate::ir::*;
 const MAX_DEPTH: u32 = 2;
 
 /// The locals a loop body may change: those it declares (`let`, loop variables, match
-/// bindings) and those it assigns or lends to a `&mut self` method.
+/// bindings) and those it writes.
 fn changed_locals(body: &Block) -> HashSet<LocalId> {
     let mut out = declared_locals(body);
+    out.extend(written_locals(body));
+    out
+}
+
+/// The locals `body` assigns (whole or in part) or lends to a `&mut self` method.
+pub(super) fn written_locals(body: &Block) -> HashSet<LocalId> {
+    let mut out = HashSet::new();
     visit_block(body, &mut |e| {
         if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind {
             out.extend(place_root(p));
@@ -79,22 +86,7 @@ pub(super) fn declared_locals(body: &Block) -> HashSet<LocalId> {
 /// assigns or lends to a `&mut self` method, with their initialisers: such a local holds the
 /// value of its initialiser, evaluated where it stands on each iteration (`let j = t + k * 256;`).
 fn let_bindings(body: &Block) -> HashMap<LocalId, &Expr> {
-    let mut assigned = HashSet::new();
-    visit_block(body, &mut |e| {
-        if let ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) = &e.kind {
-            let mut p = p;
-            loop {
-                match p {
-                    Place::Local(l) => {
-                        assigned.insert(*l);
-                        break;
-                    }
-                    Place::Field(q, _) | Place::Elem(q, _) => p = q,
-                    Place::Index(..) => break,
-                }
-            }
-        }
-    });
+    let assigned = written_locals(body);
     body.stmts
         .iter()
         .filter_map(|s| match s {

@@ -219,11 +219,12 @@ impl Lower {
         self.split = None;
     }
 
-    /// Whether `name` is a type parameter of the function being lowered.
-    fn is_type_param(&self, name: &str) -> bool {
+    /// Whether `name` (an identifier or its text) is a type parameter of the function being
+    /// lowered.
+    fn is_type_param<N: PartialEq<String> + ToString + ?Sized>(&self, name: &N) -> bool {
         if let Some(asked) = &self.asked {
             asked.borrow_mut().push(name.to_string());
         }
-        self.type_params.iter().any(|t| t == name)
+        self.type_params.iter().any(|t| name == t)
     }
 }

@@ -153,7 +153,7 @@ impl Lower {
     /// A type parameter of the function being lowered, named by `path`.
     pub(super) fn type_param(&self, path: &syn::Path) -> PResult<Option<TypeExpr>> {
         let Some(id) = path.get_ident() else { return Ok(None) };
-        if (self.type_params.is_empty() && self.asked.is_none()) || !self.is_type_param(&id.to_string()) {
+        if !self.is_type_param(id) {
             return Ok(None);
         }
         Ok(Some(TypeExpr::Param(ident(id))))

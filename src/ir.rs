@@ -172,6 +172,7 @@ impl fmt::Display for Scalar {
 
 /// An array type: element type, number of dimensions, whether it may be written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct ArrayTy {
     /// Element type: a scalar, or a struct of the program's [`Types`].
     pub elem: Elem,
@@ -197,6 +198,7 @@ pub const MAX_NDIM: u8 = 4;
 
 /// A type of the kernel language, as it appears in checked IR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Ty {
     /// `()`
     Unit,
@@ -233,6 +235,7 @@ impl Ty {
 /// A C-like enum type: which one (its index in [`Program::enums`], or in the checker's table
 /// while checking) and the integer type of its discriminants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct EnumTy {
     /// Index of its definition.
     pub id: u32,
@@ -242,6 +245,7 @@ pub struct EnumTy {
 
 /// A C-like enum: its variants' names and discriminants, for launch checks and messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct EnumDef {
     /// Its name, qualified by its module outside the root.
     pub name: String,
@@ -317,6 +321,7 @@ impl fmt::Display for Layout {
 
 /// A constant value of a scalar type.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum ScalarValue {
     /// A `bool`.
     Bool(bool),
@@ -432,6 +437,7 @@ impl fmt::Display for ScalarValue {
 
 /// Host array data known at compile time (a `static` item of the source).
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct ConstArray {
     /// Element type.
     pub elem: Scalar,
@@ -452,6 +458,7 @@ pub type LoopId = usize;
 
 /// A kernel's launch bounds, as CUDA's `__launch_bounds__(max_threads, min_blocks)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct LaunchBounds {
     /// The most threads a block of any launch has.
     pub max_threads: u32,
@@ -461,6 +468,7 @@ pub struct LaunchBounds {
 
 /// A checked kernel together with everything it reaches: the unit that is compiled and keyed.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Program {
     /// The kernel: [`Program::funcs`]`[kernel]`.
     pub kernel: FuncId,
@@ -500,6 +508,7 @@ impl Program {
 
 /// What kind of function this is.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum FuncKind {
     /// A `#[kernel] fn`.
     Kernel,
@@ -519,6 +528,7 @@ pub enum FuncKind {
 
 /// A parameter or local variable.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct LocalDecl {
     /// The source name (diagnostics only; never keyed).
     pub name: String,
@@ -528,6 +538,7 @@ pub struct LocalDecl {
 
 /// A checked function.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Func {
     /// Source name; the symbol of a kernel.
     pub name: String,
@@ -566,6 +577,7 @@ impl Func {
 
 /// Where a captured value comes from.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum CaptureOrigin {
     /// A global bound by the host on the module.
     Global(String),
@@ -594,6 +606,7 @@ impl fmt::Display for CaptureOrigin {
 
 /// Where the value of a capture is found at code generation time.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum CaptureSource {
     /// The host's binding number `n` (globals and top-level factory arguments, in the order the
     /// binding environment listed them).
@@ -606,6 +619,7 @@ pub enum CaptureSource {
 
 /// The type of a captured value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum CaptureTy {
     /// A host scalar: lowered as an immediate.
     Scalar(Scalar),
@@ -622,6 +636,7 @@ pub enum CaptureTy {
 
 /// A value captured by the program.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Capture {
     /// Global, factory argument or static.
     pub origin: CaptureOrigin,
@@ -633,6 +648,7 @@ pub struct Capture {
 
 /// A block: statements, then an optional tail expression that is its value.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Block<T = Ty> {
     /// Statements.
     pub stmts: Vec<Stmt<T>>,
@@ -642,6 +658,7 @@ pub struct Block<T = Ty> {
 
 /// A statement.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Stmt<T = Ty> {
     /// `let x = init;` (without an initialiser, the checker has proved every read comes after an
     /// assignment; code generation still starts the local at zero).
@@ -652,6 +669,7 @@ pub enum Stmt<T = Ty> {
 
 /// A typed expression.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Expr<T = Ty> {
     /// What it does.
     pub kind: ExprKind<T>,
@@ -663,6 +681,7 @@ pub struct Expr<T = Ty> {
 
 /// Unary operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum UnOp {
     /// `-x`
     Neg,
@@ -672,6 +691,7 @@ pub enum UnOp {
 
 /// Binary operators (short-circuit logic is [`ExprKind::Logic`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum BinOp {
     /// `+`
     Add,
@@ -743,6 +763,7 @@ impl BinOp {
 
 /// Short-circuit logic operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum LogicOp {
     /// `&&`
     And,
@@ -752,6 +773,7 @@ pub enum LogicOp {
 
 /// A place that can be assigned.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Place<T = Ty> {
     /// A local variable.
     Local(LocalId),
@@ -765,6 +787,7 @@ pub enum Place<T = Ty> {
 
 /// Expression kinds.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum ExprKind<T = Ty> {
     /// A constant of the expression's type.
     Lit(ScalarValue),
@@ -865,6 +888,7 @@ pub enum ExprKind<T = Ty> {
 
 /// An arm of a `match`.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct MatchArm<T = Ty> {
     /// The values it takes, as inclusive ranges of constants of the scrutinee's type (`None`:
     /// every value: `_` or a plain binding).
@@ -881,6 +905,7 @@ pub struct MatchArm<T = Ty> {
 
 /// A literal before type inference: its value at every precision it may take.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct PendingLit {
     /// Integer magnitude (`None` for float literals).
     pub int: Option<u128>,

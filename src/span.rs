@@ -6,6 +6,7 @@
 
 /// A byte range in a kernel source file ([`SourceFile`](crate::lang::SourceFile)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Span {
     /// First byte.
     pub lo: u32,

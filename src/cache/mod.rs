@@ -28,7 +28,7 @@ pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{
     Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Toolchain, derive,
-    derive_cubin, derive_manifest, encode_capture,
+    derive_cubin, derive_manifest, derive_record, encode_capture,
 };
 pub use store::{Batch, LocalStore, Record, StoreError};
 

@@ -15,6 +15,7 @@ pub const UNKNOWN_LEN: u64 = u64::MAX;
 
 /// An aggregate type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum AggTy {
     /// `(A, B, ..)`: at least one element (`()` is [`Ty::Unit`]).
     Tuple(Vec<Ty>),
@@ -31,6 +32,7 @@ pub enum AggTy {
 
 /// A plain-data struct: its name and its fields in declaration order.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct StructDef {
     /// Its name, qualified by its module outside the root (messages and launch checks only).
     pub name: String,
@@ -41,6 +43,7 @@ pub struct StructDef {
 /// The element type of an array in memory (a parameter, a captured array, a shared array): a
 /// scalar, or a plain-data struct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Elem {
     /// A scalar.
     Scalar(Scalar),
@@ -85,12 +88,14 @@ impl From<Scalar> for Elem {
 /// The table of a program's aggregate types, by [`AggId`]. Tuples and arrays are interned by
 /// structure (one id per type); each struct has the id it was entered with.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct Types {
     aggs: Vec<AggTy>,
 }
 
 /// Size and alignment in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct SizeAlign {
     /// Bytes one value occupies, padding included (a multiple of `align`).
     pub size: u64,

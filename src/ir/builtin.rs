@@ -4,6 +4,7 @@
 
 /// Builtin operations; the list of builtins and their signatures lives in `lang::builtins`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Builtin {
     /// `thread_idx_x/y/z()`
     ThreadIdx(u8),
@@ -119,6 +120,7 @@ impl Builtin {
 
 /// Which lane a warp shuffle reads, as PTX's `shfl.sync` modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum ShflMode {
     /// `shfl_sync`: a given lane.
     Idx,
@@ -132,6 +134,7 @@ pub enum ShflMode {
 
 /// How far a memory fence orders: the block, the device, or the device and the host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum FenceScope {
     /// `threadfence_block()`
     Block,
@@ -144,6 +147,7 @@ pub enum FenceScope {
 /// Math methods on scalars. Names, arities and which types take them live in one table,
 /// `lang::builtins::METHODS`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 #[allow(missing_docs)]
 pub enum MathFn {
     Abs,

@@ -8,6 +8,7 @@ use super::Scalar;
 /// which operations its body may use (`T: Num` arithmetic and comparisons, `T: Int` bit
 /// operations too, `T: Float` the float methods too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum Bound {
     /// No bound: values of the type can be moved, stored and passed, nothing more.
     Any,
@@ -55,6 +56,7 @@ impl Bound {
 /// has these types; an instance substitutes a concrete type for each, so a program that is
 /// compiled never holds one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct TypeParam {
     /// Position among the function's generic parameters.
     pub index: u8,
@@ -65,6 +67,7 @@ pub struct TypeParam {
 /// An array whose elements have a type parameter's type (`&[T]`, `&mut Array<T, 2>`), while a
 /// generic body is checked at its definition.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct ParamArrayTy {
     /// Element type.
     pub elem: TypeParam,

@@ -401,8 +401,8 @@ impl DirectMiss {
     /// the module files they name), with the request's globals bound.
     pub fn module(&self) -> Result<Module> {
         let mut m = match &self.dir {
-            Some(dir) => self.jit.load_crate(&self.name, &self.bytes, &mut FileLoader { dir: dir.clone() })?,
-            None => self.jit.load_bytes(&self.name, &self.bytes)?,
+            Some(dir) => self.jit.load_crate(&self.name, &self.bytes, &mut FileLoader { dir: dir.clone() }, false)?,
+            None => self.jit.load_bytes_with(&self.name, &self.bytes, false)?,
         };
         for (n, v) in &self.request.globals {
             m = m.with_global(n, v.clone())?;

@@ -80,7 +80,7 @@ impl GenericPart {
                 }),
             })
             .collect::<Result<_>>()?;
-        let picked = lang::infer_instance(&self.module.source.ast, name, &kinds)?;
+        let picked = lang::infer_instance(self.module.source.ast()?, name, &kinds)?;
         self.instance_named(&picked.canonical)
     }
 

@@ -193,6 +193,13 @@ impl KernelInner {
         })
     }
 
+    /// The same kernel with its bounds checks described already (from a checked-kernel record:
+    /// the description a check of the source makes).
+    pub(super) fn with_fault_sites(self, sites: FaultSites) -> KernelInner {
+        let _ = self.faults.set(Arc::new(sites));
+        self
+    }
+
     /// A generic kernel: its definition, from which launches make instances.
     pub(super) fn new_generic(module: &Module, g: crate::lang::GenericKernel, bindings: &[CaptureValue]) -> Result<KernelInner> {
         let mut k = KernelInner::new(module, &g.sig.name, g.program, bindings)?;
@@ -308,7 +315,10 @@ impl Kernel {
     pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
         self.inner
             .faults
-            .get_or_init(|| Arc::new(describe_sites(&self.inner.program, &self.inner.source.ast.files, &self.inner.name)))
+            .get_or_init(|| {
+                let files = self.inner.source.ast_or_log().map(|a| &a.files[..]).unwrap_or(std::slice::from_ref(&self.inner.source.file));
+                Arc::new(describe_sites(&self.inner.program, files, &self.inner.name))
+            })
             .clone()
     }
 

@@ -10,6 +10,7 @@ mod generic;
 mod kernel;
 mod launch;
 mod module;
+mod records;
 mod serialize;
 mod slots;
 
@@ -22,7 +23,7 @@ pub use slots::CaptureSlot;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::cache::{Assembler, Cache, CacheConfig, CubinInputs, Derivation, Key};
 use crate::config::Config;
@@ -35,10 +36,55 @@ use kernel::KernelInner;
 /// A parsed source file, shared by every module loaded from the same name and bytes.
 struct Source {
     file: Arc<SourceFile>,
-    ast: SourceModule,
+    /// The parsed crate: parsed at load, or on first need where a record showed that these
+    /// very bytes parse ([`records`]; docs/cache.md, "Direct mode").
+    ast: OnceLock<SourceModule>,
     /// Every module file looked for: path relative to the root's folder, and its text (`None`:
     /// there was none).
     modules: Vec<(String, Option<String>)>,
+    /// The root's bytes, for a parse on first need.
+    root: Vec<u8>,
+    /// Whether module files were looked for (`load_file`, `load_sources`) or not (`load_source`).
+    with_modules: bool,
+}
+
+impl Source {
+    /// A source parsed at load.
+    fn parsed(ast: SourceModule, modules: Vec<(String, Option<String>)>, with_modules: bool) -> Source {
+        Source { file: ast.file.clone(), ast: OnceLock::from(ast), modules, root: Vec::new(), with_modules }
+    }
+
+    /// The parsed crate, parsed now if it was not at load (from the root's bytes and the module
+    /// texts read then: the same inputs, so the same tree).
+    fn ast(&self) -> Result<&SourceModule> {
+        if let Some(a) = self.ast.get() {
+            return Ok(a);
+        }
+        let parsed = if self.with_modules {
+            let mut files = lang::MemorySources::new();
+            for (path, text) in &self.modules {
+                if let Some(t) = text {
+                    files = files.with(path, t.as_bytes());
+                }
+            }
+            lang::parse_crate(self.file.name(), &self.root, Some(&mut files))?
+        } else {
+            lang::parse_bytes(self.file.name(), &self.root)?
+        };
+        Ok(self.ast.get_or_init(|| parsed))
+    }
+
+    /// The parsed crate for what cannot fail: a source parses at load or was recorded as
+    /// parsing, so an error here means the record lied; it is logged and `None` returned.
+    fn ast_or_log(&self) -> Option<&SourceModule> {
+        match self.ast() {
+            Ok(a) => Some(a),
+            Err(e) => {
+                crate::logging::warning!("{}: a source recorded as parsing did not parse again: {e}", self.file.name());
+                None
+            }
+        }
+    }
 }
 
 /// The identity of a source: its root's name and bytes, and each module file it read (the
@@ -217,7 +263,7 @@ impl Jit {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => std::path::PathBuf::from("."),
         };
-        self.load_crate(&path.display().to_string(), &bytes, &mut FileLoader { dir })
+        self.load_crate(&path.display().to_string(), &bytes, &mut FileLoader { dir }, true)
     }
 
     /// Parses kernel source text whose `mod` items name the files of `modules` (paths relative
@@ -237,12 +283,14 @@ impl Jit {
     /// # Ok::<(), kache::Error>(())
     /// ```
     pub fn load_sources(&self, name: &str, text: &str, mut modules: lang::MemorySources) -> Result<Module> {
-        self.load_crate(name, text.as_bytes(), &mut modules)
+        self.load_crate(name, text.as_bytes(), &mut modules, true)
     }
 
     /// Parses a crate whose module files come from `loader`. A source already loaded is
     /// reused when its root and every module file it read are unchanged.
-    fn load_crate(&self, name: &str, bytes: &[u8], loader: &mut dyn lang::SourceLoader) -> Result<Module> {
+    /// (`records`: whether front-end records may serve and be written, [`records`]; the
+    /// direct mode's full path does without them, its manifest serving the next request.)
+    fn load_crate(&self, name: &str, bytes: &[u8], loader: &mut dyn lang::SourceLoader, records: bool) -> Result<Module> {
         let root_id = source_id(&self.inner.digests, name, bytes, &[]);
         let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&root_id).and_then(Weak::upgrade);
         if let Some(s) = cached {
@@ -254,16 +302,25 @@ impl Jit {
             });
             if same {
                 let id = source_id(&self.inner.digests, name, bytes, &s.modules);
-                return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true });
+                return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true, records });
             }
+        }
+        if let Some(s) = records.then(|| records::recorded_source(self, name, bytes, Some(&mut *loader))).flatten() {
+            let s = Arc::new(s);
+            let id = source_id(&self.inner.digests, name, bytes, &s.modules);
+            self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
+            return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true, records });
         }
         let mut recorder = Recorder { inner: loader, read: Vec::new() };
         let ast = lang::parse_crate(name, bytes, Some(&mut recorder))?;
         let modules = recorder.read;
+        if records {
+            records::record_source(self, name, bytes, true, &modules);
+        }
         let id = source_id(&self.inner.digests, name, bytes, &modules);
-        let s = Arc::new(Source { file: ast.file.clone(), ast, modules });
+        let s = Arc::new(Source::parsed(ast, modules, true));
         self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
-        Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true })
+        Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true, records })
     }
 
     /// Parses kernel source text; `name` is shown in diagnostics.
@@ -273,17 +330,32 @@ impl Jit {
 
     /// Parses kernel source bytes (non-UTF-8 input is a diagnostic).
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<Module> {
+        self.load_bytes_with(name, bytes, true)
+    }
+
+    /// [`load_bytes`](Self::load_bytes), with or without front-end records (as
+    /// [`load_crate`](Self::load_crate)).
+    fn load_bytes_with(&self, name: &str, bytes: &[u8], records: bool) -> Result<Module> {
         let id = source_id(&self.inner.digests, name, bytes, &[]);
         let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&id).and_then(Weak::upgrade);
         let source = match cached {
             Some(s) => s,
             None => {
-                let ast = lang::parse_bytes(name, bytes)?;
-                let s = Arc::new(Source { file: ast.file.clone(), ast, modules: Vec::new() });
+                let s = match records.then(|| records::recorded_source(self, name, bytes, None)).flatten() {
+                    Some(s) => s,
+                    None => {
+                        let ast = lang::parse_bytes(name, bytes)?;
+                        if records {
+                            records::record_source(self, name, bytes, false, &[]);
+                        }
+                        Source::parsed(ast, Vec::new(), false)
+                    }
+                };
+                let s = Arc::new(s);
                 self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::downgrade(&s));
                 s
             }
         };
-        Ok(Module { jit: self.clone(), source, source_id: id, globals: Arc::new(Vec::new()), persist: true })
+        Ok(Module { jit: self.clone(), source, source_id: id, globals: Arc::new(Vec::new()), persist: true, records })
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Weak};
 
 use super::kernel::{Kernel, KernelInner};
+use super::records;
 use super::{Jit, Source};
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::error::{Error, Result};
@@ -21,6 +22,9 @@ pub struct Module {
     pub(super) globals: Arc<Vec<(String, CaptureValue)>>,
     /// Whether kernels of this module may be written to the local store and the remote.
     pub(super) persist: bool,
+    /// Whether front-end records may serve its kernels and be written for them
+    /// ([`records`](super::records)).
+    pub(super) records: bool,
 }
 
 impl std::fmt::Debug for Module {
@@ -91,10 +95,21 @@ impl Module {
         self.source.file.name()
     }
 
+    /// Whether its source has been parsed in this process. With a local store, a load whose
+    /// root and module files a record shows to parse parses nothing, and a kernel whose check
+    /// a record holds (same source, globals and name) is not checked again: the source is
+    /// parsed only when something needs its syntax (docs/cache.md, "Direct mode").
+    pub fn parsed(&self) -> bool {
+        self.source.ast.get().is_some()
+    }
+
     /// Every source file of the module: the root, then each file its `mod` items named, in
     /// the order they were read (their names are paths, as loaded; their texts as parsed).
     pub fn files(&self) -> &[std::sync::Arc<crate::lang::SourceFile>] {
-        &self.source.ast.files
+        match self.source.ast_or_log() {
+            Some(ast) => &ast.files,
+            None => std::slice::from_ref(&self.source.file),
+        }
     }
 
     /// The module files read for it (after the root), by path relative to the root file's
@@ -105,12 +120,12 @@ impl Module {
 
     /// Names of the `#[kernel]` functions (`name` in the root file, `module::name` in a module).
     pub fn kernel_names(&self) -> Vec<String> {
-        self.source.ast.kernel_names()
+        self.source.ast_or_log().map(|a| a.kernel_names()).unwrap_or_default()
     }
 
     /// Names of the factories that return `impl Kernel`.
     pub fn factory_names(&self) -> Vec<String> {
-        self.source.ast.kernel_factory_names()
+        self.source.ast_or_log().map(|a| a.kernel_factory_names()).unwrap_or_default()
     }
 
     /// Globals bound so far.
@@ -134,7 +149,7 @@ impl Module {
         p.warnings
             .iter()
             .map(|(span, msg)| {
-                let file = self.source.ast.files.iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
+                let file = self.files().iter().rev().find(|f| f.contains(*span)).unwrap_or(&self.source.file);
                 format!("{}: {msg}", file.location(*span))
             })
             .collect()
@@ -142,7 +157,7 @@ impl Module {
 
     /// Type-checks every item with the bound globals.
     pub fn check(&self) -> Result<ModuleSummary> {
-        Ok(lang::check_module(&self.source.ast, &self.env())?)
+        Ok(lang::check_module(self.source.ast()?, &self.env())?)
     }
 
     /// A new module with global `name` bound to `value` (replacing an earlier binding): host
@@ -221,20 +236,64 @@ impl Module {
     /// named without arguments is checked against its bounds and returned as a generic
     /// [`Kernel`]: each launch runs the instance its argument types need.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        let asked = name.trim();
+        let eligible = self.records && records::eligible(self);
+        // Not parsed (a record showed the source parses): a record of this kernel's check serves.
+        if eligible
+            && self.source.ast.get().is_none()
+            && !asked.contains('<')
+            && let Some(k) = self.recorded_kernel(asked)
+        {
+            return Ok(k);
+        }
+        let ast = self.source.ast()?;
         let env = self.env();
-        let resolved = lang::resolve_kernel_name(&self.source.ast, &env, name.trim())?;
+        let resolved = lang::resolve_kernel_name(ast, &env, asked)?;
         let name = resolved.canonical.as_str();
         let id = self.request_id("kernel", name, &[]);
-        self.memo(id, || {
+        let mut checked = false;
+        let k = self.memo(id, || {
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
-            if resolved.args.is_empty() && self.source.ast.func(name).is_some_and(|f| f.is_kernel && f.is_generic()) {
-                let g = lang::check_generic_kernel(&self.source.ast, &env, name)?;
+            if resolved.args.is_empty() && ast.func(name).is_some_and(|f| f.is_kernel && f.is_generic()) {
+                let g = lang::check_generic_kernel(ast, &env, name)?;
                 return KernelInner::new_generic(self, g, &bindings);
             }
-            let program = lang::check_kernel(&self.source.ast, &env, name)?;
+            let program = lang::check_kernel(ast, &env, name)?;
             self.warn(&program);
+            checked = true;
             KernelInner::new(self, name, program, &bindings)
-        })
+        })?;
+        if checked && eligible && !asked.contains('<') {
+            let warnings = self.warnings(k.program());
+            records::record_kernel(self, asked, name, k.program(), &k.fault_sites(), &warnings);
+        }
+        Ok(k)
+    }
+
+    /// Kernel `asked` from the record of its check, if one holds it: nothing parsed or checked.
+    fn recorded_kernel(&self, asked: &str) -> Option<Kernel> {
+        // Asked for before in this process (and still held): the same kernel.
+        let live = self
+            .jit
+            .inner
+            .kernels
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&self.request_id("kernel", asked, &[]))
+            .and_then(Weak::upgrade);
+        if let Some(k) = live {
+            return Some(Kernel { inner: k });
+        }
+        let record = records::recorded_kernel(self, asked)?;
+        let id = self.request_id("kernel", &record.canonical, &[]);
+        let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
+        let made = self.memo(id, || {
+            for w in &record.warnings {
+                crate::logging::warning!("{w}");
+            }
+            Ok(KernelInner::new(self, &record.canonical, record.program, &bindings)?.with_fault_sites(record.sites))
+        });
+        made.ok()
     }
 
     /// What compiling every kernel of the module means (`kache compile FILE` without
@@ -291,12 +350,13 @@ impl Module {
     /// ```
     pub fn generic_kernels(&self) -> Result<Vec<lang::GenericKernelSig>> {
         let env = self.env();
+        let ast = self.source.ast()?;
         let mut out = Vec::new();
-        for f in self.source.ast.items.iter().filter_map(|i| match i {
+        for f in ast.items.iter().filter_map(|i| match i {
             lang::ast::Item::Fn(f) if f.is_kernel && f.is_generic() => Some(f),
             _ => None,
         }) {
-            out.push(lang::check_generic_kernel(&self.source.ast, &env, &self.source.ast.qualified(f.module, &f.name.name))?.sig);
+            out.push(lang::check_generic_kernel(ast, &env, &ast.qualified(f.module, &f.name.name))?.sig);
         }
         Ok(out)
     }
@@ -308,7 +368,7 @@ impl Module {
         let id = self.request_id("closure", factory, &args);
         self.memo(id, || {
             let types: Vec<CaptureTy> = args.iter().map(|a| a.ty()).collect();
-            let program = lang::check_factory(&self.source.ast, &self.env(), factory, &types)?;
+            let program = lang::check_factory(self.source.ast()?, &self.env(), factory, &types)?;
             self.warn(&program);
             let mut bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             bindings.extend(args.iter().cloned());

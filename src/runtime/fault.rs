@@ -32,6 +32,7 @@ const _: () = {
 
 /// One bounds-checked access, described for messages.
 #[derive(Clone, Debug)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct SiteInfo {
     /// The array: "parameter `x`", "captured array global 'G'", "shared array", ...
     pub array: String,
@@ -44,6 +45,7 @@ pub(crate) struct SiteInfo {
 /// What a kernel's fault records are reported with: its name and its sites, numbered as
 /// `abi::bounds_sites` numbers them.
 #[derive(Clone, Debug, Default)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct FaultSites {
     pub kernel: String,
     pub sites: Vec<SiteInfo>,

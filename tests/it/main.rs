@@ -34,6 +34,7 @@ mod parallel;
 mod prebuild;
 mod prebuild_names;
 mod proptests;
+mod records;
 mod redis_servers;
 mod relocatable;
 mod remote;

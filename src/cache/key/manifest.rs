@@ -76,6 +76,21 @@ pub fn derive_manifest(m: &ManifestInputs<'_>) -> super::Derivation {
     ])
 }
 
+/// The key of a front-end record (docs/cache.md, "Direct mode"): `schema`, `artifact` (what
+/// the record says: "parsed source" or "checked kernel", so it is never a kernel's or a
+/// manifest's key), `toolchain` (the compiler's build: a record of another build never
+/// serves), the record's own raw inputs, and `salt`.
+pub fn derive_record(artifact: &'static str, toolchain: &Toolchain, salt: &str, inputs: &[(&'static str, &[u8])]) -> super::Derivation {
+    let mut comps = vec![
+        component("schema", &KEY_SCHEMA.to_le_bytes()),
+        component("artifact", artifact.as_bytes()),
+        component("toolchain", &toolchain.encode()),
+    ];
+    comps.extend(inputs.iter().map(|(name, bytes)| component(name, bytes)));
+    comps.push(component("salt", salt.as_bytes()));
+    super::combine(comps)
+}
+
 /// What a full compile of a request found, stored under the request's manifest key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Manifest {

@@ -13,7 +13,7 @@ use crate::capture::CaptureValue;
 use crate::ir::Program;
 use crate::target::{Options, Specialization};
 pub use captures::{encode_capture, encode_relocatable};
-pub use manifest::{Manifest, ManifestError, ManifestInputs, ManifestKernel, ManifestSite, derive_manifest};
+pub use manifest::{Manifest, ManifestError, ManifestInputs, ManifestKernel, ManifestSite, derive_manifest, derive_record};
 pub use program::encode_program;
 
 /// Bumped whenever the encoding below changes; also names the store's subfolder, so entries

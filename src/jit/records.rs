@@ -1,0 +1,175 @@
+//! Front-end records (docs/cache.md, "Direct mode"): what lets [`Jit::load_file`] and the other
+//! loads, and [`Module::kernel`], skip the front end for inputs it has already seen, as a
+//! manifest lets a [`FileRequest`](super::FileRequest) skip it.
+//!
+//! - A **parsed-source record**, keyed by the root's name and bytes (and whether module files
+//!   are looked for), says that those bytes parse, and which module files the parse read (each
+//!   by the blake3 of its bytes, or absent). A load that finds one, and finds every module file
+//!   as it was, parses nothing: the module parses on first need, from the very bytes it hashed.
+//! - A **checked-kernel record**, keyed by the source's identity (root and module files, by
+//!   content), the globals bound (names and values, as the `captures` key component encodes
+//!   them) and the kernel's name as asked, holds what checking found: the checked program,
+//!   its bounds checks as fault reports name them, and its warnings, rendered. `kernel` then
+//!   checks nothing, and the kernel is the one checking makes, so its compile derives the same
+//!   key and gets the same entry.
+//!
+//! Both are self-verifying envelopes in the manifests' folder (local store only; `clear` and
+//! `gc` remove them), keyed with the compiler's build, so a record of another build never
+//! serves. Anything missing, damaged or different is a miss: the front end runs and the record
+//! is written again. No record is kept for a module that is not persisted, that binds a device
+//! array, or for a generic kernel.
+
+use std::sync::OnceLock;
+
+use serde::{Deserialize, Serialize};
+
+use super::module::Module;
+use super::{Jit, Source};
+use crate::cache::{ArtifactKind, Entry, Key, Meta, derive_record, encode_capture};
+use crate::capture::CaptureValue;
+use crate::ir::Program;
+use crate::lang::{SourceFile, SourceLoader};
+use crate::runtime::fault::FaultSites;
+
+/// Stack a record's encoding or decoding may use: the checked program nests as deep as its
+/// expressions (at most `MAX_EXPR_DEPTH`), one serde call per level.
+const RED_ZONE: usize = 1 << 20;
+const SEGMENT: usize = 16 << 20;
+
+/// What a parsed-source record holds.
+#[derive(Serialize, Deserialize)]
+struct ParsedSource {
+    /// Every module file the parse looked for, in order: its path relative to the root's folder
+    /// and the blake3 of its bytes, or `None` where there was none.
+    files: Vec<(String, Option<[u8; 32]>)>,
+}
+
+/// What a checked-kernel record holds (as written: borrowed).
+#[derive(Serialize)]
+struct CheckedRef<'a> {
+    canonical: &'a str,
+    program: &'a Program,
+    sites: &'a FaultSites,
+    warnings: &'a [String],
+}
+
+/// What a checked-kernel record holds (as read), fields in [`CheckedRef`]'s order.
+#[derive(Deserialize)]
+pub(super) struct Checked {
+    /// The kernel's name as checking resolves it.
+    pub canonical: String,
+    /// The checked program.
+    pub program: Program,
+    /// Its bounds checks, as fault reports name them.
+    pub sites: FaultSites,
+    /// What the checker warned about, rendered (`file:line:col: message`).
+    pub warnings: Vec<String>,
+}
+
+fn len_prefixed(out: &mut Vec<u8>, b: &[u8]) {
+    out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+    out.extend_from_slice(b);
+}
+
+fn parsed_key(jit: &Jit, name: &str, bytes: &[u8], with_modules: bool) -> Key {
+    let mut root = Vec::with_capacity(name.len() + 40);
+    len_prefixed(&mut root, name.as_bytes());
+    root.extend_from_slice(&jit.inner.digests.digest(bytes));
+    let config = jit.config();
+    derive_record("parsed source", &config.toolchain, &config.salt, &[("root", &root), ("modules", &[with_modules as u8])]).key
+}
+
+/// A source recorded as parsing, not parsed: `None` unless a record of these bytes says they
+/// parse and every module file it names reads as it did (`loader`; `None`: a single file).
+pub(super) fn recorded_source(jit: &Jit, name: &str, bytes: &[u8], loader: Option<&mut dyn SourceLoader>) -> Option<Source> {
+    jit.cache().local()?;
+    let text = std::str::from_utf8(bytes).ok()?;
+    let with_modules = loader.is_some();
+    let key = parsed_key(jit, name, bytes, with_modules);
+    let entry = jit.cache().lookup_manifest(&key)?;
+    let record: ParsedSource = postcard::from_bytes(&entry.payload).ok()?;
+    let mut modules = Vec::with_capacity(record.files.len());
+    match loader {
+        None if !record.files.is_empty() => return None,
+        None => {}
+        Some(loader) => {
+            for (path, digest) in record.files {
+                match (loader.load(&path), digest) {
+                    (Ok(Some(b)), Some(d)) if *blake3::hash(&b).as_bytes() == d => modules.push((path, Some(String::from_utf8(b).ok()?))),
+                    (Ok(None), None) => modules.push((path, None)),
+                    _ => return None,
+                }
+            }
+        }
+    }
+    crate::logging::debug!("{name}: parsed before (record {key}), so parsed only if needed");
+    Some(Source {
+        file: SourceFile::new(name, text.strip_prefix('\u{feff}').unwrap_or(text)),
+        ast: OnceLock::new(),
+        modules,
+        root: bytes.to_vec(),
+        with_modules,
+    })
+}
+
+/// Records that `bytes` parse, reading `modules` (with a local store only).
+pub(super) fn record_source(jit: &Jit, name: &str, bytes: &[u8], with_modules: bool, modules: &[(String, Option<String>)]) {
+    if jit.cache().local().is_none() {
+        return;
+    }
+    let files = modules.iter().map(|(p, t)| (p.clone(), t.as_ref().map(|t| *blake3::hash(t.as_bytes()).as_bytes()))).collect();
+    let Ok(payload) = postcard::to_allocvec(&ParsedSource { files }) else { return };
+    let key = parsed_key(jit, name, bytes, with_modules);
+    let meta = Meta::new(key, name, "(parsed-source record)", ArtifactKind::Manifest, "", 0);
+    jit.cache().store_manifest(Entry { meta, payload: payload.into() });
+}
+
+/// Whether kernels of `module` may have checked-kernel records: it is persisted, binds no
+/// device array, and the JIT has a local store.
+pub(super) fn eligible(module: &Module) -> bool {
+    module.persist && module.jit.cache().local().is_some() && module.globals.iter().all(|(_, v)| !matches!(v, CaptureValue::Device(_)))
+}
+
+fn checked_key(module: &Module, asked: &str) -> Key {
+    let mut globals = Vec::new();
+    globals.extend_from_slice(&(module.globals.len() as u64).to_le_bytes());
+    for (name, v) in module.globals.iter() {
+        len_prefixed(&mut globals, name.as_bytes());
+        let mut one = Vec::new();
+        encode_capture(v, &mut one);
+        len_prefixed(&mut globals, &one);
+    }
+    let config = module.jit.config();
+    derive_record(
+        "checked kernel",
+        &config.toolchain,
+        &config.salt,
+        &[("source", &module.source_id), ("globals", &globals), ("kernel", asked.as_bytes())],
+    )
+    .key
+}
+
+/// What checking kernel `asked` of `module` found, if a record of the same inputs holds it.
+pub(super) fn recorded_kernel(module: &Module, asked: &str) -> Option<Checked> {
+    let key = checked_key(module, asked);
+    let entry = module.jit.cache().lookup_manifest(&key)?;
+    match crate::stack::ensure(RED_ZONE, SEGMENT, || postcard::from_bytes::<Checked>(&entry.payload)) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            crate::logging::debug!("checked-kernel record {key} did not decode ({e}): checking again");
+            None
+        }
+    }
+}
+
+/// Records what checking kernel `asked` of `module` found.
+pub(super) fn record_kernel(module: &Module, asked: &str, canonical: &str, program: &Program, sites: &FaultSites, warnings: &[String]) {
+    let key = checked_key(module, asked);
+    if module.jit.cache().lookup_manifest(&key).is_some() {
+        return;
+    }
+    let record = CheckedRef { canonical, program, sites, warnings };
+    let Ok(payload) = crate::stack::ensure(RED_ZONE, SEGMENT, || postcard::to_allocvec(&record)) else { return };
+    let meta = Meta::new(key, canonical, "(checked-kernel record)", ArtifactKind::Manifest, "", 0);
+    module.jit.cache().store_manifest(Entry { meta, payload: payload.into() });
+}

@@ -1,0 +1,224 @@
+//! Front-end records: with a local store, a module loaded again (a new JIT: another process) is
+//! not parsed, and a kernel asked for again with the same globals is not checked; the kernel a
+//! record gives is the one checking makes (same program, same keys, same code, same fault
+//! reports); every input flipped runs the front end again, with a fresh store's output; bad
+//! input is reported as ever; a damaged record is never served.
+
+use std::path::Path;
+
+use kache::{Config, Device, Grid, Jit, Layout, Module, Specialization, Target};
+
+use crate::common;
+
+const ROOT: &str = "mod common;\n\
+    #[kernel] pub fn scale(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] = common::twice(x[i]) * (RATE as f32); } }\n\
+    #[kernel] pub fn poke(x: &mut [f32], at: usize) { x[at] = 1.0; }\n";
+const COMMON: &str = "pub fn twice(x: f32) -> f32 { 2.0 * x }\n";
+
+fn sources(root_text: &str, common: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.rs"), root_text).unwrap();
+    std::fs::write(dir.path().join("common.rs"), common).unwrap();
+    dir
+}
+
+fn jit(cache: &Path) -> Jit {
+    Jit::new(Config::in_memory().with_cache_dir(cache)).unwrap()
+}
+
+fn sm80() -> Target {
+    Target::Nvptx(kache::Arch::parse("sm_80").unwrap())
+}
+
+/// Kernel `name` of `m` compiled for the host and for sm_80: each compile's key and code.
+fn outputs(m: &Module, name: &str) -> Vec<(kache::cache::Key, Vec<u8>)> {
+    let k = m.kernel(name).unwrap();
+    [Target::Host, sm80()]
+        .into_iter()
+        .map(|t| {
+            let c = k.compile(t, &Specialization::uniform(k.program(), Layout::C)).unwrap();
+            (c.key(), c.artifact().bytes().to_vec())
+        })
+        .collect()
+}
+
+fn load(j: &Jit, dir: &Path, rate: f32) -> Module {
+    j.load_file(dir.join("k.rs")).unwrap().with_global("RATE", rate).unwrap()
+}
+
+/// A new JIT on the same store loads, checks nothing and compiles to what the first JIT did;
+/// an out-of-bounds launch of a recorded kernel reports the same array and `file:line:col`.
+#[test]
+fn a_module_loaded_again_is_neither_parsed_nor_checked() {
+    let src = sources(ROOT, COMMON);
+    let cache = tempfile::tempdir().unwrap();
+    let first = load(&jit(cache.path()), src.path(), 3.0);
+    assert!(first.parsed());
+    let want = outputs(&first, "scale");
+    let dev = Device::host();
+    let fault = |m: &Module| {
+        let mut x = dev.upload(&[0.0f32; 4]).unwrap();
+        m.kernel("poke").unwrap().launch(&dev, Grid::linear(1, 1), (&mut x, 9usize)).unwrap_err().to_string()
+    };
+    let want_fault = fault(&first);
+    assert!(want_fault.contains("k.rs:3:"), "{want_fault}");
+
+    let again = load(&jit(cache.path()), src.path(), 3.0);
+    assert!(!again.parsed(), "a recorded source was parsed at load");
+    assert_eq!(outputs(&again, "scale"), want);
+    assert_eq!(fault(&again), want_fault);
+    assert!(!again.parsed(), "a recorded kernel was parsed or checked");
+    let mut x = dev.upload(&[1.0f32, 2.0]).unwrap();
+    again.kernel("scale").unwrap().launch(&dev, Grid::linear(2, 32), (&mut x,)).unwrap();
+    assert_eq!(x.download().unwrap(), vec![6.0, 12.0]);
+    // Asking for what needs the syntax parses it, then and there.
+    assert_eq!(again.kernel_names(), ["scale", "poke"]);
+    assert!(again.parsed());
+    assert_eq!(again.files().len(), 2);
+}
+
+/// Each input of the records flipped (the root's text, a module file, a global's value, type or
+/// name, the kernel asked for, the salt) runs the front end again, and the output equals a
+/// fresh store's.
+#[test]
+fn every_input_flipped_runs_the_front_end_with_a_fresh_stores_output() {
+    let cache = tempfile::tempdir().unwrap();
+    let src = sources(ROOT, COMMON);
+    outputs(&load(&jit(cache.path()), src.path(), 3.0), "scale");
+    let salted = |dir: &Path, salt: bool| {
+        let c = Config::in_memory().with_cache_dir(dir);
+        Jit::new(if salt { Config { salt: "other".into(), ..c } } else { c }).unwrap()
+    };
+    let fresh = |m: &dyn Fn(&Jit) -> Module, name: &str, salt: bool| {
+        let empty = tempfile::tempdir().unwrap();
+        outputs(&m(&salted(empty.path(), salt)), name)
+    };
+    // (what changed, the module, the kernel, whether the load itself must parse)
+    type Case = (&'static str, Box<dyn Fn(&Jit) -> Module>, &'static str, bool);
+    let dir = src.path().to_path_buf();
+    let formatted = sources(&ROOT.replace("2.0", "2.0 "), COMMON);
+    let other_common = sources(ROOT, "pub fn twice(x: f32) -> f32 { 2.5 * x }\n");
+    let (d1, d2, d3, d4, d5) = (dir.clone(), dir.clone(), dir.clone(), dir.clone(), dir.clone());
+    let (fd, od) = (formatted.path().to_path_buf(), other_common.path().to_path_buf());
+    let cases: Vec<Case> = vec![
+        ("the root's formatting", Box::new(move |j: &Jit| load(j, &fd, 3.0)), "scale", true),
+        ("a module file", Box::new(move |j: &Jit| load(j, &od, 3.0)), "scale", true),
+        ("a global's value", Box::new(move |j: &Jit| load(j, &d1, 4.0)), "scale", false),
+        (
+            "a global's type",
+            Box::new(move |j: &Jit| j.load_file(d2.join("k.rs")).unwrap().with_global("RATE", 3.0f64).unwrap()),
+            "scale",
+            false,
+        ),
+        ("another global", Box::new(move |j: &Jit| load(j, &d3, 3.0).with_global("OTHER", 1u32).unwrap()), "scale", false),
+        ("the kernel", Box::new(move |j: &Jit| load(j, &d4, 3.0)), "poke", false),
+        ("the salt", Box::new(move |j: &Jit| load(j, &d5, 3.0)), "scale", true),
+    ];
+    for (what, make, name, load_parses) in cases {
+        let j = salted(cache.path(), what == "the salt");
+        let m = make(&j);
+        assert_eq!(m.parsed(), load_parses, "{what}: load");
+        let got = outputs(&m, name);
+        assert!(m.parsed(), "{what}: the kernel was not checked");
+        assert!(got == fresh(&*make, name, what == "the salt"), "{what}: not a fresh store's output");
+    }
+}
+
+/// Every kernel of the corpus, from its record, is the program checking makes (compared in
+/// full) with the same key; the source stays unparsed.
+#[test]
+fn every_corpus_kernel_from_its_record_is_the_checked_program() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = common::fixture("kernels");
+    let mut files: Vec<_> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "rs")).collect();
+    files.sort();
+    let spec_key = |k: &kache::Kernel| k.explain(Target::Host, &Specialization::uniform(k.program(), Layout::C)).unwrap().key;
+    let mut checked = 0;
+    for f in &files {
+        let m = jit(cache.path()).load_file(f).unwrap();
+        // Instances of generic kernels are not recorded: the plain kernels are.
+        let names: Vec<String> = m.kernels_to_compile().unwrap().names.into_iter().filter(|n| !n.contains('<')).collect();
+        let want: Vec<(String, kache::cache::Key)> = names
+            .iter()
+            .map(|n| {
+                let k = m.kernel(n).unwrap();
+                (format!("{:?}", k.program()), spec_key(&k))
+            })
+            .collect();
+        let again = jit(cache.path()).load_file(f).unwrap();
+        assert!(!again.parsed(), "{}", f.display());
+        for (n, w) in names.iter().zip(&want) {
+            let k = again.kernel(n).unwrap();
+            assert_eq!(&(format!("{:?}", k.program()), spec_key(&k)), w, "{}: {n}", f.display());
+            checked += 1;
+        }
+        assert!(!again.parsed(), "{}", f.display());
+    }
+    assert!(checked > 100, "only {checked} kernels");
+}
+
+/// Bad input is reported as without records: a source that does not parse, an unknown kernel
+/// and a global of the wrong type, each time; a module bound to a device array, or not
+/// persisted, keeps no record.
+#[test]
+fn errors_are_reported_as_ever_and_some_modules_keep_no_record() {
+    let cache = tempfile::tempdir().unwrap();
+    let src = sources(ROOT, COMMON);
+    for _ in 0..2 {
+        let j = jit(cache.path());
+        let e = j.load_source("bad.rs", "#[kernel] pub fn k(x: &mut [f32]) { x[0] = ; }").unwrap_err().to_string();
+        assert!(e.contains("bad.rs:1:"), "{e}");
+        let m = load(&j, src.path(), 3.0);
+        let e = m.kernel("nope").unwrap_err().to_string();
+        assert!(e.contains("nope"), "{e}");
+        let wrong = j.load_file(src.path().join("k.rs")).unwrap().with_global("RATE", true).unwrap();
+        assert!(wrong.kernel("scale").is_err());
+        outputs(&m, "scale");
+    }
+    let dev = Device::host();
+    let table = dev.upload(&[1.0f32; 4]).unwrap();
+    let text = "#[kernel] pub fn t(x: &mut [f32]) { x[0] = T[1]; }";
+    for _ in 0..2 {
+        let j = jit(cache.path());
+        let m = j.load_source("t.rs", text).unwrap().with_global("T", &table).unwrap();
+        m.kernel("t").unwrap();
+        let n = j.load_source("n.rs", "#[kernel] pub fn n(x: &mut [f32]) { x[0] = 2.0; }").unwrap().persist(false);
+        n.kernel("n").unwrap();
+    }
+    let j = jit(cache.path());
+    let m = j.load_source("t.rs", text).unwrap().with_global("T", &table).unwrap();
+    m.kernel("t").unwrap();
+    assert!(m.parsed(), "a kernel bound to a device array came from a record");
+    let n = j.load_source("n.rs", "#[kernel] pub fn n(x: &mut [f32]) { x[0] = 2.0; }").unwrap().persist(false);
+    n.kernel("n").unwrap();
+    assert!(n.parsed(), "a kernel of a module not persisted came from a record");
+}
+
+/// Records damaged on disk are not served: the front end runs, the records are written again,
+/// and the next JIT is served by them.
+#[test]
+fn damaged_records_are_not_served_and_are_written_again() {
+    let cache = tempfile::tempdir().unwrap();
+    let src = sources(ROOT, COMMON);
+    let want = outputs(&load(&jit(cache.path()), src.path(), 3.0), "scale");
+    let manifests = cache.path().join(format!("v{}", kache::cache::key::KEY_SCHEMA)).join("manifests");
+    let mut damaged = 0;
+    for shard in std::fs::read_dir(&manifests).unwrap() {
+        for f in std::fs::read_dir(shard.unwrap().path()).unwrap() {
+            let p = f.unwrap().path();
+            let mut b = std::fs::read(&p).unwrap();
+            let last = b.len() - 1;
+            b[last] ^= 0x40;
+            std::fs::write(&p, b).unwrap();
+            damaged += 1;
+        }
+    }
+    assert_eq!(damaged, 2, "a parsed-source record and a checked-kernel record");
+    let m = load(&jit(cache.path()), src.path(), 3.0);
+    assert!(m.parsed());
+    assert_eq!(outputs(&m, "scale"), want);
+    let m = load(&jit(cache.path()), src.path(), 3.0);
+    assert_eq!(outputs(&m, "scale"), want);
+    assert!(!m.parsed());
+}

@@ -241,7 +241,6 @@ impl Module {
         // Not parsed (a record showed the source parses): a record of this kernel's check serves.
         if eligible
             && self.source.ast.get().is_none()
-            && !asked.contains('<')
             && let Some(k) = self.recorded_kernel(asked)
         {
             return Ok(k);
@@ -263,7 +262,7 @@ impl Module {
             checked = true;
             KernelInner::new(self, name, program, &bindings)
         })?;
-        if checked && eligible && !asked.contains('<') {
+        if checked && eligible {
             let warnings = self.warnings(k.program());
             records::record_kernel(self, asked, name, k.program(), &k.fault_sites(), &warnings);
         }

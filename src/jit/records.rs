@@ -17,7 +17,8 @@
 //! `gc` remove them), keyed with the compiler's build, so a record of another build never
 //! serves. Anything missing, damaged or different is a miss: the front end runs and the record
 //! is written again. No record is kept for a module that is not persisted, that binds a device
-//! array, or for a generic kernel.
+//! array, or for a generic kernel asked for without its arguments (its launches pick instances
+//! from the source); an instance (`axpy::<f32>`) is a kernel like any other.
 
 use std::sync::OnceLock;
 

@@ -20,11 +20,13 @@ pub(super) struct GenericPart {
     pub(super) sig: GenericKernelSig,
     module: Module,
     instances: Mutex<HashMap<String, Kernel>>,
+    /// The instance each launch's argument types picked.
+    chosen: Mutex<HashMap<Vec<LaunchArg>, Kernel>>,
 }
 
 impl GenericPart {
     pub(super) fn new(sig: GenericKernelSig, module: Module) -> GenericPart {
-        GenericPart { sig, module, instances: Mutex::new(HashMap::new()) }
+        GenericPart { sig, module, instances: Mutex::new(HashMap::new()), chosen: Mutex::new(HashMap::new()) }
     }
 
     /// The error for asking a generic kernel for what only an instance has.
@@ -80,8 +82,25 @@ impl GenericPart {
                 }),
             })
             .collect::<Result<_>>()?;
-        let picked = lang::infer_instance(self.module.source.ast()?, name, &kinds)?;
-        self.instance_named(&picked.canonical)
+        if let Some(k) = self.chosen.lock().unwrap_or_else(|e| e.into_inner()).get(&kinds) {
+            return Ok(k.clone());
+        }
+        let records = self.module.records && super::records::eligible(&self.module);
+        // The source not parsed (a record showed it parses): a record of this choice serves.
+        let recorded = (records && !self.module.parsed()).then(|| super::records::recorded_instance(&self.module, name, &kinds)).flatten();
+        let picked = match recorded {
+            Some(canonical) => canonical,
+            None => {
+                let canonical = lang::infer_instance(self.module.source.ast()?, name, &kinds)?.canonical;
+                if records {
+                    super::records::record_instance(&self.module, name, &kinds, &canonical);
+                }
+                canonical
+            }
+        };
+        let k = self.instance_named(&picked)?;
+        self.chosen.lock().unwrap_or_else(|e| e.into_inner()).insert(kinds, k.clone());
+        Ok(k)
     }
 
     /// The names of the instances made so far, sorted.

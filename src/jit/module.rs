@@ -255,6 +255,7 @@ impl Module {
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             if resolved.args.is_empty() && ast.func(name).is_some_and(|f| f.is_kernel && f.is_generic()) {
                 let g = lang::check_generic_kernel(ast, &env, name)?;
+                checked = true;
                 return KernelInner::new_generic(self, g, &bindings);
             }
             let program = lang::check_kernel(ast, &env, name)?;
@@ -263,8 +264,13 @@ impl Module {
             KernelInner::new(self, name, program, &bindings)
         })?;
         if checked && eligible {
-            let warnings = self.warnings(k.program());
-            records::record_kernel(self, asked, name, k.program(), &k.fault_sites(), &warnings);
+            match &k.inner.generic {
+                Some(g) => records::record_generic(self, asked, &g.sig, k.program()),
+                None => {
+                    let warnings = self.warnings(k.program());
+                    records::record_kernel(self, asked, name, k.program(), &k.fault_sites(), &warnings);
+                }
+            }
         }
         Ok(k)
     }
@@ -283,15 +289,20 @@ impl Module {
         if let Some(k) = live {
             return Some(Kernel { inner: k });
         }
-        let record = records::recorded_kernel(self, asked)?;
-        let id = self.request_id("kernel", &record.canonical, &[]);
         let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
-        let made = self.memo(id, || {
-            for w in &record.warnings {
-                crate::logging::warning!("{w}");
+        let made = match records::recorded_kernel(self, asked)? {
+            records::Checked::Kernel { canonical, program, sites, warnings } => {
+                self.memo(self.request_id("kernel", &canonical, &[]), || {
+                    for w in &warnings {
+                        crate::logging::warning!("{w}");
+                    }
+                    Ok(KernelInner::new(self, &canonical, program, &bindings)?.with_fault_sites(sites))
+                })
             }
-            Ok(KernelInner::new(self, &record.canonical, record.program, &bindings)?.with_fault_sites(record.sites))
-        });
+            records::Checked::Generic { sig, program } => self.memo(self.request_id("kernel", &sig.name, &[]), || {
+                KernelInner::new_generic(self, lang::GenericKernel { sig, program }, &bindings)
+            }),
+        };
         made.ok()
     }
 

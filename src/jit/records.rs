@@ -9,16 +9,19 @@
 //! - A **checked-kernel record**, keyed by the source's identity (root and module files, by
 //!   content), the globals bound (names and values, as the `captures` key component encodes
 //!   them) and the kernel's name as asked, holds what checking found: the checked program,
-//!   its bounds checks as fault reports name them, and its warnings, rendered. `kernel` then
+//!   its bounds checks as fault reports name them, and its warnings, rendered (for a generic
+//!   kernel asked for without arguments, its signature and checked definition). `kernel` then
 //!   checks nothing, and the kernel is the one checking makes, so its compile derives the same
 //!   key and gets the same entry.
+//! - A **generic-instance record**, keyed by the same and the types of a launch's arguments,
+//!   names the instance those types pick, so a launch of a generic kernel finds its instance
+//!   without the source.
 //!
 //! Both are self-verifying envelopes in the manifests' folder (local store only; `clear` and
 //! `gc` remove them), keyed with the compiler's build, so a record of another build never
 //! serves. Anything missing, damaged or different is a miss: the front end runs and the record
-//! is written again. No record is kept for a module that is not persisted, that binds a device
-//! array, or for a generic kernel asked for without its arguments (its launches pick instances
-//! from the source); an instance (`axpy::<f32>`) is a kernel like any other.
+//! is written again. No record is kept for a module that is not persisted or that binds a device
+//! array.
 
 use std::sync::OnceLock;
 
@@ -29,7 +32,7 @@ use super::{Jit, Source};
 use crate::cache::{ArtifactKind, Entry, Key, Meta, derive_record, encode_capture};
 use crate::capture::CaptureValue;
 use crate::ir::Program;
-use crate::lang::{SourceFile, SourceLoader};
+use crate::lang::{GenericKernelSig, LaunchArg, SourceFile, SourceLoader};
 use crate::runtime::fault::FaultSites;
 
 /// Stack a record's encoding or decoding may use: the checked program nests as deep as its
@@ -47,24 +50,32 @@ struct ParsedSource {
 
 /// What a checked-kernel record holds (as written: borrowed).
 #[derive(Serialize)]
-struct CheckedRef<'a> {
-    canonical: &'a str,
-    program: &'a Program,
-    sites: &'a FaultSites,
-    warnings: &'a [String],
+enum CheckedRef<'a> {
+    Kernel { canonical: &'a str, program: &'a Program, sites: &'a FaultSites, warnings: &'a [String] },
+    Generic { sig: &'a GenericKernelSig, program: &'a Program },
 }
 
-/// What a checked-kernel record holds (as read), fields in [`CheckedRef`]'s order.
+/// What a checked-kernel record holds (as read), variants and fields in [`CheckedRef`]'s order.
 #[derive(Deserialize)]
-pub(super) struct Checked {
-    /// The kernel's name as checking resolves it.
-    pub canonical: String,
-    /// The checked program.
-    pub program: Program,
-    /// Its bounds checks, as fault reports name them.
-    pub sites: FaultSites,
-    /// What the checker warned about, rendered (`file:line:col: message`).
-    pub warnings: Vec<String>,
+pub(super) enum Checked {
+    /// A kernel (or an instance of a generic kernel).
+    Kernel {
+        /// Its name as checking resolves it.
+        canonical: String,
+        /// The checked program.
+        program: Program,
+        /// Its bounds checks, as fault reports name them.
+        sites: FaultSites,
+        /// What the checker warned about, rendered (`file:line:col: message`).
+        warnings: Vec<String>,
+    },
+    /// A generic kernel asked for without arguments: its signature and checked definition.
+    Generic {
+        /// Generic parameters and parameters.
+        sig: GenericKernelSig,
+        /// The definition as checked.
+        program: Program,
+    },
 }
 
 fn len_prefixed(out: &mut Vec<u8>, b: &[u8]) {
@@ -131,7 +142,9 @@ pub(super) fn eligible(module: &Module) -> bool {
     module.persist && module.jit.cache().local().is_some() && module.globals.iter().all(|(_, v)| !matches!(v, CaptureValue::Device(_)))
 }
 
-fn checked_key(module: &Module, asked: &str) -> Key {
+/// The globals bound to `module`, in order: names and values as the `captures` key component
+/// encodes them.
+fn globals_encoded(module: &Module) -> Vec<u8> {
     let mut globals = Vec::new();
     globals.extend_from_slice(&(module.globals.len() as u64).to_le_bytes());
     for (name, v) in module.globals.iter() {
@@ -140,12 +153,16 @@ fn checked_key(module: &Module, asked: &str) -> Key {
         encode_capture(v, &mut one);
         len_prefixed(&mut globals, &one);
     }
+    globals
+}
+
+fn checked_key(module: &Module, asked: &str) -> Key {
     let config = module.jit.config();
     derive_record(
         "checked kernel",
         &config.toolchain,
         &config.salt,
-        &[("source", &module.source_id), ("globals", &globals), ("kernel", asked.as_bytes())],
+        &[("source", &module.source_id), ("globals", &globals_encoded(module)), ("kernel", asked.as_bytes())],
     )
     .key
 }
@@ -165,12 +182,58 @@ pub(super) fn recorded_kernel(module: &Module, asked: &str) -> Option<Checked> {
 
 /// Records what checking kernel `asked` of `module` found.
 pub(super) fn record_kernel(module: &Module, asked: &str, canonical: &str, program: &Program, sites: &FaultSites, warnings: &[String]) {
+    store_checked(module, asked, canonical, &CheckedRef::Kernel { canonical, program, sites, warnings });
+}
+
+/// Records what checking generic kernel `asked` of `module` (asked for without arguments) found.
+pub(super) fn record_generic(module: &Module, asked: &str, sig: &GenericKernelSig, program: &Program) {
+    store_checked(module, asked, &sig.name, &CheckedRef::Generic { sig, program });
+}
+
+fn store_checked(module: &Module, asked: &str, name: &str, record: &CheckedRef<'_>) {
     let key = checked_key(module, asked);
     if module.jit.cache().lookup_manifest(&key).is_some() {
         return;
     }
-    let record = CheckedRef { canonical, program, sites, warnings };
-    let Ok(payload) = crate::stack::ensure(RED_ZONE, SEGMENT, || postcard::to_allocvec(&record)) else { return };
-    let meta = Meta::new(key, canonical, "(checked-kernel record)", ArtifactKind::Manifest, "", 0);
+    let Ok(payload) = crate::stack::ensure(RED_ZONE, SEGMENT, || postcard::to_allocvec(record)) else { return };
+    let meta = Meta::new(key, name, "(checked-kernel record)", ArtifactKind::Manifest, "", 0);
+    module.jit.cache().store_manifest(Entry { meta, payload: payload.into() });
+}
+
+/// The key of the instance of generic kernel `name` that a launch with arguments of `kinds`
+/// runs: the source's identity, the globals (their types decide nothing, but they are part of
+/// what the source is checked with), the kernel and the arguments' types.
+fn instance_key(module: &Module, name: &str, kinds: &[LaunchArg]) -> Key {
+    let mut args = Vec::with_capacity(kinds.len() * 3);
+    for k in kinds {
+        match k {
+            LaunchArg::Scalar(s) => args.extend_from_slice(&[0, s.tag(), 0]),
+            LaunchArg::Array { elem, ndim } => args.extend_from_slice(&[1, elem.tag(), *ndim]),
+        }
+    }
+    let config = module.jit.config();
+    derive_record(
+        "generic instance",
+        &config.toolchain,
+        &config.salt,
+        &[("source", &module.source_id), ("globals", &globals_encoded(module)), ("kernel", name.as_bytes()), ("arguments", &args)],
+    )
+    .key
+}
+
+/// The instance of generic kernel `name` that arguments of `kinds` pick, if a record holds it.
+pub(super) fn recorded_instance(module: &Module, name: &str, kinds: &[LaunchArg]) -> Option<String> {
+    let entry = module.jit.cache().lookup_manifest(&instance_key(module, name, kinds))?;
+    postcard::from_bytes::<String>(&entry.payload).ok()
+}
+
+/// Records the instance of generic kernel `name` that arguments of `kinds` pick.
+pub(super) fn record_instance(module: &Module, name: &str, kinds: &[LaunchArg], canonical: &str) {
+    let key = instance_key(module, name, kinds);
+    if module.jit.cache().lookup_manifest(&key).is_some() {
+        return;
+    }
+    let Ok(payload) = postcard::to_allocvec(canonical) else { return };
+    let meta = Meta::new(key, canonical, "(generic-instance record)", ArtifactKind::Manifest, "", 0);
     module.jit.cache().store_manifest(Entry { meta, payload: payload.into() });
 }

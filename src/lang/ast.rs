@@ -340,6 +340,7 @@ pub struct GenericParamDef {
 
 /// What a generic parameter stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum GenericParamKind {
     /// A type parameter with its bound (`T: Float`).
     Type(Bound),

@@ -222,3 +222,38 @@ fn damaged_records_are_not_served_and_are_written_again() {
     assert_eq!(outputs(&m, "scale"), want);
     assert!(!m.parsed());
 }
+
+/// A generic kernel launched by its name in a new JIT: neither its definition nor the instance
+/// its arguments pick is parsed or checked again, and the results and errors are the same.
+#[test]
+fn a_generic_kernel_launched_again_needs_no_front_end() {
+    let text =
+        "#[kernel] pub fn axpy<T: Float>(a: T, x: &[T], y: &mut [T]) { let i = global_id_x(); if i < y.len() { y[i] = a * x[i] + y[i]; } }";
+    let cache = tempfile::tempdir().unwrap();
+    let dev = Device::host();
+    let run = |m: &Module| {
+        let k = m.kernel("axpy").unwrap();
+        let x = dev.upload(&[1.0f32, 2.0]).unwrap();
+        let mut y = dev.upload(&[1.0f32, 1.0]).unwrap();
+        k.launch(&dev, Grid::linear(2, 32), (2.0f32, &x, &mut y)).unwrap();
+        let x64 = dev.upload(&[1.0f64, 2.0]).unwrap();
+        let mut y64 = dev.upload(&[0.5f64, 0.5]).unwrap();
+        k.launch(&dev, Grid::linear(2, 32), (3.0f64, &x64, &mut y64)).unwrap();
+        let xi = dev.upload(&[1i32, 2]).unwrap();
+        let mut yi = dev.upload(&[1i32, 1]).unwrap();
+        let e = k.launch(&dev, Grid::linear(2, 32), (2i32, &xi, &mut yi)).unwrap_err().to_string();
+        (y.download().unwrap(), y64.download().unwrap(), e)
+    };
+    let first = run(&jit(cache.path()).load_source("g.rs", text).unwrap());
+    assert_eq!((first.0.clone(), first.1.clone()), (vec![3.0, 5.0], vec![3.5, 6.5]));
+    let m = jit(cache.path()).load_source("g.rs", text).unwrap();
+    let k = m.kernel("axpy").unwrap();
+    assert!(!m.parsed(), "a recorded generic kernel was checked");
+    let x = dev.upload(&[1.0f32, 2.0]).unwrap();
+    let mut y = dev.upload(&[1.0f32, 1.0]).unwrap();
+    k.launch(&dev, Grid::linear(2, 32), (2.0f32, &x, &mut y)).unwrap();
+    assert_eq!(y.download().unwrap(), vec![3.0, 5.0]);
+    assert!(!m.parsed(), "a recorded instance choice was parsed for");
+    // The same results and errors (an i32 launch: no instance; the source is parsed to say why).
+    assert_eq!(run(&m), first);
+}

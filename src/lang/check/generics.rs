@@ -43,6 +43,7 @@ impl fmt::Display for GenericValue {
 
 /// A generic parameter of a kernel or device function, as the host sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct GenericParam {
     /// Its name (`T`, `TILE`).
     pub name: String,

@@ -29,6 +29,7 @@ pub struct KernelName {
 
 /// A generic kernel's signature: its generic parameters and its parameters.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub struct GenericKernelSig {
     /// The kernel's name.
     pub name: String,
@@ -93,7 +94,8 @@ pub struct GenericKernel {
 }
 
 /// What a launch passes for one parameter, as far as choosing an instance goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub enum LaunchArg {
     /// A scalar of this type.
     Scalar(Scalar),

@@ -3,7 +3,8 @@
 //!
 //! - miss: parse, check, compile to PTX, load (the driver's JIT), first launch;
 //! - PTX hit: the PTX from the cache, the driver's JIT, first launch (`KACHE_CUBIN_TIER=0`);
-//! - cubin hit: the cubin from the cache, no LLVM and no JIT, first launch.
+//! - cubin hit: the cubin from the cache, no LLVM and no JIT, first launch (through
+//!   `load_source` and `kernel`: front-end records spare the parse and the check, docs/cache.md).
 //!
 //! For saxpy, for a medium kernel (`benches/kernels/medium.rs`), and for a kernel that captures
 //! a device array through a device function, compiled with relocatable captures (`captures`:

@@ -257,3 +257,32 @@ fn a_generic_kernel_launched_again_needs_no_front_end() {
     // The same results and errors (an i32 launch: no instance; the source is parsed to say why).
     assert_eq!(run(&m), first);
 }
+
+/// Threads of one JIT racing on a recorded source (some asking for what parses it, others
+/// served by records) all get the same kernels.
+#[test]
+fn threads_racing_on_a_recorded_source_agree() {
+    let src = sources(ROOT, COMMON);
+    let cache = tempfile::tempdir().unwrap();
+    let want = outputs(&load(&jit(cache.path()), src.path(), 3.0), "scale");
+    for _ in 0..4 {
+        let j = jit(cache.path());
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..6)
+                .map(|t| {
+                    let (j, dir) = (&j, src.path());
+                    s.spawn(move || {
+                        let m = load(j, dir, 3.0);
+                        if t % 3 == 0 {
+                            assert_eq!(m.kernel_names(), ["scale", "poke"]);
+                        }
+                        outputs(&m, "scale")
+                    })
+                })
+                .collect();
+            for h in handles {
+                assert_eq!(h.join().unwrap(), want);
+            }
+        });
+    }
+}

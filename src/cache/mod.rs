@@ -119,6 +119,42 @@ pub struct Cache {
     touched: Arc<Mutex<Vec<Key>>>,
     warned: Mutex<HashSet<String>>,
     reasons: Mutex<Vec<String>>,
+    /// Front-end records waiting for their writer ([`Cache::store_record`]).
+    records: Arc<Mutex<RecordQueue>>,
+}
+
+/// Front-end records waiting to be written, and the thread writing them.
+#[derive(Default)]
+struct RecordQueue {
+    pending: Vec<(Key, Vec<u8>)>,
+    writer: Option<std::thread::JoinHandle<()>>,
+    /// Whether the writer still takes from `pending` (it clears this, under the lock, when it
+    /// finds nothing left, then ends).
+    running: bool,
+}
+
+/// Writes a front-end record into the store (losing one costs the next process a front end).
+fn write_record(store: &LocalStore, key: &Key, bytes: &[u8]) {
+    if let Err(e) = store.write_manifest(key, bytes) {
+        crate::logging::debug!("front-end record {key} could not be written ({e}): the front end runs next time");
+    }
+}
+
+/// The writer thread: writes what is queued until nothing is.
+fn write_records(queue: &Mutex<RecordQueue>, store: &LocalStore) {
+    loop {
+        let batch = {
+            let mut q = queue.lock().unwrap_or_else(|e| e.into_inner());
+            if q.pending.is_empty() {
+                q.running = false;
+                return;
+            }
+            std::mem::take(&mut q.pending)
+        };
+        for (key, bytes) in batch {
+            write_record(store, &key, &bytes);
+        }
+    }
 }
 
 impl Cache {
@@ -151,6 +187,7 @@ impl Cache {
             touched,
             warned: Mutex::new(HashSet::new()),
             reasons: Mutex::new(Vec::new()),
+            records: Arc::default(),
         })
     }
 
@@ -166,6 +203,7 @@ impl Cache {
             touched: Arc::default(),
             warned: Mutex::new(HashSet::new()),
             reasons: Mutex::new(Vec::new()),
+            records: Arc::default(),
         }
     }
 
@@ -468,6 +506,41 @@ impl Cache {
         }
     }
 
+    /// Stores a front-end record (`jit/records.rs`: what lets a load skip the parse and a kernel
+    /// the check): remembered at once, written into the local store off the calling thread, by
+    /// one writer that runs while records are queued (here, if no thread can start). A record
+    /// only spares the next process the front end, so one lost to a crash is a miss; the
+    /// cache's drop waits for the writer.
+    pub(crate) fn store_record(&self, entry: Entry) {
+        let key = entry.meta.key;
+        let bytes = entry.encode();
+        self.remember(key, Arc::new(entry));
+        let Some(local) = &self.local else { return };
+        let mut q = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        q.pending.push((key, bytes));
+        if q.running {
+            return;
+        }
+        // The last writer found nothing left and is ending (or none ran): a new one.
+        if let Some(done) = q.writer.take() {
+            let _ = done.join();
+        }
+        let (queue, store) = (self.records.clone(), local.clone());
+        match std::thread::Builder::new().name("kache-records".into()).spawn(move || write_records(&queue, &store)) {
+            Ok(h) => {
+                q.running = true;
+                q.writer = Some(h);
+            }
+            Err(_) => {
+                let pending = std::mem::take(&mut q.pending);
+                drop(q);
+                for (key, bytes) in pending {
+                    write_record(local, &key, &bytes);
+                }
+            }
+        }
+    }
+
     /// Keeps a kernel that may not be persisted in this process's memory only, keyed by its
     /// key (which includes the identity of the device arrays it captured). The cache holds it
     /// weakly: it lives as long as the kernel does.
@@ -575,6 +648,17 @@ impl Drop for Cache {
     /// it last did, else parked in a file (a process that only had hits never opens the
     /// catalogue).
     fn drop(&mut self) {
+        // The front-end records queued: written before the process goes.
+        let writer = self.records.lock().unwrap_or_else(|e| e.into_inner()).writer.take();
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        if let Some(local) = &self.local {
+            let left = std::mem::take(&mut self.records.lock().unwrap_or_else(|e| e.into_inner()).pending);
+            for (key, bytes) in left {
+                write_record(local, &key, &bytes);
+            }
+        }
         if let Some(books) = &self.books {
             books.finish();
         }

@@ -133,7 +133,7 @@ pub(super) fn record_source(jit: &Jit, name: &str, bytes: &[u8], with_modules: b
     let Ok(payload) = postcard::to_allocvec(&ParsedSource { files }) else { return };
     let key = parsed_key(jit, name, bytes, with_modules);
     let meta = Meta::new(key, name, "(parsed-source record)", ArtifactKind::Manifest, "", 0);
-    jit.cache().store_manifest(Entry { meta, payload: payload.into() });
+    jit.cache().store_record(Entry { meta, payload: payload.into() });
 }
 
 /// Whether kernels of `module` may have checked-kernel records: it is persisted, binds no
@@ -197,7 +197,7 @@ fn store_checked(module: &Module, asked: &str, name: &str, record: &CheckedRef<'
     }
     let Ok(payload) = crate::stack::ensure(RED_ZONE, SEGMENT, || postcard::to_allocvec(record)) else { return };
     let meta = Meta::new(key, name, "(checked-kernel record)", ArtifactKind::Manifest, "", 0);
-    module.jit.cache().store_manifest(Entry { meta, payload: payload.into() });
+    module.jit.cache().store_record(Entry { meta, payload: payload.into() });
 }
 
 /// The key of the instance of generic kernel `name` that a launch with arguments of `kinds`
@@ -235,5 +235,5 @@ pub(super) fn record_instance(module: &Module, name: &str, kinds: &[LaunchArg], 
     }
     let Ok(payload) = postcard::to_allocvec(canonical) else { return };
     let meta = Meta::new(key, canonical, "(generic-instance record)", ArtifactKind::Manifest, "", 0);
-    module.jit.cache().store_manifest(Entry { meta, payload: payload.into() });
+    module.jit.cache().store_record(Entry { meta, payload: payload.into() });
 }

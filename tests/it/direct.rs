@@ -12,10 +12,10 @@ use crate::common::{kache_bin, root};
 const ROOT: &str = "mod common;\n\
     #[kernel] pub fn scale(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] = common::twice(x[i]) * (RATE as f32); } }\n\
     #[kernel] pub fn shift(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] = x[i] + (RATE as f32); } }\n";
-const COMMON: &str = "pub fn twice(x: f32) -> f32 { 2.0 * x }\n";
+pub(crate) const COMMON: &str = "pub fn twice(x: f32) -> f32 { 2.0 * x }\n";
 
-/// A source folder with the root file and its module.
-fn sources(root_text: &str, common: &str) -> tempfile::TempDir {
+/// A source folder with the root file (`k.rs`) and its module (`common.rs`).
+pub(crate) fn sources(root_text: &str, common: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("k.rs"), root_text).unwrap();
     std::fs::write(dir.path().join("common.rs"), common).unwrap();

@@ -9,18 +9,11 @@ use std::path::Path;
 use kache::{Config, Device, Grid, Jit, Layout, Module, Specialization, Target};
 
 use crate::common;
+use crate::direct::{COMMON, sources};
 
 const ROOT: &str = "mod common;\n\
     #[kernel] pub fn scale(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] = common::twice(x[i]) * (RATE as f32); } }\n\
     #[kernel] pub fn poke(x: &mut [f32], at: usize) { x[at] = 1.0; }\n";
-const COMMON: &str = "pub fn twice(x: f32) -> f32 { 2.0 * x }\n";
-
-fn sources(root_text: &str, common: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("k.rs"), root_text).unwrap();
-    std::fs::write(dir.path().join("common.rs"), common).unwrap();
-    dir
-}
 
 fn jit(cache: &Path) -> Jit {
     Jit::new(Config::in_memory().with_cache_dir(cache)).unwrap()

@@ -72,50 +72,65 @@ fn a_module_loaded_again_is_neither_parsed_nor_checked() {
     assert_eq!(again.files().len(), 2);
 }
 
-/// Each input of the records flipped (the root's text, a module file, a global's value, type or
-/// name, the kernel asked for, the salt) runs the front end again, and the output equals a
-/// fresh store's.
+/// Each input of the records flipped (the root's bytes and a module file's, in place; a
+/// global's value, type or name; the kernel asked for; the salt; the toolchain) runs the front
+/// end again, and the output equals a fresh store's; put back, the records serve again.
 #[test]
 fn every_input_flipped_runs_the_front_end_with_a_fresh_stores_output() {
     let cache = tempfile::tempdir().unwrap();
     let src = sources(ROOT, COMMON);
-    outputs(&load(&jit(cache.path()), src.path(), 3.0), "scale");
-    let salted = |dir: &Path, salt: bool| {
-        let c = Config::in_memory().with_cache_dir(dir);
-        Jit::new(if salt { Config { salt: "other".into(), ..c } } else { c }).unwrap()
-    };
-    let fresh = |m: &dyn Fn(&Jit) -> Module, name: &str, salt: bool| {
-        let empty = tempfile::tempdir().unwrap();
-        outputs(&m(&salted(empty.path(), salt)), name)
-    };
-    // (what changed, the module, the kernel, whether the load itself must parse)
-    type Case = (&'static str, Box<dyn Fn(&Jit) -> Module>, &'static str, bool);
     let dir = src.path().to_path_buf();
-    let formatted = sources(&ROOT.replace("2.0", "2.0 "), COMMON);
-    let other_common = sources(ROOT, "pub fn twice(x: f32) -> f32 { 2.5 * x }\n");
-    let (d1, d2, d3, d4, d5) = (dir.clone(), dir.clone(), dir.clone(), dir.clone(), dir.clone());
-    let (fd, od) = (formatted.path().to_path_buf(), other_common.path().to_path_buf());
+    let want = outputs(&load(&jit(cache.path()), &dir, 3.0), "scale");
+    // The JIT of a case: 0 as recorded, 1 another salt, 2 another toolchain.
+    let jit_of = |store: &Path, config: u8| {
+        let c = Config::in_memory().with_cache_dir(store);
+        Jit::new(match config {
+            1 => Config { salt: "other".into(), ..c },
+            2 => Config { toolchain: kache::cache::Toolchain { llvm: "19.0.0-other".into(), ..Default::default() }, ..c },
+            _ => c,
+        })
+        .unwrap()
+    };
+    // (what changed, a file rewritten for it, the JIT, the module, the kernel, whether the load parses)
+    type Case = (&'static str, Option<(&'static str, String)>, u8, Box<dyn Fn(&Jit, &Path) -> Module>, &'static str, bool);
+    let base = |j: &Jit, d: &Path| load(j, d, 3.0);
     let cases: Vec<Case> = vec![
-        ("the root's formatting", Box::new(move |j: &Jit| load(j, &fd, 3.0)), "scale", true),
-        ("a module file", Box::new(move |j: &Jit| load(j, &od, 3.0)), "scale", true),
-        ("a global's value", Box::new(move |j: &Jit| load(j, &d1, 4.0)), "scale", false),
+        ("the root's bytes", Some(("k.rs", format!("{ROOT}// a comment\n"))), 0, Box::new(base), "scale", true),
+        ("a module file", Some(("common.rs", COMMON.replace("2.0", "2.5"))), 0, Box::new(base), "scale", true),
+        ("a global's value", None, 0, Box::new(|j, d| load(j, d, 4.0)), "scale", false),
         (
             "a global's type",
-            Box::new(move |j: &Jit| j.load_file(d2.join("k.rs")).unwrap().with_global("RATE", 3.0f64).unwrap()),
+            None,
+            0,
+            Box::new(|j, d| j.load_file(d.join("k.rs")).unwrap().with_global("RATE", 3.0f64).unwrap()),
             "scale",
             false,
         ),
-        ("another global", Box::new(move |j: &Jit| load(j, &d3, 3.0).with_global("OTHER", 1u32).unwrap()), "scale", false),
-        ("the kernel", Box::new(move |j: &Jit| load(j, &d4, 3.0)), "poke", false),
-        ("the salt", Box::new(move |j: &Jit| load(j, &d5, 3.0)), "scale", true),
+        ("another global", None, 0, Box::new(|j, d| load(j, d, 3.0).with_global("OTHER", 1u32).unwrap()), "scale", false),
+        ("the kernel", None, 0, Box::new(base), "poke", false),
+        ("the salt", None, 1, Box::new(base), "scale", true),
+        ("the toolchain", None, 2, Box::new(base), "scale", true),
     ];
-    for (what, make, name, load_parses) in cases {
-        let j = salted(cache.path(), what == "the salt");
-        let m = make(&j);
+    for (what, rewrite, config, make, name, load_parses) in cases {
+        if let Some((file, text)) = &rewrite {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+        let m = make(&jit_of(cache.path(), config), &dir);
         assert_eq!(m.parsed(), load_parses, "{what}: load");
         let got = outputs(&m, name);
         assert!(m.parsed(), "{what}: the kernel was not checked");
-        assert!(got == fresh(&*make, name, what == "the salt"), "{what}: not a fresh store's output");
+        drop(m);
+        let empty = tempfile::tempdir().unwrap();
+        assert!(got == outputs(&make(&jit_of(empty.path(), config), &dir), name), "{what}: not a fresh store's output");
+        if let Some((file, _)) = rewrite {
+            // Put back: served again, at the latest once the load has recorded the files
+            // again (a root keeps one parsed-source record: its last parse's module files).
+            std::fs::write(dir.join(file), if file == "k.rs" { ROOT } else { COMMON }).unwrap();
+            outputs(&base(&jit(cache.path()), &dir), "scale");
+            let m = base(&jit(cache.path()), &dir);
+            assert_eq!(outputs(&m, "scale"), want, "{what}: put back");
+            assert!(!m.parsed(), "{what}: put back, the records did not serve");
+        }
     }
 }
 

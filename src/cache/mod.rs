@@ -28,7 +28,7 @@ pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{
     Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Toolchain, derive,
-    derive_cubin, derive_manifest, derive_record, encode_capture,
+    derive_cubin, derive_manifest, derive_record, encode_capture, encode_globals, encode_root,
 };
 pub use store::{Batch, LocalStore, Record, StoreError};
 
@@ -648,16 +648,11 @@ impl Drop for Cache {
     /// it last did, else parked in a file (a process that only had hits never opens the
     /// catalogue).
     fn drop(&mut self) {
-        // The front-end records queued: written before the process goes.
+        // The front-end records queued: written before the process goes (a writer takes every
+        // record queued while it runs, and none is queued without one running).
         let writer = self.records.lock().unwrap_or_else(|e| e.into_inner()).writer.take();
         if let Some(w) = writer {
             let _ = w.join();
-        }
-        if let Some(local) = &self.local {
-            let left = std::mem::take(&mut self.records.lock().unwrap_or_else(|e| e.into_inner()).pending);
-            for (key, bytes) in left {
-                write_record(local, &key, &bytes);
-            }
         }
         if let Some(books) = &self.books {
             books.finish();

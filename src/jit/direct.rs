@@ -17,7 +17,7 @@ use super::module::{KernelsToCompile, Module};
 use super::{FileLoader, Jit, read_source, source_id, source_problem};
 use crate::cache::{
     ArtifactKind, Counter, Derivation, Entry, Key, Lookup, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Meta, derive_manifest,
-    encode_capture,
+    encode_globals,
 };
 use crate::capture::{CaptureValue, IntoCapture};
 use crate::codegen::Artifact;
@@ -515,14 +515,5 @@ impl DirectMiss {
 
 /// Whether a module's globals are the request's (names and values, in order).
 fn same_globals(bound: &[(String, CaptureValue)], asked: &[(String, CaptureValue)]) -> bool {
-    let encode = |g: &[(String, CaptureValue)]| {
-        let mut out = Vec::new();
-        for (n, v) in g {
-            out.extend_from_slice(&(n.len() as u64).to_le_bytes());
-            out.extend_from_slice(n.as_bytes());
-            encode_capture(v, &mut out);
-        }
-        out
-    };
-    encode(bound) == encode(asked)
+    encode_globals(bound) == encode_globals(asked)
 }

@@ -85,7 +85,7 @@ impl GenericPart {
         if let Some(k) = self.chosen.lock().unwrap_or_else(|e| e.into_inner()).get(&kinds) {
             return Ok(k.clone());
         }
-        let records = self.module.records && super::records::eligible(&self.module);
+        let records = super::records::eligible(&self.module);
         // The source not parsed (a record showed it parses): a record of this choice serves.
         let recorded = (records && !self.module.parsed()).then(|| super::records::recorded_instance(&self.module, name, &kinds)).flatten();
         let picked = match recorded {

@@ -313,13 +313,7 @@ impl Kernel {
 
     /// How its fault records are reported (computed once per kernel).
     pub(super) fn fault_sites(&self) -> Arc<FaultSites> {
-        self.inner
-            .faults
-            .get_or_init(|| {
-                let files = self.inner.source.ast_or_log().map(|a| &a.files[..]).unwrap_or(std::slice::from_ref(&self.inner.source.file));
-                Arc::new(describe_sites(&self.inner.program, files, &self.inner.name))
-            })
-            .clone()
+        self.inner.faults.get_or_init(|| Arc::new(describe_sites(&self.inner.program, self.inner.source.files(), &self.inner.name))).clone()
     }
 
     /// The key this kernel's bounds-checked code is cached under for `target` and `spec`, with

@@ -74,6 +74,15 @@ impl Source {
         Ok(self.ast.get_or_init(|| parsed))
     }
 
+    /// Its files, root first (parsed on first need; the root alone if that parse fails, which
+    /// [`ast_or_log`](Self::ast_or_log) logs).
+    fn files(&self) -> &[Arc<SourceFile>] {
+        match self.ast_or_log() {
+            Some(ast) => &ast.files,
+            None => std::slice::from_ref(&self.file),
+        }
+    }
+
     /// The parsed crate for what cannot fail: a source parses at load or was recorded as
     /// parsing, so an error here means the record lied; it is logged and `None` returned.
     fn ast_or_log(&self) -> Option<&SourceModule> {
@@ -302,25 +311,52 @@ impl Jit {
             });
             if same {
                 let id = source_id(&self.inner.digests, name, bytes, &s.modules);
-                return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true, records });
+                return Ok(self.module(s, id, records));
             }
         }
-        if let Some(s) = records.then(|| records::recorded_source(self, name, bytes, Some(&mut *loader))).flatten() {
-            let s = Arc::new(s);
-            let id = source_id(&self.inner.digests, name, bytes, &s.modules);
-            self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
-            return Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true, records });
+        let s = self.keep_source(root_id, self.new_source(name, bytes, Some(loader), records)?);
+        let id = source_id(&self.inner.digests, name, bytes, &s.modules);
+        Ok(self.module(s, id, records))
+    }
+
+    /// The source of `name`'s bytes, not seen in this process: from its parsed-source record
+    /// where `records` and one serves (parsed on first need), else parsed now (and recorded).
+    /// `loader` reads its module files (`None`: a single file, whose `mod` items are errors).
+    fn new_source<'l>(
+        &self,
+        name: &str,
+        bytes: &[u8],
+        mut loader: Option<&mut (dyn lang::SourceLoader + 'l)>,
+        records: bool,
+    ) -> Result<Source> {
+        if records && let Some(s) = records::recorded_source(self, name, bytes, loader.as_deref_mut()) {
+            return Ok(s);
         }
-        let mut recorder = Recorder { inner: loader, read: Vec::new() };
-        let ast = lang::parse_crate(name, bytes, Some(&mut recorder))?;
-        let modules = recorder.read;
+        let with_modules = loader.is_some();
+        let (ast, modules) = match loader {
+            Some(inner) => {
+                let mut recorder = Recorder { inner, read: Vec::new() };
+                let ast = lang::parse_crate(name, bytes, Some(&mut recorder))?;
+                (ast, recorder.read)
+            }
+            None => (lang::parse_bytes(name, bytes)?, Vec::new()),
+        };
         if records {
-            records::record_source(self, name, bytes, true, &modules);
+            records::record_source(self, name, bytes, with_modules, &modules);
         }
-        let id = source_id(&self.inner.digests, name, bytes, &modules);
-        let s = Arc::new(Source::parsed(ast, modules, true));
+        Ok(Source::parsed(ast, modules, with_modules))
+    }
+
+    /// Keeps `s` for later loads of the same root (`root_id`) while anything uses it.
+    fn keep_source(&self, root_id: [u8; 32], s: Source) -> Arc<Source> {
+        let s = Arc::new(s);
         self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(root_id, Arc::downgrade(&s));
-        Ok(Module { jit: self.clone(), source: s, source_id: id, globals: Arc::new(Vec::new()), persist: true, records })
+        s
+    }
+
+    /// A module of `source` with no globals bound.
+    fn module(&self, source: Arc<Source>, source_id: [u8; 32], records: bool) -> Module {
+        Module { jit: self.clone(), source, source_id, globals: Arc::new(Vec::new()), persist: true, records }
     }
 
     /// Parses kernel source text; `name` is shown in diagnostics.
@@ -340,22 +376,8 @@ impl Jit {
         let cached = self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).get(&id).and_then(Weak::upgrade);
         let source = match cached {
             Some(s) => s,
-            None => {
-                let s = match records.then(|| records::recorded_source(self, name, bytes, None)).flatten() {
-                    Some(s) => s,
-                    None => {
-                        let ast = lang::parse_bytes(name, bytes)?;
-                        if records {
-                            records::record_source(self, name, bytes, false, &[]);
-                        }
-                        Source::parsed(ast, Vec::new(), false)
-                    }
-                };
-                let s = Arc::new(s);
-                self.inner.sources.lock().unwrap_or_else(|e| e.into_inner()).insert(id, Arc::downgrade(&s));
-                s
-            }
+            None => self.keep_source(id, self.new_source(name, bytes, None, records)?),
         };
-        Ok(Module { jit: self.clone(), source, source_id: id, globals: Arc::new(Vec::new()), persist: true, records })
+        Ok(self.module(source, id, records))
     }
 }

@@ -106,10 +106,7 @@ impl Module {
     /// Every source file of the module: the root, then each file its `mod` items named, in
     /// the order they were read (their names are paths, as loaded; their texts as parsed).
     pub fn files(&self) -> &[std::sync::Arc<crate::lang::SourceFile>] {
-        match self.source.ast_or_log() {
-            Some(ast) => &ast.files,
-            None => std::slice::from_ref(&self.source.file),
-        }
+        self.source.files()
     }
 
     /// The module files read for it (after the root), by path relative to the root file's
@@ -237,10 +234,10 @@ impl Module {
     /// [`Kernel`]: each launch runs the instance its argument types need.
     pub fn kernel(&self, name: &str) -> Result<Kernel> {
         let asked = name.trim();
-        let eligible = self.records && records::eligible(self);
+        let eligible = records::eligible(self);
         // Not parsed (a record showed the source parses): a record of this kernel's check serves.
         if eligible
-            && self.source.ast.get().is_none()
+            && !self.parsed()
             && let Some(k) = self.recorded_kernel(asked)
         {
             return Ok(k);

@@ -17,7 +17,7 @@
 //!   names the instance those types pick, so a launch of a generic kernel finds its instance
 //!   without the source.
 //!
-//! Both are self-verifying envelopes in the manifests' folder (local store only; `clear` and
+//! All three are self-verifying envelopes in the manifests' folder (local store only; `clear` and
 //! `gc` remove them), keyed with the compiler's build, so a record of another build never
 //! serves. Anything missing, damaged or different is a miss: the front end runs and the record
 //! is written again. No record is kept for a module that is not persisted or that binds a device
@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use super::module::Module;
 use super::{Jit, Source};
-use crate::cache::{ArtifactKind, Entry, Key, Meta, derive_record, encode_capture};
+use crate::cache::{ArtifactKind, Entry, Key, Meta, derive_record, encode_globals, encode_root};
 use crate::capture::CaptureValue;
 use crate::ir::Program;
 use crate::lang::{GenericKernelSig, LaunchArg, SourceFile, SourceLoader};
@@ -78,22 +78,15 @@ pub(super) enum Checked {
     },
 }
 
-fn len_prefixed(out: &mut Vec<u8>, b: &[u8]) {
-    out.extend_from_slice(&(b.len() as u64).to_le_bytes());
-    out.extend_from_slice(b);
-}
-
 fn parsed_key(jit: &Jit, name: &str, bytes: &[u8], with_modules: bool) -> Key {
-    let mut root = Vec::with_capacity(name.len() + 40);
-    len_prefixed(&mut root, name.as_bytes());
-    root.extend_from_slice(&jit.inner.digests.digest(bytes));
+    let root = encode_root(name, &jit.inner.digests.digest(bytes));
     let config = jit.config();
     derive_record("parsed source", &config.toolchain, &config.salt, &[("root", &root), ("modules", &[with_modules as u8])]).key
 }
 
 /// A source recorded as parsing, not parsed: `None` unless a record of these bytes says they
 /// parse and every module file it names reads as it did (`loader`; `None`: a single file).
-pub(super) fn recorded_source(jit: &Jit, name: &str, bytes: &[u8], loader: Option<&mut dyn SourceLoader>) -> Option<Source> {
+pub(super) fn recorded_source<'l>(jit: &Jit, name: &str, bytes: &[u8], loader: Option<&mut (dyn SourceLoader + 'l)>) -> Option<Source> {
     jit.cache().local()?;
     let text = std::str::from_utf8(bytes).ok()?;
     let with_modules = loader.is_some();
@@ -136,24 +129,14 @@ pub(super) fn record_source(jit: &Jit, name: &str, bytes: &[u8], with_modules: b
     jit.cache().store_record(Entry { meta, payload: payload.into() });
 }
 
-/// Whether kernels of `module` may have checked-kernel records: it is persisted, binds no
-/// device array, and the JIT has a local store.
+/// Whether kernels of `module` may have checked-kernel and generic-instance records: records
+/// are on for it (not direct mode's full path), it is persisted, binds no device array, and
+/// the JIT has a local store.
 pub(super) fn eligible(module: &Module) -> bool {
-    module.persist && module.jit.cache().local().is_some() && module.globals.iter().all(|(_, v)| !matches!(v, CaptureValue::Device(_)))
-}
-
-/// The globals bound to `module`, in order: names and values as the `captures` key component
-/// encodes them.
-fn globals_encoded(module: &Module) -> Vec<u8> {
-    let mut globals = Vec::new();
-    globals.extend_from_slice(&(module.globals.len() as u64).to_le_bytes());
-    for (name, v) in module.globals.iter() {
-        len_prefixed(&mut globals, name.as_bytes());
-        let mut one = Vec::new();
-        encode_capture(v, &mut one);
-        len_prefixed(&mut globals, &one);
-    }
-    globals
+    module.records
+        && module.persist
+        && module.jit.cache().local().is_some()
+        && module.globals.iter().all(|(_, v)| !matches!(v, CaptureValue::Device(_)))
 }
 
 fn checked_key(module: &Module, asked: &str) -> Key {
@@ -162,7 +145,7 @@ fn checked_key(module: &Module, asked: &str) -> Key {
         "checked kernel",
         &config.toolchain,
         &config.salt,
-        &[("source", &module.source_id), ("globals", &globals_encoded(module)), ("kernel", asked.as_bytes())],
+        &[("source", &module.source_id), ("globals", &encode_globals(&module.globals)), ("kernel", asked.as_bytes())],
     )
     .key
 }
@@ -216,7 +199,7 @@ fn instance_key(module: &Module, name: &str, kinds: &[LaunchArg]) -> Key {
         "generic instance",
         &config.toolchain,
         &config.salt,
-        &[("source", &module.source_id), ("globals", &globals_encoded(module)), ("kernel", name.as_bytes()), ("arguments", &args)],
+        &[("source", &module.source_id), ("globals", &encode_globals(&module.globals)), ("kernel", name.as_bytes()), ("arguments", &args)],
     )
     .key
 }

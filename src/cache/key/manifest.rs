@@ -42,6 +42,28 @@ fn bytes(out: &mut Vec<u8>, b: &[u8]) {
     out.extend_from_slice(b);
 }
 
+/// A root file as keys name it: its name as given and the blake3 of its bytes.
+pub fn encode_root(name: &str, digest: &[u8; 32]) -> Vec<u8> {
+    let mut root = Vec::with_capacity(name.len() + 48);
+    strings(&mut root, [name.as_bytes()].into_iter());
+    root.extend_from_slice(digest);
+    root
+}
+
+/// Globals bound, in the order they were bound: each name and value, values as the `captures`
+/// component encodes them.
+pub fn encode_globals(globals: &[(String, CaptureValue)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(globals.len() as u64).to_le_bytes());
+    for (name, v) in globals {
+        strings(&mut out, [name.as_bytes()].into_iter());
+        let mut one = Vec::new();
+        encode_capture(v, &mut one);
+        strings(&mut out, [one].into_iter());
+    }
+    out
+}
+
 /// The manifest's key. Its components are the semantic key's raw counterparts: `schema`,
 /// `artifact` ("manifest", so it is never a kernel's key), `toolchain`, `target`, `root` (name
 /// and content hash), `globals` (each name and value, as the `captures` component encodes
@@ -50,17 +72,8 @@ fn bytes(out: &mut Vec<u8>, b: &[u8]) {
 pub fn derive_manifest(m: &ManifestInputs<'_>) -> super::Derivation {
     let mut target = Vec::new();
     m.options.encode(&mut target);
-    let mut root = Vec::with_capacity(m.root_name.len() + 48);
-    strings(&mut root, [m.root_name.as_bytes()].into_iter());
-    root.extend_from_slice(m.root_digest);
-    let mut globals = Vec::new();
-    globals.extend_from_slice(&(m.globals.len() as u64).to_le_bytes());
-    for (name, v) in m.globals {
-        strings(&mut globals, [name.as_bytes()].into_iter());
-        let mut one = Vec::new();
-        encode_capture(v, &mut one);
-        strings(&mut globals, [one].into_iter());
-    }
+    let root = encode_root(m.root_name, m.root_digest);
+    let globals = encode_globals(m.globals);
     let mut kernels = Vec::new();
     strings(&mut kernels, m.kernels.iter());
     super::combine(vec![

@@ -13,7 +13,9 @@ use crate::capture::CaptureValue;
 use crate::ir::Program;
 use crate::target::{Options, Specialization};
 pub use captures::{encode_capture, encode_relocatable};
-pub use manifest::{Manifest, ManifestError, ManifestInputs, ManifestKernel, ManifestSite, derive_manifest, derive_record};
+pub use manifest::{
+    Manifest, ManifestError, ManifestInputs, ManifestKernel, ManifestSite, derive_manifest, derive_record, encode_globals, encode_root,
+};
 pub use program::encode_program;
 
 /// Bumped whenever the encoding below changes; also names the store's subfolder, so entries

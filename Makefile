@@ -6,23 +6,28 @@ export CARGO_TERM_QUIET ?= true
 
 .PHONY: run test lint deps bench fuzz
 
+# The NVIDIA toolchain of this checkout (ptxas, libdevice, libnvrtc under target/toolchain/,
+# installed by scripts/deps.sh): every command below runs with KACHE_PTXAS, KACHE_LIBDEVICE and
+# KACHE_NVRTC naming those files, never what the system happens to have.
+TOOLCHAIN := . target/toolchain/env &&
+
 deps:
 	@scripts/deps.sh
 
 run: deps
-	@cargo build --release --bin kache
-	@scripts/main-job.sh
+	@$(TOOLCHAIN) cargo build --release --bin kache
+	@$(TOOLCHAIN) scripts/main-job.sh
 
 test: deps
-	@scripts/check-features.sh
-	@cargo test --all-targets
-	@cargo test --doc
+	@$(TOOLCHAIN) scripts/check-features.sh
+	@$(TOOLCHAIN) cargo test --all-targets
+	@$(TOOLCHAIN) cargo test --doc
 
 # The gates CI runs before the tests: the tree is formatted (rustfmt.toml) and clean under
 # clippy with the [lints] table of Cargo.toml, warnings as errors.
 lint: deps
 	@cargo fmt --check
-	@cargo clippy --all-targets -- -D warnings
+	@$(TOOLCHAIN) cargo clippy --all-targets -- -D warnings
 
 bench: deps
-	@cargo bench
+	@$(TOOLCHAIN) cargo bench

@@ -1,9 +1,12 @@
-//! Finding NVIDIA's tools: libdevice (transcendental math on the GPU) and ptxas (PTX to cubin
-//! ahead of time, and PTX validation in tests).
+//! Finding NVIDIA's tools: libdevice (transcendental math on the GPU), ptxas (PTX to cubin
+//! ahead of time, and PTX validation in tests) and libnvrtc (CUDA C to PTX: only the benchmarks
+//! and the comparisons with NVRTC use it; kache never does).
 //!
-//! Searched, in order: the explicit variable (`KACHE_LIBDEVICE`, `KACHE_PTXAS`), `CUDA_HOME`
-//! (and `CUDA_PATH`), `/usr/local/cuda`, `PATH` (ptxas), and the `nvidia-cuda-nvcc-cu12` wheel
-//! in any Python site-packages folder.
+//! Searched, in order: the explicit variable (`KACHE_LIBDEVICE`, `KACHE_PTXAS`, `KACHE_NVRTC`),
+//! `CUDA_HOME` (and `CUDA_PATH`), `/usr/local/cuda`, `PATH` (ptxas), and the
+//! `nvidia-cuda-nvcc-cu12` (ptxas, libdevice) or `nvidia-cuda-nvrtc-cu12` (libnvrtc) wheel in
+//! any Python site-packages folder. This repository's `make` commands set the three variables to
+//! the pinned wheels that `scripts/deps.sh` installs under `target/toolchain/`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -252,6 +255,40 @@ fn cuda_roots() -> Vec<PathBuf> {
 
 fn wheel_file(rel: &str) -> Option<PathBuf> {
     python_site_dirs().iter().map(|d| d.join("nvidia/cuda_nvcc").join(rel)).find(|p| p.is_file())
+}
+
+/// The NVRTC library's file in `dir` (`libnvrtc.so.N`, not the `-builtins` or `alt` ones).
+fn nvrtc_in(dir: &Path) -> Option<PathBuf> {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.file_name().unwrap_or_default().to_string_lossy();
+            (n.starts_with("libnvrtc.so.") || (n.starts_with("nvrtc64_") && n.ends_with(".dll"))) && !n.contains("alt")
+        })
+        .filter(|p| p.is_file())
+        .collect();
+    names.sort();
+    names.into_iter().next()
+}
+
+/// Where libnvrtc is, if anywhere: `KACHE_NVRTC`, a CUDA toolkit's `lib64` (or `bin` on
+/// Windows), or the `nvidia-cuda-nvrtc-cu12` wheel. kache itself never loads it; the speed suite
+/// and the NVRTC comparisons do, by this path (cudarc would otherwise look for it by name on the
+/// loader's path only, and panic where it is not).
+pub fn find_nvrtc() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("KACHE_NVRTC").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    for root in cuda_roots() {
+        for lib in ["lib64", "lib", "bin"] {
+            if let Some(p) = nvrtc_in(&root.join(lib)) {
+                return Some(p);
+            }
+        }
+    }
+    python_site_dirs().iter().find_map(|d| nvrtc_in(&d.join("nvidia/cuda_nvrtc/lib")))
 }
 
 /// Where a wheel file was last seen, remembered in the cache folder (a trusted one) so that

@@ -211,7 +211,10 @@ fn nvrtc(source: &str) -> String {
 fn load_nvrtc() {
     static DONE: std::sync::Once = std::sync::Once::new();
     DONE.call_once(|| {
-        let path = std::env::var_os("KACHE_BENCH_NVRTC").map(PathBuf::from).or_else(find_nvrtc).expect("libnvrtc not found");
+        let path = std::env::var_os("KACHE_BENCH_NVRTC").map(PathBuf::from).or_else(kache::toolchain::find_nvrtc).unwrap_or_else(|| {
+            eprintln!("libnvrtc not found (KACHE_NVRTC, CUDA_HOME, or the nvidia-cuda-nvrtc-cu12 wheel): `make deps` installs it");
+            std::process::exit(2)
+        });
         // SAFETY: loading NVIDIA's NVRTC library runs its initialisers only; it stays loaded
         // for the process (leaked on purpose).
         let lib = unsafe { libloading::Library::new(&path) }.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -219,25 +222,6 @@ fn load_nvrtc() {
         // SAFETY: set before any other thread of this program exists (the first NVRTC use).
         unsafe { std::env::set_var("KACHE_BENCH_NVRTC", &path) };
     });
-}
-
-fn find_nvrtc() -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for var in ["CUDA_HOME", "CUDA_PATH"] {
-        if let Some(d) = std::env::var_os(var) {
-            dirs.push(PathBuf::from(d).join("lib64"));
-        }
-    }
-    dirs.push("/usr/local/cuda/lib64".into());
-    if let Ok(out) = Command::new("python3").args(["-c", "import site; print(*site.getsitepackages(), sep=chr(10))"]).output() {
-        for l in String::from_utf8_lossy(&out.stdout).lines() {
-            dirs.push(Path::new(l.trim()).join("nvidia/cuda_nvrtc/lib"));
-        }
-    }
-    dirs.into_iter().filter_map(|d| std::fs::read_dir(d).ok()).flat_map(|rd| rd.flatten()).map(|e| e.path()).find(|p| {
-        let n = p.file_name().unwrap_or_default().to_string_lossy();
-        n.starts_with("libnvrtc.so.") && !n.contains("alt")
-    })
 }
 
 /// Wall time of a process, in ms.

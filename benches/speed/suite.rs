@@ -153,46 +153,30 @@ fn check(r: sys::CUresult, what: &str) -> Result<(), String> {
 
 /// Compiles `cuda.cu` with NVRTC for `arch` (`sm_90`), with NVRTC's default options.
 pub fn nvrtc_ptx(source: &str, arch: &'static str) -> Result<String, String> {
-    preload_nvrtc();
+    preload_nvrtc()?;
     let opts = cudarc::nvrtc::CompileOptions { arch: Some(arch), ..Default::default() };
     let ptx = cudarc::nvrtc::compile_ptx_with_opts(source, opts).map_err(|e| format!("NVRTC: {e:?}"))?;
     Ok(ptx.to_src())
 }
 
-/// cudarc finds libnvrtc by name on the loader's path; a CUDA toolkit or the pip wheel may
-/// have it elsewhere: load it by its path first, so the by-name lookup finds it loaded.
-fn preload_nvrtc() {
-    static DONE: std::sync::Once = std::sync::Once::new();
-    DONE.call_once(|| {
-        let mut dirs: Vec<std::path::PathBuf> = Vec::new();
-        for var in ["CUDA_HOME", "CUDA_PATH"] {
-            if let Some(d) = std::env::var_os(var) {
-                dirs.push(std::path::PathBuf::from(d).join("lib64"));
-            }
-        }
-        dirs.push("/usr/local/cuda/lib64".into());
-        if let Ok(out) =
-            std::process::Command::new("python3").args(["-c", "import site; print(*site.getsitepackages(), sep=chr(10))"]).output()
-        {
-            for l in String::from_utf8_lossy(&out.stdout).lines() {
-                dirs.push(std::path::Path::new(l.trim()).join("nvidia/cuda_nvrtc/lib"));
-            }
-        }
-        for d in dirs {
-            let Ok(rd) = std::fs::read_dir(&d) else { continue };
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                if name.starts_with("libnvrtc.so.") && !name.contains("alt") {
-                    // SAFETY: loading NVIDIA's NVRTC library runs its initialisers only; it
-                    // stays loaded for the process (leaked on purpose).
-                    if let Ok(lib) = unsafe { libloading::Library::new(e.path()) } {
-                        std::mem::forget(lib);
-                        return;
-                    }
-                }
-            }
-        }
-    });
+/// cudarc finds libnvrtc by name on the loader's path, and panics where it is not there; a CUDA
+/// toolkit or the pip wheel may have it elsewhere. Load it by the path
+/// `kache::toolchain::find_nvrtc` finds (`KACHE_NVRTC` first), so that the by-name lookup
+/// finds it loaded; where there is none, an error naming what is missing and what installs it.
+fn preload_nvrtc() -> Result<(), String> {
+    static DONE: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        let path = kache::toolchain::find_nvrtc().ok_or(
+            "libnvrtc not found (KACHE_NVRTC, CUDA_HOME, /usr/local/cuda, or the nvidia-cuda-nvrtc-cu12 wheel): \
+             `make deps` installs it into target/toolchain/ and the Makefile sets KACHE_NVRTC",
+        )?;
+        // SAFETY: loading NVIDIA's NVRTC library runs its initialisers only; it stays loaded for
+        // the process (leaked on purpose).
+        let lib = unsafe { libloading::Library::new(&path) }.map_err(|e| format!("libnvrtc at {}: {e}", path.display()))?;
+        std::mem::forget(lib);
+        Ok(())
+    })
+    .clone()
 }
 
 struct Gpu {

@@ -29,9 +29,11 @@ pub fn ptxas() -> Option<PathBuf> {
         Some(p) => Some(p),
         None => {
             if std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
-                panic!("ptxas not found and KACHE_REQUIRE_PTXAS=1 (install nvidia-cuda-nvcc-cu12 or a CUDA toolkit)");
+                panic!(
+                    "ptxas not found and KACHE_REQUIRE_PTXAS=1: `make deps` installs it (the nvidia-cuda-nvcc-cu12 wheel, into target/toolchain/), and the Makefile sets KACHE_PTXAS"
+                );
             }
-            eprintln!("skipping: ptxas not found (set KACHE_REQUIRE_PTXAS=1 to make this a failure)");
+            eprintln!("skipping: ptxas not found (`make deps` installs it; KACHE_REQUIRE_PTXAS=1 makes this a failure)");
             None
         }
     }
@@ -44,9 +46,11 @@ pub fn libdevice() -> Option<PathBuf> {
         Some(p) => Some(p),
         None => {
             if std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
-                panic!("libdevice not found and KACHE_REQUIRE_PTXAS=1 (install nvidia-cuda-nvcc-cu12 or set KACHE_LIBDEVICE)");
+                panic!(
+                    "libdevice not found and KACHE_REQUIRE_PTXAS=1: `make deps` installs it (the nvidia-cuda-nvcc-cu12 wheel, into target/toolchain/), and the Makefile sets KACHE_LIBDEVICE"
+                );
             }
-            eprintln!("skipping: libdevice not found (set KACHE_REQUIRE_PTXAS=1 to make this a failure)");
+            eprintln!("skipping: libdevice not found (`make deps` installs it; KACHE_REQUIRE_PTXAS=1 makes this a failure)");
             None
         }
     }

@@ -85,9 +85,9 @@ fn lacks_libdevice(m: &kache::Module, kernel: &str) -> bool {
         return false;
     }
     if std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
-        panic!("{kernel} needs libdevice, which was not found, and KACHE_REQUIRE_PTXAS=1");
+        panic!("{kernel} needs libdevice, which was not found, and KACHE_REQUIRE_PTXAS=1 (`make deps` installs it)");
     }
-    eprintln!("skipping {kernel}: it needs libdevice, which was not found (install nvidia-cuda-nvcc-cu12 or set KACHE_LIBDEVICE)");
+    eprintln!("skipping {kernel}: it needs libdevice, which was not found (`make deps` installs it, or set KACHE_LIBDEVICE)");
     true
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Checks that every feature combination docs/features.md documents builds, warning-free: runs
-# each `cargo check` line of its "Checked combinations" block (in the usual target folder, so
-# the dependencies' checks are shared between runs) and fails on any warning in kache's code.
+# Checks that every feature combination docs/features.md documents builds, warning-free, and
+# that its library tests pass: runs each `cargo check` and `cargo test` line of its "Checked
+# combinations" block (in the usual target folder, so the dependencies' builds are shared
+# between runs) and fails on any warning in kache's code or any failing test. Then checks the
+# crate as it would be published (scripts/check-package.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t commands < <(awk '/^## Checked combinations/ {s=1} s && /^```sh/ {b=1; next} b && /^```/ {exit} b && /^cargo check/' docs/features.md)
+mapfile -t commands < <(awk '/^## Checked combinations/ {s=1} s && /^```sh/ {b=1; next} b && /^```/ {exit} b && /^cargo (check|test)/' docs/features.md)
 ((${#commands[@]} >= 2)) || { echo "check-features: no commands found in docs/features.md" >&2; exit 1; }
 status=0
 for c in "${commands[@]}"; do
@@ -17,4 +19,5 @@ for c in "${commands[@]}"; do
     status=1
   fi
 done
+scripts/check-package.sh || status=1
 exit $status

@@ -14,6 +14,10 @@ pub mod envelope;
 pub mod key;
 pub mod mac;
 pub mod ops;
+#[cfg(feature = "remote")]
+pub mod remote;
+#[cfg(not(feature = "remote"))]
+#[path = "remote_disabled.rs"]
 pub mod remote;
 pub mod store;
 pub mod trust;

@@ -11,11 +11,12 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod output;
 mod remote;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
-use kache::cache::{LocalStore, archive, atomic, envelope, ops};
+use kache::cache::{LocalStore, archive, envelope, ops};
 use kache::logging::StderrLogger;
 use kache::{Arch, CaptureValue, CompileRequest, Config, Direct, Error, FileRequest, Jit, Served, Specialization, Target};
 
@@ -165,10 +166,12 @@ macro_rules! say {
 /// Writes `bytes` on stdout (see [`say`]).
 fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
     let mut out = std::io::stdout().lock();
-    match out.write_all(bytes) {
+    // Flushed here, so that a failure to write (a full device) is reported, not lost at exit.
+    match out.write_all(bytes).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(Failure::closed()),
-        Err(e) => Err(internal(format!("cannot write to standard output: {e}"))),
+        // A full disk or device behind the stream is the environment's, as for a file.
+        Err(e) => Err(user(format!("cannot write to standard output: {e}"))),
     }
 }
 
@@ -484,7 +487,9 @@ fn compile(
     if to_stdout && several {
         return Err(user("-o - writes one kernel to stdout; pick it with --kernel"));
     }
-    let into_dir = output.as_deref().filter(|p| !to_stdout && (several || p.is_dir() || p.to_string_lossy().ends_with('/')));
+    // One kernel goes to the file -o names (a directory there is refused, as cc refuses one:
+    // `-o DIR/` writes into it).
+    let into_dir = output.as_deref().filter(|p| !to_stdout && (several || p.to_string_lossy().ends_with('/')));
     let make = |dir: &Path| std::fs::create_dir_all(dir).map_err(|e| user(format!("cannot create {}: {e}", dir.display())));
     // The output folder is made once, not once per kernel.
     if let Some(dir) = into_dir {
@@ -504,8 +509,10 @@ fn compile(
         if let (None, Some(parent)) = (into_dir, path.parent().filter(|p| !p.as_os_str().is_empty())) {
             make(parent)?;
         }
-        atomic::write_file(&path, bytes).map_err(|e| user(format!("cannot write {}: {e}", path.display())))?;
-        say!("{}: {} -> {}", file.display(), name, path.display());
+        // Where the bytes went through a stream or a device (perhaps stdout), nothing is added.
+        if output::write(&path, bytes).map_err(|e| user(e.0))? == output::Written::File {
+            say!("{}: {} -> {}", file.display(), name, path.display());
+        }
     }
     Ok(())
 }
@@ -763,7 +770,8 @@ fn clear() -> Result<(), Failure> {
         say!("removed {} entries", c.entries);
     }
     if c.failed > 0 {
-        return Err(internal(format!("{} could not be removed", c.failed)));
+        let named: Vec<String> = c.failed_paths.iter().map(|(p, why)| format!("\n  {}: {why}", p.display())).collect();
+        return Err(internal(format!("{} could not be removed:{}", c.failed, named.concat())));
     }
     Ok(())
 }

@@ -626,3 +626,219 @@ fn walk_size(dir: &Path) -> u64 {
         .map(|e| if e.file_type().unwrap().is_dir() { walk_size(&e.path()) } else { e.metadata().unwrap().len() })
         .sum()
 }
+
+/// Makes a character device node `major:minor` at `p` (root only; the tests' own nodes in a
+/// temporary folder, never the system's).
+fn mknod_char(p: &Path, major: u32, minor: u32) {
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    let r = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(major, minor)) };
+    assert_eq!(r, 0, "mknod {}: {}", p.display(), std::io::Error::last_os_error());
+}
+
+/// `-o PATH` writes what is at PATH as cc and cp do: a FIFO and a character device are written
+/// through and stay what they are, a symlink is followed and its target replaced (or created),
+/// `-o -` and `-o /dev/stdout` are standard output, a directory and a socket are refused, and a
+/// full device is an error (exit 1) that leaves nothing behind.
+#[test]
+fn compile_output_writes_through_special_files_and_follows_links() {
+    use std::os::unix::fs::FileTypeExt;
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    let compile = |out: &Path| run_within(kache(cache.path()).arg("compile").arg(saxpy()).arg("-o").arg(out), Duration::from_secs(60));
+    let reference = w.join("ref.ptx");
+    ok(&compile(&reference));
+    let ptx = std::fs::read(&reference).unwrap();
+    assert!(ptx.starts_with(b"//") && ptx.len() > 500, "{}", String::from_utf8_lossy(&ptx));
+    let names = || {
+        let mut v: Vec<String> = std::fs::read_dir(w).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    };
+
+    // A symlink to a regular file: the target is replaced, the link stays a link.
+    let target = w.join("target.ptx");
+    std::fs::write(&target, b"old").unwrap();
+    let link = w.join("link.ptx");
+    std::os::unix::fs::symlink("target.ptx", &link).unwrap();
+    let o = compile(&link);
+    ok(&o);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), ptx);
+    // A chain of links, the last dangling: its target is created.
+    std::os::unix::fs::symlink("dangling-next", w.join("dangling")).unwrap();
+    std::os::unix::fs::symlink("made.ptx", w.join("dangling-next")).unwrap();
+    ok(&compile(&w.join("dangling")));
+    assert_eq!(std::fs::read(w.join("made.ptx")).unwrap(), ptx);
+
+    // A FIFO: written through to its reader; still a FIFO after.
+    let fifo = w.join("fifo");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+    };
+    ok(&compile(&fifo));
+    assert_eq!(reader.join().unwrap(), ptx);
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+
+    // Standard output, by `-` and by /dev/stdout: the PTX only, no "->" line.
+    for out in ["-", "/dev/stdout"] {
+        let o = compile(Path::new(out));
+        assert_eq!(ok(&o).as_bytes(), ptx.as_slice(), "-o {out}");
+    }
+
+    // A directory and a socket: refused, nothing written into or over them.
+    let dir = w.join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let o = compile(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a directory"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+    let sock = w.join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let o = compile(&sock);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a socket"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::symlink_metadata(&sock).unwrap().file_type().is_socket());
+
+    let before = names();
+    if is_root() {
+        // Private device nodes: the null device takes the bytes and stays a device; the full
+        // device's "no space" is an error with exit 1 and nothing left beside it.
+        let null = w.join("null");
+        mknod_char(&null, 1, 3);
+        ok(&compile(&null));
+        assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_char_device());
+        let full = w.join("full");
+        mknod_char(&full, 1, 7);
+        let o = compile(&full);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("No space left"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device());
+        // A link to a device is followed to it: the device stays.
+        let to_null = w.join("to-null");
+        std::os::unix::fs::symlink(&null, &to_null).unwrap();
+        ok(&compile(&to_null));
+        assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_char_device());
+        let mut want = before.clone();
+        want.extend(["full".to_string(), "null".to_string(), "to-null".to_string()]);
+        want.sort();
+        assert_eq!(names(), want, "nothing else left in the folder");
+        // `-o -` into a full standard output: exit 1 too.
+        let o = kache(cache.path())
+            .arg("compile")
+            .arg(saxpy())
+            .args(["-o", "-"])
+            .stdout(std::fs::OpenOptions::new().write(true).open(&full).unwrap())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(!names().iter().any(|n| n.starts_with(".tmp") || n.starts_with(".kache")), "{:?}", names());
+}
+
+/// `clear` while other processes write manifests (direct mode writes them without the
+/// catalogue's lock): every clear succeeds, with nothing failed, and the store stays usable.
+/// Before, removing the manifests' folder raced with a manifest written into it (`ENOTEMPTY`).
+#[test]
+fn clearing_a_store_that_others_write_manifests_into_succeeds() {
+    use kache::cache::{Key, LocalStore};
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path(), Duration::from_secs(5), 1 << 30).unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..2u8)
+        .map(|w| {
+            let (path, stop) = (dir.path().to_path_buf(), stop.clone());
+            std::thread::spawn(move || {
+                let store = LocalStore::new(&path, Duration::from_secs(5), 1 << 30).unwrap();
+                let mut i = 0u32;
+                while !stop.load(Ordering::Relaxed) {
+                    let mut k = [w; 32];
+                    k[..4].copy_from_slice(&i.to_le_bytes());
+                    // A write that loses the race with a clear fails; that is allowed.
+                    let _ = store.write_manifest(&Key(k), b"manifest");
+                    i = i.wrapping_add(1);
+                }
+                i
+            })
+        })
+        .collect();
+    for round in 0..200 {
+        let c = store.clear().unwrap();
+        assert_eq!(c.failed, 0, "round {round}: {:?}", c.failed_paths);
+    }
+    stop.store(true, Ordering::Relaxed);
+    let written: u32 = writers.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(written > 200, "the writers wrote {written} manifests");
+    let c = store.clear().unwrap();
+    assert_eq!((c.failed, c.failed_paths.len()), (0, 0));
+    // Nothing renamed aside is left behind.
+    let left: Vec<_> = std::fs::read_dir(store_dir(dir.path())).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(!left.iter().any(|n| n.to_string_lossy().starts_with(".tmp-manifests")), "{left:?}");
+}
+
+/// A process killed while it folds parked statistics leaves its claims (`.claimed-*`): before
+/// it wrote the folded file (the claims hold the only copy of those counts), or after (the
+/// folded file holds them, and says which claims it covers). The next merge, `gc` or `verify`
+/// folds the first kind back and removes the second: every hit counted once, nothing left.
+#[test]
+fn claims_left_by_a_killed_fold_are_folded_back_not_dropped_nor_doubled() {
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let compile = |i: usize| {
+        ok(&kache(cache.path()).arg("compile").arg(saxpy()).arg("-o").arg(work.path().join(format!("{i}.ptx"))).output().unwrap())
+    };
+    compile(0);
+    let parked = store_dir(cache.path()).join("parked-stats");
+    let files = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+            .collect();
+        v.sort();
+        v
+    };
+    // A process that has ended: its number names the killed folder's claims.
+    let mut child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let claim = |p: &Path, i: usize| {
+        let c = parked.join(format!(".claimed-{dead}-{i}-{}", p.file_name().unwrap().to_string_lossy()));
+        std::fs::rename(p, &c).unwrap();
+        c
+    };
+    for round in 0..2 {
+        let base = round * 6;
+        for i in 1..=6 {
+            compile(base + i);
+        }
+        let hit_files = files(&parked);
+        assert_eq!(hit_files.len(), 6, "{hit_files:?}");
+        // Killed before writing the folded file: three claims, their counts nowhere else.
+        for (i, p) in hit_files.iter().rev().take(3).enumerate() {
+            claim(p, i);
+        }
+        // Killed after: three claims, and the folded file with their counts and their names.
+        let mut folded = String::new();
+        for (i, p) in hit_files.iter().rev().skip(3).take(3).enumerate() {
+            folded.push_str(&std::fs::read_to_string(p).unwrap());
+            let c = claim(p, 10 + i);
+            folded.push_str(&format!("covers {}\n", c.file_name().unwrap().to_string_lossy()));
+        }
+        std::fs::write(parked.join(format!("{dead}-1-1-99")), folded).unwrap();
+        // The first round's claims are found by `verify` (then merged by `stats`), the second's
+        // by `stats` itself.
+        if round == 0 {
+            ok(&kache(cache.path()).arg("verify").output().unwrap());
+            assert!(strays(&parked, &[".claimed-"], false).is_empty(), "verify left {:?}", strays(&parked, &[".claimed-"], false));
+        }
+        assert_eq!(stats(cache.path())["hits"], 6 * (round as u64 + 1), "round {round}");
+        assert!(strays(&parked, &[".claimed-"], false).is_empty(), "{:?}", strays(&parked, &[".claimed-"], false));
+    }
+}

@@ -128,14 +128,26 @@ pub struct Stray {
 }
 
 /// What [`LocalStore::clear`] removed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Cleared {
     /// Entries removed.
     pub entries: u64,
     /// Other things removed from where entries belong ([`Stray`]s).
     pub strays: u64,
-    /// Entries and strays that could not be removed.
+    /// Entries, strays and folders that could not be removed (`failed_paths` names them). What
+    /// another process removed or renamed first is gone, not failed.
     pub failed: u64,
+    /// The paths that could not be removed, with why.
+    pub failed_paths: Vec<(PathBuf, String)>,
+}
+
+/// Whether a removal left the path gone: done, or already gone (another process was first).
+fn gone(r: std::io::Result<()>) -> Result<(), String> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// One entry's record for listing and eviction.
@@ -403,10 +415,12 @@ impl LocalStore {
 
     /// Removes what killed or failed writers left behind: temporary files older than a minute
     /// (in `objects/`, `parked-stats/`, the catalogue's folder, the store's and the cache
-    /// folder), and catalogues moved aside (`db.broken-*`) more than a day ago. Returns how many
-    /// things it removed.
+    /// folder), and catalogues moved aside (`db.broken-*`) more than a day ago; and recovers the
+    /// claims of parked files that a process killed while folding them left (folded back into
+    /// the bookkeeping, never dropped: `parked.rs`). Returns how many things it handled.
     pub fn sweep_temporaries(&self) -> usize {
-        let mut n = 0;
+        // Claims a killed fold left: folded back into the bookkeeping, never dropped.
+        let mut n = self.recover_claims();
         let mut sweep_dir = |dir: &Path| {
             let Ok(rd) = std::fs::read_dir(dir) else { return };
             for f in rd.flatten() {
@@ -504,25 +518,35 @@ impl LocalStore {
         self.with(|cat| {
             let (records, strays) = self.scan();
             let mut done = Cleared::default();
+            let mut failed = |path: PathBuf, why: String| {
+                done.failed += 1;
+                done.failed_paths.push((path, why));
+            };
+            let mut entries = 0;
             for r in &records {
-                if self.remove_object(&r.key) {
-                    done.entries += 1;
-                } else {
-                    done.failed += 1;
+                let path = self.object_path(&r.key);
+                match gone(std::fs::remove_file(&path)) {
+                    Ok(()) => entries += 1,
+                    Err(why) => failed(path, why),
                 }
             }
+            let mut removed_strays = 0;
             for s in &strays {
-                if self.remove_stray(s) {
-                    done.strays += 1;
-                } else {
-                    done.failed += 1;
+                if !s.path.starts_with(&self.objects) {
+                    continue;
+                }
+                match gone(remove_any(&s.path)) {
+                    Ok(()) => removed_strays += 1,
+                    Err(why) => failed(s.path.clone(), why),
                 }
             }
             cat.clear_entries()?;
             // Manifests name entries just removed; the next full compile records them again.
-            if self.remove_manifests() {
-                done.failed += 1;
+            if let Err((path, why)) = self.remove_manifests() {
+                failed(path, why);
             }
+            done.entries = entries;
+            done.strays = removed_strays;
             Ok(done)
         })
     }
@@ -535,14 +559,40 @@ impl LocalStore {
     /// compile of a request records its manifest again.
     pub fn gc(&self, target: u64) -> Result<(u64, u64), StoreError> {
         self.with(|cat| {
-            self.remove_manifests();
+            let _ = self.remove_manifests();
             self.gc_keeping(cat, target, None)
         })
     }
 
-    /// Removes the manifests' folder; whether something was there and could not be removed.
-    fn remove_manifests(&self) -> bool {
-        std::fs::symlink_metadata(&self.manifests).is_ok() && remove_any(&self.manifests).is_err()
+    /// Removes the manifests' folder, while other processes may be writing manifests into it
+    /// (they take no lock: a manifest is a hint). The folder is first renamed aside, in one
+    /// step, to a temporary name (`.tmp-manifests-…`, which [`sweep_temporaries`]
+    /// (Self::sweep_temporaries) removes if this process dies here); writers then make a new
+    /// folder, and a write that was under way fails harmlessly. The renamed folder is then
+    /// removed, retried while a late writer's file appears in it. `Err` names what could not be
+    /// removed.
+    fn remove_manifests(&self) -> Result<(), (PathBuf, String)> {
+        if std::fs::symlink_metadata(&self.manifests).is_err() {
+            return Ok(());
+        }
+        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let aside = self.manifests.with_file_name(format!("{TEMP_PREFIX}manifests-{}-{nanos}", std::process::id()));
+        let target = match std::fs::rename(&self.manifests, &aside) {
+            Ok(()) => aside,
+            // Another clear or gc renamed it first.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            // Renaming failed (a file system without it): removed in place, retried the same.
+            Err(_) => self.manifests.clone(),
+        };
+        let mut last = String::new();
+        for _ in 0..8 {
+            match gone(remove_any(&target)) {
+                Ok(()) => return Ok(()),
+                Err(why) => last = why,
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Err((target, last))
     }
 
     // --- the cache's bookkeeping ---

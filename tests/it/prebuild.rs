@@ -355,6 +355,9 @@ fn prebuild_tracks_every_environment_variable_kache_reads() {
         "PYENV_ROOT",
         // Read only by unit tests in src/ (a missing libdevice fails them under it).
         "KACHE_REQUIRE_PTXAS",
+        // libnvrtc, which kache never loads (toolchain::find_nvrtc is for the benchmarks): no
+        // build step depends on it.
+        "KACHE_NVRTC",
     ];
     // Read by a dependency (`dirs`, for the default cache folder), not by kache's own code.
     let through_dependencies = ["XDG_CACHE_HOME", "HOME"];

@@ -173,6 +173,9 @@ struct JitInner {
     cache: Cache,
     sources: Mutex<HashMap<[u8; 32], Weak<Source>>>,
     kernels: Mutex<HashMap<[u8; 32], Weak<KernelInner>>>,
+    /// The (source, global types) whose every item has checked ([`Module::check_items`]): a
+    /// module's items are checked once per process, whichever of its kernels asks first.
+    checked_items: Mutex<std::collections::HashSet<[u8; 32]>>,
     /// Direct mode's manifests served or recorded in this process, with their kernels.
     direct: direct::DirectMemo,
     /// The digests of the root texts direct mode has keyed.
@@ -224,6 +227,7 @@ impl Jit {
                 cache,
                 sources: Mutex::new(HashMap::new()),
                 kernels: Mutex::new(HashMap::new()),
+                checked_items: Mutex::new(std::collections::HashSet::new()),
                 direct: Mutex::new(HashMap::new()),
                 digests: digests::TextDigests::default(),
             }),
@@ -356,7 +360,15 @@ impl Jit {
 
     /// A module of `source` with no globals bound.
     fn module(&self, source: Arc<Source>, source_id: [u8; 32], records: bool) -> Module {
-        Module { jit: self.clone(), source, source_id, globals: Arc::new(Vec::new()), persist: true, records }
+        Module {
+            jit: self.clone(),
+            source,
+            source_id,
+            globals: Arc::new(Vec::new()),
+            persist: true,
+            records,
+            binder: lang::Binder::Program,
+        }
     }
 
     /// Parses kernel source text; `name` is shown in diagnostics.

@@ -25,6 +25,8 @@ pub struct Module {
     /// Whether front-end records may serve its kernels and be written for them
     /// ([`records`](super::records)).
     pub(super) records: bool,
+    /// How its globals are bound (for the remedies of messages).
+    pub(super) binder: lang::Binder,
 }
 
 impl std::fmt::Debug for Module {
@@ -131,7 +133,7 @@ impl Module {
     }
 
     fn env(&self) -> Env {
-        Env { globals: self.globals.iter().map(|(n, v)| (n.clone(), v.ty())).collect() }
+        Env { globals: self.globals.iter().map(|(n, v)| (n.clone(), v.ty())).collect(), binder: self.binder }
     }
 
     /// Logs what the checker warned about (once per checked kernel).
@@ -152,6 +154,30 @@ impl Module {
             .collect()
     }
 
+    /// Checks every item of the source whose check does not depend on the bound globals
+    /// ([`lang::check_unbound_items`]), once per process for the same source and globals: a
+    /// kernel is given only from a source whose every such item checks (a recursive struct or
+    /// a generic body missing a bound that no kernel uses included), on every path that makes
+    /// one (the JIT, `kache compile`, the prebuild step), as [`check`](Self::check) and
+    /// `kache check` reject it. The kernel's own errors come first (its check runs before this).
+    fn check_items(&self) -> Result<()> {
+        let mut h = blake3::Hasher::new();
+        h.update(&self.source_id);
+        let mut globals: Vec<String> = self.globals.iter().map(|(n, v)| format!("{n}: {:?}", v.ty())).collect();
+        globals.sort();
+        for g in &globals {
+            h.update(&(g.len() as u64).to_le_bytes());
+            h.update(g.as_bytes());
+        }
+        let id = *h.finalize().as_bytes();
+        if self.jit.inner.checked_items.lock().unwrap_or_else(|e| e.into_inner()).contains(&id) {
+            return Ok(());
+        }
+        lang::check_unbound_items(self.source.ast()?, &self.env())?;
+        self.jit.inner.checked_items.lock().unwrap_or_else(|e| e.into_inner()).insert(id);
+        Ok(())
+    }
+
     /// Type-checks every item with the bound globals.
     pub fn check(&self) -> Result<ModuleSummary> {
         Ok(lang::check_module(self.source.ast()?, &self.env())?)
@@ -170,6 +196,13 @@ impl Module {
         let mut globals: Vec<(String, CaptureValue)> = self.globals.iter().filter(|(n, _)| n != name).cloned().collect();
         globals.push((name.to_string(), value));
         Ok(Module { globals: Arc::new(globals), ..self.clone() })
+    }
+
+    /// A new module whose messages about globals speak of `binder`'s way of binding them
+    /// (`--define` for the command line, `Builder::global` for a build script; the default is
+    /// [`Binder::Program`](lang::Binder::Program), `with_global`). Nothing else changes.
+    pub fn bound_by(&self, binder: lang::Binder) -> Module {
+        Module { binder, ..self.clone() }
     }
 
     /// A new module whose kernels are (`true`, the default) or are not (`false`) written to the
@@ -252,10 +285,12 @@ impl Module {
             let bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             if resolved.args.is_empty() && ast.func(name).is_some_and(|f| f.is_kernel && f.is_generic()) {
                 let g = lang::check_generic_kernel(ast, &env, name)?;
+                self.check_items()?;
                 checked = true;
                 return KernelInner::new_generic(self, g, &bindings);
             }
             let program = lang::check_kernel(ast, &env, name)?;
+            self.check_items()?;
             self.warn(&program);
             checked = true;
             KernelInner::new(self, name, program, &bindings)
@@ -376,6 +411,7 @@ impl Module {
         self.memo(id, || {
             let types: Vec<CaptureTy> = args.iter().map(|a| a.ty()).collect();
             let program = lang::check_factory(self.source.ast()?, &self.env(), factory, &types)?;
+            self.check_items()?;
             self.warn(&program);
             let mut bindings: Vec<CaptureValue> = self.globals.iter().map(|(_, v)| v.clone()).collect();
             bindings.extend(args.iter().cloned());

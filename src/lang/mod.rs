@@ -25,8 +25,9 @@ mod syntax;
 pub use crate::span::Span;
 #[cfg(feature = "compiler")]
 pub use check::{
-    Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary, check_factory,
-    check_generic_kernel, check_kernel, check_module, file_stem, infer_instance, instance_name, resolve_kernel_name, show_ty,
+    Binder, Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary,
+    check_factory, check_generic_kernel, check_kernel, check_module, check_unbound_items, file_stem, infer_instance, instance_name,
+    resolve_kernel_name, show_ty,
 };
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::SourceFile;

@@ -398,7 +398,8 @@ impl Builder {
     }
 
     /// The module with the builder's globals bound.
-    fn bound(&self, mut m: crate::jit::Module) -> Result<crate::jit::Module> {
+    fn bound(&self, m: crate::jit::Module) -> Result<crate::jit::Module> {
+        let mut m = m.bound_by(crate::lang::Binder::BuildScript);
         for (n, v) in &self.globals {
             m = m.with_global(n, v.clone())?;
         }

@@ -474,7 +474,7 @@ mod jit_fallback {
                 let jit = runtime_jit()?;
                 let build = || -> Result<State> {
                     let files = self.data.modules.iter().fold(crate::lang::MemorySources::new(), |s, (p, t)| s.with(p, *t));
-                    let mut m = jit.load_sources(self.data.file, self.data.source, files)?;
+                    let mut m = jit.load_sources(self.data.file, self.data.source, files)?.bound_by(crate::lang::Binder::BuildScript);
                     for (n, g) in self.data.globals {
                         m = m.with_global(n, g.value()?)?;
                     }

@@ -346,3 +346,31 @@ fn compile_threads_change_neither_outputs_nor_errors() {
     assert_eq!(o.status.code(), Some(1), "a setting is the user's to fix: {}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stderr).contains("KACHE_COMPILE_THREADS=0 is not a number of threads"));
 }
+
+/// A `const` with the name of a bound global is an error whose remedy speaks of the interface
+/// that bound it: `--define` on the command line, `with_global` in a program.
+#[test]
+fn a_const_shadowing_a_global_names_the_remedy_of_each_interface() {
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let src = "const RATE: f32 = 0.5;\n#[kernel] pub fn k(o: &mut [f32]) { o[0] = RATE; }\n";
+    let file = dir.path().join("c.rs");
+    std::fs::write(&file, src).unwrap();
+    for cmd in ["check", "compile"] {
+        let o = kache(cache.path()).arg(cmd).arg(&file).args(["--define", "RATE=2.0f32", "-o", "/dev/null"]).output().unwrap();
+        let o =
+            if cmd == "check" { kache(cache.path()).arg(cmd).arg(&file).args(["--define", "RATE=2.0f32"]).output().unwrap() } else { o };
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert!(err.contains("`RATE` is both the `const`") && err.contains("--define RATE="), "{cmd}: {err}");
+        assert!(!err.contains("with_global"), "{cmd}: {err}");
+    }
+    let m = crate::common::memory_jit().load_source("c.rs", src).unwrap().with_global("RATE", 2.0f32).unwrap();
+    let err = m.kernel("k").map(|_| ()).unwrap_err().to_string();
+    let rendered = match m.kernel("k") {
+        Err(kache::Error::Source(d)) => d.render(false),
+        other => panic!("{other:?}"),
+    };
+    assert!(err.contains("`RATE` is both the `const`"), "{err}");
+    assert!(rendered.contains("with_global") && !rendered.contains("--define"), "{rendered}");
+}

@@ -80,5 +80,6 @@ pub fn globals_env() -> kache::lang::Env {
             ),
             ("RATE".into(), CaptureTy::Scalar(Scalar::F32)),
         ],
+        ..Default::default()
     }
 }

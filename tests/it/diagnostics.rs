@@ -414,3 +414,29 @@ fn bug_total_shared_memory_is_not_checked() {
         "#[kernel]\npub fn k(o: &mut [f32]) {\n    let t = shared_array::<f32, 12288>();\n    let u = shared_array::<f32, 12288>();\n    let i = thread_idx_x() as usize;\n    t[i] = o[i];\n    u[i] = o[i + 1];\n    sync_threads();\n    o[i] = t[(i + 1) % 12288] + u[(i + 7) % 12288];\n}\n",
     );
 }
+
+/// What `kache check` rejects, nothing else accepts: for every bad fixture, every kernel the
+/// file names fails through the JIT (with a located error), and `kache compile` of the file
+/// exits 1, even where the wrong item is one no kernel uses (a recursive struct, a generic
+/// body missing a bound, an `impl` of an unknown type: six fixtures compiled before).
+#[test]
+fn what_check_rejects_no_kernel_of_the_file_compiles() {
+    let root = common::fixture("");
+    let jit = common::memory_jit();
+    let mut unused_only = 0;
+    for (stem, bytes) in bad_fixtures() {
+        let name = format!("bad/{stem}.rs");
+        let Err(d) = front_end(&name, &bytes, &Env::default()) else { panic!("check accepts {name}") };
+        let Ok(m) = jit.load_bytes(&name, &bytes) else { continue };
+        for k in m.kernel_names() {
+            let e = m.kernel(&k).map(|_| ()).expect_err(&format!("{name}: kernel `{k}` was given though check rejects the file:\n{d}"));
+            assert!(e.to_string().starts_with(&format!("{name}:")), "{name}: {e}");
+        }
+        if stem.contains("recursive") || stem.contains("missing_bound") || stem == "impl_block" {
+            unused_only += 1;
+        }
+        let out = kache_in(&root).args(["compile", &name, "-o", "/dev/null"]).output().expect("run kache");
+        assert_eq!(out.status.code(), Some(1), "kache compile {name}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(unused_only >= 3, "the fixtures whose wrong item no kernel uses are gone");
+}

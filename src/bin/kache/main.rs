@@ -288,11 +288,14 @@ fn parse_define(d: &str) -> Result<(String, CaptureValue), Failure> {
 }
 
 fn load(jit: &Jit, file: &Path, defines: &[String]) -> Result<kache::Module, Failure> {
-    let mut m = jit.load_file(file).map_err(|e| match e {
-        // A missing or unreadable file is the user's to fix.
-        Error::Io { path, source } => user(format!("cannot read {}: {source}", path.display())),
-        e => Failure::from(e),
-    })?;
+    let mut m = jit
+        .load_file(file)
+        .map_err(|e| match e {
+            // A missing or unreadable file is the user's to fix.
+            Error::Io { path, source } => user(format!("cannot read {}: {source}", path.display())),
+            e => Failure::from(e),
+        })?
+        .bound_by(kache::lang::Binder::CommandLine);
     for d in defines {
         let (n, v) = parse_define(d)?;
         m = m.with_global(&n, v)?;
@@ -442,7 +445,7 @@ fn compile(
                 c.kernels
             }
             Direct::Miss(miss) => {
-                let m = miss.module().map_err(unreadable)?;
+                let m = miss.module().map_err(unreadable)?.bound_by(kache::lang::Binder::CommandLine);
                 let (names, left_out) = kernels_of(&m, only)?;
                 let kernels = check_all(&m, &names)?;
                 let requests: Vec<CompileRequest> = kernels.iter().map(|k| CompileRequest::new(k, target)).collect();

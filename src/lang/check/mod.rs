@@ -53,12 +53,61 @@ pub struct Env {
     /// Global name and type; the index is the binding number
     /// ([`CaptureSource::Binding`]).
     pub globals: Vec<(String, CaptureTy)>,
+    /// How the globals were bound, for the remedy a message gives.
+    pub binder: Binder,
+}
+
+/// How a module's globals were bound: what an error about a global tells its user to change.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Binder {
+    /// [`Module::with_global`](crate::Module::with_global) in a program.
+    #[default]
+    Program,
+    /// `--define NAME=LITERAL` on the `kache` command line.
+    CommandLine,
+    /// [`Builder::global`](crate::prebuild::Builder::global) in a build script.
+    BuildScript,
+}
+
+impl Binder {
+    /// Where global `name` was bound, said for this interface.
+    pub(crate) fn bound(self, name: &str) -> String {
+        match self {
+            Binder::Program => format!("the program bound a global `{name}` on the module (`Module::with_global`)"),
+            Binder::CommandLine => format!("the command line bound a global `{name}` (`--define {name}=...`)"),
+            Binder::BuildScript => format!("the build script bound a global `{name}` (`Builder::global`)"),
+        }
+    }
+
+    /// How to stop binding global `name`, said for this interface.
+    pub(crate) fn unbind(self, name: &str) -> String {
+        match self {
+            Binder::Program => format!("do not bind `{name}` with `with_global`"),
+            Binder::CommandLine => format!("drop `--define {name}=...`"),
+            Binder::BuildScript => format!("do not pass `{name}` to `Builder::global`"),
+        }
+    }
 }
 
 impl Env {
     fn global(&self, name: &str) -> Option<(usize, CaptureTy)> {
-        self.globals.iter().position(|(n, _)| n == name).map(|i| (i, self.globals[i].1))
+        let found = self.globals.iter().position(|(n, _)| n == name).map(|i| (i, self.globals[i].1));
+        if found.is_some() {
+            touched_globals();
+        }
+        found
     }
+}
+
+thread_local! {
+    /// Whether the check under way named a bound global, or a value name found nowhere (which
+    /// another binding could supply): its result then depends on the module's bindings.
+    static TOUCHED_GLOBALS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Notes that the check under way depends on the module's bindings ([`TOUCHED_GLOBALS`]).
+pub(super) fn touched_globals() {
+    TOUCHED_GLOBALS.with(|t| t.set(true));
 }
 
 /// The signature of a kernel or kernel factory, as the host sees it.
@@ -218,10 +267,28 @@ pub fn check_factory(m: &ast::SourceModule, env: &Env, name: &str, args: &[Captu
 /// Checks every item of the module: kernels, device functions and factories (whose parameters
 /// are taken as the declared types, arrays as device arrays).
 pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, Diagnostics> {
+    check_items(m, env, true)
+}
+
+/// Checks every item of the module whose check does not depend on the globals bound on it:
+/// what makes a kernel of the module, on every path (the JIT, `kache compile`, the prebuild
+/// step), so that an item wrong in itself (a recursive struct, a generic body missing a
+/// bound) fails every kernel of its file, as in Rust, even where no kernel uses it. An item that
+/// names a bound global, or a value found nowhere (which another binding could supply), and a
+/// factory with parameters (bound when it is instantiated), are checked with the kernels that
+/// reach them, with their bindings: a module may hold kernels for several bindings, as
+/// numba-cuda's do.
+pub fn check_unbound_items(m: &ast::SourceModule, env: &Env) -> Result<(), Diagnostics> {
+    check_items(m, env, false).map(|_| ())
+}
+
+fn check_items(m: &ast::SourceModule, env: &Env, bound_too: bool) -> Result<ModuleSummary, Diagnostics> {
     let mut errors = Vec::new();
     let mut summary = ModuleSummary::default();
     let mut warned = Vec::new();
+    let outer = TOUCHED_GLOBALS.with(|t| t.replace(false));
     for (index, item) in m.items.iter().enumerate() {
+        TOUCHED_GLOBALS.with(|t| t.set(false));
         let mut cx = ModuleCx::new(m, env);
         let r = match item {
             Item::Const(c) => cx.const_value(index, c.name.span).map(|_| ()),
@@ -302,12 +369,19 @@ pub fn check_module(m: &ast::SourceModule, env: &Env) -> Result<ModuleSummary, D
                 }),
             },
         };
+        // A factory's parameters are bound when it is instantiated, as globals are: its check
+        // with the declared types stands for instances it may never have.
+        let factory_with_params =
+            matches!(item, Item::Fn(f) if matches!(f.ret, RetTy::ImplKernel(_) | RetTy::ImplFn { .. }) && !f.params.is_empty());
+        let bound = factory_with_params || TOUCHED_GLOBALS.with(|t| t.get());
         if let Err(e) = r
+            && (bound_too || !bound)
             && !errors.contains(&*e)
         {
             errors.push(*e);
         }
     }
+    TOUCHED_GLOBALS.with(|t| t.set(outer));
     summary.warnings = warned;
     if errors.is_empty() { Ok(summary) } else { Err(Diagnostics::in_files(m.files.clone(), errors)) }
 }

@@ -62,8 +62,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 )
                 .label("ambiguous")
                 .secondary(c.name.span, format!("`{kind} {}` defined here", n.name))
-                .note(format!("the host bound a global `{}` on the module (`with_global`)", n.name))
-                .help(format!("rename the `{kind}` or the global, or do not bind `{}`", n.name))
+                .note(self.mcx.env.binder.bound(&n.name))
+                .note("an item of the source and a bound global may not share a name: neither hides the other")
+                .help(format!("rename the `{kind}` or the global, or {}", self.mcx.env.binder.unbind(&n.name)))
                 .into());
             }
             return self.item_value(res, &n.name, span);
@@ -164,6 +165,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     pub(super) fn unresolved(&self, n: &ast::Ident) -> Diagnostic {
+        // Another binding of the module could supply the name.
+        super::touched_globals();
         let globals: Vec<&str> = self.mcx.env.globals.iter().map(|(g, _)| g.as_str()).collect();
         let mut d = Diagnostic::error(n.span, format!("cannot find value `{}` in this scope", n.name)).label("not found");
         d = if globals.is_empty() {

@@ -218,6 +218,7 @@ impl Config {
             fmad: self.fmad,
             checked: true,
             host_cpu: crate::target::HostCpu::Native,
+            may_alias: false,
         }
     }
 }

@@ -125,13 +125,19 @@ pub struct Options {
     pub checked: bool,
     /// The CPU host code is generated for (ignored for GPU targets).
     pub host_cpu: HostCpu,
+    /// Compile without assuming that the launch's arrays are disjoint: no `noalias` on
+    /// read-only array parameters, so no loads through the non-coherent cache, and every load
+    /// sees every earlier write of its thread through any array. Only the `unsafe`
+    /// `launch_aliased` runs such code with overlapping arrays; keyed, so neither variant ever
+    /// serves the other.
+    pub may_alias: bool,
 }
 
 impl Options {
     /// O3, IEEE float semantics with contraction (as nvcc's default), bounds-checked, for
     /// `target` (host code for this machine's CPU).
     pub fn new(target: Target) -> Options {
-        Options { target, opt_level: 3, fast_math: false, fmad: true, checked: true, host_cpu: HostCpu::Native }
+        Options { target, opt_level: 3, fast_math: false, fmad: true, checked: true, host_cpu: HostCpu::Native, may_alias: false }
     }
 
     /// Writes the options into a key component; for [`Target::Host`], the CPU host code is
@@ -166,6 +172,7 @@ impl Options {
         out.push(self.fast_math as u8);
         out.push(self.fmad as u8);
         out.push(self.checked as u8);
+        out.push(self.may_alias as u8);
     }
 }
 

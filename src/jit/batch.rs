@@ -82,7 +82,7 @@ impl Jit {
         for (job, lookup) in pending.iter().zip(found.into_iter().chain(std::iter::repeat_with(|| Lookup::Miss))) {
             let (i, prepared) = job;
             let r = &requests[*i];
-            match r.kernel.take_hit(r.target, &r.spec, prepared, lookup, options[*i].checked) {
+            match r.kernel.take_hit(r.target, &r.spec, prepared, lookup, options[*i].checked, options[*i].may_alias) {
                 Some(c) => out[*i] = Some(Ok(r.kernel.memoize(&options[*i], &r.spec, c))),
                 None => misses.push(job),
             }

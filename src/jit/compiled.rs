@@ -83,6 +83,8 @@ pub struct CompiledKernel {
     pub(super) captured: Vec<CapturedArray>,
     /// Bounds-checked code: what the safe `launch` requires.
     pub(super) checked: bool,
+    /// Compiled for overlapping arrays (`Options::may_alias`): what `launch_aliased` requires.
+    pub(super) may_alias: bool,
     /// How the kernel's fault records are reported.
     pub(super) faults: Arc<FaultSites>,
     /// Relocatable captures: the module variables the loader fills with the arrays' addresses.
@@ -160,6 +162,7 @@ impl CompiledKernel {
             library,
             captured,
             checked,
+            may_alias: false,
             faults: k.fault_sites(),
             slots,
             pinned: false,
@@ -281,6 +284,12 @@ impl CompiledKernel {
     /// [`launch_unchecked`](Self::launch_unchecked)).
     pub fn is_checked(&self) -> bool {
         self.checked
+    }
+
+    /// Whether the code was compiled for overlapping arrays ([`Kernel::launch_aliased`]
+    /// (crate::Kernel::launch_aliased)).
+    pub fn may_alias(&self) -> bool {
+        self.may_alias
     }
 
     /// The PTX, for CUDA targets.

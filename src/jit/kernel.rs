@@ -395,6 +395,13 @@ impl Kernel {
         self.compile_on(Options { checked: false, ..self.inner.jit.config().options(target) }, spec, None)
     }
 
+    /// Compiles (or fetches from the cache) the bounds-checked specialisation for overlapping
+    /// arrays ([`launch_aliased`](Self::launch_aliased)): no `noalias`, no non-coherent loads.
+    /// It is cached under its own key; safe launches never run it with overlapping arrays.
+    pub fn compile_aliased(&self, target: Target, spec: &Specialization) -> Result<Arc<CompiledKernel>> {
+        self.compile_on(Options { may_alias: true, ..self.inner.jit.config().options(target) }, spec, None)
+    }
+
     fn compile_on(&self, options: Options, spec: &Specialization, device: Option<&Device>) -> Result<Arc<CompiledKernel>> {
         self.not_generic()?;
         if let Some(c) = self.memoized(&options, spec) {
@@ -411,7 +418,7 @@ impl Kernel {
         let prepared = self.prepare(&options, spec, device)?;
         let cache = self.inner.jit.cache();
         let found = cache.lookup_prefetch(&[prepared.key], &prepared.prefetch).pop().unwrap_or(Lookup::Miss);
-        let c = match self.take_hit(options.target, spec, &prepared, found, options.checked) {
+        let c = match self.take_hit(options.target, spec, &prepared, found, options.checked, options.may_alias) {
             Some(c) => c,
             None => {
                 let (c, entry) = self.build(&options, spec, &prepared)?;
@@ -470,6 +477,7 @@ impl Kernel {
         prepared: &Prepared,
         found: Lookup,
         checked: bool,
+        may_alias: bool,
     ) -> Option<Arc<CompiledKernel>> {
         let key = prepared.key;
         match found {
@@ -477,6 +485,7 @@ impl Kernel {
             Lookup::Hit(entry, tier) => match CompiledKernel::from_entry(self, target, spec, key, &entry, tier, checked) {
                 Ok(mut c) => {
                     c.libdevice = prepared.libdevice.as_ref().map(|l| l.hash);
+                    c.may_alias = may_alias;
                     Some(Arc::new(c))
                 }
                 Err(e) => {
@@ -552,6 +561,7 @@ impl Kernel {
             options.checked,
         );
         ck.libdevice = libdevice_hash;
+        ck.may_alias = options.may_alias;
         match library.persistable() {
             Ok(_) => {
                 let meta = Meta::new(key, &inner.name, &sig, kind, &compiled.entry, compile_ms);
@@ -599,7 +609,7 @@ impl Kernel {
     /// type of the scalars and array elements declared with it), checked and compiled on first
     /// use, then kept.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        self.launch_values(device, grid, args.args()?, true)
+        self.launch_values(device, grid, args.args()?, LaunchMode { checked: true, may_alias: false })
     }
 
     /// As [`launch`](Self::launch), but runs the kernel compiled without bounds checks (cached
@@ -614,23 +624,69 @@ impl Kernel {
     /// the host backend that is this process's memory, on a GPU another allocation. Everything
     /// else is still checked as for `launch` (arguments, devices, overlapping arrays, the grid).
     pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
-        self.launch_values(device, grid, args.args()?, false)
+        self.launch_values(device, grid, args.args()?, LaunchMode { checked: false, may_alias: false })
+    }
+
+    /// As [`launch`](Self::launch), bounds-checked, but with arrays that may overlap: an
+    /// argument passed as `&` and as `&mut`, overlapping views of one buffer, or an argument
+    /// that is also a captured array the kernel writes (the numba-cuda kernels that read a
+    /// captured array they are also passed and write). The kernel is compiled without the
+    /// no-overlap assumption safe launches rest on (no `noalias`, no loads through the
+    /// non-coherent cache: every load sees every earlier write of its own thread, through any
+    /// array), cached under its own key, and the overlap check is skipped. Safe launches of the
+    /// same kernel keep refusing overlapping arrays.
+    ///
+    /// # Safety
+    ///
+    /// Overlapping arrays let two threads reach one element through two names, which kache no
+    /// longer sees: the caller promises that no element written by a thread of this launch is
+    /// read or written by another thread of the launch, through any array, unless the kernel
+    /// orders the two accesses itself (a `sync_threads` between them within a block, or
+    /// atomics). Within one thread any mix of reads and writes through any names is defined.
+    /// Everything else is checked as for `launch` (arguments, devices, bounds, the grid).
+    ///
+    /// ```
+    /// use kache::{Config, Device, Grid, Jit};
+    ///
+    /// let jit = Jit::new(Config::in_memory())?;
+    /// let device = Device::host();
+    /// let data = device.upload(&[1.0f32, 2.0, 3.0, 4.0])?;
+    /// // The kernel reads the captured `DATA` and writes `out`, here the same array.
+    /// let k = jit
+    ///     .load_source("a.rs", "#[kernel] pub fn twice(out: &mut [f32]) { let i = global_id_x(); if i < out.len() { out[i] = DATA[i] * 2.0; } }")?
+    ///     .with_global("DATA", &data)?
+    ///     .kernel("twice")?;
+    /// let mut out = device.upload(&[0.0f32; 4])?;
+    /// k.launch(&device, Grid::linear(4, 64), (&mut out,))?; // separate arrays: a safe launch
+    /// let mut same = data.clone(); // another handle to DATA's memory
+    /// assert!(k.launch(&device, Grid::linear(4, 64), (&mut same,)).is_err()); // overlap: refused
+    /// // SAFETY: each thread reads and writes only its own element.
+    /// unsafe { k.launch_aliased(&device, Grid::linear(4, 64), (&mut same,))? };
+    /// assert_eq!(data.download()?, vec![2.0, 4.0, 6.0, 8.0]);
+    /// # Ok::<(), kache::Error>(())
+    /// ```
+    pub unsafe fn launch_aliased(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
+        self.launch_values(device, grid, args.args()?, LaunchMode { checked: true, may_alias: true })
     }
 
     /// Launches checked code, or (`checked` false: only from `launch_unchecked`, whose caller
-    /// vouched for every access) unchecked code.
-    fn launch_values(&self, device: &Device, grid: Grid, args: Vec<ArgValue>, checked: bool) -> Result<()> {
+    /// vouched for every access) unchecked code; with `may_alias` (only from `launch_aliased`,
+    /// whose caller vouched for the overlapping accesses), code compiled for overlapping arrays,
+    /// which may then overlap.
+    fn launch_values(&self, device: &Device, grid: Grid, args: Vec<ArgValue>, mode: LaunchMode) -> Result<()> {
         if let Some(g) = &self.inner.generic {
-            return g.instance_for(&args)?.launch_values(device, grid, args, checked);
+            return g.instance_for(&args)?.launch_values(device, grid, args, mode);
         }
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &self.inner.types, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let options = Options { checked, ..self.inner.jit.config().options(device.target()) };
+        let options = Options { checked: mode.checked, may_alias: mode.may_alias, ..self.inner.jit.config().options(device.target()) };
         let c = self.compile_on(options, &spec, Some(device))?;
         // SAFETY: `c` is checked code when `checked` is set; otherwise this is
-        // `launch_unchecked`, whose caller promised that every access is in bounds.
-        unsafe { c.run(device, grid, &args) }
+        // `launch_unchecked`, whose caller promised that every access is in bounds. With
+        // `may_alias`, `c` was compiled for overlapping arrays (its key has the option) and
+        // this is `launch_aliased`, whose caller promised the accesses do not race.
+        unsafe { c.run_with(device, grid, &args, mode.may_alias) }
     }
 
     /// A compiled kernel from PTX produced elsewhere for this kernel (the prebuild step embeds
@@ -711,4 +767,12 @@ impl Kernel {
         }
         self.compile(target, &Specialization::uniform(&self.inner.program, Layout::C))?.serialize()
     }
+}
+
+/// How [`Kernel::launch_values`] compiles and runs: bounds-checked or not, for overlapping
+/// arrays or not.
+#[derive(Clone, Copy, Debug)]
+struct LaunchMode {
+    checked: bool,
+    may_alias: bool,
 }

@@ -74,6 +74,18 @@ impl CompiledKernel {
     ///
     /// The code is bounds-checked, or every array access of this launch is in bounds.
     pub(super) unsafe fn run(&self, device: &Device, grid: Grid, args: &[ArgValue]) -> Result<()> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.run_with(device, grid, args, false) }
+    }
+
+    /// [`run`](Self::run), with overlapping arrays let through where `allow_overlap` is set and
+    /// the code was compiled for them ([`may_alias`](Self::may_alias)).
+    ///
+    /// # Safety
+    ///
+    /// As [`run`](Self::run); with `allow_overlap`, also the promise of
+    /// [`Kernel::launch_aliased`](crate::Kernel::launch_aliased).
+    pub(super) unsafe fn run_with(&self, device: &Device, grid: Grid, args: &[ArgValue], allow_overlap: bool) -> Result<()> {
         let threads = grid.threads_per_block();
         if let Some(max) = self.max_threads
             && threads > max as u64
@@ -93,7 +105,10 @@ impl CompiledKernel {
                 return Err(launch::wrong_device(&self.name, format!("captured array {}", c.origin), c.desc.location(), device));
             }
         }
-        launch::check_aliasing(&self.name, &self.signature, args, captured)?;
+        // Code compiled for overlapping arrays runs them only from `launch_aliased`.
+        if !(allow_overlap && self.may_alias) {
+            launch::check_aliasing(&self.name, &self.signature, args, captured)?;
+        }
         let slots = launch::param_slots(&self.name, &self.abi, args)?;
         match device.cuda_impl() {
             None => {

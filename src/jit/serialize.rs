@@ -211,6 +211,9 @@ impl CompiledKernel {
             library,
             captured: Vec::new(),
             checked,
+            // Serialised kernels are read back as code for disjoint arrays (always sound: code
+            // compiled for overlapping arrays also runs disjoint ones).
+            may_alias: false,
             faults: Arc::new(FaultSites { kernel: name, sites: Vec::new() }),
             slots,
             pinned: false,

@@ -769,3 +769,44 @@ fn accesses_of_a_nested_loop_are_tested_with_the_outer_loop_and_fault_as_unversi
     assert!(location.unwrap().starts_with("oob.rs:3:"));
     assert_eq!(y.download().unwrap(), vec![0.0], "the faulting thread wrote nothing");
 }
+
+/// The numba-cuda pattern: a kernel reads a captured array that is also passed and written.
+/// Safe launches refuse it (the code takes arrays as disjoint); the unsafe `launch_aliased`
+/// compiles the kernel without that assumption, under its own key, and runs it.
+#[test]
+fn overlapping_arrays_run_only_through_the_unsafe_aliased_launch_compiled_without_noalias() {
+    let dev = Device::host();
+    let g = dev.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let m = memory_jit()
+        .load_source(
+            "a.rs",
+            "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { let i = global_id_x(); if i < y.len() { y[i] = G[i] * 10.0 + x[i]; } }",
+        )
+        .unwrap()
+        .with_global("G", &g)
+        .unwrap();
+    let k = m.kernel("k").unwrap();
+    let mut y = g.clone();
+    let e = k.launch(&dev, Grid::linear(4, 4), (&g, &mut y)).unwrap_err();
+    assert!(e.to_string().contains("must not overlap"), "{e}");
+    assert_eq!(g.download().unwrap(), vec![1.0, 2.0, 3.0, 4.0], "nothing ran");
+    // SAFETY: each thread reads and writes only element i, through every name.
+    unsafe { k.launch_aliased(&dev, Grid::linear(4, 4), (&g, &mut y)).unwrap() };
+    assert_eq!(g.download().unwrap(), vec![11.0, 22.0, 33.0, 44.0]);
+    // Bounds are still checked.
+    let short = dev.upload(&[0.0f32; 2]).unwrap();
+    // SAFETY: as above; the launch faults before any race could matter.
+    let e = unsafe { k.launch_aliased(&dev, Grid::linear(4, 4), (&short, &mut y)) }.unwrap_err();
+    assert!(matches!(e, Error::Launch { .. }), "{e:?}");
+    // Its own code: keyed apart, compiled without `noalias`, so no non-coherent loads on NVPTX.
+    let spec = Specialization::uniform(k.program(), Layout::C);
+    let target = Target::Nvptx(kache::Arch::parse("sm_90").unwrap());
+    let (plain, aliased) = (k.compile(target, &spec).unwrap(), k.compile_aliased(target, &spec).unwrap());
+    assert_ne!(plain.key(), aliased.key());
+    assert!(aliased.may_alias() && !plain.may_alias() && aliased.is_checked());
+    let ptx = |c: &kache::CompiledKernel| String::from_utf8(c.artifact().bytes().to_vec()).unwrap();
+    assert!(ptx(&plain).contains("ld.global.nc"), "{}", ptx(&plain));
+    assert!(!ptx(&aliased).contains("ld.global.nc"), "{}", ptx(&aliased));
+    // A safe launch never takes the aliased code's overlap pass: compiled first, still refused.
+    assert!(k.launch(&dev, Grid::linear(4, 4), (&g, &mut y)).is_err());
+}

@@ -195,10 +195,11 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                 }
                 Ty::Array(a) => {
                     let n = a.ndim as u32;
-                    if is_kernel && !a.writable {
+                    if is_kernel && !a.writable && !self.input.options.may_alias {
                         // A read-only array is never written during the launch, through it or
                         // otherwise (a launch refuses one array passed as `&` and `&mut`): on
                         // NVPTX its loads go through the non-coherent cache (`ld.global.nc`).
+                        // Not in code compiled for overlapping arrays (`Options::may_alias`).
                         fv.add_attribute(AttributeLoc::Param(idx), self.enum_attr("noalias"));
                         fv.add_attribute(AttributeLoc::Param(idx), self.enum_attr("readonly"));
                     }

@@ -533,3 +533,97 @@ fn bad_launch_bounds_are_diagnosed_where_they_are_written() {
         assert!(e.contains(want) && e.contains("lb.rs:1:"), "{attr}: {e}");
     }
 }
+
+/// The grid-stride sum spelled as users write it without `for`: `while i < n { ..; i += s; }`
+/// (`+=` and `i = i + s`), with the bound a slice length or a parameter.
+const WHILE_STRIDED: &str = r#"
+#[kernel]
+pub fn while_sum(x: &[f32], out: &mut [f32]) {
+    let stride = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut i = global_id_x();
+    let mut acc = 0.0f32;
+    while i < x.len() {
+        acc += x[i];
+        i += stride;
+    }
+    atomic_add(&mut out[0], acc);
+}
+#[kernel]
+pub fn while_sum_n(x: &[f32], n: usize, out: &mut [f32]) {
+    let stride = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut i = global_id_x();
+    let mut acc = 0.0f32;
+    while i < n {
+        acc += x[i];
+        i = i + stride;
+    }
+    atomic_add(&mut out[0], acc);
+}
+#[kernel]
+pub fn while_end(x: &[f32], start: usize, step: usize, out: &mut [f32], last: &mut [usize]) {
+    let mut i = start;
+    let mut acc = 0.0f32;
+    while i < x.len() {
+        acc += x[i];
+        i += step;
+    }
+    out[0] = acc;
+    last[0] = i;
+}
+"#;
+
+/// A `while` grid-stride loop gets the unrolling the `for .. step_by` spelling gets: 4 loads in
+/// flight and a remainder of 1, in unchecked code and in the copy without checks of checked code.
+#[test]
+fn while_strided_loops_unroll_as_the_for_spelling_does() {
+    let jit = common::memory_jit();
+    let m = jit.load_source("while.rs", WHILE_STRIDED).unwrap();
+    for kernel in ["while_sum", "while_sum_n"] {
+        let k = m.kernel(kernel).unwrap();
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        for checked in [false, true] {
+            let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+            let ptx = c.unwrap().ptx().unwrap().to_string();
+            let blocks = loop_blocks(&ptx);
+            assert!(blocks.windows(2).any(|w| w == [(4, true), (1, true)]), "{kernel} checked={checked}: {blocks:?}\n{ptx}");
+            if let Some(p) = common::ptxas() {
+                common::assemble(&p, &ptx, kernel);
+            }
+        }
+    }
+}
+
+/// The same loops keep the `while`'s meaning on the host backend: every element summed once,
+/// the variable left one step past its last value, and a step so large that `i += s` wraps
+/// (where the counted form would be wrong, so the loop runs as written) wrapping as in Rust.
+#[test]
+fn while_strided_loops_keep_their_meaning_at_the_edges() {
+    let dev = Device::host();
+    let jit = common::memory_jit();
+    let m = jit.load_source("while.rs", WHILE_STRIDED).unwrap();
+    let xs: Vec<f32> = (0..1000).map(|v| v as f32).collect();
+    let x = dev.upload(&xs).unwrap();
+    for (threads, block) in [(1000u32, 128u32), (96, 32), (7, 7), (1, 1)] {
+        let mut out = dev.upload(&[0.0f32]).unwrap();
+        m.kernel("while_sum").unwrap().launch(&dev, Grid::linear(threads as usize, block), (&x, &mut out)).unwrap();
+        assert_eq!(out.download().unwrap(), vec![499500.0], "{threads} threads");
+        let mut out = dev.upload(&[0.0f32]).unwrap();
+        m.kernel("while_sum_n").unwrap().launch(&dev, Grid::linear(threads as usize, block), (&x, 500usize, &mut out)).unwrap();
+        assert_eq!(out.download().unwrap(), vec![124750.0], "{threads} threads, n = 500");
+    }
+    let k = m.kernel("while_end").unwrap();
+    let reference = |start: usize, step: usize| {
+        let (mut i, mut acc) = (start, 0.0f32);
+        while i < xs.len() {
+            acc += xs[i];
+            i = i.wrapping_add(step);
+        }
+        (acc, i)
+    };
+    for (start, step) in [(0usize, 1usize), (3, 7), (999, 5), (1000, 3), (5000, 1), (5, usize::MAX - 2), (10, usize::MAX - 999)] {
+        let (mut out, mut last) = (dev.upload(&[0.0f32]).unwrap(), dev.upload(&[0usize]).unwrap());
+        k.launch(&dev, Grid::linear(1, 1), (&x, start, step, &mut out, &mut last)).unwrap();
+        let (acc, i) = reference(start, step);
+        assert_eq!((out.download().unwrap()[0], last.download().unwrap()[0]), (acc, i), "start {start}, step {step}");
+    }
+}

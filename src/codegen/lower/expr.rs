@@ -10,6 +10,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn block(&mut self, b: &Block) -> R<Val<'ctx>> {
         let mut diverged = false;
         for s in &b.stmts {
+            if self.skip_stmt == Some(s as *const Stmt) {
+                continue;
+            }
             if let Stmt::Expr(e) | Stmt::Let(_, Some(e)) = s {
                 diverged |= e.ty == Ty::Never;
             }
@@ -188,22 +191,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             K::Match(s, arms) => self.match_expr(s, arms, e.ty)?,
             K::Block(b) => self.block(b)?,
             K::While(id, c, body) => {
-                let head = self.ctx().append_basic_block(self.fv, "");
-                let bodyb = self.ctx().append_basic_block(self.fv, "");
-                let exit = self.ctx().append_basic_block(self.fv, "");
-                self.b.build_unconditional_branch(head)?;
-                self.b.position_at_end(head);
-                let cv = self.scalar_of(c)?;
-                if !self.terminated() {
-                    self.b.build_conditional_branch(cv.into_int_value(), bodyb, exit)?;
-                }
-                self.b.position_at_end(bodyb);
-                self.loops.insert(*id, LoopBlocks { cont: head, exit, value: None });
-                self.block(body)?;
-                if !self.terminated() {
-                    self.b.build_unconditional_branch(head)?;
-                }
-                self.b.position_at_end(exit);
+                self.while_loop(*id, c, body)?;
                 Val::Unit
             }
             K::Loop(id, body) => {

@@ -5,7 +5,7 @@
 use inkwell::IntPredicate;
 use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 
-use super::version::{Collectives, declared_locals, place_root};
+use super::version::{Collectives, changed_locals, declared_locals, loop_invariant, place_root, written_locals};
 use super::{FnLower, LoopBlocks, R, Slot};
 use crate::ir::*;
 
@@ -81,6 +81,57 @@ fn leaves_loop(body: &Block, id: LoopId) -> bool {
     targets.iter().any(|l| !inner.contains(l))
 }
 
+/// A `while` loop that is a strided count in disguise: `while i < n { ..; i += s; }` over a
+/// 64-bit unsigned `i` that nothing else in the body assigns, with `n` and `s` values the loop
+/// does not change, and no `break` or `continue` of it (which would skip or keep the
+/// increment). The grid-stride loop is the common one. `while` has no trip count LLVM can
+/// compute (`i += s` wraps in kache, as in release Rust), so it was not unrolled, where the
+/// `for .. step_by` spelling of the same loop was, 4 loads in flight against 1.
+pub(super) struct StridedWhile<'e> {
+    /// The variable.
+    var: LocalId,
+    /// Its read in the condition (`i`).
+    read: &'e Expr,
+    /// The bound `n` and the step `s`.
+    bound: &'e Expr,
+    step: &'e Expr,
+    /// The final increment, left out where the body is lowered as the `for` loop's (the
+    /// body is not copied: bounds sites are known by their expressions' addresses).
+    increment: &'e Stmt,
+}
+
+impl<'e> StridedWhile<'e> {
+    pub(super) fn of(id: LoopId, cond: &'e Expr, body: &'e Block) -> Option<StridedWhile<'e>> {
+        let ExprKind::Binary(BinOp::Lt, read, bound) = &cond.kind else { return None };
+        let ExprKind::Local(var) = read.kind else { return None };
+        if !matches!(read.ty.scalar(), Some(Scalar::Usize | Scalar::U64)) || body.tail.is_some() {
+            return None;
+        }
+        let (last, rest) = body.stmts.split_last()?;
+        let Stmt::Expr(inc) = last else { return None };
+        let step: &Expr = match &inc.kind {
+            ExprKind::CompoundAssign(BinOp::Add, Place::Local(l), s) if *l == var => s,
+            ExprKind::Assign(Place::Local(l), v) if *l == var => match &v.kind {
+                ExprKind::Binary(BinOp::Add, a, s) if matches!(a.kind, ExprKind::Local(x) if x == var) => s,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let rest = Block { stmts: rest.to_vec(), tail: None };
+        if written_locals(&rest).contains(&var) || declared_locals(&rest).contains(&var) || leaves_loop(&rest, id) {
+            return None;
+        }
+        let mut own_exit = false;
+        visit_block(&rest, &mut |e| own_exit |= matches!(&e.kind, ExprKind::Break(l, _) | ExprKind::Continue(l) if *l == id));
+        drop(rest);
+        let changed = changed_locals(body);
+        if own_exit || !loop_invariant(var, &changed, bound) || !loop_invariant(var, &changed, step) {
+            return None;
+        }
+        Some(StridedWhile { var, read, bound, step, increment: last })
+    }
+}
+
 /// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
 #[derive(Clone, Copy)]
 struct Counted<'ctx> {
@@ -101,6 +152,78 @@ struct Counted<'ctx> {
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    /// `while cond { body }`: a [`StridedWhile`] becomes the `for` loop it is, wherever no step
+    /// can wrap (`s` nonzero and at most `MAX - n`, checked at run time: then `i < n` implies
+    /// `i + s` does not wrap, so the two loops run the same iterations), with the plain loop
+    /// for the other cases; the variable ends one step past its last value, as the `while`
+    /// leaves it.
+    pub(super) fn while_loop(&mut self, id: LoopId, cond: &Expr, body: &Block) -> R<()> {
+        let Some(w) = StridedWhile::of(id, cond, body) else { return self.plain_while(id, cond, body) };
+        let Slot::Scalar(var_slot, var_ty) = self.locals[w.var] else { return self.plain_while(id, cond, body) };
+        let i = self.scalar_of(w.read)?.into_int_value();
+        let n = self.scalar_of(w.bound)?.into_int_value();
+        let s = self.scalar_of(w.step)?.into_int_value();
+        let it = i.get_type();
+        let go = self.b.build_int_compare(IntPredicate::ULT, i, n, "")?;
+        let room = self.b.build_int_sub(it.const_all_ones(), n, "")?;
+        let nonzero = self.b.build_int_compare(IntPredicate::NE, s, it.const_zero(), "")?;
+        let fits = self.b.build_int_compare(IntPredicate::ULE, s, room, "")?;
+        let counted_ok = self.b.build_and(nonzero, fits, "")?;
+        let check = self.ctx().append_basic_block(self.fv, "");
+        let counted = self.ctx().append_basic_block(self.fv, "");
+        let plain = self.ctx().append_basic_block(self.fv, "");
+        let done = self.ctx().append_basic_block(self.fv, "");
+        self.b.build_conditional_branch(go, check, done)?;
+        self.b.position_at_end(check);
+        self.b.build_conditional_branch(counted_ok, counted, plain)?;
+        self.b.position_at_end(counted);
+        // The body as it is, its increment left out (the `for` loop's latch steps instead).
+        let outer_skip = self.skip_stmt.replace(w.increment as *const Stmt);
+        let r = self.for_loop(id, w.var, w.read, w.bound, false, Some(w.step), body);
+        self.skip_stmt = outer_skip;
+        r?;
+        if !self.terminated() {
+            // The loop ran (i < n): the variable holds its last value; one more step leaves it
+            // where the `while` would, which does not wrap (checked above).
+            let last = match self.locals[w.var] {
+                Slot::Scalar(p, _) => self.b.build_load(it, p, "")?.into_int_value(),
+                _ => return Err(super::llvm_err("strided while: the loop variable's slot")),
+            };
+            let s = self.scalar_of(w.step)?.into_int_value();
+            self.b.build_store(var_slot, self.b.build_int_nuw_add(last, s, "")?)?;
+            self.b.build_unconditional_branch(done)?;
+        }
+        self.locals[w.var] = Slot::Scalar(var_slot, var_ty);
+        self.b.position_at_end(plain);
+        self.plain_while(id, cond, body)?;
+        if !self.terminated() {
+            self.b.build_unconditional_branch(done)?;
+        }
+        self.b.position_at_end(done);
+        Ok(())
+    }
+
+    /// `while cond { body }` as written.
+    fn plain_while(&mut self, id: LoopId, cond: &Expr, body: &Block) -> R<()> {
+        let head = self.ctx().append_basic_block(self.fv, "");
+        let bodyb = self.ctx().append_basic_block(self.fv, "");
+        let exit = self.ctx().append_basic_block(self.fv, "");
+        self.b.build_unconditional_branch(head)?;
+        self.b.position_at_end(head);
+        let cv = self.scalar_of(cond)?;
+        if !self.terminated() {
+            self.b.build_conditional_branch(cv.into_int_value(), bodyb, exit)?;
+        }
+        self.b.position_at_end(bodyb);
+        self.loops.insert(id, LoopBlocks { cont: head, exit, value: None });
+        self.block(body)?;
+        if !self.terminated() {
+            self.b.build_unconditional_branch(head)?;
+        }
+        self.b.position_at_end(exit);
+        Ok(())
+    }
+
     /// `for var in start..end` (or `..=`, or `.step_by(step)`) with Rust's meaning: no value past
     /// the bound, no overflow near the type's maximum, `step_by(0)` stepping by one. The trip
     /// count is computed before the loop, as Rust's `StepBy` does, and the loop counts it down

@@ -27,7 +27,7 @@ const MAX_DEPTH: u32 = 2;
 
 /// The locals a loop body may change: those it declares (`let`, loop variables, match
 /// bindings) and those it writes.
-fn changed_locals(body: &Block) -> HashSet<LocalId> {
+pub(super) fn changed_locals(body: &Block) -> HashSet<LocalId> {
     let mut out = declared_locals(body);
     out.extend(written_locals(body));
     out
@@ -131,6 +131,13 @@ impl Collectives {
         walk(p, body, &mut Vec::new(), &mut out);
         out
     }
+}
+
+/// Whether `e` is a value a loop over `var` whose body changes `changed` does not change, and
+/// whose early or repeated evaluation has no effect ([`Scope::invariant`]).
+pub(super) fn loop_invariant(var: LocalId, changed: &HashSet<LocalId>, e: &Expr) -> bool {
+    let lets = HashMap::new();
+    Scope { var, inner: HashSet::new(), changed, lets: &lets }.invariant(e)
 }
 
 fn unsigned_int(t: &Ty) -> Option<Scalar> {

@@ -40,6 +40,25 @@ extern "C" __global__ void reduce_block(const float* __restrict__ x, int n, floa
     if (t == 0) atomicAdd(out, tile[0]);
 }
 
+extern "C" __global__ void reduce_while(const float* __restrict__ x, int n, float* out) {
+    __shared__ float tile[BLOCK];
+    int t = threadIdx.x;
+    int stride = blockDim.x * gridDim.x;
+    float acc = 0.0f;
+    int j = blockIdx.x * blockDim.x + t;
+    while (j < n) {
+        acc += x[j];
+        j += stride;
+    }
+    tile[t] = acc;
+    __syncthreads();
+    for (int s = BLOCK / 2; s > 0; s /= 2) {
+        if (t < s) tile[t] += tile[t + s];
+        __syncthreads();
+    }
+    if (t == 0) atomicAdd(out, tile[0]);
+}
+
 __device__ float warp_sum(float v) {
     for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(FULL, v, d);
     return v;

@@ -62,6 +62,34 @@ pub fn reduce_block(x: &[f32], out: &mut [f32]) {
     }
 }
 
+// The same sum with its grid-strided loop spelled as a `while` (issue 33: compiled as the
+// `for .. step_by` loop it is).
+#[kernel]
+pub fn reduce_while(x: &[f32], out: &mut [f32]) {
+    let tile = shared_array::<f32, BLOCK>();
+    let t = thread_idx_x() as usize;
+    let stride = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut acc = 0.0f32;
+    let mut j = global_id_x();
+    while j < x.len() {
+        acc += x[j];
+        j += stride;
+    }
+    tile[t] = acc;
+    sync_threads();
+    let mut s = BLOCK / 2;
+    while s > 0 {
+        if t < s {
+            tile[t] += tile[t + s];
+        }
+        sync_threads();
+        s /= 2;
+    }
+    if t == 0 {
+        atomic_add(&mut out[0], tile[0]);
+    }
+}
+
 fn warp_sum(v: f32) -> f32 {
     let mut v = v;
     let mut d = 16;

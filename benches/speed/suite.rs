@@ -26,8 +26,19 @@ pub const KERNELS: &str = "benches/speed/kernels.rs";
 /// The CUDA C side.
 pub const CUDA: &str = "benches/speed/cuda.cu";
 /// The kernels of `CUDA`, each loaded by name.
-const NVRTC_FUNCTIONS: [&str; 10] =
-    ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram", "scan", "scan_t2048", "scan_lb6", "fma_peak"];
+const NVRTC_FUNCTIONS: [&str; 11] = [
+    "saxpy",
+    "reduce_block",
+    "reduce_warp",
+    "reduce_while",
+    "softmax_rows",
+    "matmul_tiled",
+    "histogram",
+    "scan",
+    "scan_t2048",
+    "scan_lb6",
+    "fma_peak",
+];
 
 /// How to run the suite.
 #[derive(Clone, Debug)]
@@ -514,7 +525,7 @@ fn reduce(run: &mut Run) -> Result<(), String> {
     };
     let bytes = Some(4.0 * n as f64);
     let grid = Grid::new(STRIDED_BLOCKS, 256u32);
-    for kernel in ["reduce_block", "reduce_warp"] {
+    for kernel in ["reduce_block", "reduce_warp", "reduce_while"] {
         let k = run.k(kernel);
         out.copy_from(&[0.0]).map_err(|e| e.to_string())?;
         let mut o = out.clone();

@@ -232,6 +232,10 @@ fn strided_loops_unroll_by_four_as_nvidias_compiler_does() {
         let ptx = speed_ptx(k, false);
         assert_eq!(loop_blocks(&ptx), vec![(4, true), (1, true)], "{ptx}");
     }
+    // The `while` spelling: the same, after the loop as written for steps that may wrap (run
+    // only then, so not unrolled).
+    let ptx = speed_ptx("reduce_while", false);
+    assert_eq!(loop_blocks(&ptx), vec![(1, true), (4, true), (1, true)], "{ptx}");
     // A loop with a barrier in it is not unrolled by a forced count (LLVM could not, and
     // would say so on stderr): the tiled matmul's loop over tiles stays one copy.
     let matmul = speed_ptx("matmul_tiled", false);

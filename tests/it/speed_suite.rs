@@ -16,7 +16,7 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));
     let rows: Vec<(&str, &str)> = report.rows.iter().map(|r| (r.kernel.as_str(), r.implementation.as_str())).collect();
     let mut want = Vec::new();
-    for k in ["saxpy", "reduce_block", "reduce_warp", "softmax_rows", "matmul_tiled", "histogram"] {
+    for k in ["saxpy", "reduce_block", "reduce_warp", "reduce_while", "softmax_rows", "matmul_tiled", "histogram"] {
         // Safe launches (bounds-checked code) and `launch_unchecked`, each checked against the reference.
         want.extend([(k, "kache"), (k, "unchk")]);
     }

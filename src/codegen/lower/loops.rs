@@ -158,8 +158,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     /// for the other cases; the variable ends one step past its last value, as the `while`
     /// leaves it.
     pub(super) fn while_loop(&mut self, id: LoopId, cond: &Expr, body: &Block) -> R<()> {
-        let Some(w) = StridedWhile::of(id, cond, body) else { return self.plain_while(id, cond, body) };
-        let Slot::Scalar(var_slot, var_ty) = self.locals[w.var] else { return self.plain_while(id, cond, body) };
+        let Some(w) = StridedWhile::of(id, cond, body) else { return self.plain_while(id, cond, body, false) };
+        let Slot::Scalar(var_slot, var_ty) = self.locals[w.var] else { return self.plain_while(id, cond, body, false) };
         let i = self.scalar_of(w.read)?.into_int_value();
         let n = self.scalar_of(w.bound)?.into_int_value();
         let s = self.scalar_of(w.step)?.into_int_value();
@@ -195,7 +195,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
         self.locals[w.var] = Slot::Scalar(var_slot, var_ty);
         self.b.position_at_end(plain);
-        self.plain_while(id, cond, body)?;
+        self.plain_while(id, cond, body, true)?;
         if !self.terminated() {
             self.b.build_unconditional_branch(done)?;
         }
@@ -203,8 +203,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(())
     }
 
-    /// `while cond { body }` as written.
-    fn plain_while(&mut self, id: LoopId, cond: &Expr, body: &Block) -> R<()> {
+    /// `while cond { body }` as written; `cold` (the fallback of a [`StridedWhile`], for steps
+    /// that may wrap) is not unrolled on the GPU.
+    fn plain_while(&mut self, id: LoopId, cond: &Expr, body: &Block, cold: bool) -> R<()> {
         let head = self.ctx().append_basic_block(self.fv, "");
         let bodyb = self.ctx().append_basic_block(self.fv, "");
         let exit = self.ctx().append_basic_block(self.fv, "");
@@ -218,7 +219,10 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         self.loops.insert(id, LoopBlocks { cont: head, exit, value: None });
         self.block(body)?;
         if !self.terminated() {
-            self.b.build_unconditional_branch(head)?;
+            let backedge = self.b.build_unconditional_branch(head)?;
+            if cold && !self.cx.host {
+                self.set_loop_metadata(backedge, &[("llvm.loop.unroll.disable", None)])?;
+            }
         }
         self.b.position_at_end(exit);
         Ok(())

@@ -93,6 +93,10 @@ impl Workspace {
             "[workspace]\nmembers = [\"a\", \"b\"]\nresolver = \"3\"\n\n[profile.dev]\ndebug = false\n\n[profile.dev.package.\"*\"]\nopt-level = 1\n",
         )
         .unwrap();
+        // The versions this repository locked, so the test resolves nothing from the network
+        // (every cargo call below is `--offline`): a slow or unreachable registry can neither
+        // hang nor change this test. What the newest versions do is check-package.sh's job.
+        std::fs::copy(root().join("Cargo.lock"), dir.path().join("Cargo.lock")).unwrap();
         // Dependencies are compiled once and reused across runs of this test.
         let target = root().join("target").join("prebuild-it");
         Workspace { dir, cache: tempfile::tempdir().unwrap(), target }
@@ -108,6 +112,7 @@ impl Workspace {
     fn cargo_with(&self, args: &[&str], env: &[(&str, Option<&str>)]) -> Output {
         let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
         c.args(args)
+            .arg("--offline")
             .current_dir(self.dir.path())
             .env("CARGO_TARGET_DIR", &self.target)
             .env("KACHE_DIR", self.cache.path())
@@ -124,7 +129,7 @@ impl Workspace {
                 None => c.env_remove(k),
             };
         }
-        c.output().unwrap()
+        output_within(c, std::time::Duration::from_secs(900))
     }
 
     fn build(&self) -> String {
@@ -381,4 +386,36 @@ fn prebuild_tracks_every_environment_variable_kache_reads() {
         .filter(|v| !environment.contains(&format!("`{v}")))
         .collect();
     assert!(unlisted.is_empty(), "read by kache but not in docs/cache.md's Environment table: {unlisted:?}");
+}
+
+/// Runs `c` to its end and returns what it printed, as `Command::output` does; a command still
+/// running after `limit` is killed and fails the test with what it had printed, so a stalled
+/// cargo is a red test that says where it stalled rather than a suite that never ends.
+fn output_within(mut c: Command, limit: std::time::Duration) -> Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
+            panic!("{c:?} still ran after {limit:?}; killed. Its stderr:\n{err}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    Output { status, stdout: out.join().unwrap(), stderr: err.join().unwrap() }
 }

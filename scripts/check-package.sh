@@ -16,7 +16,10 @@ cd "$(dirname "$0")/.."
 work=target/package-check
 mkdir -p "$work"
 echo "check-package: cargo package" >&2
-cargo package --allow-dirty --no-verify --quiet 2>/dev/null || cargo package --allow-dirty --no-verify
+# Each cargo call that may reach the registry has a time limit: a stalled network is a failure
+# that says so, never a make test that does not end.
+limit="timeout --kill-after=30 900"
+$limit cargo package --allow-dirty --no-verify --quiet 2>/dev/null || $limit cargo package --allow-dirty --no-verify
 version=$(awk -F'"' '/^version = / {print $2; exit}' Cargo.toml)
 crate=target/package/kache-gpu-$version.crate
 list=$(tar -tzf "$crate" | sed "s|^kache-gpu-$version/||")
@@ -53,7 +56,7 @@ pub fn device() -> kache::Device {
 }
 RS
   echo "check-package: a crate that depends on it ($form): cargo update, cargo build" >&2
-  (cd "$dir" && cargo update --quiet && CARGO_TARGET_DIR=../target cargo build --quiet --color never 2> build.log) \
+  (cd "$dir" && $limit cargo update --quiet && CARGO_TARGET_DIR=../target $limit cargo build --quiet --color never 2> build.log) \
     || { cat "$dir/build.log" >&2; echo "check-package: the $form dependent does not build" >&2; status=1; continue; }
   if grep -n 'warning' "$dir/build.log" >&2; then
     echo "check-package: building the $form dependent warned (above)" >&2

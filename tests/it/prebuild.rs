@@ -225,7 +225,9 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     let ws = Workspace::new();
     let cubins = kache::toolchain::find_ptxas().is_some();
     if !cubins && std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
-        panic!("ptxas not found and KACHE_REQUIRE_PTXAS=1: the build steps would embed no cubins");
+        panic!(
+            "ptxas not found and KACHE_REQUIRE_PTXAS=1: the build steps would embed no cubins; `make deps` installs it (the nvidia-cuda-nvcc-cu12 wheel, into target/toolchain/), and the Makefile sets KACHE_PTXAS"
+        );
     }
     // Kernels per crate: saxpy, 2 in filters.rs, 3 in blocks.rs, 2 instances of generic.rs's.
     let kernels = 8;

@@ -10,7 +10,9 @@ mod suite;
 #[test]
 fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     if kache::toolchain::find_ptxas().is_none() && std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
-        panic!("ptxas not found and KACHE_REQUIRE_PTXAS=1");
+        panic!(
+            "ptxas not found and KACHE_REQUIRE_PTXAS=1: `make deps` installs it (the nvidia-cuda-nvcc-cu12 wheel, into target/toolchain/), and the Makefile sets KACHE_PTXAS"
+        );
     }
     let opts = suite::Options { dry_run: true, reps: 1, batches: 1, root: crate::common::root(), ptx_dir: None, only: Vec::new() };
     let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));

@@ -13,6 +13,7 @@ mod host_jit;
 mod lower;
 mod object;
 mod pipeline;
+mod trip_counts;
 
 use inkwell::context::Context;
 use inkwell::targets::{FileType, TargetMachine};

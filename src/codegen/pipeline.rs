@@ -188,6 +188,7 @@ pub(super) fn build<'ctx>(
     if let Target::Nvptx(_) = input.options.target {
         reciprocals_through_f64(&linked)?;
         super::fuse::fuse_multiply_adds(&linked)?;
+        super::trip_counts::count_down_to_zero(&linked);
     }
     Ok(Built { function_bitcode, linked, entry })
 }

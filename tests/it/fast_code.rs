@@ -564,6 +564,65 @@ pub fn while_sum_n(x: &[f32], n: usize, out: &mut [f32]) {
     atomic_add(&mut out[0], acc);
 }
 #[kernel]
+pub fn while_sum_u32(x: &[f32], n: u32, out: &mut [f32]) {
+    let stride = block_dim_x() * grid_dim_x();
+    let mut i = block_idx_x() * block_dim_x() + thread_idx_x();
+    let mut acc = 0.0f32;
+    while i < n {
+        acc += x[i as usize];
+        i += stride;
+    }
+    atomic_add(&mut out[0], acc);
+}
+#[kernel]
+pub fn loop_sum(x: &[f32], out: &mut [f32]) {
+    let stride = block_dim_x() as usize * grid_dim_x() as usize;
+    let mut i = global_id_x();
+    let mut acc = 0.0f32;
+    loop {
+        if i >= x.len() {
+            break;
+        }
+        acc += x[i];
+        i += stride;
+    }
+    atomic_add(&mut out[0], acc);
+}
+#[kernel]
+pub fn loop_end(x: &[f32], start: usize, step: usize, out: &mut [f32], last: &mut [usize]) {
+    let mut i = start;
+    let mut acc = 0.0f32;
+    loop {
+        if !(i < x.len()) { break }
+        acc += x[i];
+        i = i + step;
+    }
+    out[0] = acc;
+    last[0] = i;
+}
+#[kernel]
+pub fn while_end_u32(x: &[f32], start: u32, step: u32, out: &mut [f32], last: &mut [u32]) {
+    let mut i = start;
+    let mut acc = 0.0f32;
+    while i < x.len() as u32 {
+        acc += x[i as usize];
+        i += step;
+    }
+    out[0] = acc;
+    last[0] = i;
+}
+#[kernel]
+pub fn while_end_i32(x: &[f32], start: i32, n: i32, step: i32, out: &mut [f32], last: &mut [i32]) {
+    let mut i = start;
+    let mut acc = 0.0f32;
+    while i < n {
+        if i >= 0 && (i as usize) < x.len() { acc += x[i as usize]; }
+        i += step;
+    }
+    out[0] = acc;
+    last[0] = i;
+}
+#[kernel]
 pub fn while_end(x: &[f32], start: usize, step: usize, out: &mut [f32], last: &mut [usize]) {
     let mut i = start;
     let mut acc = 0.0f32;
@@ -576,13 +635,15 @@ pub fn while_end(x: &[f32], start: usize, step: usize, out: &mut [f32], last: &m
 }
 "#;
 
-/// A `while` grid-stride loop gets the unrolling the `for .. step_by` spelling gets: 4 loads in
-/// flight and a remainder of 1, in unchecked code and in the copy without checks of checked code.
+/// A `while` grid-stride loop, and a `loop` whose first statement leaves it (`if i >= n {
+/// break; }`), over `usize` or `u32`, get the unrolling the `for .. step_by` spelling gets: 4
+/// loads in flight and a remainder of 1, in unchecked code and in the copy without checks of
+/// checked code (NVRTC's SASS of the same loops in CUDA C, `int` indices: 4 LDG per trip).
 #[test]
 fn while_strided_loops_unroll_as_the_for_spelling_does() {
     let jit = common::memory_jit();
     let m = jit.load_source("while.rs", WHILE_STRIDED).unwrap();
-    for kernel in ["while_sum", "while_sum_n"] {
+    for kernel in ["while_sum", "while_sum_n", "while_sum_u32", "loop_sum"] {
         let k = m.kernel(kernel).unwrap();
         let spec = Specialization::uniform(k.program(), Layout::C);
         for checked in [false, true] {
@@ -624,10 +685,117 @@ fn while_strided_loops_keep_their_meaning_at_the_edges() {
         }
         (acc, i)
     };
+    let loop_end = m.kernel("loop_end").unwrap();
     for (start, step) in [(0usize, 1usize), (3, 7), (999, 5), (1000, 3), (5000, 1), (5, usize::MAX - 2), (10, usize::MAX - 999)] {
-        let (mut out, mut last) = (dev.upload(&[0.0f32]).unwrap(), dev.upload(&[0usize]).unwrap());
+        for k in [&k, &loop_end] {
+            let (mut out, mut last) = (dev.upload(&[0.0f32]).unwrap(), dev.upload(&[0usize]).unwrap());
+            k.launch(&dev, Grid::linear(1, 1), (&x, start, step, &mut out, &mut last)).unwrap();
+            let (acc, i) = reference(start, step);
+            assert_eq!((out.download().unwrap()[0], last.download().unwrap()[0]), (acc, i), "start {start}, step {step}");
+        }
+    }
+    // 32-bit variables: a step of 0 (the loop would not end: none here), steps that wrap,
+    // and for `i32` negative starts, negative steps and bounds near `i32::MAX`.
+    let k = m.kernel("while_end_u32").unwrap();
+    for (start, step) in [(0u32, 1u32), (3, 7), (999, 5), (1000, 3), (5, u32::MAX - 2), (10, u32::MAX - 999), (7, 1 << 31)] {
+        let (mut acc, mut i) = (0.0f32, start);
+        while (i as usize) < xs.len() {
+            acc += xs[i as usize];
+            i = i.wrapping_add(step);
+        }
+        let (mut out, mut last) = (dev.upload(&[0.0f32]).unwrap(), dev.upload(&[0u32]).unwrap());
         k.launch(&dev, Grid::linear(1, 1), (&x, start, step, &mut out, &mut last)).unwrap();
-        let (acc, i) = reference(start, step);
-        assert_eq!((out.download().unwrap()[0], last.download().unwrap()[0]), (acc, i), "start {start}, step {step}");
+        assert_eq!((out.download().unwrap()[0], last.download().unwrap()[0]), (acc, i), "u32 start {start}, step {step}");
+    }
+    let k = m.kernel("while_end_i32").unwrap();
+    let cases = [
+        (0i32, 1000i32, 1i32),
+        (-50, 1000, 7),
+        (-5, 20, 3),
+        (999, 1000, 5),
+        (5, 1000, i32::MAX - 2),
+        (i32::MAX - 10, i32::MAX - 1, 3),
+        (i32::MAX - 10, i32::MAX - 5, 2),
+        (-20, -3, 2),
+        (1000, 5, -3),
+    ];
+    for (start, n, step) in cases {
+        let (mut acc, mut i) = (0.0f32, start);
+        while i < n {
+            if i >= 0 && (i as usize) < xs.len() {
+                acc += xs[i as usize];
+            }
+            i = i.wrapping_add(step);
+        }
+        let (mut out, mut last) = (dev.upload(&[0.0f32]).unwrap(), dev.upload(&[0i32]).unwrap());
+        k.launch(&dev, Grid::linear(1, 1), (&x, start, n, step, &mut out, &mut last)).unwrap();
+        assert_eq!((out.download().unwrap()[0], last.download().unwrap()[0]), (acc, i), "i32 start {start}, n {n}, step {step}");
+    }
+}
+
+/// A loop over `0..n` per thread (a row's dot product, stepping by one) and its `while`
+/// spelling: unrolled by 4 by LLVM and left for ptxas to unroll again, its trip counter
+/// counting down to zero (codegen/trip_counts.rs), not merged with the loop's index into one
+/// register stepping down, which ptxas does not unroll (8 LDG per trip in SASS against
+/// NVRTC's 32; with the counter counting down, 32).
+#[test]
+fn loops_stepping_by_one_keep_a_counter_ptxas_can_unroll() {
+    let src = r#"
+#[kernel]
+pub fn row_dot(a: &[f32], x: &[f32], cols: usize, y: &mut [f32]) {
+    let r = global_id_x();
+    if r < y.len() {
+        let mut acc = 0.0f32;
+        for j in 0..cols { acc += a[r * cols + j] * x[j]; }
+        y[r] = acc;
+    }
+}
+#[kernel]
+pub fn row_dot_while(a: &[f32], x: &[f32], cols: usize, y: &mut [f32]) {
+    let r = global_id_x();
+    if r < y.len() {
+        let mut acc = 0.0f32;
+        let mut j = 0;
+        while j < cols { acc += a[r * cols + j] * x[j]; j += 1; }
+        y[r] = acc;
+    }
+}"#;
+    let jit = common::memory_jit();
+    let m = jit.load_source("row.rs", src).unwrap();
+    for kernel in ["row_dot", "row_dot_while"] {
+        let k = m.kernel(kernel).unwrap();
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        for checked in [false, true] {
+            let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+            let ptx = c.unwrap().ptx().unwrap().to_string();
+            // The unrolled loop: 8 loads (4 trips of 2), not `nounroll`, and no register in it
+            // stepping down (the counter that ptxas could not count).
+            let unrolled: Vec<&str> = ptx.split("$L__").filter(|b| b.matches("ld.global.nc.f32").count() == 8).collect();
+            assert_eq!(
+                unrolled.len(),
+                1,
+                "{kernel} checked={checked}:
+{ptx}"
+            );
+            let block = unrolled[0];
+            assert!(!block.contains("nounroll"), "{kernel} checked={checked}: {block}");
+            let down = block.lines().any(|l| l.trim_start().starts_with("add.s64") && l.contains(", -"));
+            assert!(!down, "{kernel} checked={checked}: a register steps down in\n{block}");
+            if let Some(p) = common::ptxas() {
+                common::assemble(&p, &ptx, kernel);
+            }
+        }
+    }
+    // What it computes, on the host (the rewrite is NVPTX's; the kernels' meaning is one).
+    let dev = Device::host();
+    let (rows, cols) = (37usize, 23usize);
+    let a: Vec<f32> = (0..rows * cols).map(|v| (v % 13) as f32).collect();
+    let xv: Vec<f32> = (0..cols).map(|v| (v % 5) as f32).collect();
+    let (ad, xd) = (dev.upload(&a).unwrap(), dev.upload(&xv).unwrap());
+    for kernel in ["row_dot", "row_dot_while"] {
+        let mut y = dev.alloc::<f32>(&[rows]).unwrap();
+        m.kernel(kernel).unwrap().launch(&dev, Grid::linear(rows, 32), (&ad, &xd, cols, &mut y)).unwrap();
+        let want: Vec<f32> = (0..rows).map(|r| (0..cols).map(|j| a[r * cols + j] * xv[j]).sum()).collect();
+        assert_eq!(y.download().unwrap(), want, "{kernel}");
     }
 }

@@ -3,14 +3,14 @@
 
 use inkwell::values::BasicValueEnum;
 
-use super::{FnLower, LErr, LoopBlocks, R, Slot, Val, llvm_err, value_ty};
+use super::{FnLower, LErr, R, Slot, Val, llvm_err, value_ty};
 use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn block(&mut self, b: &Block) -> R<Val<'ctx>> {
         let mut diverged = false;
         for s in &b.stmts {
-            if self.skip_stmt == Some(s as *const Stmt) {
+            if self.skip_stmts.contains(&(s as *const Stmt)) {
                 continue;
             }
             if let Stmt::Expr(e) | Stmt::Let(_, Some(e)) = s {
@@ -194,30 +194,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.while_loop(*id, c, body)?;
                 Val::Unit
             }
-            K::Loop(id, body) => {
-                let bodyb = self.ctx().append_basic_block(self.fv, "");
-                let exit = self.ctx().append_basic_block(self.fv, "");
-                let value = self.value_slot(e.ty)?;
-                self.b.build_unconditional_branch(bodyb)?;
-                self.b.position_at_end(bodyb);
-                self.loops.insert(*id, LoopBlocks { cont: bodyb, exit, value });
-                self.block(body)?;
-                if !self.terminated() {
-                    self.b.build_unconditional_branch(bodyb)?;
-                }
-                self.b.position_at_end(exit);
-                match value {
-                    Some(slot) => self.slot_value(slot)?,
-                    None if e.ty == Ty::Never => {
-                        self.b.build_unreachable()?;
-                        self.start_dead_block();
-                        Val::Never
-                    }
-                    None => Val::Unit,
-                }
-            }
+            K::Loop(id, body) => self.loop_expr(*id, body, e.ty)?,
             K::For { id, var, start, end, inclusive, step, body } => {
-                self.for_loop(*id, *var, start, end, *inclusive, step.as_deref(), body)?;
+                self.for_loop(*id, *var, start, end, *inclusive, step.as_deref().map(super::loops::Step::Expr), body)?;
                 Val::Unit
             }
             K::Break(id, v) => {

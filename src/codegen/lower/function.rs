@@ -138,7 +138,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             sret: None,
             proven: HashSet::new(),
             version_depth: 0,
-            skip_stmt: None,
+            skip_stmts: Vec::new(),
         };
         fl.alloca_b.position_at_end(entry);
         let first = fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing hidden parameter"))?;

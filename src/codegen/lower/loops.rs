@@ -6,17 +6,26 @@ use inkwell::IntPredicate;
 use inkwell::values::{AsValueRef, InstructionValue, IntValue, PointerValue};
 
 use super::version::{Collectives, changed_locals, declared_locals, loop_invariant, place_root, written_locals};
-use super::{FnLower, LoopBlocks, R, Slot};
+use super::{FnLower, LoopBlocks, R, Slot, Val};
 use crate::ir::*;
 
 /// Whether a loop with this body may be unrolled by a forced count: no barrier or warp-level
 /// operation (convergent: a copy of the loop for the remainder iterations would run them in
 /// divergent code) and no way out but the loop's own exit (LLVM does not unroll loops with
-/// other exits by a runtime count, and would warn that it could not).
-fn unrollable(p: &Program, body: &Block) -> bool {
+/// other exits by a runtime count, and would warn that it could not). Statements in `skipped`
+/// (a strided `loop`'s exit test, which its trip count stands for) are not lowered.
+fn unrollable(p: &Program, body: &Block, skipped: &[*const Stmt]) -> bool {
     let found = Collectives::of(p, body);
     let mut exits = false;
-    visit_block(body, &mut |e| exits |= matches!(e.kind, ExprKind::Return(_) | ExprKind::Break(..)));
+    let mut note = |e: &Expr| exits |= matches!(e.kind, ExprKind::Return(_) | ExprKind::Break(..));
+    for s in body.stmts.iter().filter(|s| !skipped.contains(&(*s as *const Stmt))) {
+        if let Stmt::Let(_, Some(e)) | Stmt::Expr(e) = s {
+            visit_expr(e, &mut note);
+        }
+    }
+    if let Some(t) = &body.tail {
+        visit_expr(t, &mut note);
+    }
     !found.barrier && !found.warp && !exits
 }
 
@@ -81,12 +90,13 @@ fn leaves_loop(body: &Block, id: LoopId) -> bool {
     targets.iter().any(|l| !inner.contains(l))
 }
 
-/// A `while` loop that is a strided count in disguise: `while i < n { ..; i += s; }` over a
-/// 64-bit unsigned `i` that nothing else in the body assigns, with `n` and `s` values the loop
-/// does not change, and no `break` or `continue` of it (which would skip or keep the
-/// increment). The grid-stride loop is the common one. `while` has no trip count LLVM can
-/// compute (`i += s` wraps in kache, as in release Rust), so it was not unrolled, where the
-/// `for .. step_by` spelling of the same loop was, 4 loads in flight against 1.
+/// A `while` or `loop` that is a strided count in disguise: `while i < n { ..; i += s; }`, or
+/// `loop { if i >= n { break; } ..; i += s; }`, over an integer `i` that nothing else in the
+/// body assigns, with `n` and `s` values the loop does not change, and no other `break` or
+/// `continue` of it (which would skip or keep the increment). The grid-stride loop is the
+/// common one. Neither has a trip count LLVM can compute (`i += s` wraps in kache, as in
+/// release Rust), so neither was unrolled, where the `for .. step_by` spelling of the same
+/// loop was: 4 loads in flight against 1.
 pub(super) struct StridedWhile<'e> {
     /// The variable.
     var: LocalId,
@@ -98,16 +108,61 @@ pub(super) struct StridedWhile<'e> {
     /// The final increment, left out where the body is lowered as the `for` loop's (the
     /// body is not copied: bounds sites are known by their expressions' addresses).
     increment: &'e Stmt,
+    /// A `loop`'s exit test (`if i >= n { break; }`), left out there too.
+    guard: Option<&'e Stmt>,
+}
+
+/// `(i, n)` where `cond` is `i < n` (or `n > i`) for a local `i`; with `negated`, where it is
+/// `i >= n`, `n <= i` or `!(i < n)`, the test that leaves such a loop.
+fn below(cond: &Expr, negated: bool) -> Option<(&Expr, &Expr)> {
+    let (read, bound) = match (&cond.kind, negated) {
+        (ExprKind::Binary(BinOp::Lt, i, n), false) | (ExprKind::Binary(BinOp::Gt, n, i), false) => (&**i, &**n),
+        (ExprKind::Binary(BinOp::Ge, i, n), true) | (ExprKind::Binary(BinOp::Le, n, i), true) => (&**i, &**n),
+        (ExprKind::Unary(UnOp::Not, inner), true) => return below(inner, false),
+        _ => return None,
+    };
+    matches!(read.kind, ExprKind::Local(_)).then_some((read, bound))
 }
 
 impl<'e> StridedWhile<'e> {
+    /// `while cond { body }` as a strided count.
     pub(super) fn of(id: LoopId, cond: &'e Expr, body: &'e Block) -> Option<StridedWhile<'e>> {
-        let ExprKind::Binary(BinOp::Lt, read, bound) = &cond.kind else { return None };
-        let ExprKind::Local(var) = read.kind else { return None };
-        if !matches!(read.ty.scalar(), Some(Scalar::Usize | Scalar::U64)) || body.tail.is_some() {
+        let (read, bound) = below(cond, false)?;
+        StridedWhile::counting(id, read, bound, &body.stmts, body.tail.is_some(), None)
+    }
+
+    /// `loop { body }` whose first statement is `if i >= n { break; }` as a strided count.
+    pub(super) fn of_loop(id: LoopId, body: &'e Block) -> Option<StridedWhile<'e>> {
+        let (guard, rest) = body.stmts.split_first()?;
+        let Stmt::Expr(test) = guard else { return None };
+        let ExprKind::If(cond, then, None) = &test.kind else { return None };
+        let leaves = |e: &Expr| matches!(e.kind, ExprKind::Break(l, None) if l == id);
+        let exits = match (&then.stmts[..], &then.tail) {
+            ([Stmt::Expr(e)], None) => leaves(e),
+            ([], Some(e)) => leaves(e),
+            _ => false,
+        };
+        if !exits {
             return None;
         }
-        let (last, rest) = body.stmts.split_last()?;
+        let (read, bound) = below(cond, true)?;
+        StridedWhile::counting(id, read, bound, rest, body.tail.is_some(), Some(guard))
+    }
+
+    /// The loop over `stmts` (the body after any guard), testing `read < bound` first.
+    fn counting(
+        id: LoopId,
+        read: &'e Expr,
+        bound: &'e Expr,
+        stmts: &'e [Stmt],
+        tail: bool,
+        guard: Option<&'e Stmt>,
+    ) -> Option<StridedWhile<'e>> {
+        let ExprKind::Local(var) = read.kind else { return None };
+        if !read.ty.scalar().is_some_and(|s| s.is_int()) || tail {
+            return None;
+        }
+        let (last, rest) = stmts.split_last()?;
         let Stmt::Expr(inc) = last else { return None };
         let step: &Expr = match &inc.kind {
             ExprKind::CompoundAssign(BinOp::Add, Place::Local(l), s) if *l == var => s,
@@ -123,13 +178,22 @@ impl<'e> StridedWhile<'e> {
         }
         let mut own_exit = false;
         visit_block(&rest, &mut |e| own_exit |= matches!(&e.kind, ExprKind::Break(l, _) | ExprKind::Continue(l) if *l == id));
+        let mut changed = changed_locals(&rest);
+        changed.insert(var);
         drop(rest);
-        let changed = changed_locals(body);
         if own_exit || !loop_invariant(var, &changed, bound) || !loop_invariant(var, &changed, step) {
             return None;
         }
-        Some(StridedWhile { var, read, bound, step, increment: last })
+        Some(StridedWhile { var, read, bound, step, increment: last, guard })
     }
+}
+
+/// The step of a `for` loop: its `step_by` argument (a `usize`), or a value already computed
+/// (a strided `while`'s step, widened to 64 bits and known to be positive).
+#[derive(Clone, Copy)]
+pub(super) enum Step<'e, 'ctx> {
+    Expr(&'e Expr),
+    Value(IntValue<'ctx>),
 }
 
 /// A counted loop's state, shared by the copies of a versioned loop (only one of them runs).
@@ -152,23 +216,53 @@ struct Counted<'ctx> {
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
-    /// `while cond { body }`: a [`StridedWhile`] becomes the `for` loop it is, wherever no step
-    /// can wrap (`s` nonzero and at most `MAX - n`, checked at run time: then `i < n` implies
-    /// `i + s` does not wrap, so the two loops run the same iterations), with the plain loop
-    /// for the other cases; the variable ends one step past its last value, as the `while`
-    /// leaves it.
+    /// `while cond { body }`: a [`StridedWhile`] becomes the `for` loop it is
+    /// ([`Self::strided`]), the loop as written otherwise.
     pub(super) fn while_loop(&mut self, id: LoopId, cond: &Expr, body: &Block) -> R<()> {
-        let Some(w) = StridedWhile::of(id, cond, body) else { return self.plain_while(id, cond, body, false) };
-        let Slot::Scalar(var_slot, var_ty) = self.locals[w.var] else { return self.plain_while(id, cond, body, false) };
+        match StridedWhile::of(id, cond, body) {
+            Some(w) => self.strided(id, &w, body, &mut |me: &mut Self| me.plain_while(id, cond, body, true)),
+            None => self.plain_while(id, cond, body, false),
+        }
+    }
+
+    /// `loop { body }` (of type `ty`): a [`StridedWhile`] becomes the `for` loop it is
+    /// ([`Self::strided`]), the loop as written otherwise.
+    pub(super) fn loop_expr(&mut self, id: LoopId, body: &Block, ty: Ty) -> R<Val<'ctx>> {
+        if ty == Ty::Unit
+            && let Some(w) = StridedWhile::of_loop(id, body)
+        {
+            self.strided(id, &w, body, &mut |me: &mut Self| me.plain_loop(id, body, ty, true).map(|_| ()))?;
+            return Ok(Val::Unit);
+        }
+        self.plain_loop(id, body, ty, false)
+    }
+
+    /// A [`StridedWhile`] as the `for` loop it is, wherever no step can wrap (unsigned: `s`
+    /// nonzero and at most `MAX - n`; signed: `s` positive and `n` at most `MAX - s`; checked
+    /// at run time: then `i < n` implies `i + s` does not wrap, so the two loops run the same
+    /// iterations), with `as_written` (the loop as written, not unrolled) for the other cases;
+    /// the variable ends one step past its last value, as the loop leaves it.
+    fn strided(&mut self, id: LoopId, w: &StridedWhile<'_>, body: &Block, as_written: &mut dyn FnMut(&mut Self) -> R<()>) -> R<()> {
+        let Slot::Scalar(var_slot, var_ty) = self.locals[w.var] else { return as_written(self) };
+        let signed = var_ty.is_signed();
         let i = self.scalar_of(w.read)?.into_int_value();
         let n = self.scalar_of(w.bound)?.into_int_value();
         let s = self.scalar_of(w.step)?.into_int_value();
         let it = i.get_type();
-        let go = self.b.build_int_compare(IntPredicate::ULT, i, n, "")?;
-        let room = self.b.build_int_sub(it.const_all_ones(), n, "")?;
-        let nonzero = self.b.build_int_compare(IntPredicate::NE, s, it.const_zero(), "")?;
-        let fits = self.b.build_int_compare(IntPredicate::ULE, s, room, "")?;
-        let counted_ok = self.b.build_and(nonzero, fits, "")?;
+        let (lt, le) = if signed { (IntPredicate::SLT, IntPredicate::SLE) } else { (IntPredicate::ULT, IntPredicate::ULE) };
+        let go = self.b.build_int_compare(lt, i, n, "")?;
+        let counted_ok = if signed {
+            let max = it.const_int(u64::MAX >> (65 - it.get_bit_width()), false);
+            let positive = self.b.build_int_compare(IntPredicate::SGT, s, it.const_zero(), "")?;
+            let room = self.b.build_int_sub(max, s, "")?;
+            let fits = self.b.build_int_compare(le, n, room, "")?;
+            self.b.build_and(positive, fits, "")?
+        } else {
+            let room = self.b.build_int_sub(it.const_all_ones(), n, "")?;
+            let nonzero = self.b.build_int_compare(IntPredicate::NE, s, it.const_zero(), "")?;
+            let fits = self.b.build_int_compare(le, s, room, "")?;
+            self.b.build_and(nonzero, fits, "")?
+        };
         let check = self.ctx().append_basic_block(self.fv, "");
         let counted = self.ctx().append_basic_block(self.fv, "");
         let plain = self.ctx().append_basic_block(self.fv, "");
@@ -177,25 +271,31 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         self.b.position_at_end(check);
         self.b.build_conditional_branch(counted_ok, counted, plain)?;
         self.b.position_at_end(counted);
-        // The body as it is, its increment left out (the `for` loop's latch steps instead).
-        let outer_skip = self.skip_stmt.replace(w.increment as *const Stmt);
-        let r = self.for_loop(id, w.var, w.read, w.bound, false, Some(w.step), body);
-        self.skip_stmt = outer_skip;
+        // The step as the `for` loop takes it: 64 bits, positive here.
+        let wide = if it.get_bit_width() < 64 { self.b.build_int_z_extend(s, self.cx.i64, "")? } else { s };
+        // The body as it is, its increment (and a `loop`'s exit test) left out: the `for`
+        // loop's trip count and latch stand for them.
+        let outer = self.skip_stmts.len();
+        self.skip_stmts.push(w.increment as *const Stmt);
+        self.skip_stmts.extend(w.guard.map(|g| g as *const Stmt));
+        let r = self.for_loop(id, w.var, w.read, w.bound, false, Some(Step::Value(wide)), body);
+        self.skip_stmts.truncate(outer);
         r?;
         if !self.terminated() {
             // The loop ran (i < n): the variable holds its last value; one more step leaves it
-            // where the `while` would, which does not wrap (checked above).
+            // where the loop would, which does not wrap (checked above).
             let last = match self.locals[w.var] {
                 Slot::Scalar(p, _) => self.b.build_load(it, p, "")?.into_int_value(),
-                _ => return Err(super::llvm_err("strided while: the loop variable's slot")),
+                _ => return Err(super::llvm_err("strided loop: the loop variable's slot")),
             };
             let s = self.scalar_of(w.step)?.into_int_value();
-            self.b.build_store(var_slot, self.b.build_int_nuw_add(last, s, "")?)?;
+            let next = if signed { self.b.build_int_nsw_add(last, s, "")? } else { self.b.build_int_nuw_add(last, s, "")? };
+            self.b.build_store(var_slot, next)?;
             self.b.build_unconditional_branch(done)?;
         }
         self.locals[w.var] = Slot::Scalar(var_slot, var_ty);
         self.b.position_at_end(plain);
-        self.plain_while(id, cond, body, true)?;
+        as_written(self)?;
         if !self.terminated() {
             self.b.build_unconditional_branch(done)?;
         }
@@ -228,6 +328,34 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(())
     }
 
+    /// `loop { body }` as written; `cold` (the fallback of a [`StridedWhile`], for steps that
+    /// may wrap) is not unrolled on the GPU.
+    fn plain_loop(&mut self, id: LoopId, body: &Block, ty: Ty, cold: bool) -> R<Val<'ctx>> {
+        let bodyb = self.ctx().append_basic_block(self.fv, "");
+        let exit = self.ctx().append_basic_block(self.fv, "");
+        let value = self.value_slot(ty)?;
+        self.b.build_unconditional_branch(bodyb)?;
+        self.b.position_at_end(bodyb);
+        self.loops.insert(id, LoopBlocks { cont: bodyb, exit, value });
+        self.block(body)?;
+        if !self.terminated() {
+            let backedge = self.b.build_unconditional_branch(bodyb)?;
+            if cold && !self.cx.host {
+                self.set_loop_metadata(backedge, &[("llvm.loop.unroll.disable", None)])?;
+            }
+        }
+        self.b.position_at_end(exit);
+        Ok(match value {
+            Some(slot) => self.slot_value(slot)?,
+            None if ty == Ty::Never => {
+                self.b.build_unreachable()?;
+                self.start_dead_block();
+                Val::Never
+            }
+            None => Val::Unit,
+        })
+    }
+
     /// `for var in start..end` (or `..=`, or `.step_by(step)`) with Rust's meaning: no value past
     /// the bound, no overflow near the type's maximum, `step_by(0)` stepping by one. The trip
     /// count is computed before the loop, as Rust's `StepBy` does, and the loop counts it down
@@ -242,7 +370,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         start: &Expr,
         end: &Expr,
         inclusive: bool,
-        step: Option<&Expr>,
+        step: Option<Step<'_, 'ctx>>,
         body: &Block,
     ) -> R<()> {
         let s = start.ty.scalar().unwrap_or(Scalar::I32);
@@ -253,7 +381,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // increment: a step the narrower type cannot hold takes one step across the whole range,
         // so its narrowed value is never added.
         let step_v = match step {
-            Some(st) => {
+            Some(Step::Value(v)) => Some(v),
+            Some(Step::Expr(st)) => {
                 let v = self.scalar_of(st)?.into_int_value();
                 // step_by(0) would loop forever; it steps by one instead.
                 let zero = self.cx.i64.const_zero();
@@ -407,7 +536,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             match c.last.get_zero_extended_constant() {
                 Some(_) if c.whole => self.set_full_unroll(backedge)?,
                 Some(_) => {}
-                None if unrollable(self.cx.input.program, body) => self.set_unroll_count(backedge, 4, c.constant_step)?,
+                None if unrollable(self.cx.input.program, body, &self.skip_stmts) => self.set_unroll_count(backedge, 4, c.constant_step)?,
                 None => {}
             }
         }

@@ -310,9 +310,10 @@ struct FnLower<'c, 'a, 'ctx> {
     proven: HashSet<*const Expr>,
     /// How many versioned loops enclose the code being lowered.
     version_depth: u32,
-    /// A statement left out wherever its block is lowered: the increment of a strided `while`
-    /// lowered as the `for` loop it is (`loops::StridedWhile`), whose latch steps instead.
-    skip_stmt: Option<*const Stmt>,
+    /// Statements left out wherever their block is lowered: the increment of a strided `while`
+    /// (or `loop`) lowered as the `for` loop it is (`loops::StridedWhile`), whose latch steps
+    /// instead, and a `loop`'s exit test, which the `for` loop's trip count stands for.
+    skip_stmts: Vec<*const Stmt>,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

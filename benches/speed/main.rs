@@ -1,6 +1,6 @@
 //! `speed`: the execution-speed suite (see `suite.rs` and docs/benchmarks.md). On the GPU
-//! machine, from the repository root: `.gpu/speed --json OUT.json`; without a GPU:
-//! `cargo run --release --example speed -- --dry-run`.
+//! machine, from the repository root: `.gpu/speed --json OUT.json` (or `benches/speed/run.sh`,
+//! one process per part); without a GPU: `cargo run --release --example speed -- --dry-run`.
 
 mod suite;
 
@@ -10,7 +10,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: speed [--dry-run [--ptx DIR]] [--reps N] [--batches N] [--json FILE] [--root DIR] [--only KERNEL,..]");
+        println!("usage: speed [--dry-run [--ptx DIR]] [--reps N] [--batches N] [--json FILE] [--root DIR] [--only PART,..] [--list]");
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "--list") {
+        for p in suite::PARTS {
+            println!("{}", p.name);
+        }
         return ExitCode::SUCCESS;
     }
     let opts = suite::Options {
@@ -31,11 +37,11 @@ fn main() -> ExitCode {
                     return ExitCode::from(2);
                 }
             }
-            ExitCode::SUCCESS
+            if report.failures().next().is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS }
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(1)
+            ExitCode::from(2)
         }
     }
 }

@@ -16,6 +16,8 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     }
     let opts = suite::Options { dry_run: true, reps: 1, batches: 1, root: crate::common::root(), ptx_dir: None, only: Vec::new() };
     let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));
+    let failed: Vec<_> = report.failures().collect();
+    assert!(failed.is_empty(), "failed rows: {failed:#?}");
     let rows: Vec<(&str, &str)> = report.rows.iter().map(|r| (r.kernel.as_str(), r.implementation.as_str())).collect();
     let mut want = Vec::new();
     for k in ["saxpy", "reduce_block", "reduce_warp", "reduce_while", "softmax_rows", "matmul_tiled", "histogram"] {
@@ -27,7 +29,23 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     want.extend([("scan", "kache"), ("scan", "unchk"), ("scan", "k-nolb"), ("scan", "k-t2048")]);
     assert_eq!(rows, want);
     let table = suite::table(&report);
-    assert!(table.contains("histogram") && table.contains("exact"), "{table}");
+    assert!(table.contains("histogram") && table.contains("exact") && table.contains("failed rows: none"), "{table}");
+}
+
+/// A part that fails is a failed row in the report and the table, and the parts after it
+/// still run: a broken benchmark never hides the others' figures.
+#[test]
+fn a_failing_row_is_reported_and_the_rest_still_run() {
+    let failed = suite::Row::failed("gemv", "kache", "launch: out of bounds".into());
+    let fine = suite::Row { ok: true, check: "exact".into(), ..suite::Row::failed("saxpy", "kache", String::new()) };
+    let report = suite::Report { rows: vec![failed, fine], ..Default::default() };
+    assert_eq!(report.failures().map(|r| r.kernel.as_str()).collect::<Vec<_>>(), ["gemv"]);
+    let table = suite::table(&report);
+    assert!(table.contains("FAILED: launch: out of bounds") && table.contains("failed rows: gemv (kache)"), "{table}");
+    // Every part of the table runs on its own under run.sh (`speed --only PART`), so a part
+    // that crashes the process or faults the GPU fails alone: the part names are `--only`'s.
+    let names: Vec<&str> = suite::PARTS.iter().map(|p| p.name).collect();
+    assert!(names.len() >= 6 && names.iter().all(|n| !n.contains(',') && !n.contains(' ')), "{names:?}");
 }
 
 /// `--only` names the suite's parts; any other name is refused before anything is compiled.
@@ -42,7 +60,7 @@ fn the_speed_suite_refuses_an_unknown_part() {
         only: vec!["scan".into(), "softmax_rows".into()],
     };
     let e = suite::run(&opts).expect_err("an unknown part is refused");
-    assert!(e.contains("--only softmax_rows") && e.contains("softmax"), "{e}");
+    assert!(e.contains("--only softmax_rows") && e.contains("the suite's parts are") && e.contains("softmax"), "{e}");
 }
 
 /// Every Python script of benches/speed/experiments/, if the folder exists: experiments leave the

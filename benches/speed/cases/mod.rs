@@ -1,0 +1,8 @@
+//! The suite's parts, one file per concern; `PARTS` in suite.rs lists them.
+
+pub mod elementwise;
+pub mod histogram;
+pub mod matmul;
+pub mod reduce;
+pub mod rows;
+pub mod scan;

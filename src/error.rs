@@ -96,6 +96,16 @@ pub enum Error {
     /// The launch configuration is invalid.
     #[error("invalid launch configuration: {0}")]
     BadLaunch(String),
+    /// A tuned launch (`#[tune]`, [`Kernel::launch_tuned`](crate::Kernel)) that cannot tune: no
+    /// candidate ran and agreed, the space's expressions have no value for these arguments, or
+    /// the kernel is not tunable.
+    #[error("kernel `{kernel}`: cannot tune: {problem}")]
+    Tuning {
+        /// Kernel name.
+        kernel: String,
+        /// Why.
+        problem: String,
+    },
     /// A bounds-checked kernel indexed an array out of bounds: the thread that did recorded
     /// the fault and exited. The host backend reports it from the launch; CUDA from the first
     /// operation that waits for the device after the kernel ran (`docs/runtime.md`).

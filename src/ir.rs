@@ -15,11 +15,13 @@ use crate::span::Span;
 mod aggregate;
 mod builtin;
 mod generic;
+mod tune;
 mod visit;
 
 pub use aggregate::{AggId, AggTy, Elem, SizeAlign, StructDef, Types, UNKNOWN_LEN};
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
 pub use generic::{Bound, ParamArrayTy, TypeParam};
+pub use tune::{MAX_CANDIDATES, NoArgs, TuneArgs, TuneBinary, TuneEvalError, TuneExpr, TuneParam, TuneShape, TuneSpace, TuneUnary};
 pub use visit::{visit_block, visit_expr};
 
 /// A scalar type of the kernel language.
@@ -492,6 +494,10 @@ pub struct Program {
     pub warnings: Vec<(Span, String)>,
     /// The tuples, fixed-size arrays and structs of its types, by [`AggId`].
     pub types: Types,
+    /// `#[tune(..)]`: what the kernel may be tuned over. Set on a kernel as declared (a generic
+    /// kernel's definition), not on its instances. Not part of the code: tuning results are
+    /// keyed by it (`cache::key::tuning`), compiled code is not.
+    pub tune: Option<TuneSpace>,
 }
 
 impl Program {

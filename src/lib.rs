@@ -88,6 +88,7 @@ pub use library::CodeLibrary;
 pub use runtime::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use runtime::DlpackArray;
+pub use runtime::tune::{DeviceModel, DeviceTimer, LaunchTimer, TuneCandidate};
 pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 pub use runtime::{FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub use target::{Arch, HostCpu, Specialization, Target};

@@ -116,6 +116,11 @@ statistics! {
         /// Requests whose manifest was absent or out of date: the full path served them and
         /// recorded one.
         direct_misses => DirectMisses,
+        /// Tuned launches that found their tuning result (`#[tune]`: the configuration chosen
+        /// for the kernel, its tuning key's bucket and the device), in any tier.
+        tuning_hits => TuningHits,
+        /// Tuned launches that found none (or none that verified) and tuned.
+        tuning_misses => TuningMisses,
     }
 }
 
@@ -247,6 +252,12 @@ mod tests {
             "remote_rejected",
             "remote_bytes_read",
             "remote_bytes_written",
+            "cubin_hits",
+            "cubin_misses",
+            "direct_hits",
+            "direct_misses",
+            "tuning_hits",
+            "tuning_misses",
             "not_persisted_reasons",
         ];
         let at: Vec<usize> = order.iter().map(|f| json.find(&format!("\"{f}\":")).unwrap_or(usize::MAX)).collect();

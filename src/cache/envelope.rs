@@ -42,6 +42,10 @@ pub enum ArtifactKind {
     /// Direct mode's manifest ([`Manifest`](super::key::Manifest)): what a request's full
     /// compile found, from which a lookup reaches the kernels' entries without parsing.
     Manifest,
+    /// A tuning result ([`TuningRecord`](super::tuning::TuningRecord)): the configuration
+    /// chosen for a `#[tune]` kernel, a tuning key's bucket and a device, with what each
+    /// candidate measured. No code.
+    Tuning,
 }
 
 impl ArtifactKind {
@@ -51,6 +55,7 @@ impl ArtifactKind {
             ArtifactKind::HostBitcode => 2,
             ArtifactKind::Cubin => 3,
             ArtifactKind::Manifest => 4,
+            ArtifactKind::Tuning => 5,
         }
     }
     fn from_tag(t: u8) -> Option<ArtifactKind> {
@@ -59,6 +64,7 @@ impl ArtifactKind {
             2 => ArtifactKind::HostBitcode,
             3 => ArtifactKind::Cubin,
             4 => ArtifactKind::Manifest,
+            5 => ArtifactKind::Tuning,
             _ => return None,
         })
     }

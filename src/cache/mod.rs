@@ -21,6 +21,7 @@ pub mod remote;
 pub mod remote;
 pub mod store;
 pub mod trust;
+pub mod tuning;
 
 use std::any::Any;
 use std::collections::{HashMap, HashSet};
@@ -31,10 +32,12 @@ use std::time::Duration;
 pub use counters::{Counter, Counters, Counts, Stats};
 pub use envelope::{ArtifactKind, Meta};
 pub use key::{
-    Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, ManifestSite, Toolchain, derive,
-    derive_cubin, derive_manifest, derive_record, encode_capture, encode_globals, encode_root,
+    Assembler, CubinInputs, Derivation, Key, KeyInputs, Manifest, ManifestInputs, ManifestKernel, ManifestSite, TUNING_COMPONENTS,
+    Toolchain, TuningInputs, derive, derive_cubin, derive_manifest, derive_record, derive_tuning, encode_capture, encode_globals,
+    encode_root,
 };
 pub use store::{Batch, LocalStore, Record, StoreError};
+pub use tuning::{RecordedCandidate, TuningRecord};
 
 use crate::library::Persistable;
 
@@ -488,6 +491,63 @@ impl Cache {
         for (_, e) in items {
             self.remember(e.meta.key, Arc::new(e));
         }
+        if let Some(local) = &self.local {
+            self.write_local(local, &encoded);
+        }
+        if let Some(remote) = &self.remote {
+            remote.put_many(&self.counters, &encoded);
+        }
+    }
+
+    /// Looks up the tuning result `key` in memory, the local store, then the remote
+    /// (backfilling the local store), and checks it: a payload that does not decode and verify
+    /// against `key` ([`TuningRecord::decode`]), or that `expect` refuses (its candidates are not
+    /// the ones asked about), is a bad entry, removed and a miss. Counted in `tuning_hits` or
+    /// `tuning_misses`, never in `hits`.
+    pub fn lookup_tuning(&self, key: &Key, expect: &dyn Fn(&TuningRecord) -> Result<(), String>) -> Option<(TuningRecord, Tier)> {
+        let found = self.lookup_counted(std::slice::from_ref(key), &[], Counting::Quiet).pop();
+        let hit = match found {
+            Some(Lookup::Hit(e, tier)) => {
+                let checked = match e.meta.kind {
+                    ArtifactKind::Tuning => TuningRecord::decode(&e.payload, key).and_then(|r| expect(&r).map(|()| r)),
+                    other => Err(format!("a {other:?} entry where a tuning result belongs")),
+                };
+                match checked {
+                    Ok(r) => Some((r, tier)),
+                    Err(why) => {
+                        crate::logging::debug!("tuning result {key} does not verify ({why}): a miss");
+                        self.count(Counter::BadEntries, 1);
+                        self.memory.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+                        if let Some(local) = &self.local {
+                            local.remove_object(key);
+                        }
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        match &hit {
+            Some((r, tier)) => {
+                crate::logging::debug!("tuning hit {key} ({tier:?}): {}", r.describe(r.chosen_config()));
+                self.count(Counter::TuningHits, 1);
+            }
+            None => {
+                crate::logging::debug!("tuning miss {key}");
+                self.count(Counter::TuningMisses, 1);
+            }
+        }
+        hit
+    }
+
+    /// Stores a tuning result (memory, local store, remote). It holds configurations and
+    /// timings, never code and never a device pointer, so it needs no [`Persistable`].
+    pub fn store_tuning(&self, meta: Meta, record: &TuningRecord) {
+        let entry = Entry { meta, payload: record.encode().into() };
+        let key = entry.meta.key;
+        let encoded = vec![(key, entry.encode())];
+        crate::logging::debug!("store tuning result {key}: {}, {}", entry.meta.kernel, record.describe(record.chosen_config()));
+        self.remember(key, Arc::new(entry));
         if let Some(local) = &self.local {
             self.write_local(local, &encoded);
         }

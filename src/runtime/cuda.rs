@@ -52,6 +52,8 @@ pub(crate) struct CudaDevice {
     pub arch: Arch,
     pub compute_capability: (i32, i32),
     pub driver_version: i32,
+    /// Streaming multiprocessors (what a tuning result is keyed by, beside the name).
+    pub multiprocessors: u32,
     /// The fault record every bounds-checked launch on this device writes to.
     fault: CudaBuffer,
     /// A checked launch has been queued since the record was last read.
@@ -123,6 +125,10 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
     let arch = arch_for(cc).ok_or_else(|| {
         Error::Device(format!("{name} has compute capability {}.{}; kache generates code for sm_70 and newer", cc.0, cc.1))
     })?;
+    let multiprocessors = ctx
+        .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+        .map_err(|e| cuda_err("cuDeviceGetAttribute", e.0))?
+        .max(0) as u32;
     let fault = alloc_in(&ctx, std::mem::size_of::<FaultRecord>())?;
     Ok(CudaDevice {
         ctx,
@@ -131,6 +137,7 @@ pub(crate) fn open(ordinal: usize) -> Result<CudaDevice> {
         arch,
         compute_capability: cc,
         driver_version,
+        multiprocessors,
         fault,
         fault_pending: AtomicBool::new(false),
         faulting: Mutex::new(Registry::default()),
@@ -167,6 +174,51 @@ impl CudaDevice {
     /// Allocates `len` zeroed bytes.
     pub fn alloc(&self, len: usize) -> Result<CudaBuffer> {
         alloc_in(&self.ctx, len)
+    }
+
+    /// The GPU time `run` takes, between two events on the legacy stream it launches on, in
+    /// milliseconds (waits for the second event).
+    pub fn time(&self, run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.ctx.new_event(flags).map_err(|e| cuda_err("cuEventCreate", e.0))?;
+        let end = self.ctx.new_event(flags).map_err(|e| cuda_err("cuEventCreate", e.0))?;
+        let legacy = self.ctx.default_stream();
+        start.record(&legacy).map_err(|e| cuda_err("cuEventRecord", e.0))?;
+        run()?;
+        end.record(&legacy).map_err(|e| cuda_err("cuEventRecord", e.0))?;
+        let ms = start.elapsed_ms(&end).map_err(|e| cuda_err("cuEventElapsedTime", e.0))?;
+        Ok(ms as f64)
+    }
+
+    /// Copies `dst.len()` bytes of device memory at address `ptr` to `dst`, after every work
+    /// queued in the context (any stream) has finished.
+    ///
+    /// # Safety
+    ///
+    /// `ptr..ptr + dst.len()` is memory of this device's context that stays allocated for the
+    /// call.
+    pub unsafe fn read_raw(&self, ptr: u64, dst: &mut [u8]) -> Result<()> {
+        self.ctx.synchronize().map_err(|e| cuda_err("cuCtxSynchronize", e.0))?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: the caller promises the range is live memory of this context (bound by
+        // `synchronize`); `dst` is a host buffer of that length.
+        check("cuMemcpyDtoH", unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr() as *mut c_void, ptr, dst.len()) })
+    }
+
+    /// Copies `src` to device memory at address `ptr`, after every work queued in the context.
+    ///
+    /// # Safety
+    ///
+    /// As [`read_raw`](Self::read_raw), and nothing else reads or writes the range meanwhile.
+    pub unsafe fn write_raw(&self, ptr: u64, src: &[u8]) -> Result<()> {
+        self.ctx.synchronize().map_err(|e| cuda_err("cuCtxSynchronize", e.0))?;
+        if src.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: as for `read_raw`.
+        check("cuMemcpyHtoD", unsafe { sys::cuMemcpyHtoD_v2(ptr, src.as_ptr() as *const c_void, src.len()) })
     }
 
     /// Waits for every launch on the device, then reports a failed bounds check.

@@ -36,6 +36,11 @@ pub(crate) fn stream() -> MutexGuard<'static, ()> {
     STREAM.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The worker threads a launch runs its blocks on (at most): one per core.
+pub(crate) fn workers() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
 /// A zeroed, 64-byte aligned host allocation standing for device memory of the host backend.
 ///
 /// It is `Sync` and written through `&self` (clones of a `DeviceArray` share it, as handles to
@@ -265,7 +270,7 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
     let fault = SendFault(&mut record);
     let fault = &fault;
     if !launch.cooperative {
-        let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(n_blocks);
+        let workers = workers().min(n_blocks);
         let next = AtomicUsize::new(0);
         let dyn_len = launch.dyn_shared;
         std::thread::scope(|s| {
@@ -302,7 +307,7 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
         return Ok(record);
     }
     // Cooperative: the threads of a block are coroutines on one worker (`host_sync`).
-    let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(n_blocks);
+    let workers = workers().min(n_blocks);
     let next = AtomicUsize::new(0);
     let failed: Mutex<Option<String>> = Mutex::new(None);
     std::thread::scope(|s| {

@@ -24,9 +24,11 @@ mod host_sync;
 pub(crate) mod launch;
 pub(crate) mod modules;
 mod structs;
+pub mod tune;
 
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
+pub use tune::DeviceModel;
 
 #[cfg(feature = "cuda")]
 pub use cudarc_arrays::CudaSliceView;

@@ -41,6 +41,7 @@ pub(crate) struct CudaDevice {
     pub arch: Arch,
     pub compute_capability: (i32, i32),
     pub driver_version: i32,
+    pub multiprocessors: u32,
 }
 
 impl CudaDevice {
@@ -55,6 +56,24 @@ impl CudaDevice {
     }
 
     pub fn synchronize(&self) -> Result<()> {
+        match self.never {}
+    }
+
+    pub fn time(&self, _run: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+        match self.never {}
+    }
+
+    /// # Safety
+    ///
+    /// None can be called: no device exists.
+    pub unsafe fn read_raw(&self, _ptr: u64, _dst: &mut [u8]) -> Result<()> {
+        match self.never {}
+    }
+
+    /// # Safety
+    ///
+    /// None can be called: no device exists.
+    pub unsafe fn write_raw(&self, _ptr: u64, _src: &[u8]) -> Result<()> {
         match self.never {}
     }
 

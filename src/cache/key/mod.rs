@@ -6,6 +6,7 @@
 mod captures;
 mod manifest;
 mod program;
+mod tuning;
 
 use std::fmt;
 
@@ -17,6 +18,7 @@ pub use manifest::{
     Manifest, ManifestError, ManifestInputs, ManifestKernel, ManifestSite, derive_manifest, derive_record, encode_globals, encode_root,
 };
 pub use program::encode_program;
+pub use tuning::{TUNING_COMPONENTS, TuningInputs, derive_tuning, encode_bucket, encode_device, encode_driver, tuning_key_of};
 
 /// Bumped whenever the encoding below changes; also names the store's subfolder, so entries
 /// written under an older schema are simply never seen. Version 2: captured arrays' layouts are

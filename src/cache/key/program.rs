@@ -17,8 +17,9 @@ use crate::ir::{
 /// encoded: comments, formatting, file names and renamed locals keep their keys.
 pub fn encode_program(p: &Program, out: &mut Vec<u8>) {
     // `enums` names the enum types and checks kernel arguments; the code only has their
-    // discriminants (keyed where they appear). `warnings` are diagnostics.
-    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad, launch_bounds, types } = p;
+    // discriminants (keyed where they appear). `warnings` are diagnostics. `tune` changes no
+    // code: it is keyed by the tuning results it selects (`key/tuning.rs`), never by the code.
+    let Program { kernel, funcs, captures, enums: _, warnings: _, fmad, launch_bounds, types, tune: _ } = p;
     let mut e = Encoder { out };
     e.byte(b'P');
     e.u64(*kernel as u64);

@@ -111,6 +111,7 @@ impl<'m> ModuleCx<'m> {
             warnings: self.warnings,
             fmad: None,
             launch_bounds: None,
+            tune: None,
             types,
         })
     }

@@ -83,12 +83,14 @@ pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct,
 #[cfg(feature = "compiler")]
 pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, ModuleLoad, Origin};
 #[cfg(feature = "compiler")]
+pub use jit::{Tuner, Tuning, TuningExplanation, TuningReport, TuningSource};
+#[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 #[cfg(feature = "cuda")]
 pub use runtime::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use runtime::DlpackArray;
-pub use runtime::tune::{DeviceModel, DeviceTimer, LaunchTimer, TuneCandidate};
+pub use runtime::tune::{DeviceModel, DeviceTimer, LaunchTimer, TuneCandidate, TuneOutcome};
 pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
 pub use runtime::{FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub use target::{Arch, HostCpu, Specialization, Target};

@@ -50,6 +50,8 @@ pub(super) struct KernelInner {
     /// Whether its code may be written to the local store and the remote
     /// ([`Module::persist`]).
     pub(super) persist: bool,
+    /// The configurations its tuned launches chose in this process (`#[tune]`).
+    pub(super) tuned: super::tune::TunedMemo,
     source: Arc<Source>,
 }
 
@@ -189,6 +191,7 @@ impl KernelInner {
             generic: None,
             faults: OnceLock::new(),
             persist: module.persist,
+            tuned: Default::default(),
             source: module.source.clone(),
         })
     }

@@ -13,6 +13,7 @@ mod module;
 mod records;
 mod serialize;
 mod slots;
+mod tune;
 
 pub use batch::CompileRequest;
 pub use compiled::{CompiledKernel, ModuleLoad, Origin};
@@ -20,6 +21,7 @@ pub use direct::{CompiledFile, Direct, DirectExplanation, DirectMiss, FileReques
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 pub use slots::CaptureSlot;
+pub use tune::{Tuner, Tuning, TuningExplanation, TuningReport, TuningSource};
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -318,6 +318,8 @@ pub struct FnItem {
     /// A method: how it takes `self`, which is then its first parameter (named `self`, of type
     /// `Self`).
     pub receiver: Option<SelfKind>,
+    /// `#[tune(..)]` of a kernel: its tuning space.
+    pub tune: Option<crate::ir::TuneSpace>,
 }
 
 impl FnItem {

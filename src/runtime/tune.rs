@@ -89,6 +89,12 @@ pub trait LaunchTimer: Send + Sync {
     fn time(&self, device: &Device, candidate: &TuneCandidate<'_>, launch: &mut dyn FnMut() -> Result<()>) -> Result<Duration>;
 }
 
+impl<T: LaunchTimer + ?Sized> LaunchTimer for &T {
+    fn time(&self, device: &Device, candidate: &TuneCandidate<'_>, launch: &mut dyn FnMut() -> Result<()>) -> Result<Duration> {
+        (**self).time(device, candidate, launch)
+    }
+}
+
 /// The default [`LaunchTimer`]: `warmup` launches, then `batches` batches of launches, each
 /// batch long enough to be measured (about a millisecond, at most 1,000 launches); one launch's
 /// time is the median batch's over its launches. On a GPU each batch is timed between CUDA
@@ -145,7 +151,7 @@ impl LaunchTimer for DeviceTimer {
 
 /// What happened to one candidate.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub enum TuneOutcome {
     /// Ran, agreed with the reference (the first candidate that ran), and took this long per
     /// launch.
     Timed(Duration),
@@ -288,7 +294,7 @@ fn disagreement(name: &str, elem: Option<Scalar>, want: &[u8], got: &[u8]) -> Op
 #[derive(Clone, Debug)]
 pub struct Selection {
     /// Each candidate's outcome, in the candidates' order.
-    pub outcomes: Vec<Outcome>,
+    pub outcomes: Vec<TuneOutcome>,
     /// The chosen candidate: the fastest timed one (the first of equals).
     pub chosen: usize,
 }
@@ -318,13 +324,13 @@ pub fn select(
     for (i, c) in candidates.iter().enumerate() {
         progress(i, c);
         if let Some(Some(why)) = dropped.get(i) {
-            outcomes.push(Outcome::Dropped(why.clone()));
+            outcomes.push(TuneOutcome::Dropped(why.clone()));
             continue;
         }
-        let outcome = (|| -> Result<Outcome> {
+        let outcome = (|| -> Result<TuneOutcome> {
             saved.restore(device)?;
             if let Err(e) = launch(i).and_then(|()| device.synchronize()) {
-                return Ok(Outcome::Dropped(format!("faults: {e}")));
+                return Ok(TuneOutcome::Dropped(format!("faults: {e}")));
             }
             let out = saved.current(device)?;
             match &reference {
@@ -332,14 +338,14 @@ pub fn select(
                 Some((r, want)) => {
                     for ((a, w), g) in saved.arrays.iter().zip(want).zip(&out) {
                         if let Some(why) = disagreement(&a.name, a.elem, w, g) {
-                            return Ok(Outcome::Dropped(format!("disagrees with {}: {why}", candidates[*r].description)));
+                            return Ok(TuneOutcome::Dropped(format!("disagrees with {}: {why}", candidates[*r].description)));
                         }
                     }
                 }
             }
             Ok(match timer.time(device, c, &mut || launch(i)) {
-                Ok(t) => Outcome::Timed(t),
-                Err(e) => Outcome::Dropped(format!("could not be timed: {e}")),
+                Ok(t) => TuneOutcome::Timed(t),
+                Err(e) => TuneOutcome::Dropped(format!("could not be timed: {e}")),
             })
         })()?;
         outcomes.push(outcome);
@@ -348,16 +354,16 @@ pub fn select(
         .iter()
         .enumerate()
         .filter_map(|(i, o)| match o {
-            Outcome::Timed(t) => Some((i, *t)),
-            Outcome::Dropped(_) => None,
+            TuneOutcome::Timed(t) => Some((i, *t)),
+            TuneOutcome::Dropped(_) => None,
         })
         .min_by_key(|(i, t)| (*t, *i))
         .map(|(i, _)| i);
     let Some(chosen) = chosen else {
         saved.restore(device)?;
         let why = candidates.iter().zip(&outcomes).map(|(c, o)| match o {
-            Outcome::Dropped(why) => format!("{}: {why}", c.description),
-            Outcome::Timed(_) => format!("{}: timed", c.description),
+            TuneOutcome::Dropped(why) => format!("{}: {why}", c.description),
+            TuneOutcome::Timed(_) => format!("{}: timed", c.description),
         });
         return Err(Error::Tuning {
             kernel: kernel.to_string(),

@@ -48,5 +48,6 @@ mod serialize;
 mod speed_suite;
 mod toolchain_keys;
 mod trust;
+mod tuning;
 mod ui;
 mod warp;

@@ -13,6 +13,7 @@ use std::process::ExitCode;
 
 mod output;
 mod remote;
+mod tune;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::HumanBytes;
@@ -98,6 +99,43 @@ enum Command {
         /// Floating-point contraction (see `compile`).
         #[arg(long, value_name = "true|false", action = clap::ArgAction::Set)]
         fmad: Option<bool>,
+        /// For a `#[tune]` kernel: an argument of the launch to explain, NAME=VALUE (see
+        /// `tune`); with them, says whether the tuned launch would find its result, and why not.
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+        /// The device of the tuned launch: `host`, `cuda` or `cuda:N` (default: CUDA device 0
+        /// if there is one, else the host backend).
+        #[arg(long)]
+        device: Option<String>,
+    },
+    /// Tune a `#[tune]` kernel on this machine's device and cache the result.
+    ///
+    /// Runs every candidate configuration on arguments made from --arg (arrays of
+    /// pseudo-random values of the given shape), as a tuned launch of the kernel with those
+    /// arguments does, and stores the fastest for every later launch, in this process's cache
+    /// folder and the remote. A result already cached is shown, not measured again, unless
+    /// --retune.
+    Tune {
+        /// Kernel source file.
+        file: PathBuf,
+        /// The kernel (declared with `#[tune(..)]`).
+        #[arg(long)]
+        kernel: String,
+        /// An argument of the launch, NAME=VALUE, one per parameter: an array as its element
+        /// type and shape (`x=f32[4096]`, `a=f32[1024,1024]`), a scalar as a literal whose
+        /// suffix gives its type (`n=4096u32`, `alpha=2.0f32`).
+        #[arg(long = "arg", value_name = "NAME=VALUE")]
+        args: Vec<String>,
+        /// The device to tune on: `host`, `cuda` or `cuda:N` (default: CUDA device 0 if there
+        /// is one, else the host backend).
+        #[arg(long)]
+        device: Option<String>,
+        /// Bind a host scalar global (see `compile`).
+        #[arg(long = "define", short = 'D', value_name = "NAME=LITERAL")]
+        defines: Vec<String>,
+        /// Tune even if a result is cached, and store the new one.
+        #[arg(long)]
+        retune: bool,
     },
     /// Cache statistics, counted across processes.
     Stats {
@@ -255,7 +293,12 @@ fn run(cli: Cli) -> Result<(), Failure> {
             compile(&file, &kernel, arch.as_deref(), emit, output, &defines, fmad)
         }
         Command::Check { file, defines } => check(&file, &defines),
-        Command::Explain { file, kernel, arch, defines, fmad } => explain(&file, &kernel, arch.as_deref(), &defines, fmad),
+        Command::Explain { file, kernel, arch, defines, fmad, args, device } => {
+            explain(&file, &kernel, arch.as_deref(), &defines, fmad, &args, device.as_deref())
+        }
+        Command::Tune { file, kernel, args, device, defines, retune } => {
+            tune::tune(&file, &kernel, &args, device.as_deref(), &defines, retune)
+        }
         Command::Stats { json, reset } => stats(json, reset),
         Command::Ls { json } => ls(json),
         Command::Show { key } => show(&key),
@@ -551,10 +594,21 @@ fn check(file: &Path, defines: &[String]) -> Result<(), Failure> {
     Ok(())
 }
 
-fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String], fmad: Option<bool>) -> Result<(), Failure> {
+fn explain(
+    file: &Path,
+    only: &[String],
+    arch: Option<&str>,
+    defines: &[String],
+    fmad: Option<bool>,
+    args: &[String],
+    device: Option<&str>,
+) -> Result<(), Failure> {
     let mut config = Config::from_env()?;
     if let Some(on) = fmad {
         config = config.fmad(on);
+    }
+    if !args.is_empty() || device.is_some() {
+        return tune::explain(file, only, config, defines, args, device);
     }
     let jit = Jit::new(Config { cache_dir: None, ..config.clone() })?;
     let m = load(&jit, file, defines)?;
@@ -563,6 +617,10 @@ fn explain(file: &Path, only: &[String], arch: Option<&str>, defines: &[String],
     let direct = Jit::new(config.clone())?.explain_direct(file, &request_of(target, only, defines)?).map_err(unreadable)?;
     for n in kernels_of(&m, only)?.0 {
         let k = m.kernel(&n)?;
+        if k.is_generic() && k.tune_space().is_some() {
+            say!("kernel {} is tuned: --arg NAME=VALUE for each parameter explains its tuned launch", k.name());
+            continue;
+        }
         let spec = Specialization::uniform(k.program(), kache::Layout::C);
         let d = k.explain(target, &spec)?;
         say!("kernel {} ({target}, layouts {})", k.name(), spec.describe());
@@ -655,6 +713,7 @@ fn stats(json: bool, reset: bool) -> Result<(), Failure> {
         say!("hits               {} (memory {}, local {}, remote {})", s.hits, s.hits_memory, s.hits_local, s.hits_remote);
         say!("misses             {}", s.misses);
         say!("cubins             {} hits, {} misses", s.cubin_hits, s.cubin_misses);
+        say!("tunings            {} hits, {} misses", s.tuning_hits, s.tuning_misses);
         say!("not persisted      {}", s.not_persisted);
         say!("bad entries        {}", s.bad_entries);
         say!("busy               {}", s.busy);
@@ -681,8 +740,10 @@ fn ls(json: bool) -> Result<(), Failure> {
         say!("{}", serde_json::to_string_pretty(&listed).map_err(|e| internal(e.to_string()))?);
     } else {
         for l in &listed {
+            // A tuning result's "signature" is the configuration it chose.
+            let sep = if l.kind == envelope::ArtifactKind::Tuning { ": " } else { "" };
             say!(
-                "{}  {:<6}  {:>9}  {}{}",
+                "{}  {:<6}  {:>9}  {}{sep}{}",
                 &l.key.hex()[..16],
                 format!("{:?}", l.kind).to_lowercase(),
                 HumanBytes(l.size).to_string(),
@@ -701,7 +762,8 @@ fn show(key: &str) -> Result<(), Failure> {
     }
     let (m, payload) = ops::find(&open_store()?, key).map_err(|e| user(e.to_string()))?;
     say!("key        {}", m.key);
-    say!("kernel     {}{}", m.kernel, m.signature);
+    let sep = if m.kind == envelope::ArtifactKind::Tuning { ": " } else { "" };
+    say!("kernel     {}{sep}{}", m.kernel, m.signature);
     say!("kind       {:?}", m.kind);
     say!("entry      {}", m.entry);
     say!("producer   {} (LLVM {})", m.producer, m.llvm);
@@ -711,6 +773,20 @@ fn show(key: &str) -> Result<(), Failure> {
     if m.kind == envelope::ArtifactKind::Ptx {
         say!("");
         write_stdout(String::from_utf8_lossy(&payload).as_bytes())?;
+    }
+    if m.kind == envelope::ArtifactKind::Tuning {
+        let r =
+            kache::cache::TuningRecord::decode(&payload, &m.key).map_err(|e| user(format!("the tuning result does not verify: {e}")))?;
+        say!("device     {}", r.device);
+        say!("key values {:?}", r.bucket);
+        say!("tuned in   {} ms", r.tuning_ms);
+        for (i, c) in r.candidates.iter().enumerate() {
+            let mark = if i == r.chosen { "  <- chosen" } else { "" };
+            match &c.outcome {
+                Ok(t) => say!("  {:<32} {:>10.4} ms{mark}", r.describe(&c.config), t.as_secs_f64() * 1e3),
+                Err(why) => say!("  {:<32} dropped: {why}", r.describe(&c.config)),
+            }
+        }
     }
     Ok(())
 }

@@ -212,7 +212,8 @@ pub fn check_generic_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Res
         return Err(diag(cx.no_such_kernel(name).into()));
     };
     let id = cx.ensure_checked(f, GenericEnv::definition(f), f.name.name.clone(), None).map_err(diag)?;
-    let program = cx.finish(id).map_err(diag)?;
+    let mut program = cx.finish(id).map_err(diag)?;
+    program.tune = f.tune.clone();
     let generics = params_of(f);
     let names: Vec<String> = generics.iter().map(|g| g.name.clone()).collect();
     let params: Vec<(String, Ty)> = program.kernel().param_decls().iter().map(|l| (l.name.clone(), l.ty)).collect();

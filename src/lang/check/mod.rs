@@ -183,6 +183,7 @@ pub fn check_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Result<Prog
     let mut p = cx.finish(id).map_err(|d| diag(*d))?;
     p.fmad = f.options.fmad;
     p.launch_bounds = f.options.max_threads.map(|max_threads| LaunchBounds { max_threads, min_blocks: f.options.min_blocks });
+    p.tune = f.tune.clone();
     check_shared_total(&p).map_err(|d| diag(*d))?;
     Ok(p)
 }

@@ -19,10 +19,15 @@ pub(super) fn check_attr(attr: &syn::Attribute, on_fn: bool) -> PResult<bool> {
             kernel_options(attr)?;
             Ok(true)
         }
+        // Read with the rest of the kernel's signature (`tune.rs`), which its names refer to.
+        "tune" if on_fn => Ok(false),
         "doc" | "allow" | "warn" | "deny" | "expect" | "inline" | "rustfmt::skip" | "must_use" | "cfg_attr" => Ok(false),
         _ => Err(Diagnostic::error(spn(attr), format!("unsupported attribute `#[{name}]`"))
             .label("not supported here")
-            .help("supported attributes: `#[kernel]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, which change nothing")
+            .help(
+                "supported attributes: `#[kernel]` and `#[tune(..)]` on functions, and `#[inline]`, `#[allow(..)]` and doc comments, \
+                 which change nothing",
+            )
             .into()),
     }
 }
@@ -245,7 +250,21 @@ impl Lower {
         self.type_params = generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()).collect();
         let r = self.fn_rest(vis, sig, block, is_kernel, options, generics, owner);
         self.type_params.clear();
-        r
+        let mut f = r?;
+        let mut tunes = attrs.iter().filter(|a| a.path().is_ident("tune"));
+        if let Some(a) = tunes.next() {
+            if let Some(again) = tunes.next() {
+                return Err(Diagnostic::error(spn(again), "`#[tune]` is given twice").label("repeated").into());
+            }
+            if !is_kernel {
+                return Err(Diagnostic::error(spn(a), "`#[tune]` on a function that is not a kernel")
+                    .label("not a `#[kernel]`")
+                    .help("a tuning space belongs to a kernel: add `#[kernel]`")
+                    .into());
+            }
+            f.tune = Some(super::tune::tune_space(a, &f)?);
+        }
+        Ok(f)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -329,6 +348,7 @@ impl Lower {
             generics,
             owner: owner.cloned(),
             receiver,
+            tune: None,
         })
     }
 

@@ -19,6 +19,7 @@ mod literals;
 mod patterns;
 mod spans;
 mod split;
+mod tune;
 mod types;
 
 pub use crate_tree::{MAX_CRATE_FILES, MemorySources, SourceLoader, parse_crate};

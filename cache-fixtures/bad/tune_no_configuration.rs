@@ -1,0 +1,5 @@
+#[kernel]
+#[tune(BLOCK = [64, 128], require = BLOCK > 512, block = BLOCK, grid = x.len().div_ceil(BLOCK))]
+pub fn k(x: &mut [f32]) {
+    x[0] = 1.0;
+}

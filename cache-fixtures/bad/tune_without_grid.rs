@@ -1,0 +1,5 @@
+#[kernel]
+#[tune(BLOCK = [64, 128], block = BLOCK)]
+pub fn k(x: &mut [f32]) {
+    x[0] = 1.0;
+}

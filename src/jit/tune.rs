@@ -1,0 +1,576 @@
+//! Tuned launches of kernels declared with `#[tune(..)]` ([`Kernel::launch_tuned`],
+//! [`Tuner`]): the candidates are the space's configurations, each an instance of the kernel
+//! (its const parameters) with a launch shape; the tuning result for this kernel, tuning-key
+//! bucket and device model is looked up in the cache; on a miss every candidate is compiled in
+//! one batch through the cache, run on the real arguments and timed (`runtime::tune::select`),
+//! and the choice is stored as a tuning entry for every later process, and every machine of a
+//! fleet with the same GPU model, to launch with no tuning at all.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::batch::CompileRequest;
+use super::kernel::Kernel;
+use super::launch::check_args;
+use crate::cache::{ArtifactKind, Derivation, Key, Meta, RecordedCandidate, TUNING_COMPONENTS, Tier, TuningInputs, TuningRecord, ops};
+use crate::capture::Location;
+use crate::error::{Error, Result};
+use crate::ir::{Layout, Scalar, TuneArgs, TuneSpace, Ty};
+use crate::lang::ast::GenericParamKind;
+use crate::runtime::tune::{DeviceTimer, LaunchTimer, TuneCandidate, TuneOutcome};
+use crate::runtime::{ArgValue, Device, Dim3, Grid, KernelArgs};
+use crate::target::{Options, Specialization};
+
+/// What a tuned launch's arguments look like to the memo of choices: each argument's type and
+/// layout, and the tuning key's values.
+type MemoKey = (Location, Vec<(Option<Scalar>, Option<Layout>)>, Vec<u64>);
+
+/// The choices a kernel's tuned launches made in this process, and the lock that makes one
+/// tuning at a time.
+#[derive(Default)]
+pub(super) struct TunedMemo {
+    chosen: Mutex<HashMap<MemoKey, Arc<Chosen>>>,
+    tuning: Mutex<()>,
+}
+
+/// A choice: the candidate's kernel (an instance for a generic kernel), its configuration and
+/// the tuning result's key.
+struct Chosen {
+    kernel: Kernel,
+    config: Vec<u64>,
+    key: Key,
+}
+
+/// What a tuned launch ran, and where its configuration came from.
+#[derive(Clone, Debug)]
+pub struct Tuning {
+    /// The chosen configuration: each tuned parameter's name and value.
+    pub config: Vec<(String, u64)>,
+    /// The kernel that ran: the instance of a generic kernel (`matmul_tiled::<16>`).
+    pub kernel: String,
+    /// The launch shape it ran with.
+    pub grid: Grid,
+    /// The tuning result's key.
+    pub key: Key,
+    /// Where the configuration came from.
+    pub source: TuningSource,
+}
+
+/// Where a tuned launch's configuration came from.
+#[derive(Clone, Debug)]
+pub enum TuningSource {
+    /// A tuned launch of this kernel in this process chose it.
+    Memoized,
+    /// A tuning entry of the cache (this process's memory, the local store, the remote).
+    Cache(Tier),
+    /// This launch tuned.
+    Tuned(TuningReport),
+}
+
+/// What a tuning measured.
+#[derive(Clone, Debug)]
+pub struct TuningReport {
+    /// Each candidate (its configuration as text) and what happened to it.
+    pub candidates: Vec<(String, TuneOutcome)>,
+    /// The chosen candidate.
+    pub chosen: usize,
+    /// How long the tuning took, compiles included.
+    pub elapsed: Duration,
+    /// Whether the result was stored (not for a kernel that is not persisted).
+    pub stored: bool,
+}
+
+/// Why a tuned launch would find its tuning result, or not: `kache explain`'s account.
+#[derive(Clone, Debug)]
+pub struct TuningExplanation {
+    /// The tuning key, with each component's hash.
+    pub derivation: Derivation,
+    /// The tuning key's values for the arguments.
+    pub bucket: Vec<u64>,
+    /// The device model.
+    pub device: String,
+    /// The local store's tuning entry under this key, if any: its chosen configuration.
+    pub found: Option<String>,
+    /// The local store's other tuning entries of this kernel: each one's key, and the
+    /// components in which it differs from this key, with what it was tuned for.
+    pub others: Vec<(Key, Vec<String>)>,
+}
+
+/// The launch's arguments, as `#[tune]` expressions read them.
+struct ArgsOf<'a>(&'a [ArgValue]);
+
+impl TuneArgs for ArgsOf<'_> {
+    fn scalar(&self, i: usize) -> Option<i128> {
+        match self.0.get(i)? {
+            ArgValue::Scalar(v) => v.as_i128(),
+            _ => None,
+        }
+    }
+    fn shape(&self, i: usize) -> Option<Vec<usize>> {
+        match self.0.get(i)? {
+            ArgValue::Array { desc, .. } => Some(desc.shape().to_vec()),
+            _ => None,
+        }
+    }
+}
+
+/// A launch's candidates: each one's kernel (or why it has none), configuration and code key.
+struct Candidates {
+    kernels: Vec<std::result::Result<Kernel, String>>,
+    configs: Vec<Vec<u64>>,
+    descriptions: Vec<String>,
+    /// The key each candidate's code is cached under (for one that does not check, a stand-in
+    /// derived from the message, so the tuning key still changes when it starts to check).
+    code_keys: Vec<Key>,
+    spec: Specialization,
+    options: Options,
+}
+
+/// Told (steps done, steps in all, what is being done) as a tuning goes.
+type Progress<'k> = Box<dyn FnMut(usize, usize, &str) + 'k>;
+
+/// Configures a tuned launch: how candidates are timed, who is told of progress, whether a
+/// cached result is used. [`Kernel::tuner`] makes one; [`Kernel::launch_tuned`] is
+/// `kernel.tuner().launch(..)`.
+pub struct Tuner<'k> {
+    kernel: &'k Kernel,
+    timer: Box<dyn LaunchTimer + 'k>,
+    progress: Option<Progress<'k>>,
+    retune: bool,
+}
+
+impl std::fmt::Debug for Tuner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tuner").field("kernel", &self.kernel.name()).field("retune", &self.retune).finish_non_exhaustive()
+    }
+}
+
+impl Kernel {
+    /// The kernel's `#[tune(..)]` space, if it has one.
+    pub fn tune_space(&self) -> Option<&TuneSpace> {
+        self.inner.program.tune.as_ref()
+    }
+
+    /// Launches a kernel declared with `#[tune(..)]` in the configuration tuned for these
+    /// arguments' tuning key on this device (its model, multiprocessors and driver), with the
+    /// launch shape the space gives for it. The first such launch anywhere tunes: every
+    /// candidate is compiled (in one batch, through the cache), run on these arguments (the
+    /// arrays it may write restored before each, so in-place kernels are safe), checked against
+    /// the first candidate's results and timed; the fastest is launched and its choice stored
+    /// in the cache, where every later process (and, through a remote cache, every machine with
+    /// the same GPU model) finds it and launches at once. A candidate that does not compile,
+    /// faults or disagrees is dropped with a warning naming it, never chosen. The arrays end
+    /// as one launch of the chosen candidate leaves them.
+    pub fn launch_tuned(&self, device: &Device, args: impl KernelArgs) -> Result<()> {
+        self.tuner().launch(device, args).map(|_| ())
+    }
+
+    /// A [`Tuner`] for this kernel, with the default timer ([`DeviceTimer`]).
+    pub fn tuner(&self) -> Tuner<'_> {
+        Tuner { kernel: self, timer: Box::new(DeviceTimer::default()), progress: None, retune: false }
+    }
+}
+
+impl<'k> Tuner<'k> {
+    /// Times candidates with `timer` instead of [`DeviceTimer`] (a test gives each candidate
+    /// the time it wants, to pick the winner).
+    pub fn timer(mut self, timer: impl LaunchTimer + 'k) -> Tuner<'k> {
+        self.timer = Box::new(timer);
+        self
+    }
+
+    /// Tells `progress` (steps done, steps in all, what is being done) as a tuning goes: the
+    /// compile of the candidates, then each candidate's run.
+    pub fn progress(mut self, progress: impl FnMut(usize, usize, &str) + 'k) -> Tuner<'k> {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    /// Tunes even when a result is cached, and stores the new one in its place.
+    pub fn retune(mut self, on: bool) -> Tuner<'k> {
+        self.retune = on;
+        self
+    }
+
+    /// The tuned launch of [`Kernel::launch_tuned`], saying what ran and where its
+    /// configuration came from.
+    pub fn launch(mut self, device: &Device, args: impl KernelArgs) -> Result<Tuning> {
+        let args = args.args()?;
+        let k = self.kernel;
+        let space = k.tune_space().ok_or_else(|| not_tunable(k))?;
+        let bucket = space.bucket(&ArgsOf(&args)).map_err(|e| tuning_error(k, format!("the tuning key has no value: {e}")))?;
+        let memo_key: MemoKey = (device.location(), arg_kinds(&args), bucket.clone());
+        let memo = &k.inner.tuned;
+        if !self.retune
+            && let Some(c) = memo.chosen.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key).cloned()
+        {
+            let grid = launch_shape(k, space, &c.config, &args)?;
+            c.kernel.launch(device, grid, args)?;
+            return Ok(self.tuning(space, &c, grid, TuningSource::Memoized));
+        }
+        // One tuning at a time per kernel: a second launch waits, then finds the choice.
+        let _turn = memo.tuning.lock().unwrap_or_else(|e| e.into_inner());
+        if !self.retune
+            && let Some(c) = memo.chosen.lock().unwrap_or_else(|e| e.into_inner()).get(&memo_key).cloned()
+        {
+            let grid = launch_shape(k, space, &c.config, &args)?;
+            c.kernel.launch(device, grid, args)?;
+            return Ok(self.tuning(space, &c, grid, TuningSource::Memoized));
+        }
+        let cands = candidates(k, space, device, &args)?;
+        let d = derivation(k, space, &cands, &bucket, device);
+        let cache = k.inner.jit.cache();
+        let found = match self.retune {
+            true => None,
+            false => cache.lookup_tuning(&d.key, &|r| consistent(space, &cands, r)),
+        };
+        if let Some((record, tier)) = found {
+            let chosen = record.chosen;
+            if let Ok(kernel) = &cands.kernels[chosen] {
+                let c = Arc::new(Chosen { kernel: kernel.clone(), config: cands.configs[chosen].clone(), key: d.key });
+                let grid = launch_shape(k, space, &c.config, &args)?;
+                c.kernel.launch(device, grid, args)?;
+                memo.chosen.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
+                return Ok(self.tuning(space, &c, grid, TuningSource::Cache(tier)));
+            }
+        }
+        let (c, report, grid) = self.tune(space, &cands, &d, &bucket, device, &args)?;
+        memo.chosen.lock().unwrap_or_else(|e| e.into_inner()).insert(memo_key, c.clone());
+        Ok(self.tuning(space, &c, grid, TuningSource::Tuned(report)))
+    }
+
+    fn tuning(&self, space: &TuneSpace, c: &Chosen, grid: Grid, source: TuningSource) -> Tuning {
+        Tuning {
+            config: space.params.iter().map(|p| p.name.clone()).zip(c.config.iter().copied()).collect(),
+            kernel: c.kernel.name().to_string(),
+            grid,
+            key: c.key,
+            source,
+        }
+    }
+
+    /// Compiles every candidate, chooses one on `args` and stores the choice; the chosen
+    /// candidate has run once on the arguments as they were.
+    fn tune(
+        &mut self,
+        space: &TuneSpace,
+        cands: &Candidates,
+        d: &Derivation,
+        bucket: &[u64],
+        device: &Device,
+        args: &[ArgValue],
+    ) -> Result<(Arc<Chosen>, TuningReport, Grid)> {
+        let k = self.kernel;
+        let t0 = Instant::now();
+        let total = cands.configs.len() + 1;
+        if let Some(p) = &mut self.progress {
+            p(0, total, &format!("compiling {} candidates", cands.configs.len()));
+        }
+        let jit = &k.inner.jit;
+        let target = device.target();
+        let checked: Vec<(usize, &Kernel)> = cands.kernels.iter().enumerate().filter_map(|(i, r)| Some((i, r.as_ref().ok()?))).collect();
+        let requests: Vec<CompileRequest> =
+            checked.iter().map(|(_, kernel)| CompileRequest { kernel: (*kernel).clone(), target, spec: cands.spec.clone() }).collect();
+        let options = vec![cands.options.clone(); requests.len()];
+        let mut compiled: Vec<Option<Arc<super::CompiledKernel>>> = vec![None; cands.configs.len()];
+        let mut dropped: Vec<Option<String>> =
+            cands.kernels.iter().map(|r| r.as_ref().err().map(|e| format!("does not check: {e}"))).collect();
+        for ((i, _), r) in checked.iter().zip(jit.compile_many_with(&requests, &options)) {
+            match r {
+                Ok(c) => compiled[*i] = Some(c),
+                Err(e) => dropped[*i] = Some(format!("does not compile: {e}")),
+            }
+        }
+        // Each candidate's launch shape for these arguments; one that has none cannot run.
+        let mut grids = vec![Grid::linear(1, 1); cands.configs.len()];
+        for (i, config) in cands.configs.iter().enumerate() {
+            if dropped[i].is_none() {
+                match launch_shape(k, space, config, args) {
+                    Ok(g) => grids[i] = g,
+                    Err(e) => dropped[i] = Some(format!("cannot be launched: {e}")),
+                }
+            }
+        }
+        let shown: Vec<TuneCandidate<'_>> = cands
+            .configs
+            .iter()
+            .zip(&cands.descriptions)
+            .enumerate()
+            .map(|(index, (config, description))| TuneCandidate { index, config, description })
+            .collect();
+        let launch = |i: usize| -> Result<()> {
+            let c = compiled[i].as_ref().ok_or_else(|| tuning_error(k, "a dropped candidate was launched".into()))?;
+            c.launch(device, grids[i], args.to_vec())
+        };
+        let progress = &mut self.progress;
+        let sel = crate::runtime::tune::select(
+            k.name(),
+            device,
+            k.signature_for_tuning(&cands.kernels),
+            args,
+            &shown,
+            &dropped,
+            self.timer.as_ref(),
+            &mut |i, c| {
+                if let Some(p) = progress {
+                    p(i + 1, total, &format!("running {}", c.description));
+                }
+            },
+            &launch,
+        )?;
+        let elapsed = t0.elapsed();
+        for (c, o) in shown.iter().zip(&sel.outcomes) {
+            if let TuneOutcome::Dropped(why) = o {
+                crate::logging::warning!("tuning kernel `{}`: candidate {} dropped: {why}", k.name(), c.description);
+            }
+        }
+        let chosen = sel.chosen;
+        let persist = k.inner.persist && compiled.iter().flatten().all(|c| c.library().persistable().is_ok());
+        if persist {
+            let mut components = [[0u8; 32]; 9];
+            for (slot, (_, h)) in components.iter_mut().zip(&d.components) {
+                *slot = *h;
+            }
+            let record = TuningRecord {
+                components,
+                device: device.model(),
+                bucket: bucket.to_vec(),
+                params: space.params.iter().map(|p| p.name.clone()).collect(),
+                candidates: cands
+                    .configs
+                    .iter()
+                    .zip(&sel.outcomes)
+                    .map(|(config, o)| RecordedCandidate {
+                        config: config.clone(),
+                        outcome: match o {
+                            TuneOutcome::Timed(t) => Ok(*t),
+                            TuneOutcome::Dropped(why) => Err(why.clone()),
+                        },
+                    })
+                    .collect(),
+                chosen,
+                tuning_ms: elapsed.as_millis().min(u64::MAX as u128) as u64,
+            };
+            let ms = record.tuning_ms.min(u32::MAX as u64) as u32;
+            let chosen_name = cands.kernels[chosen].as_ref().map(|c| c.name().to_string()).unwrap_or_default();
+            let meta = Meta::new(d.key, k.name(), &space.describe(&cands.configs[chosen]), ArtifactKind::Tuning, &chosen_name, ms);
+            k.inner.jit.cache().store_tuning(meta, &record);
+        }
+        let timed: Vec<String> = shown
+            .iter()
+            .zip(&sel.outcomes)
+            .filter_map(|(c, o)| match o {
+                TuneOutcome::Timed(t) => Some(format!("{}: {:.3} ms", c.description, t.as_secs_f64() * 1e3)),
+                TuneOutcome::Dropped(_) => None,
+            })
+            .collect();
+        crate::logging::event!(
+            log::Level::Info,
+            "tuned kernel `{}` for key {bucket:?} on {} in {} ms: chose {} ({})",
+            k.name(),
+            device.model(),
+            elapsed.as_millis(),
+            cands.descriptions[chosen],
+            timed.join(", ")
+        );
+        let kernel = cands.kernels[chosen].as_ref().map_err(|e| tuning_error(k, e.clone()))?.clone();
+        let c = Arc::new(Chosen { kernel, config: cands.configs[chosen].clone(), key: d.key });
+        let report =
+            TuningReport { candidates: cands.descriptions.iter().cloned().zip(sel.outcomes).collect(), chosen, elapsed, stored: persist };
+        Ok((c, report, grids[chosen]))
+    }
+
+    /// Why a tuned launch with these arguments on `device` would find its tuning result in the
+    /// local store, or not: the key's components, and how the store's other tuning entries of
+    /// this kernel differ from it (another bucket, device, driver, kernel code, space, build or
+    /// salt). Looks nothing up in the remote and counts nothing.
+    pub fn explain(&self, device: &Device, args: impl KernelArgs) -> Result<TuningExplanation> {
+        let args = args.args()?;
+        let k = self.kernel;
+        let space = k.tune_space().ok_or_else(|| not_tunable(k))?;
+        let bucket = space.bucket(&ArgsOf(&args)).map_err(|e| tuning_error(k, format!("the tuning key has no value: {e}")))?;
+        let cands = candidates(k, space, device, &args)?;
+        let d = derivation(k, space, &cands, &bucket, device);
+        let mut found = None;
+        let mut others = Vec::new();
+        if let Some(store) = k.inner.jit.cache().local() {
+            for l in ops::list(store).into_iter().filter(|l| l.kind == ArtifactKind::Tuning && l.kernel == k.name()) {
+                let Some(bytes) = store.get(&l.key) else { continue };
+                let Ok((_, payload)) = crate::cache::envelope::decode(&bytes, Some(&l.key)) else { continue };
+                let Ok(record) = TuningRecord::decode(payload, &l.key) else { continue };
+                if l.key == d.key {
+                    found = Some(record.describe(record.chosen_config()));
+                    continue;
+                }
+                let differs: Vec<String> = TUNING_COMPONENTS
+                    .iter()
+                    .zip(&d.components)
+                    .filter(|(name, (_, h))| record.component(name) != Some(*h))
+                    .map(|(name, _)| match *name {
+                        "bucket" => format!("bucket (tuned for {:?}, this launch's is {bucket:?})", record.bucket),
+                        "device" => format!("device (tuned on {}, this is {})", record.device, device.model()),
+                        "driver" => format!("driver (tuned with {:?}, this is {:?})", record.device.driver, device.model().driver),
+                        "kernel" => "kernel (a candidate's code, captures, target or options differ)".to_string(),
+                        "space" => "space (the `#[tune(..)]` declaration differs)".to_string(),
+                        "toolchain" => "toolchain (another kache build or LLVM)".to_string(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                others.push((l.key, differs));
+            }
+        }
+        others.sort_by_key(|(_, d)| d.len());
+        Ok(TuningExplanation { derivation: d, bucket, device: device.model().to_string(), found, others })
+    }
+}
+
+impl Kernel {
+    /// The signature the tuner restores and compares arrays by: the first candidate that
+    /// checked (every instance of a kernel has the same parameters, with concrete types).
+    fn signature_for_tuning<'a>(&'a self, kernels: &'a [std::result::Result<Kernel, String>]) -> &'a [(String, Ty)] {
+        kernels.iter().find_map(|k| k.as_ref().ok()).map(|k| k.signature()).unwrap_or(self.signature())
+    }
+}
+
+fn not_tunable(k: &Kernel) -> Error {
+    tuning_error(k, "it has no `#[tune(..)]` space; launch it with `launch` and a grid, or declare one".into())
+}
+
+fn tuning_error(k: &Kernel, problem: String) -> Error {
+    Error::Tuning { kernel: k.name().to_string(), problem }
+}
+
+/// Each argument's type and layout.
+fn arg_kinds(args: &[ArgValue]) -> Vec<(Option<Scalar>, Option<Layout>)> {
+    args.iter()
+        .map(|a| match a {
+            ArgValue::Scalar(v) => (Some(v.ty()), None),
+            ArgValue::Array { desc, .. } => (Some(desc.elem()), Some(desc.layout())),
+            _ => (None, None),
+        })
+        .collect()
+}
+
+/// The launch shape of configuration `config` for `args`, checked.
+fn launch_shape(k: &Kernel, space: &TuneSpace, config: &[u64], args: &[ArgValue]) -> Result<Grid> {
+    let s = space
+        .shape(config, &ArgsOf(args))
+        .map_err(|e| tuning_error(k, format!("the launch shape of {} has no value: {e}", space.describe(config))))?;
+    let dim = |d: [u64; 3]| -> Result<Dim3> {
+        let f = |v: u64| {
+            u32::try_from(v).map_err(|_| Error::BadLaunch(format!("{v} does not fit a launch dimension ({})", space.describe(config))))
+        };
+        Ok(Dim3(f(d[0])?, f(d[1])?, f(d[2])?))
+    };
+    let shared = u32::try_from(s.shared_mem).map_err(|_| Error::BadLaunch(format!("{} bytes of shared memory", s.shared_mem)))?;
+    let grid = Grid::new(dim(s.grid)?, dim(s.block)?).with_shared_mem(shared);
+    grid.check()?;
+    Ok(grid)
+}
+
+/// The generic arguments of the instance for configuration `config` (`f32, 16`): each type
+/// parameter the type of the arguments declared with it, each const parameter its tuned value.
+fn instance_args(k: &Kernel, space: &TuneSpace, config: &[u64], args: &[ArgValue]) -> Result<String> {
+    let Some(g) = k.generic_signature() else { return Ok(String::new()) };
+    let mut out = Vec::new();
+    for (index, p) in g.generics.iter().enumerate() {
+        match p.kind {
+            GenericParamKind::Const(_) => {
+                let t = space.params.iter().position(|t| t.generic == Some(index));
+                let v =
+                    t.and_then(|t| config.get(t)).ok_or_else(|| tuning_error(k, format!("const parameter `{}` is not tuned", p.name)))?;
+                out.push(v.to_string());
+            }
+            GenericParamKind::Type(_) => {
+                let ty = g.params.iter().zip(args).find_map(|((_, ty), a)| match (ty, a) {
+                    (Ty::Param(t), ArgValue::Scalar(v)) if t.index as usize == index => Some(v.ty()),
+                    (Ty::ParamArray(t), ArgValue::Array { desc, .. }) if t.elem.index as usize == index => Some(desc.elem()),
+                    _ => None,
+                });
+                let ty = ty.ok_or_else(|| {
+                    tuning_error(
+                        k,
+                        format!(
+                            "no argument gives the type parameter `{}`: name the instance's type, `kernel(\"{}::<..>\")`",
+                            p.name, g.name
+                        ),
+                    )
+                })?;
+                out.push(ty.to_string());
+            }
+        }
+    }
+    Ok(out.join(", "))
+}
+
+/// The candidates of a tuned launch of `k` with `args` on `device`.
+fn candidates(k: &Kernel, space: &TuneSpace, device: &Device, args: &[ArgValue]) -> Result<Candidates> {
+    let configs = space.candidates().map_err(|e| tuning_error(k, e.to_string()))?;
+    let options = k.inner.jit.config().options(device.target());
+    let mut kernels = Vec::with_capacity(configs.len());
+    let mut code_keys = Vec::with_capacity(configs.len());
+    let mut spec = None;
+    for config in &configs {
+        let kernel = match &k.inner.generic {
+            None => Ok(k.clone()),
+            Some(g) => {
+                let name = format!("{}::<{}>", k.name(), instance_args(k, space, config, args)?);
+                g.instance_named(&name).map_err(|e| e.to_string())
+            }
+        };
+        let prepared = kernel.and_then(|kernel| {
+            let s = check_args(kernel.name(), kernel.signature(), kernel.enums(), &kernel.inner.types, args, device)
+                .map_err(|e| e.to_string())?;
+            let p = kernel.prepare(&options, &s, None).map_err(|e| e.to_string())?;
+            Ok((kernel, s, p.key))
+        });
+        match prepared {
+            Ok((kernel, s, key)) => {
+                spec.get_or_insert(s);
+                kernels.push(Ok(kernel));
+                code_keys.push(key);
+            }
+            Err(why) => {
+                code_keys.push(Key(*blake3::hash(format!("a candidate that does not check: {why}").as_bytes()).as_bytes()));
+                kernels.push(Err(why));
+            }
+        }
+    }
+    // No candidate checks: the arguments are wrong for all of them, which the first says.
+    let Some(spec) = spec else {
+        let first = kernels.into_iter().find_map(|k| k.err()).unwrap_or_default();
+        return Err(tuning_error(k, format!("no candidate accepts these arguments: {first}")));
+    };
+    let descriptions = configs.iter().map(|c| space.describe(c)).collect();
+    Ok(Candidates { kernels, configs, descriptions, code_keys, spec, options })
+}
+
+/// The tuning key of a launch.
+fn derivation(k: &Kernel, space: &TuneSpace, cands: &Candidates, bucket: &[u64], device: &Device) -> Derivation {
+    let config = k.inner.jit.config();
+    crate::cache::derive_tuning(&TuningInputs {
+        candidates: &cands.code_keys,
+        space,
+        bucket,
+        device: &device.model(),
+        toolchain: &config.toolchain,
+        salt: &config.salt,
+    })
+}
+
+/// Whether a tuning record describes these candidates (a record whose key matched always does,
+/// unless it was forged or blake3 collides).
+fn consistent(space: &TuneSpace, cands: &Candidates, r: &TuningRecord) -> std::result::Result<(), String> {
+    let names: Vec<&str> = space.params.iter().map(|p| p.name.as_str()).collect();
+    if r.params.iter().map(String::as_str).ne(names.iter().copied()) {
+        return Err("its tuned parameters are not the space's".into());
+    }
+    if r.candidates.len() != cands.configs.len() || r.candidates.iter().zip(&cands.configs).any(|(a, b)| &a.config != b) {
+        return Err("its candidates are not the space's".into());
+    }
+    if cands.kernels.get(r.chosen).is_none_or(|k| k.is_err()) {
+        return Err("its chosen candidate does not check".into());
+    }
+    Ok(())
+}

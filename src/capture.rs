@@ -109,6 +109,13 @@ pub enum Order {
     F,
 }
 
+/// Whether the number of elements of `shape` can be counted in any order: the product of its
+/// non-zero extents fits in a `usize` (a zero makes the array empty; it does not make a count
+/// that overflowed before reaching it any smaller).
+pub(crate) fn countable(shape: &[usize]) -> bool {
+    shape.iter().filter(|d| **d > 0).try_fold(1usize, |n, d| n.checked_mul(*d)).is_some()
+}
+
 /// Byte strides of a contiguous array of `shape` in `order`. A 0-d array has no strides: the
 /// result is empty (Rust's `()` in the shape of a slice).
 ///
@@ -656,9 +663,18 @@ impl<T: Element> HostArray<T> {
         if shape.len() != strides.len() {
             return Err(Error::BadArray("one stride per dimension".into()));
         }
+        // Even an empty array's extents are counted and its strides taken in bytes: both must
+        // be representable.
+        if !countable(shape)
+            || strides.iter().any(|s| isize::try_from(*s).ok().and_then(|s| s.checked_mul(elem_size::<T>() as isize)).is_none())
+        {
+            return Err(Error::BadArray(format!(
+                "extents {shape:?} and strides {strides:?} count more elements or bytes than an address holds"
+            )));
+        }
         if shape.iter().all(|d| *d > 0) {
             let last = shape.iter().zip(strides).try_fold(offset, |acc, (d, s)| (d - 1).checked_mul(*s).and_then(|x| acc.checked_add(x)));
-            if last.is_none_or(|l| l >= data.len()) || strides.iter().any(|s| isize::try_from(*s).is_err()) {
+            if last.is_none_or(|l| l >= data.len()) {
                 return Err(Error::BadArray(format!("the view reaches past element {} of the data", data.len())));
             }
         }

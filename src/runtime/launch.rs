@@ -152,26 +152,35 @@ pub(crate) struct CapturedArray {
 
 /// Refuses a launch in which an array the kernel writes shares memory with another array of
 /// the launch: an argument passed twice (as `&` and `&mut`, or twice as `&mut`), overlapping
-/// views of one buffer, or an argument overlapping a captured array the kernel writes. The
-/// code generator may then take every array as `noalias` (and load read-only ones through the
+/// views of one buffer, or an argument overlapping a captured array the kernel writes. Arrays
+/// of structs ([`StructArray`](super::StructArray)) count as every array does. The code
+/// generator may then take every array as `noalias` (and load read-only ones through the
 /// non-coherent cache), which is only sound because of this check. Arrays overlap when the byte
 /// ranges they span overlap, so two interleaved views of one buffer are refused too.
 pub(crate) fn check_aliasing(kernel: &str, sig: &[(String, Ty)], args: &[ArgValue], captured: &[CapturedArray]) -> Result<()> {
-    let mut arrays: Vec<(String, &ArrayDesc, bool)> = Vec::new();
+    // (name, where, the bytes it spans, whether the kernel writes it); empty arrays span none.
+    let mut arrays: Vec<(String, Location, (u64, u64), bool)> = Vec::new();
     for ((name, ty), a) in sig.iter().zip(args) {
-        if let (Ty::Array(t), ArgValue::Array { desc, .. }) = (ty, a) {
-            arrays.push((format!("argument `{name}`"), desc, t.writable));
+        let Ty::Array(t) = ty else { continue };
+        match a {
+            ArgValue::Array { desc, .. } if !desc.is_empty() => {
+                arrays.push((format!("argument `{name}`"), desc.location(), desc.byte_range(), t.writable))
+            }
+            ArgValue::Structs(s) if s.len > 0 => {
+                let end = (s.len as u64).saturating_mul(s.layout.size as u64).saturating_add(s.ptr);
+                arrays.push((format!("argument `{name}`"), s.location, (s.ptr, end), t.writable))
+            }
+            _ => {}
         }
     }
-    for c in captured {
-        arrays.push((format!("captured array {}", c.origin), &c.desc, c.written));
+    for c in captured.iter().filter(|c| !c.desc.is_empty()) {
+        arrays.push((format!("captured array {}", c.origin), c.desc.location(), c.desc.byte_range(), c.written));
     }
-    for (j, (b_name, b, b_written)) in arrays.iter().enumerate() {
-        for (a_name, a, a_written) in &arrays[..j] {
-            if !(*a_written || *b_written) || a.location() != b.location() || a.is_empty() || b.is_empty() {
+    for (j, (b_name, b_at, (blo, bhi), b_written)) in arrays.iter().enumerate() {
+        for (a_name, a_at, (alo, ahi), a_written) in &arrays[..j] {
+            if !(*a_written || *b_written) || a_at != b_at {
                 continue;
             }
-            let ((alo, ahi), (blo, bhi)) = (a.byte_range(), b.byte_range());
             if alo < bhi && blo < ahi {
                 let writes = match (a_written, b_written) {
                     (true, true) => "both".to_string(),

@@ -40,7 +40,9 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::capture::{ArrayDesc, ArrayInterface, Element, Location, Order, Owner, elem_size, element_bytes, layout_of, strides_from_shape};
+use crate::capture::{
+    ArrayDesc, ArrayInterface, Element, Location, Order, Owner, countable, elem_size, element_bytes, layout_of, strides_from_shape,
+};
 use crate::error::{Error, Result};
 use crate::ir::{Layout, MAX_NDIM, Scalar, ScalarValue};
 use crate::target::{Arch, Target};
@@ -426,6 +428,13 @@ impl<T: Element> DeviceArray<T> {
         let outside = || {
             Error::BadArray(format!("the view (offset {offset}, shape {shape:?}, strides {strides:?}) reaches outside the array's memory"))
         };
+        // Even an empty view's extents are counted (`len`, `download`) and its strides taken in
+        // bytes (`layout`, the array interface): both must be representable.
+        if !countable(shape) || strides.iter().any(|s| s.checked_mul(elem_size::<T>() as isize).is_none()) {
+            return Err(Error::BadArray(format!(
+                "the view's extents {shape:?} and strides {strides:?} count more elements or bytes than an address holds"
+            )));
+        }
         let size = elem_size::<T>() as i128;
         let start = (self.offset as i128).checked_add(offset as i128).ok_or_else(outside)?;
         if shape.iter().all(|d| *d > 0) {

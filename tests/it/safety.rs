@@ -421,6 +421,15 @@ fn descriptions_that_cannot_be_addressed_are_refused() {
     assert!(big.view(0, &[usize::MAX; 4], &[isize::MAX; 4]).is_err());
     assert!(big.view(0, &[usize::MAX; 4], &[isize::MIN; 4]).is_err());
     assert!(kache::HostArray::strided(vec![1.0f32; 4], &[2], &[usize::MAX], 0).is_err());
+    // An empty view or host array still has extents whose count must exist (`len`, `download`
+    // and the capture multiply them): refused, where it was made and later counted with an
+    // overflow (a panic in a debug build).
+    assert!(big.view(0, &[usize::MAX, usize::MAX, 0], &[1, 1, 1]).is_err());
+    assert!(kache::HostArray::strided(Vec::<f32>::new(), &[usize::MAX, 2, 0], &[1, 1, 1], 0).is_err());
+    assert!(big.view(0, &[0], &[isize::MAX]).is_err(), "strides whose bytes do not fit an isize");
+    assert!(kache::HostArray::strided(Vec::<f32>::new(), &[0], &[usize::MAX], 0).is_err());
+    let empty = big.view(0, &[3, 0], &[1, 1]).unwrap();
+    assert_eq!((empty.len(), empty.download().unwrap()), (0, Vec::<f32>::new()));
 }
 
 #[test]
@@ -809,4 +818,47 @@ fn overlapping_arrays_run_only_through_the_unsafe_aliased_launch_compiled_withou
     assert!(!ptx(&aliased).contains("ld.global.nc"), "{}", ptx(&aliased));
     // A safe launch never takes the aliased code's overlap pass: compiled first, still refused.
     assert!(k.launch(&dev, Grid::linear(4, 4), (&g, &mut y)).is_err());
+}
+
+kache::plain_struct! {
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    pub struct Pair {
+        pub v: f32,
+        pub n: u32,
+    }
+}
+
+/// Arrays of structs are checked for overlap as arrays of scalars are: the one `StructArray`
+/// passed as `&mut` and as `&` (arguments made one by one, as a `Vec<ArgValue>` allows), or twice
+/// as `&mut`, is refused, since the code takes a read-only array as `noalias` (and on a GPU loads
+/// it through the non-coherent cache). Before, a launch let them through. Separate arrays, and
+/// one array passed twice read-only, run.
+#[test]
+fn struct_arrays_that_share_memory_where_one_is_written_are_refused() {
+    use kache::KernelArg;
+    let dev = Device::host();
+    let decl = "#[derive(Clone, Copy)]\nstruct Pair { v: f32, n: u32 }\n";
+    let k = kernel(&format!(
+        "{decl}#[kernel] pub fn k(dst: &mut [Pair], src: &[Pair]) {{ let i = global_id_x(); if i < dst.len() {{ dst[i].v = src[i].v + 1.0; dst[i].n = src[i].n + 1; }} }}"
+    ));
+    let pairs = [Pair { v: 1.0, n: 1 }, Pair { v: 2.0, n: 2 }];
+    let mut a = dev.upload_structs(&pairs).unwrap();
+    let written = (&mut a).arg().unwrap();
+    let read = (&a).arg().unwrap();
+    let e = k.launch(&dev, Grid::linear(2, 2), vec![written.clone(), read]).unwrap_err();
+    assert!(matches!(&e, Error::BadArgument { param, .. } if param == "src"), "{e:?}");
+    assert!(e.to_string().contains("argument `src` shares memory with argument `dst`, and the kernel writes argument `dst`"), "{e}");
+    assert_eq!(a.download().unwrap(), pairs, "nothing ran");
+    let k2 = kernel(&format!("{decl}#[kernel] pub fn k(p: &mut [Pair], q: &mut [Pair]) {{ p[0].n = 5; q[0].n = 6; }}"));
+    let e = k2.launch(&dev, Grid::linear(1, 1), vec![written.clone(), written]).unwrap_err();
+    assert!(e.to_string().contains("the kernel writes both"), "{e}");
+    assert_eq!(a.download().unwrap(), pairs, "nothing ran");
+    // Separate arrays run; so does one array passed twice read-only.
+    let b = dev.upload_structs(&pairs).unwrap();
+    k.launch(&dev, Grid::linear(2, 2), (&mut a, &b)).unwrap();
+    assert_eq!(a.download().unwrap(), vec![Pair { v: 2.0, n: 2 }, Pair { v: 3.0, n: 3 }]);
+    let k3 = kernel(&format!("{decl}#[kernel] pub fn k(p: &[Pair], q: &[Pair], o: &mut [f32]) {{ o[0] = p[0].v + q[1].v; }}"));
+    let mut o = dev.alloc::<f32>(&[1]).unwrap();
+    k3.launch(&dev, Grid::linear(1, 1), (&b, &b, &mut o)).unwrap();
+    assert_eq!(o.download().unwrap(), vec![3.0]);
 }

@@ -586,3 +586,72 @@ fn no_message_carries_the_password_or_the_key() {
     let counters = Counters::default();
     assert_eq!(store.get_many(&counters, &[Key([7; 32])]), vec![None]);
 }
+
+/// Answers every command of one client: `+OK`, and to `SCAN` the cursor 1 again and again with
+/// no keys (a broken or hostile server, or a proxy in front of one).
+fn serve_a_scan_that_never_ends(mut conn: std::net::TcpStream) {
+    use std::io::{Read, Write};
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let Ok(n) = conn.read(&mut buf) else { return };
+        if n == 0 {
+            return;
+        }
+        pending.extend_from_slice(&buf[..n]);
+        // Whole commands (`*N`, then N bulk strings) are answered; a partial one waits.
+        while let Some((name, used)) = first_command(&pending) {
+            pending.drain(..used);
+            let reply: &[u8] = if name.eq_ignore_ascii_case("SCAN") { b"*2\r\n$1\r\n1\r\n*0\r\n" } else { b"+OK\r\n" };
+            if conn.write_all(reply).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The name of the first whole RESP command in `b`, and how many bytes it takes.
+fn first_command(b: &[u8]) -> Option<(String, usize)> {
+    let line = |at: usize| -> Option<(&[u8], usize)> {
+        let end = b[at..].windows(2).position(|w| w == b"\r\n")? + at;
+        Some((&b[at..end], end + 2))
+    };
+    let number = |t: &[u8]| std::str::from_utf8(t).ok()?.parse::<usize>().ok();
+    let (head, mut at) = line(0)?;
+    let count = number(head.strip_prefix(b"*")?)?;
+    let mut name = String::new();
+    for i in 0..count {
+        let (len, next) = line(at)?;
+        let len = number(len.strip_prefix(b"$")?)?;
+        if b.len() < next + len + 2 {
+            return None;
+        }
+        if i == 0 {
+            name = String::from_utf8_lossy(&b[next..next + len]).into_owned();
+        }
+        at = next + len + 2;
+    }
+    Some((name, at))
+}
+
+/// `SCAN` of a server that keeps answering with a cursor it gave before would go round for
+/// ever: `kache remote stats` and `purge` are an error instead. Before, they never returned.
+#[test]
+fn a_scan_whose_cursor_comes_back_is_an_error_not_a_loop_without_end() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            std::thread::spawn(move || serve_a_scan_that_never_ends(conn));
+        }
+    });
+    let store = RemoteStore::new(remote(&format!("redis://127.0.0.1:{port}"), SECRET, false)).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send((store.usage().map(|_| ()), store.purge().map(|_| ())));
+    });
+    let (usage, purge) = rx.recv_timeout(Duration::from_secs(30)).expect("SCAN went round for 30 s");
+    for e in [usage.unwrap_err(), purge.unwrap_err()] {
+        assert!(e.to_string().contains("came back to cursor 1"), "{e}");
+    }
+}

@@ -370,7 +370,9 @@ impl RemoteStore {
     }
 
     /// Walks this namespace's keys with `SCAN` (on every master of a cluster), one step per
-    /// time budget, handing each step's keys to `visit` (run on the worker, same budget).
+    /// time budget, handing each step's keys to `visit` (run on the worker, same budget). A
+    /// server that answers with a cursor it gave before would be walked for ever (a full
+    /// iteration never repeats one): that is an error.
     fn scan<T: Send + 'static>(
         &self,
         visit: impl Fn(&mut Session, Vec<Vec<u8>>) -> std::result::Result<T, Failure> + Send + Sync + Clone + 'static,
@@ -378,6 +380,7 @@ impl RemoteStore {
     ) -> std::result::Result<(), RemoteError> {
         for node in self.scan_targets()? {
             let mut cursor = 0u64;
+            let mut seen = HashSet::new();
             loop {
                 let pattern = self.key_pattern();
                 let node = node.clone();
@@ -395,6 +398,12 @@ impl RemoteStore {
                 }
                 if next == 0 {
                     break;
+                }
+                if !seen.insert(next) {
+                    return Err(RemoteError {
+                        url: self.config.display_url().to_string(),
+                        why: format!("the server's SCAN came back to cursor {next}, so it would never end"),
+                    });
                 }
                 cursor = next;
             }

@@ -99,6 +99,17 @@ fn memo_path(what: &str) -> Option<PathBuf> {
     memo_dir().map(|d| d.join(format!("toolchain-{what}")))
 }
 
+/// A memo's bytes, if nobody but this user can write the file, as the store asks of its
+/// entries: a memo others can write (an older kache wrote them under the umask) could name
+/// another program, which would then run as ptxas. In a folder trusted by name, any memo.
+fn read_memo(path: &Path) -> Option<Vec<u8>> {
+    let f = crate::files::open_regular(path, false).ok()?;
+    if trust::others_can_write(&f.metadata().ok()?).is_some() && !path.parent().is_some_and(trust::trusted_by_name) {
+        return None;
+    }
+    crate::files::read_limited(f, 64 << 10).ok()
+}
+
 /// Writes a memo into the cache folder, atomically (creating the folder).
 fn write_memo(path: &Path, text: &str) {
     if let Some(dir) = path.parent() {
@@ -123,7 +134,7 @@ pub fn content_hash(what: &str, path: &Path) -> Option<[u8; 32]> {
     }
     let memo = memo_path(&format!("{what}-hash"));
     let head = format!("{}\n{}\n", path.display(), stamp.text());
-    if let Some(text) = memo.as_ref().and_then(|m| crate::files::read_regular(m, 64 << 10, false).ok())
+    if let Some(text) = memo.as_deref().and_then(read_memo)
         && let Some(hash) = String::from_utf8_lossy(&text).strip_prefix(&head).and_then(crate::cache::Key::from_hex)
     {
         known().lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_path_buf(), Known { stamp, hash: hash.0, bytes: None });
@@ -296,7 +307,7 @@ pub fn find_nvrtc() -> Option<PathBuf> {
 fn wheel_file_memoized(what: &str, rel: &str) -> Option<PathBuf> {
     let memo = memo_path(what);
     if let Some(m) = &memo
-        && let Ok(text) = crate::files::read_regular(m, 64 << 10, false)
+        && let Some(text) = read_memo(m)
     {
         let p = PathBuf::from(String::from_utf8_lossy(&text).trim());
         if p.ends_with(rel) && p.is_file() {

@@ -9,7 +9,8 @@
 //! ```
 //! Export writes only entries that verify, to a temporary file renamed into place when
 //! complete. Import checks the whole archive (checksum, version, framing) before storing
-//! anything, so a damaged archive is refused whole, and stores only entries that verify.
+//! anything, so a damaged archive is refused whole, and stores only entries that verify (one
+//! longer than any entry can be is skipped without being read, whatever length it claims).
 //!
 //! The checksum and the envelopes' hashes detect damage, not tampering: whoever can edit an
 //! archive can recompute them. A signed archive carries each entry's keyed MAC ([`EntryMac`],
@@ -24,7 +25,7 @@ use super::atomic;
 use super::envelope;
 use super::key::Key;
 use super::mac::EntryMac;
-use super::store::{LocalStore, StoreError};
+use super::store::{LocalStore, MAX_ENTRY_FILE, StoreError};
 
 const MAGIC: &[u8; 8] = b"KACHEARC";
 const VERSION: u16 = 2;
@@ -237,6 +238,12 @@ pub fn import_with(
     let done = store.batch(|batch| -> Result<Imported, ArchiveError> {
         let mut done = Imported::default();
         for (i, item) in items.iter().enumerate() {
+            // Longer than any entry can be: it cannot verify, and is not read into memory.
+            if item.len > MAX_ENTRY_FILE {
+                done.skipped += 1;
+                progress(i as u64 + 1, total);
+                continue;
+            }
             f.seek(SeekFrom::Start(item.at)).map_err(read)?;
             let mut b = Vec::new();
             (&mut f).take(item.len).read_to_end(&mut b).map_err(read)?;

@@ -842,3 +842,49 @@ fn claims_left_by_a_killed_fold_are_folded_back_not_dropped_nor_doubled() {
         assert!(strays(&parked, &[".claimed-"], false).is_empty(), "{:?}", strays(&parked, &[".claimed-"], false));
     }
 }
+
+/// An archive entry longer than any entry can be (past the largest envelope) is skipped without
+/// being read. A sparse archive of a few kilobytes on disk that claims one entry of a gigabyte
+/// costs the import a pass over its bytes for the checksum, never a gigabyte of memory (before,
+/// the entry was read whole, then found not to verify).
+#[test]
+fn an_archive_entry_longer_than_any_entry_is_skipped_unread() {
+    use std::io::{Read, Seek, SeekFrom, Write};
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let path = work.path().join("big.kar");
+    let len: u64 = kache::cache::envelope::MAX_PAYLOAD + (2 << 20);
+    let mut head = b"KACHEARC".to_vec();
+    head.extend_from_slice(&2u16.to_le_bytes());
+    head.push(0);
+    head.push(1);
+    head.extend_from_slice(&[7u8; 32]);
+    head.extend_from_slice(&len.to_le_bytes());
+    let mut sum = blake3::Hasher::new();
+    sum.update(&head);
+    let zeros = vec![0u8; 1 << 20];
+    for _ in 0..len >> 20 {
+        sum.update(&zeros);
+    }
+    sum.update(&[0]);
+    let mut f = std::fs::File::create(&path).unwrap();
+    f.write_all(&head).unwrap();
+    f.seek(SeekFrom::Current(len as i64)).unwrap();
+    f.write_all(&[0]).unwrap();
+    f.write_all(sum.finalize().as_bytes()).unwrap();
+    drop(f);
+    let mut child = kache(cache.path()).arg("import").arg(&path).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value to be overwritten.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child (not waited for elsewhere), with valid out pointers.
+    let r = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(r, child.id() as libc::pid_t);
+    let (mut out, mut err) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "{status}: {out}{err}");
+    assert!(out.contains("imported 0 entries") && out.contains("1 did not verify"), "{out}{err}");
+    // ru_maxrss is in kilobytes on Linux.
+    assert!(usage.ru_maxrss < 400 << 10, "the import took {} MiB to skip the entry", usage.ru_maxrss >> 10);
+}

@@ -253,3 +253,37 @@ fn signed_archives_refuse_tampered_entries_which_hashes_alone_do_not() {
     assert_eq!(o.status.code(), Some(1));
     assert!(!work.path().join("x.kar").exists());
 }
+
+/// A toolchain memo (where ptxas was found last) is believed only where nobody but its owner can
+/// write it: an older kache wrote memos under the umask, and a memo others can write could name
+/// their program, which kache would then run as ptxas. Before, a world-writable memo in a
+/// private cache folder was believed and the program it named was run. One its owner alone can
+/// write is used (the control: the program runs).
+#[test]
+fn a_toolchain_memo_others_can_write_is_neither_believed_nor_run() {
+    let work = tempfile::tempdir().unwrap();
+    let fake = work.path().join("wheel/bin/ptxas");
+    std::fs::create_dir_all(fake.parent().unwrap()).unwrap();
+    let ran = work.path().join("ran");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\necho 'not ptxas'\n", ran.display())).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for (mode, believed) in [(0o644, true), (0o666, false), (0o664, false)] {
+        let cache = tempfile::tempdir().unwrap();
+        let memo = cache.path().join("toolchain-ptxas");
+        std::fs::write(&memo, fake.to_str().unwrap()).unwrap();
+        std::fs::set_permissions(&memo, std::fs::Permissions::from_mode(mode)).unwrap();
+        let _ = std::fs::remove_file(&ran);
+        let o = kache(cache.path())
+            .env_remove("KACHE_PTXAS")
+            .env_remove("CUDA_HOME")
+            .env_remove("CUDA_PATH")
+            .env("PATH", "/usr/bin:/bin")
+            .arg("compile")
+            .arg(saxpy())
+            .args(["--kernel", "saxpy", "--emit", "cubin", "--arch", "sm_70", "-o"])
+            .arg(work.path().join("k.cubin"))
+            .output()
+            .unwrap();
+        assert_eq!(ran.exists(), believed, "a memo of mode {mode:o}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+}

@@ -29,7 +29,7 @@ use super::trust;
 use crate::files;
 
 /// Largest entry file read: the largest payload an envelope may hold, with room for its header.
-const MAX_ENTRY_FILE: u64 = envelope::MAX_PAYLOAD + (1 << 20);
+pub(crate) const MAX_ENTRY_FILE: u64 = envelope::MAX_PAYLOAD + (1 << 20);
 
 /// Temporary files older than this belong to writers that were killed.
 const STALE_TEMPORARY: Duration = Duration::from_secs(60);

@@ -843,7 +843,8 @@ fn struct_arrays_that_share_memory_where_one_is_written_are_refused() {
     ));
     let pairs = [Pair { v: 1.0, n: 1 }, Pair { v: 2.0, n: 2 }];
     let mut a = dev.upload_structs(&pairs).unwrap();
-    let written = (&mut a).arg().unwrap();
+    let writable = &mut a;
+    let written = writable.arg().unwrap();
     let read = (&a).arg().unwrap();
     let e = k.launch(&dev, Grid::linear(2, 2), vec![written.clone(), read]).unwrap_err();
     assert!(matches!(&e, Error::BadArgument { param, .. } if param == "src"), "{e:?}");

@@ -218,12 +218,14 @@ fn write_memory(device: &Device, location: Location, at: u64, bytes: &[u8]) -> R
 }
 
 impl Saved {
-    /// Saves every array argument the kernel (signature `sig`) may write.
+    /// Saves every array argument the kernel (signature `sig`) may write. An array whose
+    /// description says read-only is never one, whatever the argument claims (its fields are
+    /// public): kache never writes through it, not even the bytes it held.
     fn new(device: &Device, sig: &[(String, Ty)], args: &[ArgValue]) -> Result<Saved> {
         let mut arrays = Vec::new();
         for ((name, ty), a) in sig.iter().zip(args) {
             let (location, (lo, hi), elem) = match a {
-                ArgValue::Array { desc, writable: true } if matches!(ty, Ty::Array(t) if t.writable) => {
+                ArgValue::Array { desc, writable: true } if !desc.read_only() && matches!(ty, Ty::Array(t) if t.writable) => {
                     (desc.location(), desc.byte_range(), Some(desc.elem))
                 }
                 ArgValue::Structs(s) if s.writable => {

@@ -7,6 +7,7 @@ use inkwell::context::Context;
 use inkwell::execution_engine::ExecutionEngine;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Module;
+use inkwell::targets::TargetData;
 
 use super::CodegenError;
 use crate::abi::HostEntry;
@@ -17,6 +18,8 @@ use crate::lang::builtins;
 /// Host machine code for one kernel, ready to call. Owns its LLVM context and engine.
 pub struct HostModule {
     entry: HostEntry,
+    /// Bytes of stack one kernel thread may use (`frames.rs`).
+    stack: u64,
     // Field order is drop order: the engine (which owns the module) before its context.
     engine: ManuallyDrop<ExecutionEngine<'static>>,
     context: ManuallyDrop<Box<Context>>,
@@ -63,6 +66,10 @@ impl HostModule {
         let buf = MemoryBuffer::create_from_memory_range_copy(bitcode, "kernel");
         let module = Module::parse_bitcode_from_buffer(&buf, ctx).map_err(|e| bad(e.to_string()))?;
         module.verify().map_err(|e| bad(format!("verification failed: {}", e.to_string())))?;
+        // Probes in every function, so a frame too large for its stack faults at the guard page;
+        // and the stack each kernel thread is then given.
+        let layout = module.get_data_layout().as_str().to_string_lossy().into_owned();
+        let stack = super::frames::probe_and_bound(&module, &TargetData::create(&layout), entry)?;
         let names: Vec<String> = {
             let mut v = Vec::new();
             let mut f = module.get_first_function();
@@ -101,12 +108,20 @@ impl HostModule {
         }
         // SAFETY: `entry` was generated with exactly this signature (see `lower/function.rs`, `host_entry`).
         let entry: HostEntry = unsafe { std::mem::transmute::<usize, HostEntry>(addr) };
-        Ok(HostModule { entry, engine: ManuallyDrop::new(engine), context: ManuallyDrop::new(context) })
+        Ok(HostModule { entry, stack, engine: ManuallyDrop::new(engine), context: ManuallyDrop::new(context) })
     }
 
     /// The kernel entry.
     pub fn entry(&self) -> HostEntry {
         self.entry
+    }
+
+    /// Bytes of stack one thread of the kernel may use at most: its frames' allocas on the
+    /// deepest chain of calls, with a margin for what the code generator adds. The host
+    /// executor gives each thread that much; every function probes its frame, so code that
+    /// used more would fault on the guard page, never write past the stack.
+    pub fn stack_bytes(&self) -> u64 {
+        self.stack
     }
 }
 

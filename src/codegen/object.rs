@@ -31,8 +31,16 @@ pub struct ObjectTarget {
 /// [`Target::Host`](crate::Target::Host) with the same CPU) as an object file whose only
 /// global symbol is `symbol`, the kernel's entry ([`HostEntry`](crate::abi::HostEntry)
 /// signature), which calls nothing but the runtime's host calls (under this build's exported
-/// names) and what the C library and the Rust runtime provide.
-pub fn host_object(bitcode: &[u8], entry: &str, symbol: &str, target: &ObjectTarget, opt_level: u8) -> Result<Vec<u8>, CodegenError> {
+/// names) and what the C library and the Rust runtime provide. Every function probes its
+/// frame; with the object comes the stack one kernel thread may use
+/// ([`HostModule::stack_bytes`](super::HostModule::stack_bytes)).
+pub fn host_object(
+    bitcode: &[u8],
+    entry: &str,
+    symbol: &str,
+    target: &ObjectTarget,
+    opt_level: u8,
+) -> Result<(Vec<u8>, u64), CodegenError> {
     super::pipeline::init_targets();
     let bad = |m: String| CodegenError::BadArtifact(m);
     // Declared before the context, so it outlives it: LLVM must report, never exit the process.
@@ -70,9 +78,10 @@ pub fn host_object(bitcode: &[u8], entry: &str, symbol: &str, target: &ObjectTar
         .ok_or_else(|| bad(format!("no target machine for {} ({})", target.triple, target.cpu)))?;
     module.set_triple(&triple);
     module.set_data_layout(&tm.get_target_data().get_data_layout());
+    let stack = super::frames::probe_and_bound(&module, &tm.get_target_data(), symbol)?;
     let object = tm.write_to_memory_buffer(&module, FileType::Object).map_err(|e| CodegenError::Llvm(e.to_string()))?;
     diagnostics.check()?;
-    Ok(object.as_slice().to_vec())
+    Ok((object.as_slice().to_vec(), stack))
 }
 
 /// The functions the module declares without defining.

@@ -113,7 +113,12 @@ impl CompiledKernel {
         match device.cuda_impl() {
             None => {
                 let m = self.host_module()?;
-                let code = launch::HostKernel { entry: m.entry(), static_shared: self.static_shared, cooperative: self.cooperative };
+                let code = launch::HostKernel {
+                    entry: m.entry(),
+                    static_shared: self.static_shared,
+                    cooperative: self.cooperative,
+                    stack: m.stack_bytes(),
+                };
                 // SAFETY: `m` owns the entry's code and outlives the launch; `slots` holds one value
                 // per flattened parameter of this kernel's ABI, checked against its signature and
                 // for aliasing; the code is bounds-checked or the caller vouched for every access.

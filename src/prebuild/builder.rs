@@ -533,7 +533,7 @@ impl Builder {
                         return Err(Error::Internal(format!("kernel '{name}' compiled for the host is not host code")));
                     };
                     let symbol = host_object::entry_symbol(&code.identity, &c.key(), &file.module, &name);
-                    let object = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, options.opt_level)?;
+                    let (object, stack) = crate::codegen::host_object(bitcode, c.entry(), &symbol, target, options.opt_level)?;
                     let path = data.write(&format!("{stem}.o"), &object)?;
                     objects.push(PathBuf::from(path));
                     let program = k.program();
@@ -541,6 +541,7 @@ impl Builder {
                         symbol,
                         static_shared: crate::abi::static_shared_bytes(program),
                         cooperative: program.funcs.iter().any(|f| f.uses_block_sync),
+                        stack,
                     })
                 }
                 None => None,

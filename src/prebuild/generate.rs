@@ -45,6 +45,8 @@ pub(crate) struct GenHost {
     pub(crate) static_shared: u64,
     /// Whether it synchronises the threads of a block.
     pub(crate) cooperative: bool,
+    /// Bytes of stack one kernel thread may use.
+    pub(crate) stack: u64,
 }
 
 /// A kernel file, which becomes a module.
@@ -192,8 +194,8 @@ fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     let host = match &k.host {
         Some(h) => {
             let symbol = Ident::new(&h.symbol, Span::call_site());
-            let (shared, cooperative) = (h.static_shared, h.cooperative);
-            quote!(::std::option::Option::Some(::kache::__kache_prebuilt_host_code!(#symbol, #shared, #cooperative)))
+            let (shared, cooperative, stack) = (h.static_shared, h.cooperative, h.stack);
+            quote!(::std::option::Option::Some(::kache::__kache_prebuilt_host_code!(#symbol, #shared, #cooperative, #stack)))
         }
         None => quote!(::std::option::Option::None),
     };

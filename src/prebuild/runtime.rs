@@ -64,19 +64,21 @@ pub struct HostCode {
 }
 
 impl HostCode {
-    /// Host code at `entry`, which uses `static_shared` bytes of static shared memory per block
-    /// and synchronises a block's threads if `cooperative`.
+    /// Host code at `entry`, which uses `static_shared` bytes of static shared memory per block,
+    /// synchronises a block's threads if `cooperative`, and may use `stack` bytes of stack per
+    /// kernel thread (each thread is given at least that).
     ///
     /// # Safety
     ///
     /// `entry` must be the entry of host code that kache's code generator produced for the
     /// kernel whose parameters the [`KernelData`] holding this `HostCode` lists (in its
     /// [`abi`](crate::abi) and for C-contiguous arrays), linked into this program with its
-    /// calls resolved against this kache build, and `static_shared` and `cooperative` must be
-    /// what the code generator reported for it. The build step's generated code passes
-    /// exactly that.
-    pub const unsafe fn new(entry: HostEntry, static_shared: u64, cooperative: bool) -> HostCode {
-        HostCode { kernel: HostKernel { entry, static_shared, cooperative } }
+    /// calls resolved against this kache build, and `static_shared`, `cooperative` and `stack`
+    /// must be what the code generator reported for it
+    /// ([`host_object`](crate::codegen::host_object) gives the stack). The build step's
+    /// generated code passes exactly that.
+    pub const unsafe fn new(entry: HostEntry, static_shared: u64, cooperative: bool, stack: u64) -> HostCode {
+        HostCode { kernel: HostKernel { entry, static_shared, cooperative, stack } }
     }
 }
 
@@ -87,13 +89,14 @@ impl HostCode {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __kache_prebuilt_host_code {
-    ($symbol:ident, $static_shared:expr, $cooperative:expr) => {{
+    ($symbol:ident, $static_shared:expr, $cooperative:expr, $stack:expr) => {{
         unsafe extern "C" {
             fn $symbol(ctx: *mut u8, params: *const *const u8);
         }
         // SAFETY: written by the prebuild step, which linked `$symbol` (host code it generated
-        // for this kernel) into the crate, with the code's static shared size and barrier use.
-        unsafe { $crate::prebuild::HostCode::new($symbol, $static_shared, $cooperative) }
+        // for this kernel) into the crate, with the code's static shared size, barrier use and
+        // stack per thread.
+        unsafe { $crate::prebuild::HostCode::new($symbol, $static_shared, $cooperative, $stack) }
     }};
 }
 

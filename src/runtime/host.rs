@@ -231,6 +231,24 @@ pub(crate) struct HostLaunch {
     pub dyn_shared: usize,
     pub static_shared: usize,
     pub cooperative: bool,
+    /// Bytes of stack one kernel thread may use.
+    pub stack: usize,
+}
+
+/// The most stack a kernel thread is given: a launch of code that may use more is refused.
+pub(crate) const MAX_THREAD_STACK: usize = 256 << 20;
+
+/// The stack of a worker thread that runs a block's threads one after the other: the kernel's
+/// frames and room for the worker's own, at least what Rust gives a thread.
+fn worker_stack(frames: usize) -> usize {
+    frames.saturating_add(256 << 10).max(2 << 20)
+}
+
+/// The stack of a coroutine that runs one thread of a cooperative block: the kernel's frames and
+/// room for the switch to the scheduler, at least 256 KiB (virtual memory: pages are touched only
+/// as deep as the kernel goes).
+pub(crate) fn fiber_stack(frames: usize) -> usize {
+    frames.saturating_add(64 << 10).max(256 << 10)
 }
 
 struct SendPtr(*const *const u8);
@@ -273,9 +291,12 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
         let workers = workers().min(n_blocks);
         let next = AtomicUsize::new(0);
         let dyn_len = launch.dyn_shared;
+        let stack = worker_stack(launch.stack);
+        // The workers that started take every block between them; none is an error.
+        let (mut started, mut refused) = (0, None);
         std::thread::scope(|s| {
             for _ in 0..workers {
-                s.spawn(|| {
+                let worker = std::thread::Builder::new().stack_size(stack).spawn_scoped(s, || {
                     let dyn_buf = vec![0u8; dyn_len];
                     let mut ctx = HostCtx::new(
                         [0; 3],
@@ -302,8 +323,19 @@ pub(crate) unsafe fn run(entry: HostEntry, launch: HostLaunch, params: &[*const 
                         }
                     }
                 });
+                match worker {
+                    Ok(_) => started += 1,
+                    Err(e) => {
+                        refused = Some(e);
+                        break;
+                    }
+                }
             }
         });
+        if started == 0 {
+            let why = refused.map(|e| e.to_string()).unwrap_or_default();
+            return Err(Error::Device(format!("could not start a thread with {stack} bytes of stack for the launch: {why}")));
+        }
         return Ok(record);
     }
     // Cooperative: the threads of a block are coroutines on one worker (`host_sync`).

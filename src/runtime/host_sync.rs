@@ -79,9 +79,6 @@ enum State {
     Done,
 }
 
-/// Stack of one simulated GPU thread (virtual memory; touched only as deep as the kernel goes).
-const FIBER_STACK: usize = 256 << 10;
-
 pub(crate) fn cooperative_worker(
     entry: HostEntry,
     launch: HostLaunch,
@@ -93,7 +90,10 @@ pub(crate) fn cooperative_worker(
 ) -> Result<(), String> {
     let mut stacks = Vec::with_capacity(n_threads);
     for _ in 0..n_threads {
-        stacks.push(DefaultStack::new(FIBER_STACK).map_err(|e| format!("could not allocate a stack for a simulated thread: {e}"))?);
+        stacks.push(
+            DefaultStack::new(super::host::fiber_stack(launch.stack))
+                .map_err(|e| format!("could not allocate a stack for a simulated thread: {e}"))?,
+        );
     }
     let mut shared = vec![0u8; launch.static_shared.max(1)];
     let mut dyn_shared = vec![0u8; launch.dyn_shared.max(1)];

@@ -246,6 +246,9 @@ pub(crate) struct HostKernel {
     pub static_shared: u64,
     /// Whether the kernel synchronises the threads of a block (run as coroutines).
     pub cooperative: bool,
+    /// Bytes of stack one kernel thread may use (`HostModule::stack_bytes`); each thread is
+    /// given at least that.
+    pub stack: u64,
 }
 
 /// Runs a grid of `kernel` on the host executor; a failed bounds check is the
@@ -258,6 +261,14 @@ pub(crate) struct HostKernel {
 /// that kernel's signature with [`check_args`] and [`check_aliasing`]; and the code must be
 /// bounds-checked, or every array access of this launch in bounds.
 pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64], faults: &FaultSites) -> Result<()> {
+    let stack = usize::try_from(kernel.stack).ok().filter(|s| *s <= host::MAX_THREAD_STACK).ok_or_else(|| {
+        Error::BadLaunch(format!(
+            "kernel '{}' may use {} bytes of stack per thread; the host backend gives a thread at most {} (keep fewer or smaller local arrays alive at once)",
+            faults.kernel,
+            kernel.stack,
+            host::MAX_THREAD_STACK
+        ))
+    })?;
     let ptrs: Vec<*const u8> = slots.iter().map(|s| s as *const u64 as *const u8).collect();
     let launch = host::HostLaunch {
         grid: [grid.grid.0, grid.grid.1, grid.grid.2],
@@ -265,6 +276,7 @@ pub(crate) unsafe fn run_host(kernel: HostKernel, grid: &Grid, slots: &[u64], fa
         dyn_shared: grid.shared_mem as usize,
         static_shared: kernel.static_shared as usize,
         cooperative: kernel.cooperative,
+        stack,
     };
     // SAFETY: the caller's promise: `entry` is loaded kache host code for exactly these slots,
     // bounds-checked or vouched for.
@@ -318,4 +330,23 @@ pub(crate) unsafe fn run_cuda(
     all.extend_from_slice(slots);
     let mut ptrs: Vec<*mut std::ffi::c_void> = all.iter_mut().map(|s| s as *mut u64 as *mut std::ffi::c_void).collect();
     dev.launch(f, grid, &mut ptrs, &launch.queues, launch.checked)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Code that may use more stack per thread than the host backend gives a thread is refused
+    /// before anything runs (its entry is never called).
+    #[test]
+    fn host_code_needing_more_stack_than_a_thread_is_given_is_refused() {
+        unsafe extern "C" fn never(_: *mut u8, _: *const *const u8) {
+            unreachable!("a refused launch ran");
+        }
+        let faults = FaultSites { kernel: "deep".into(), sites: Vec::new() };
+        let kernel = HostKernel { entry: never, static_shared: 0, cooperative: false, stack: host::MAX_THREAD_STACK as u64 + 1 };
+        // SAFETY: the launch is refused before the entry could be called.
+        let e = unsafe { run_host(kernel, &Grid::linear(1, 1), &[], &faults) }.unwrap_err();
+        assert!(matches!(&e, Error::BadLaunch(m) if m.starts_with("kernel 'deep' may use")), "{e}");
+    }
 }

@@ -863,3 +863,100 @@ fn struct_arrays_that_share_memory_where_one_is_written_are_refused() {
     k3.launch(&dev, Grid::linear(1, 1), (&b, &b, &mut o)).unwrap();
     assert_eq!(o.download().unwrap(), vec![3.0]);
 }
+
+/// A host kernel whose locals need more stack than a thread has by default runs, each thread
+/// given the stack its code may use: six 64 KiB arrays kept alive across a `sync_threads` (the
+/// block's threads are coroutines, on 256 KiB stacks before), forty in a kernel without one
+/// (worker threads, on Rust's 2 MiB). Before, the frames ran past their stack's guard page into
+/// the memory below it (the next coroutine's stack): this test died of SIGSEGV, and where
+/// nothing faulted, other threads' memory was overwritten.
+#[test]
+fn host_threads_get_the_stack_their_locals_need() {
+    let dev = Device::host();
+    for (cooperative, arrays) in [(true, 6), (false, 40)] {
+        let mut src = String::from("#[kernel] pub fn k(o: &mut [f32], m: usize) {\n    let i = thread_idx_x() as usize;\n");
+        for a in 0..arrays {
+            src += &format!("    let mut a{a} = [0.0f32; 16384];\n    a{a}[i] = {a}.0 + 1.0;\n");
+        }
+        if cooperative {
+            src += "    sync_threads();\n";
+        }
+        src += "    let mut s = 0.0f32;\n";
+        for a in 0..arrays {
+            // `m` is 0, which the code cannot know: every array stays whole.
+            src += &format!("    s += a{a}[i + m];\n");
+        }
+        src += "    if i < o.len() { o[i] = s; }\n}\n";
+        let k = kernel(&src);
+        let mut o = dev.alloc::<f32>(&[4]).unwrap();
+        k.launch(&dev, Grid::linear(4, 4), (&mut o, 0usize)).unwrap();
+        let want = (arrays * (arrays + 1) / 2) as f32;
+        assert_eq!(o.download().unwrap(), vec![want; 4], "{arrays} arrays, cooperative: {cooperative}");
+    }
+}
+
+/// `runtime::tune::select` saves the arrays a launch may write and puts them back before each
+/// candidate; it never writes through an array whose description says read-only, whatever the
+/// argument claims (`ArgValue`'s fields are public). Here the memory is truly read-only (a page
+/// mapped without write permission, described honestly): before, restoring it wrote to it and
+/// the process died of SIGSEGV.
+#[test]
+fn tuning_never_writes_through_a_read_only_array() {
+    struct ReadOnlyPage(*mut libc::c_void);
+    // SAFETY: the mapping is only read (or unmapped once, on drop); a pointer to it may move.
+    unsafe impl Send for ReadOnlyPage {}
+    // SAFETY: as above.
+    unsafe impl Sync for ReadOnlyPage {}
+    impl Drop for ReadOnlyPage {
+        fn drop(&mut self) {
+            // SAFETY: the page this mapped, unmapped once.
+            unsafe { libc::munmap(self.0, 4096) };
+        }
+    }
+    struct Frozen(Arc<ReadOnlyPage>);
+    // SAFETY: 1024 f32 in a page mapped for reading only, alive while the owner is; read-only.
+    unsafe impl kache::ArrayInterface for Frozen {
+        fn data_ptr(&self) -> u64 {
+            self.0.0 as u64
+        }
+        fn shape(&self) -> Vec<usize> {
+            vec![1024]
+        }
+        fn strides(&self) -> Option<Vec<isize>> {
+            None
+        }
+        fn elem(&self) -> kache::Scalar {
+            kache::Scalar::F32
+        }
+        fn read_only(&self) -> bool {
+            true
+        }
+        fn location(&self) -> kache::Location {
+            kache::Location::HostMemory
+        }
+        fn owner(&self) -> kache::capture::Owner {
+            self.0.clone()
+        }
+    }
+    // SAFETY: a fresh anonymous mapping of one page, readable only.
+    let page = unsafe { libc::mmap(std::ptr::null_mut(), 4096, libc::PROT_READ, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0) };
+    assert_ne!(page, libc::MAP_FAILED);
+    let frozen = Frozen(Arc::new(ReadOnlyPage(page)));
+    let desc = kache::capture::ArrayDesc::from_interface(&frozen).unwrap();
+    let ty = kache::ir::ArrayTy { elem: kache::ir::Elem::Scalar(kache::Scalar::F32), ndim: 1, writable: true };
+    let sig = vec![("o".to_string(), kache::Ty::Array(ty))];
+    let only = kache::TuneCandidate { index: 0, config: &[], description: "the only one" };
+    let sel = kache::runtime::tune::select(
+        "k",
+        &Device::host(),
+        &sig,
+        &[ArgValue::Array { desc, writable: true }],
+        &[only],
+        &[None],
+        &kache::DeviceTimer { warmup: 0, batches: 1 },
+        &mut |_, _| {},
+        &|_| Ok(()),
+    )
+    .unwrap();
+    assert_eq!(sel.chosen, 0);
+}

@@ -6,8 +6,10 @@
 #   redis-cli), and pip where Python has none;
 # - NVIDIA's toolchain pieces, into one project-local prefix, target/toolchain/ (pinned wheels
 #   from PyPI, installed with `pip --target`, so nothing outside the tree is read or changed):
-#   `nvidia-cuda-nvcc-cu12` (ptxas, libdevice) and `nvidia-cuda-nvrtc-cu12` (libnvrtc, for the
-#   speed suite's CUDA twins and the NVRTC comparisons).
+#   `nvidia-cuda-nvcc-cu12` (ptxas, libdevice), `nvidia-cuda-nvrtc-cu12` (libnvrtc, for the
+#   speed suite's CUDA twins and the NVRTC comparisons) and `nvidia-cuda-nvdisasm` (nvdisasm,
+#   for the SASS the speed suite's benches/speed/sass.py reads; it reads cubins of every
+#   architecture ptxas 12 writes).
 #
 # It then writes target/toolchain/env: the variables (KACHE_PTXAS, KACHE_LIBDEVICE, KACHE_NVRTC)
 # that point kache and its tests at exactly those files. The Makefile sources it for every
@@ -17,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 NVCC_WHEEL="nvidia-cuda-nvcc-cu12==12.9.86"
 NVRTC_WHEEL="nvidia-cuda-nvrtc-cu12==12.9.86"
+NVDISASM_WHEEL="nvidia-cuda-nvdisasm==13.5.37"
 prefix=target/toolchain
 py=$(command -v python3 || command -v python || true)
 
@@ -57,12 +60,14 @@ wheel() { # name==version folder
 }
 wheel "$NVCC_WHEEL" nvcc
 wheel "$NVRTC_WHEEL" nvrtc
+wheel "$NVDISASM_WHEEL" nvdisasm
 
 abs=$(cd "$prefix" && pwd)
 ptxas=$abs/nvcc/nvidia/cuda_nvcc/bin/ptxas
 libdevice=$abs/nvcc/nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc
 nvrtc=$(ls "$abs"/nvrtc/nvidia/cuda_nvrtc/lib/libnvrtc.so.* 2>/dev/null | grep -v alt | head -1 || true)
-for f in "$ptxas" "$libdevice" "$nvrtc"; do
+nvdisasm=$abs/nvdisasm/nvidia/cu13/bin/nvdisasm
+for f in "$ptxas" "$libdevice" "$nvrtc" "$nvdisasm"; do
   [ -n "$f" ] && [ -f "$f" ] || { echo "deps: $f missing after installing the wheels; remove $prefix and run make deps again" >&2; exit 1; }
 done
 cat > "$prefix/env.partial" <<ENV

@@ -1,6 +1,7 @@
 //! The GPU side of the suite: NVRTC's modules, launching their functions, timing with CUDA
 //! events, and the rooflines.
 
+use std::cell::RefCell;
 use std::ffi::c_void;
 
 use cudarc::driver::sys;
@@ -9,28 +10,94 @@ use kache::{DeviceArray, Element};
 use super::Options;
 use super::harness::Run;
 
-/// NVRTC's modules on the GPU (one per CUDA source that compiled): functions by name, launched
-/// on the legacy default stream (the one kache uses), so events on it time both.
+/// NVRTC's modules on the GPU, each CUDA source compiled and loaded when a function it defines
+/// is first asked for: functions by name, launched on the legacy default stream (the one kache
+/// uses), so events on it time both.
 pub struct Nvrtc {
-    modules: Vec<sys::CUmodule>,
-    /// The sources NVRTC or the driver refused, with why: their functions fail their rows.
-    refused: Vec<String>,
+    sources: Vec<(String, String)>,
+    arch: &'static str,
+    /// Each source's module once compiled and loaded, or why NVRTC or the driver refused it
+    /// (its functions then fail their rows).
+    modules: RefCell<Vec<Option<Result<sys::CUmodule, String>>>>,
+}
+
+/// One argument of an NVRTC kernel, by value: each is passed as a pointer to its own 8-byte
+/// slot, of which the kernel reads the first 4 or 8 bytes (the host is little-endian).
+#[derive(Clone, Copy, Debug)]
+pub enum A {
+    /// A device pointer.
+    P(u64),
+    I(i32),
 }
 
 impl Nvrtc {
+    /// The module of source `i`, compiled and loaded on first use.
+    fn module(&self, i: usize) -> Result<sys::CUmodule, String> {
+        let mut modules = self.modules.borrow_mut();
+        let (file, source) = &self.sources[i];
+        let m = modules[i].get_or_insert_with(|| {
+            let ptx = nvrtc_ptx(source, self.arch).map_err(|e| format!("{file}: {e}"))?;
+            let c = std::ffi::CString::new(ptx).map_err(|e| e.to_string())?;
+            let mut module: sys::CUmodule = std::ptr::null_mut();
+            // SAFETY: the context is current (bound in `Gpu::open`); `c` is NUL-terminated PTX.
+            check(unsafe { sys::cuModuleLoadData(&mut module, c.as_ptr() as *const c_void) }, "cuModuleLoadData")
+                .map_err(|e| format!("{file}: {e}"))?;
+            Ok(module)
+        });
+        m.clone()
+    }
+
     fn func(&self, name: &str) -> Result<sys::CUfunction, String> {
         let cname = std::ffi::CString::new(name).map_err(|e| e.to_string())?;
-        for m in &self.modules {
+        let mut refused = Vec::new();
+        // The sources that may define it: those that name it as a function.
+        let named = format!(" {name}(");
+        for i in (0..self.sources.len()).filter(|i| self.sources[*i].1.contains(&named)) {
+            let m = match self.module(i) {
+                Ok(m) => m,
+                Err(e) => {
+                    refused.push(e);
+                    continue;
+                }
+            };
             let mut f: sys::CUfunction = std::ptr::null_mut();
             // SAFETY: `m` is a loaded module; valid out pointer.
-            if unsafe { sys::cuModuleGetFunction(&mut f, *m, cname.as_ptr()) } == sys::CUresult::CUDA_SUCCESS {
+            if unsafe { sys::cuModuleGetFunction(&mut f, m, cname.as_ptr()) } == sys::CUresult::CUDA_SUCCESS {
                 return Ok(f);
             }
         }
-        Err(format!(
-            "no NVRTC function {name} ({})",
-            if self.refused.is_empty() { "in no CUDA source".into() } else { self.refused.join("; ") }
-        ))
+        Err(format!("no NVRTC function {name} ({})", if refused.is_empty() { "in no CUDA source".into() } else { refused.join("; ") }))
+    }
+
+    /// Launches `name` on a grid of `grid` blocks of `block` threads with `shared` bytes of
+    /// dynamic shared memory; `args` are pointers to each argument's value.
+    pub fn launch_3d(
+        &self,
+        name: &str,
+        grid: (u32, u32, u32),
+        block: (u32, u32, u32),
+        shared: u32,
+        args: &mut [*mut c_void],
+    ) -> Result<(), String> {
+        let f = self.func(name)?;
+        // SAFETY: the function was loaded from NVRTC's PTX of a CUDA source, whose signature
+        // the caller's argument list follows; the context is current (bound in `Gpu::open`).
+        let r = unsafe {
+            sys::cuLaunchKernel(
+                f,
+                grid.0,
+                grid.1,
+                grid.2,
+                block.0,
+                block.1,
+                block.2,
+                shared,
+                std::ptr::null_mut(),
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(r, name)
     }
 
     /// Launches `name` with `shared` bytes of dynamic shared memory; `args` are pointers to
@@ -43,30 +110,25 @@ impl Nvrtc {
         shared: u32,
         args: &mut [*mut c_void],
     ) -> Result<(), String> {
-        let f = self.func(name)?;
-        // SAFETY: the function was loaded from NVRTC's PTX of a CUDA source, whose signature
-        // the caller's argument list follows; the context is current (bound in `Gpu::open`).
-        let r = unsafe {
-            sys::cuLaunchKernel(
-                f,
-                grid.0,
-                grid.1,
-                1,
-                block.0,
-                block.1,
-                1,
-                shared,
-                std::ptr::null_mut(),
-                args.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        };
-        check(r, name)
+        self.launch_3d(name, (grid.0, grid.1, 1), (block.0, block.1, 1), shared, args)
     }
 
     /// Launches `name`; `args` are pointers to each argument's value.
     pub fn launch(&self, name: &str, grid: (u32, u32), block: (u32, u32), args: &mut [*mut c_void]) -> Result<(), String> {
         self.launch_shared(name, grid, block, 0, args)
+    }
+
+    /// Launches `name` with the arguments `args`, by value, in the order of its signature.
+    pub fn call(&self, name: &str, grid: (u32, u32, u32), block: (u32, u32, u32), args: &[A]) -> Result<(), String> {
+        let mut slots: Vec<u64> = args
+            .iter()
+            .map(|a| match *a {
+                A::P(v) => v,
+                A::I(v) => v as u32 as u64,
+            })
+            .collect();
+        let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
+        self.launch_3d(name, grid, block, 0, &mut ptrs)
     }
 }
 
@@ -108,8 +170,8 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// Opens device 0 and loads NVRTC's PTX of each CUDA source (a source that does not compile
-    /// or load is noted; its kernels' rows fail).
+    /// Opens device 0; NVRTC compiles each CUDA source when a function it defines is first
+    /// launched (a source that does not compile or load fails its functions' rows).
     pub fn open(
         ctx_keep: &mut Option<std::sync::Arc<cudarc::driver::CudaContext>>,
         sources: &[(&str, String)],
@@ -117,27 +179,15 @@ impl Gpu {
     ) -> Result<Gpu, String> {
         let ctx = cudarc::driver::CudaContext::new(0).map_err(|e| format!("CUDA context: {e:?}"))?;
         ctx.bind_to_thread().map_err(|e| format!("{e:?}"))?;
-        let (mut modules, mut refused) = (Vec::new(), Vec::new());
-        for (file, source) in sources {
-            let loaded = nvrtc_ptx(source, arch).and_then(|ptx| {
-                let c = std::ffi::CString::new(ptx).map_err(|e| e.to_string())?;
-                let mut module: sys::CUmodule = std::ptr::null_mut();
-                // SAFETY: the context is current; `c` is NUL-terminated PTX.
-                check(unsafe { sys::cuModuleLoadData(&mut module, c.as_ptr() as *const c_void) }, "cuModuleLoadData")?;
-                Ok(module)
-            });
-            match loaded {
-                Ok(m) => modules.push(m),
-                Err(e) => refused.push(format!("{file}: {e}")),
-            }
-        }
+        let sources: Vec<(String, String)> = sources.iter().map(|(f, s)| (f.to_string(), s.clone())).collect();
+        let modules = RefCell::new(vec![None; sources.len()]);
         let mut sms = 0i32;
         let attr = sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
         // SAFETY: valid out pointer; device 0 exists (the context opened).
         let r = unsafe { sys::cuDeviceGetAttribute(&mut sms, attr, 0) };
         check(r, "cuDeviceGetAttribute")?;
         *ctx_keep = Some(ctx);
-        Ok(Gpu { nvrtc: Nvrtc { modules, refused }, sms })
+        Ok(Gpu { nvrtc: Nvrtc { sources, arch, modules }, sms })
     }
 }
 

@@ -1,10 +1,12 @@
-//! What every part of the suite shares: the run's state, measuring a row, problem sizes,
-//! inputs from a fixed seed.
+//! What every part of the suite shares: the run's state, measuring a row (and a kernel's usual
+//! rows), problem sizes, inputs from a fixed seed.
 
 use kache::{Device, Jit, Layout, Module, Specialization, Target};
 
 use super::gpu::{Gpu, Nvrtc, time};
 use super::{Options, Report, Row};
+
+pub use super::gpu::A;
 
 /// The grid of the grid-strided kernels (reductions, histogram): as many blocks of 256 as keep
 /// every SM busy, the same for both implementations.
@@ -75,6 +77,37 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
+    /// A kernel's usual rows, each after `reset` (which restores what the kernel changes that
+    /// its check reads) and checked by `verify` before it is timed: kache's safe launch
+    /// (`kache`), the same kernel through `unsafe launch_unchecked` (`unchk`: run only where
+    /// the safe launch of the same arguments passed, so it is known to stay in bounds) and,
+    /// on the GPU, NVRTC's twin (`nvrtc`). `kache` launches kache's kernel, checked or not
+    /// (`kache_launch!`).
+    pub fn rows(
+        &mut self,
+        kernel: &str,
+        work: Work,
+        reset: &dyn Fn(&Run) -> Result<(), String>,
+        kache: &dyn Fn(&Run, bool) -> Result<(), String>,
+        nvrtc: &dyn Fn(&Run) -> Result<(), String>,
+        verify: &dyn Fn(&Run) -> Result<String, String>,
+    ) -> Result<(), String> {
+        let (bytes, flops) = work.split();
+        reset(self)?;
+        self.measure(kernel, bytes, flops, "kache", |r| kache(r, true), verify)?;
+        if self.report.rows.last().is_some_and(|r| r.ok) {
+            reset(self)?;
+            self.measure(kernel, bytes, flops, UNCHECKED, |r| kache(r, false), verify)?;
+        } else {
+            self.report.rows.push(Row::failed(kernel, UNCHECKED, "not run: the safe launch failed".into()));
+        }
+        if self.gpu.is_some() {
+            reset(self)?;
+            self.measure(kernel, bytes, flops, "nvrtc", nvrtc, verify)?;
+        }
+        Ok(())
+    }
+
     /// The kernel `name` of whichever kache source defines it.
     pub fn k(&self, name: &str) -> Result<kache::Kernel, String> {
         let mut why = Vec::new();
@@ -92,6 +125,44 @@ impl<'a> Run<'a> {
         Ok(&self.gpu.as_ref().ok_or("no GPU")?.nvrtc)
     }
 }
+
+/// What a kernel's speed is measured against: the bytes a memory-bound kernel must move at
+/// least (its rows report GB/s and the share of the copy roofline), or the floating-point
+/// operations a compute-bound kernel does (GFLOP/s and the share of the FMA peak).
+#[derive(Clone, Copy, Debug)]
+pub enum Work {
+    Bytes(f64),
+    Flops(f64),
+}
+
+impl Work {
+    /// `(bytes, flops)`, as `Run::measure` takes them.
+    pub fn split(self) -> (Option<f64>, Option<f64>) {
+        match self {
+            Work::Bytes(b) => (Some(b), None),
+            Work::Flops(f) => (None, Some(f)),
+        }
+    }
+}
+
+/// Launches kache kernel `$k` on `$r`'s device with `$grid` and the argument tuple `$args`:
+/// a safe launch when `$checked`, else `unsafe launch_unchecked`. The unchecked launch is sound
+/// only as `Run::rows` makes it: after a safe launch of the same kernel with the same
+/// arguments passed (stayed in bounds and matched the reference).
+macro_rules! kache_launch {
+    ($k:expr, $r:expr, $grid:expr, $checked:expr, $args:expr) => {{
+        let result = if $checked {
+            $k.launch(&$r.dev, $grid, $args)
+        } else {
+            // SAFETY: `Run::rows` runs this unchecked launch only after the safe launch of the
+            // same kernel and arguments passed: it stayed in bounds (a fault would have failed
+            // it) and matched the reference, and the inputs are the same.
+            unsafe { $k.launch_unchecked(&$r.dev, $grid, $args) }
+        };
+        result.map_err(|e| e.to_string())
+    }};
+}
+pub(crate) use kache_launch;
 
 /// The row name of kache's kernels launched through `unsafe launch_unchecked` (no bounds
 /// checks): what safe launches cost is the difference to the `kache` row.
@@ -128,4 +199,25 @@ pub fn rng(seed: u64) -> impl FnMut() -> u64 {
 pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
     let mut r = rng(seed);
     (0..n).map(|_| (r() >> 40) as f32 / (1u64 << 24) as f32).collect()
+}
+
+/// An error's message (for `map_err`).
+pub fn msg<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// A check's verdict: the worst error `worst` found, against `tolerance`; `what` says what it
+/// measures (`max rel err`).
+pub fn within(worst: f64, tolerance: f64, what: &str) -> Result<String, String> {
+    if worst <= tolerance { Ok(format!("{what} {worst:.1e}")) } else { Err(format!("{what} {worst:e} (tolerance {tolerance:e})")) }
+}
+
+/// `count` distinct indices below `n` to check a large result at (all of them when `n` is at
+/// most `count`), from a fixed seed.
+pub fn samples(n: usize, count: usize, seed: u64) -> Vec<usize> {
+    if n <= count {
+        return (0..n).collect();
+    }
+    let mut r = rng(seed);
+    (0..count).map(|_| r() as usize % n).collect()
 }

@@ -1,434 +1,53 @@
 #!/usr/bin/env python3
-"""The execution-speed suite's kernels in numba-cuda: the same algorithms, sizes and grids as
-benches/speed/kernels.rs (kache) and benches/speed/cuda.cu (NVRTC), checked against a float64
-(or exact) reference with numpy, timed with CUDA events after warm-up (median over batches of
-back-to-back launches, as the Rust suite does).
+"""The execution-speed suite in numba-cuda: the same algorithms, sizes and grids as the kache
+kernels (benches/speed/kernels.rs, kernels/*.rs) and their CUDA C twins (cuda.cu, kernels/*.cu),
+checked against float64 (or exact) references with numpy, timed with CUDA events after warm-up
+(median over batches of back-to-back launches, as the Rust suite does). The kernels are in
+numba_base.py (the suite's first kernels) and numba_corpus.py (the corpus); running them, the
+command line and the rows are speed_common.py's (see there).
 
-usage: numba_speed.py [--json FILE] [--reps N] [--batches N] [--check-only] [--small] [--only K,..]
+usage: numba_speed.py [--json FILE] [--only PART,..] [--reps N] [--batches N] [--part-timeout S]
+                      [--small] [--check-only] [--list]
 
---small: small sizes, to check the kernels on numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1
-with --check-only) where there is no GPU; --only: only the kernels named.
+Without a GPU: NUMBA_ENABLE_CUDASIM=1 numba_speed.py --small --check-only checks the kernels on
+numba's CUDA simulator.
 """
-import json
-import math
 import sys
 
-
-def arg(flag, default):
-    return type(default)(sys.argv[sys.argv.index(flag) + 1]) if flag in sys.argv else default
+import speed_common
 
 
-REPS = arg("--reps", 10)
-BATCHES = arg("--batches", 15)
-BLOCK = 256
-TILE = 32
-# numba's shared.array needs a literal shape: a global name is one, `TILE * TILE` is not.
-TILE_ELEMS = TILE * TILE
-STRIDED_BLOCKS = 1056
-# The elements of a softmax row each thread holds (rows of up to BLOCK * ITEMS = 4096).
-ITEMS = 16
-# The single-pass scan in kernels.rs's earlier form: tiles of 2048 taken by a ticket, 8
-# consecutive elements per thread loaded and stored straight from global memory (kernels.rs now
-# takes tile b in block b, stages the elements through shared memory and reads statuses with
-# atomic_load; docs/benchmarks.md), status words epoch << 34 | AGGREGATE or PREFIX | value.
-SCAN_ITEMS = 8
-SCAN_TILE = BLOCK * SCAN_ITEMS
-AGGREGATE = 1 << 32
-PREFIX = 2 << 32
-EPOCH_SHIFT = 34
-
-
-def main():
+def probe():
     import numpy as np
     np.row_stack = np.vstack  # numba-cuda 0.30 with numpy 2.5
-    from numba import cuda, float32, int32, int64, uint32, uint64
+    from numba import cuda
+    if not cuda.is_available():
+        raise RuntimeError("numba.cuda finds no GPU")
 
-    @cuda.jit
-    def saxpy(a, x, y):
-        n = y.size
-        i = cuda.blockIdx.x * (BLOCK * 4) + cuda.threadIdx.x
-        if i + 3 * BLOCK < n:
-            x0 = x[i]
-            x1 = x[i + BLOCK]
-            x2 = x[i + 2 * BLOCK]
-            x3 = x[i + 3 * BLOCK]
-            y0 = y[i]
-            y1 = y[i + BLOCK]
-            y2 = y[i + 2 * BLOCK]
-            y3 = y[i + 3 * BLOCK]
-            y[i] = a * x0 + y0
-            y[i + BLOCK] = a * x1 + y1
-            y[i + 2 * BLOCK] = a * x2 + y2
-            y[i + 3 * BLOCK] = a * x3 + y3
-        else:
-            for k in range(4):
-                j = i + k * BLOCK
-                if j < n:
-                    y[j] = a * x[j] + y[j]
 
-    @cuda.jit
-    def reduce_block(x, out):
-        tile = cuda.shared.array(BLOCK, float32)
-        t = cuda.threadIdx.x
-        stride = cuda.blockDim.x * cuda.gridDim.x
-        acc = float32(0.0)
-        for j in range(cuda.grid(1), x.size, stride):
-            acc += x[j]
-        tile[t] = acc
-        cuda.syncthreads()
-        s = BLOCK // 2
-        while s > 0:
-            if t < s:
-                tile[t] += tile[t + s]
-            cuda.syncthreads()
-            s //= 2
-        if t == 0:
-            cuda.atomic.add(out, 0, tile[0])
+def load():
+    import numba_base
+    import numba_corpus
+    return {**numba_base.PARTS, **numba_corpus.PARTS}
 
-    @cuda.jit(device=True)
-    def warp_sum(v):
-        d = 16
-        while d > 0:
-            v += cuda.shfl_down_sync(0xFFFFFFFF, v, d)
-            d //= 2
-        return v
 
-    @cuda.jit
-    def reduce_warp(x, out):
-        warps = cuda.shared.array(32, float32)
-        t = cuda.threadIdx.x
-        stride = cuda.blockDim.x * cuda.gridDim.x
-        acc = float32(0.0)
-        for j in range(cuda.grid(1), x.size, stride):
-            acc += x[j]
-        acc = warp_sum(acc)
-        lane = t % 32
-        w = t // 32
-        if lane == 0:
-            warps[w] = acc
-        cuda.syncthreads()
-        if w == 0:
-            v = warps[lane] if lane < BLOCK // 32 else float32(0.0)
-            total = warp_sum(v)
-            if lane == 0:
-                cuda.atomic.add(out, 0, total)
+def make_ctx(out):
+    from numba import cuda
 
-    @cuda.jit(device=True)
-    def rescale(s, m, to):
-        return s if m == to else s * math.exp(m - to)
-
-    @cuda.jit
-    def softmax_rows(x, y):
-        # The row in registers, ITEMS elements per thread: rows of up to BLOCK * ITEMS columns.
-        warp_max = cuda.shared.array(32, float32)
-        warp_sum = cuda.shared.array(32, float32)
-        row = cuda.blockIdx.x
-        t = cuda.threadIdx.x
-        cols = x.shape[1]
-        v = cuda.local.array(ITEMS, float32)
-        for k in range(ITEMS):
-            j = t + k * BLOCK
-            v[k] = float32(-math.inf)
-            if j < cols:
-                v[k] = x[row, j]
-        mine = float32(-math.inf)
-        for k in range(ITEMS):
-            mine = max(mine, v[k])
-        s = float32(0.0)
-        for k in range(ITEMS):
-            v[k] = math.exp(v[k] - mine) if t + k * BLOCK < cols else float32(0.0)
-            s += v[k]
-        m = mine
-        d = 16
-        while d > 0:
-            mo = cuda.shfl_xor_sync(0xFFFFFFFF, m, d)
-            so = cuda.shfl_xor_sync(0xFFFFFFFF, s, d)
-            to = max(m, mo)
-            s = rescale(s, m, to) + rescale(so, mo, to)
-            m = to
-            d //= 2
-        if t % 32 == 0:
-            warp_max[t // 32] = m
-            warp_sum[t // 32] = s
-        cuda.syncthreads()
-        mx = float32(-math.inf)
-        for w in range(BLOCK // 32):
-            mx = max(mx, warp_max[w])
-        total = float32(0.0)
-        for w in range(BLOCK // 32):
-            total += rescale(warp_sum[w], warp_max[w], mx)
-        scale = rescale(float32(1.0) / total, mine, mx)
-        for k in range(ITEMS):
-            j = t + k * BLOCK
-            if j < cols:
-                y[row, j] = v[k] * scale
-
-    @cuda.jit
-    def matmul_tiled(a, b, c):
-        ta = cuda.shared.array(TILE_ELEMS, float32)
-        tb = cuda.shared.array(TILE_ELEMS, float32)
-        tx = cuda.threadIdx.x
-        ty = cuda.threadIdx.y
-        row = cuda.blockIdx.y * TILE + ty
-        col = cuda.blockIdx.x * TILE + tx
-        n = a.shape[1]
-        acc = float32(0.0)
-        for t in range(0, n, TILE):
-            ta[ty * TILE + tx] = a[row, t + tx]
-            tb[ty * TILE + tx] = b[t + ty, col]
-            cuda.syncthreads()
-            for k in range(TILE):
-                acc += ta[ty * TILE + k] * tb[k * TILE + tx]
-            cuda.syncthreads()
-        c[row, col] = acc
-
-    @cuda.jit
-    def histogram(x, bins):
-        local = cuda.shared.array(256, uint32)
-        t = cuda.threadIdx.x
-        local[t] = 0
-        cuda.syncthreads()
-        stride = cuda.blockDim.x * cuda.gridDim.x
-        for j in range(cuda.grid(1), x.size, stride):
-            cuda.atomic.add(local, x[j] & 255, 1)
-        cuda.syncthreads()
-        c = local[t]
-        if c > 0:
-            cuda.atomic.add(bins, t, c)
-
-    @cuda.jit(device=True)
-    def warp_scan(v, lane):
-        # numba widens u32 arithmetic to 64 bits and shuffles only i32/i64/f32/f64: the
-        # running sum is kept as an i32 (the same bits; sums wrap mod 2^32 as CUDA's unsigned).
-        s = int32(v)
-        d = 1
-        while d < 32:
-            up = cuda.shfl_up_sync(0xFFFFFFFF, s, d)
-            if lane >= d:
-                s = int32(s + up)
-            d *= 2
-        return uint32(s)
-
-    @cuda.jit(device=True)
-    def warp_total(v):
-        # As warp_scan: an i32 running sum (the same bits as u32 arithmetic).
-        s = int32(v)
-        d = 16
-        while d > 0:
-            s = int32(s + cuda.shfl_xor_sync(0xFFFFFFFF, s, d))
-            d //= 2
-        return uint32(s)
-
-    @cuda.jit(device=True)
-    def look_back(status, tile, epoch, lane):
-        # Decoupled look-back by one warp (see kernels.rs); every u64 quantity typed as such
-        # (numba would make a float of a u64 mixed with an i64).
-        total = uint32(0)
-        end = int64(tile)
-        done = tile == 0
-        while not done:
-            s = uint64(0)
-            ready = False
-            while not ready:
-                if lane < end:
-                    s = cuda.atomic.or_(status, end - 1 - lane, uint64(0))
-                else:
-                    s = (epoch << uint64(EPOCH_SHIFT)) | uint64(PREFIX)
-                ready = cuda.all_sync(0xFFFFFFFF, (s >> uint64(EPOCH_SHIFT)) == epoch)
-            prefixes = uint32(cuda.ballot_sync(0xFFFFFFFF, (s & uint64(PREFIX)) != uint64(0)))
-            nearest = cuda.ffs(prefixes) - 1 if prefixes != 0 else 32
-            total = uint32(total + warp_total(uint32(s & uint64(0xFFFFFFFF)) if lane <= nearest else uint32(0)))
-            done = nearest < 32
-            if not done:
-                end -= 32
-        return total
-
-    @cuda.jit
-    def scan(x, y, status, ticket):
-        # Single-pass inclusive scan (decoupled look-back), as kernels.rs's `scan` was before its
-        # loads and stores were staged through shared memory.
-        taken = cuda.shared.array(1, uint64)
-        warp_totals = cuda.shared.array(32, uint32)
-        before_tile = cuda.shared.array(1, uint32)
-        t = cuda.threadIdx.x
-        lane = t % 32
-        w = t // 32
-        n = x.size
-        if t == 0:
-            taken[0] = cuda.atomic.add(ticket, 0, uint64(1))
-        cuda.syncthreads()
-        tiles = uint64(cuda.gridDim.x)
-        epoch = taken[0] // tiles + uint64(1)
-        tile = int64(taken[0] % tiles)
-        base = tile * SCAN_TILE + t * SCAN_ITEMS
-        v = cuda.local.array(SCAN_ITEMS, uint32)
-        for k in range(SCAN_ITEMS):
-            v[k] = x[base + k] if base + k < n else uint32(0)
-        for k in range(1, SCAN_ITEMS):
-            v[k] = uint32(v[k] + v[k - 1])
-        mine = v[SCAN_ITEMS - 1]
-        inclusive = warp_scan(mine, lane)
-        if lane == 31:
-            warp_totals[w] = inclusive
-        cuda.syncthreads()
-        if w == 0:
-            total = warp_totals[lane] if lane < BLOCK // 32 else uint32(0)
-            scanned = warp_scan(total, lane)
-            tile_sum = uint32(cuda.shfl_sync(0xFFFFFFFF, int32(scanned), BLOCK // 32 - 1))
-            warp_totals[lane] = scanned
-            if lane == 0:
-                flag = uint64(PREFIX) if tile == 0 else uint64(AGGREGATE)
-                cuda.atomic.exch(status, tile, (epoch << uint64(EPOCH_SHIFT)) | flag | uint64(tile_sum))
-            total = look_back(status, tile, epoch, lane)
-            if lane == 0:
-                if tile > 0:
-                    word = (epoch << uint64(EPOCH_SHIFT)) | uint64(PREFIX) | uint64(uint32(total + tile_sum))
-                    cuda.atomic.exch(status, tile, word)
-                before_tile[0] = total
-        cuda.syncthreads()
-        before = uint32(before_tile[0] + inclusive - mine + (warp_totals[w - 1] if w > 0 else uint32(0)))
-        for k in range(SCAN_ITEMS):
-            if base + k < n:
-                y[base + k] = uint32(before + v[k])
-
-    def time_it(launch):
-        for _ in range(2):
-            launch()
-        cuda.synchronize()
-        times = []
-        for _ in range(BATCHES):
-            a, b = cuda.event(), cuda.event()
-            a.record()
-            for _ in range(REPS):
-                launch()
-            b.record()
+    def event_pair():
+        def elapsed(a, b):
             b.synchronize()
-            times.append(cuda.event_elapsed_time(a, b) / REPS)
-        times.sort()
-        return times[len(times) // 2], times[0]
+            return cuda.event_elapsed_time(a, b)
+        return cuda.event(), cuda.event(), elapsed
 
-    rows = []
-    rng = np.random.default_rng(1)
+    def cleanup():
+        # Frees the part's arrays now (numba defers it); the simulator has nothing to free.
+        pending = getattr(cuda.current_context(), "deallocations", None)
+        if pending is not None:
+            pending.clear()
 
-    only = arg("--only", "")
-
-    def row(kernel, launch, verify, bytes_=None, flops=None):
-        if only and kernel not in only.split(","):
-            return
-        try:
-            launch()
-            cuda.synchronize()
-            check = verify()
-            med, mn = (0.0, 0.0) if "--check-only" in sys.argv else time_it(launch)
-            rows.append({
-                "kernel": kernel, "implementation": "numba", "median_ms": med, "min_ms": mn,
-                "gbs": bytes_ / (med * 1e-3) / 1e9 if bytes_ and med else None,
-                "gflops": flops / (med * 1e-3) / 1e9 if flops and med else None, "check": check,
-            })
-            print("%14s  numba: %9.4f ms  %s" % (kernel, med, check), file=sys.stderr)
-        except Exception as e:  # one kernel's failure does not hide the others'
-            rows.append({"kernel": kernel, "implementation": "numba", "median_ms": 0.0, "min_ms": 0.0,
-                         "gbs": None, "gflops": None, "check": "error: %s" % e})
-            print("%14s  numba: error: %s" % (kernel, e), file=sys.stderr)
-
-    small = "--small" in sys.argv
-    n = 100_000 if small else 1 << 28
-    x = rng.random(n, dtype=np.float32)
-    y0 = rng.random(n, dtype=np.float32)
-    xd, yd = cuda.to_device(x), cuda.to_device(y0)
-    grid = (n + 1023) // 1024  # 4 elements per thread
-    want = 2.5 * x.astype(np.float64) + y0
-
-    def v_saxpy():
-        e = np.max(np.abs(yd.copy_to_host() - want) / np.maximum(np.abs(want), 1e-30))
-        assert e < 1e-6, e
-        return "max rel err %.1e" % e
-    row("saxpy", lambda: saxpy[grid, 256](np.float32(2.5), xd, yd), v_saxpy, bytes_=12.0 * n)
-    del yd
-
-    total = float(np.sum(x, dtype=np.float64))
-    for name, k in (("reduce_block", reduce_block), ("reduce_warp", reduce_warp)):
-        out = cuda.to_device(np.zeros(1, np.float32))
-
-        def v_sum(out=out):
-            got = float(out.copy_to_host()[0])
-            e = abs(got - total) / total
-            assert e < 1e-4, (got, total)
-            return "rel err %.1e" % e
-        row(name, lambda k=k, out=out: k[STRIDED_BLOCKS, 256](xd, out), v_sum, bytes_=4.0 * n)
-    del xd
-
-    rows_, cols = (4, 1024) if small else (8192, 4096)
-    xs = (rng.random((rows_, cols), dtype=np.float32) * 20 - 10).astype(np.float32)
-    xsd = cuda.to_device(xs)
-    ysd = cuda.device_array_like(xsd)
-    x64 = xs.astype(np.float64)
-    e64 = np.exp(x64 - x64.max(axis=1, keepdims=True))
-    sm = e64 / e64.sum(axis=1, keepdims=True)
-
-    def v_softmax():
-        e = np.max(np.abs(ysd.copy_to_host() - sm) / np.maximum(sm, 1e-12))
-        assert e < 1e-4, e
-        return "max rel err %.1e" % e
-    row("softmax_rows", lambda: softmax_rows[rows_, 256](xsd, ysd), v_softmax, bytes_=8.0 * rows_ * cols)
-    del xsd, ysd
-
-    m = 64 if small else 4096
-    a = (rng.random((m, m), dtype=np.float32) - 0.5).astype(np.float32)
-    b = (rng.random((m, m), dtype=np.float32) - 0.5).astype(np.float32)
-    ad, bd = cuda.to_device(a), cuda.to_device(b)
-    cd = cuda.device_array((m, m), np.float32)
-
-    def v_matmul():
-        c = cd.copy_to_host()
-        idx = rng.integers(0, m, size=(256, 2))
-        worst = 0.0
-        for i, j in idx:
-            terms = a[i, :].astype(np.float64) * b[:, j]
-            worst = max(worst, abs(c[i, j] - terms.sum()) / np.abs(terms).sum())
-        assert worst < 1e-5, worst
-        return "max err %.1e (of sum |a b|), 256 samples" % worst
-    row("matmul_tiled", lambda: matmul_tiled[(m // 32, m // 32), (32, 32)](ad, bd, cd), v_matmul, flops=2.0 * m ** 3)
-    del ad, bd, cd
-
-    r = rng.integers(0, 2 ** 32, size=n, dtype=np.uint64)
-    hx = np.where(r % 4 == 0, (r >> 8) % 16, r >> 8).astype(np.uint32)
-    hxd = cuda.to_device(hx)
-    bins = cuda.to_device(np.zeros(256, np.uint32))
-    hwant = np.bincount(hx & 255, minlength=256)
-
-    def v_hist():
-        got = bins.copy_to_host()
-        assert (got == hwant).all()
-        return "exact"
-    row("histogram", lambda: histogram[STRIDED_BLOCKS, 256](hxd, bins), v_hist, bytes_=4.0 * n)
-    del hxd
-
-    sx = rng.integers(0, 4, size=n, dtype=np.uint32)
-    sxd = cuda.to_device(sx)
-    tiles = (n + SCAN_TILE - 1) // SCAN_TILE
-    syd = cuda.device_array(n, np.uint32)
-    # Tile statuses and the ticket counter, zeroed once: the launches' tickets tell their epochs.
-    status = cuda.to_device(np.zeros(tiles, np.uint64))
-    ticket = cuda.to_device(np.zeros(1, np.uint64))
-    swant = np.cumsum(sx, dtype=np.uint32)
-
-    def v_scan():
-        assert (syd.copy_to_host() == swant).all()
-        return "exact"
-    row("scan", lambda: scan[tiles, 256](sxd, syd, status, ticket), v_scan, bytes_=8.0 * n)
-    # A later launch (a later epoch) gives the same answer.
-    if rows and rows[-1]["kernel"] == "scan" and not rows[-1]["check"].startswith("error"):
-        syd.copy_to_device(np.zeros(n, np.uint32))
-        scan[tiles, 256](sxd, syd, status, ticket)
-        cuda.synchronize()
-        if not (syd.copy_to_host() == swant).all():
-            rows[-1]["check"] = "error: a later launch differs"
-
-    if "--json" in sys.argv:
-        with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
-            json.dump(rows, f, indent=1)
+    return speed_common.Ctx("numba", out, cuda.synchronize, event_pair, cleanup)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(speed_common.main("numba", speed_common.PARTS, load, probe, make_ctx))

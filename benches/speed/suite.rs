@@ -40,10 +40,10 @@ use kache::{Config, Device, Jit};
 
 /// The kache sources of the suite, by path from the repository root; a kernel is found by name
 /// in whichever defines it.
-pub const KACHE_SOURCES: &[&str] = &["benches/speed/kernels.rs"];
+pub const KACHE_SOURCES: &[&str] = &["benches/speed/kernels.rs", "benches/speed/kernels/matrix.rs"];
 /// The CUDA C sources, each compiled by NVRTC on its own; a function is found by name in
 /// whichever defines it.
-pub const CUDA_SOURCES: &[&str] = &["benches/speed/cuda.cu"];
+pub const CUDA_SOURCES: &[&str] = &["benches/speed/cuda.cu", "benches/speed/kernels/matrix.cu"];
 
 /// One part of the suite: the name `--only` selects it by, and what measures its rows.
 pub struct Part {
@@ -61,6 +61,10 @@ pub const PARTS: &[Part] = &[
     Part { name: "matmul", run: cases::matmul::matmul },
     Part { name: "histogram", run: cases::histogram::histogram },
     Part { name: "scan", run: cases::scan::scan },
+    Part { name: "transpose", run: cases::matrix::transpose },
+    Part { name: "gemv", run: cases::matrix::gemv },
+    Part { name: "spmv", run: cases::matrix::spmv },
+    Part { name: "conv2d", run: cases::matrix::conv2d },
 ];
 
 /// How to run the suite.

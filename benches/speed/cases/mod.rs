@@ -3,6 +3,7 @@
 pub mod elementwise;
 pub mod histogram;
 pub mod matmul;
+pub mod matrix;
 pub mod reduce;
 pub mod rows;
 pub mod scan;

@@ -1,0 +1,206 @@
+"""The numba-cuda twins of the speed corpus (benches/speed/kernels/*.rs and *.cu): the same
+algorithms, sizes and grids, written as numba-cuda code is (cuda.grid, cuda.shared.array,
+cuda.local.array for per-thread lists), checked against float64 (or exact) references with
+numpy; numba_speed.py runs them (PARTS)."""
+import math
+
+import numpy as np
+
+np.row_stack = np.vstack  # numba-cuda 0.30 with numpy 2.5
+from numba import cuda, float32, uint32  # noqa: E402
+
+BLOCK = 256
+TILE = 32
+ROWS = 8
+# numba's shared.array needs a literal shape: a global name is one, an expression is not.
+TILE_PADDED = (TILE, TILE + 1)
+BINS = 256
+BINS4 = 4 * BINS
+STRIDED_BLOCKS = 1056
+FULL = 0xFFFFFFFF
+EPS = 1e-5
+K = 8
+NB = 256
+C0, C1 = 0.5, 0.125
+D0, D1 = 0.4, 0.1
+
+
+@cuda.jit(device=True)
+def warp_sum(v):
+    d = 16
+    while d > 0:
+        v += cuda.shfl_down_sync(FULL, v, d)
+        d //= 2
+    return v
+
+
+# Matrix kernels (kernels/matrix.rs).
+
+@cuda.jit
+def transpose_naive(a, t):
+    j, i = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        t[j, i] = a[i, j]
+
+
+@cuda.jit
+def transpose_tiled(a, t):
+    tile = cuda.shared.array(TILE_PADDED, float32)
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    rows, cols = a.shape
+    bx, by = cuda.blockIdx.x * TILE, cuda.blockIdx.y * TILE
+    for k in range(0, TILE, ROWS):
+        i, j = by + ty + k, bx + tx
+        if i < rows and j < cols:
+            tile[ty + k, tx] = a[i, j]
+    cuda.syncthreads()
+    for k in range(0, TILE, ROWS):
+        i, j = bx + ty + k, by + tx
+        if i < cols and j < rows:
+            t[i, j] = tile[tx, ty + k]
+
+
+@cuda.jit
+def gemv(a, x, y):
+    row = cuda.grid(1) // 32
+    lane = cuda.threadIdx.x % 32
+    if row < a.shape[0]:
+        acc = float32(0.0)
+        for j in range(lane, a.shape[1], 32):
+            acc += a[row, j] * x[j]
+        total = warp_sum(acc)
+        if lane == 0:
+            y[row] = total
+
+
+@cuda.jit
+def spmv_csr(row_ptr, cols, vals, x, y):
+    row = cuda.grid(1) // 32
+    lane = cuda.threadIdx.x % 32
+    if row < y.size:
+        acc = float32(0.0)
+        for k in range(row_ptr[row] + lane, row_ptr[row + 1], 32):
+            acc += vals[k] * x[cols[k]]
+        total = warp_sum(acc)
+        if lane == 0:
+            y[row] = total
+
+
+@cuda.jit
+def conv2d(x, w, y):
+    c, r = cuda.grid(2)
+    co = cuda.blockIdx.z
+    channels, h, wd = x.shape
+    if r < h and c < wd:
+        acc = float32(0.0)
+        for ci in range(channels):
+            for ky in range(3):
+                for kx in range(3):
+                    iy, ix = r + ky - 1, c + kx - 1
+                    if iy >= 0 and iy < h and ix >= 0 and ix < wd:
+                        acc += x[ci, iy, ix] * w[co, ci, ky, kx]
+        y[co, r, c] = acc
+
+
+# The parts (the Rust suite's cases/*.rs: the same inputs' shapes and references).
+
+def uniform(n, seed, shape=None):
+    """Values uniform in [0, 1) on a grid of 2^-24 (as the Rust suite's uniform_f32)."""
+    v = (np.random.default_rng(seed).integers(0, 1 << 24, size=n) / float(1 << 24)).astype(np.float32)
+    return v.reshape(shape) if shape else v
+
+
+def cdiv(a, b):
+    return (a + b - 1) // b
+
+
+def sum_err(got, want, scale):
+    return float(np.max(np.abs(got.astype(np.float64) - want) / np.maximum(scale, 1e-30)))
+
+
+def check(worst, tol, what):
+    assert worst <= tol, "%s %e (tolerance %e)" % (what, worst, tol)
+    return "%s %.1e" % (what, worst)
+
+
+def part_transpose(ctx):
+    rows, cols = ctx.size(8192, 100), ctx.size(8192, 70)
+    a = uniform(rows * cols, 11, (rows, cols))
+    ad, td = cuda.to_device(a), cuda.device_array((cols, rows), np.float32)
+
+    def verify():
+        assert np.array_equal(td.copy_to_host(), a.T), "differs from a.T"
+        return "exact"
+    zero = np.zeros((cols, rows), np.float32)
+    g = (cdiv(cols, 32), cdiv(rows, 8))
+    ctx.row("transpose_naive", lambda: transpose_naive[g, (32, 8)](ad, td), verify, bytes_=8.0 * rows * cols,
+            reset=lambda: td.copy_to_device(zero))
+    g = (cdiv(cols, 32), cdiv(rows, 32))
+    ctx.row("transpose_tiled", lambda: transpose_tiled[g, (32, 8)](ad, td), verify, bytes_=8.0 * rows * cols,
+            reset=lambda: td.copy_to_device(zero))
+
+
+def part_gemv(ctx):
+    rows, cols = ctx.size(16384, 37), ctx.size(8192, 300)
+    a = uniform(rows * cols, 12, (rows, cols)) - np.float32(0.5)
+    x = uniform(cols, 13) - np.float32(0.5)
+    ad, xd, yd = cuda.to_device(a), cuda.to_device(x), cuda.device_array(rows, np.float32)
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    want, scale = a64 @ x64, np.abs(a64) @ np.abs(x64)
+
+    def verify():
+        return check(sum_err(yd.copy_to_host(), want, scale), 1e-5, "max err (of sum |a x|)")
+    ctx.row("gemv", lambda: gemv[cdiv(rows, 8), 256](ad, xd, yd), verify, bytes_=4.0 * (rows * cols + cols + rows))
+
+
+def part_spmv(ctx):
+    rows = cols = ctx.size(1 << 21, 1000)
+    lo, hi = (0, 40) if ctx.small else (16, 48)
+    r = np.random.default_rng(14)
+    row_ptr = np.zeros(rows + 1, np.int32)
+    row_ptr[1:] = np.cumsum(r.integers(lo, hi + 1, size=rows))
+    nnz = int(row_ptr[-1])
+    col = r.integers(0, cols, size=nnz).astype(np.int32)
+    vals = uniform(nnz, 15) - np.float32(0.5)
+    x = uniform(cols, 16) - np.float32(0.5)
+    terms = vals.astype(np.float64) * x[col]
+    rid = np.repeat(np.arange(rows), np.diff(row_ptr))
+    want = np.bincount(rid, weights=terms, minlength=rows)
+    scale = np.bincount(rid, weights=np.abs(terms), minlength=rows)
+    rd, cd, vd, xd = (cuda.to_device(v) for v in (row_ptr, col, vals, x))
+    yd = cuda.device_array(rows, np.float32)
+
+    def verify():
+        return check(sum_err(yd.copy_to_host(), want, scale), 1e-5, "max err (of sum |a x|)")
+    ctx.row("spmv_csr", lambda: spmv_csr[cdiv(rows, 8), 256](rd, cd, vd, xd, yd), verify,
+            bytes_=8.0 * nnz + 4.0 * (2 * rows + 1 + cols))
+
+
+def part_conv2d(ctx):
+    cin, cout = ctx.size(32, 3), ctx.size(32, 4)
+    h, w = ctx.size(1024, 20), ctx.size(1024, 37)
+    x = uniform(cin * h * w, 17, (cin, h, w)) - np.float32(0.5)
+    wt = uniform(cout * cin * 9, 18, (cout, cin, 3, 3)) - np.float32(0.5)
+    xd, wd, yd = cuda.to_device(x), cuda.to_device(wt), cuda.device_array((cout, h, w), np.float32)
+    rs = np.random.default_rng(19)
+    picks = rs.integers(0, cout * h * w, size=min(4096, cout * h * w))
+    xp = np.pad(x.astype(np.float64), ((0, 0), (1, 1), (1, 1)))
+
+    def verify():
+        y = yd.copy_to_host().reshape(-1)
+        worst = 0.0
+        for p in picks:
+            co, r, c = p // (h * w), p // w % h, p % w
+            terms = xp[:, r:r + 3, c:c + 3] * wt[co]
+            worst = max(worst, abs(y[p] - terms.sum()) / max(np.abs(terms).sum(), 1e-30))
+        return check(worst, 1e-5, "max err (of sum |x w|), %d outputs:" % len(picks))
+    g = (cdiv(w, 32), cdiv(h, 8), cout)
+    ctx.row("conv2d", lambda: conv2d[g, (32, 8, 1)](xd, wd, yd), verify, flops=2.0 * cout * cin * 9 * h * w)
+
+
+PARTS = {
+    "transpose": part_transpose,
+    "gemv": part_gemv,
+    "spmv": part_spmv,
+    "conv2d": part_conv2d,
+}

@@ -1,0 +1,167 @@
+"""The Triton twins of the speed corpus (benches/speed/kernels/*.rs and *.cu), written as Triton
+writes them: a program per tile of a matrix or image, per block of rows or per row, reductions
+with tl.sum and tl.max, compaction with tl.cumsum; checked against float64 (or exact)
+references with torch. Where the corpus's algorithm is not natural in Triton the row is skipped
+and says why. triton_speed.py runs them (PARTS).
+
+Keys are int32 (torch's unsigned 32-bit tensors support few operations): the bitonic step's are
+below 2^31, so they order as the other implementations' u32 keys do."""
+import math
+
+import torch
+import triton
+import triton.language as tl
+
+DEV = "cuda"
+
+
+# Matrix kernels.
+
+@triton.jit
+def transpose(a, t, rows, cols, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(1) * BM + tl.arange(0, BM)
+    rn = tl.program_id(0) * BN + tl.arange(0, BN)
+    m = (rm[:, None] < rows) & (rn[None, :] < cols)
+    tile = tl.load(a + rm[:, None] * cols + rn[None, :], mask=m)
+    tl.store(t + rn[None, :] * rows + rm[:, None], tile, mask=m)
+
+
+@triton.jit
+def gemv(a, x, y, rows, cols, BM: tl.constexpr, BN: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    acc = tl.zeros((BM,), dtype=tl.float32)
+    for k in range(0, cols, BN):
+        rn = k + tl.arange(0, BN)
+        tile = tl.load(a + rm[:, None] * cols + rn[None, :], mask=(rm[:, None] < rows) & (rn[None, :] < cols), other=0.0)
+        xv = tl.load(x + rn, mask=rn < cols, other=0.0)
+        acc += tl.sum(tile * xv[None, :], axis=1)
+    tl.store(y + rm, acc, mask=rm < rows)
+
+
+@triton.jit
+def spmv_csr(row_ptr, cols, vals, x, y, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    start = tl.load(row_ptr + row)
+    end = tl.load(row_ptr + row + 1)
+    acc = tl.zeros((BLOCK,), dtype=tl.float32)
+    for k in range(start, end, BLOCK):
+        offs = k + tl.arange(0, BLOCK)
+        m = offs < end
+        c = tl.load(cols + offs, mask=m, other=0)
+        acc += tl.load(vals + offs, mask=m, other=0.0) * tl.load(x + c, mask=m, other=0.0)
+    tl.store(y + row, tl.sum(acc, axis=0))
+
+
+@triton.jit
+def conv2d(x, w, y, channels, h, wd, BH: tl.constexpr, BW: tl.constexpr):
+    r = tl.program_id(1) * BH + tl.arange(0, BH)[:, None]
+    c = tl.program_id(0) * BW + tl.arange(0, BW)[None, :]
+    co = tl.program_id(2)
+    acc = tl.zeros((BH, BW), dtype=tl.float32)
+    for ci in range(channels):
+        for ky in tl.static_range(3):
+            for kx in tl.static_range(3):
+                iy = r + ky - 1
+                ix = c + kx - 1
+                m = (iy >= 0) & (iy < h) & (ix >= 0) & (ix < wd)
+                v = tl.load(x + (ci * h + iy) * wd + ix, mask=m, other=0.0)
+                acc += v * tl.load(w + ((co * channels + ci) * 3 + ky) * 3 + kx)
+    tl.store(y + (co * h + r) * wd + c, acc, mask=(r < h) & (c < wd))
+
+
+# The parts (the Rust suite's cases/*.rs: the same shapes, inputs of the same kind and the same
+# references).
+
+def gen(seed):
+    return torch.Generator(device=DEV).manual_seed(seed)
+
+
+def rand(shape, seed):
+    return torch.rand(shape, device=DEV, generator=gen(seed))
+
+
+def sum_err(got, want, scale):
+    return ((got.double() - want).abs() / scale.clamp_min(1e-30)).max().item()
+
+
+def check(worst, tol, what):
+    assert worst <= tol, "%s %e (tolerance %e)" % (what, worst, tol)
+    return "%s %.1e" % (what, worst)
+
+
+def part_transpose(ctx):
+    rows, cols = 8192, 8192
+    a = rand((rows, cols), 11)
+    t = torch.empty((cols, rows), device=DEV)
+    ctx.skip("transpose_naive", "Triton moves a tile at a time: its one transpose is the transpose_tiled row")
+
+    def verify():
+        assert torch.equal(t, a.T), "differs from a.T"
+        return "exact"
+    g = (triton.cdiv(cols, 64), triton.cdiv(rows, 64))
+    ctx.row("transpose_tiled", lambda: transpose[g](a, t, rows, cols, BM=64, BN=64), verify, bytes_=8.0 * rows * cols,
+            reset=lambda: t.zero_())
+
+
+def part_gemv(ctx):
+    rows, cols = 16384, 8192
+    a, x = rand((rows, cols), 12) - 0.5, rand(cols, 13) - 0.5
+    y = torch.empty(rows, device=DEV)
+    a64, x64 = a.double(), x.double()
+    want, scale = a64 @ x64, a64.abs() @ x64.abs()
+    del a64
+
+    def verify():
+        return check(sum_err(y, want, scale), 1e-5, "max err (of sum |a x|)")
+    ctx.row("gemv", lambda: gemv[(triton.cdiv(rows, 16),)](a, x, y, rows, cols, BM=16, BN=256), verify,
+            bytes_=4.0 * (rows * cols + cols + rows))
+
+
+def part_spmv(ctx):
+    rows = cols = 1 << 21
+    g = gen(14)
+    per_row = torch.randint(16, 49, (rows,), device=DEV, generator=g, dtype=torch.int32)
+    row_ptr = torch.zeros(rows + 1, device=DEV, dtype=torch.int32)
+    row_ptr[1:] = torch.cumsum(per_row, 0)
+    nnz = int(row_ptr[-1].item())
+    col = torch.randint(0, cols, (nnz,), device=DEV, generator=g, dtype=torch.int32)
+    vals, x = rand(nnz, 15) - 0.5, rand(cols, 16) - 0.5
+    terms = vals.double() * x.double()[col.long()]
+    rid = torch.repeat_interleave(torch.arange(rows, device=DEV), per_row.long())
+    want = torch.zeros(rows, device=DEV, dtype=torch.float64).index_add_(0, rid, terms)
+    scale = torch.zeros(rows, device=DEV, dtype=torch.float64).index_add_(0, rid, terms.abs())
+    del terms, rid
+    y = torch.empty(rows, device=DEV)
+
+    def verify():
+        return check(sum_err(y, want, scale), 1e-5, "max err (of sum |a x|)")
+    ctx.row("spmv_csr", lambda: spmv_csr[(rows,)](row_ptr, col, vals, x, y, BLOCK=32, num_warps=1), verify,
+            bytes_=8.0 * nnz + 4.0 * (2 * rows + 1 + cols))
+
+
+def part_conv2d(ctx):
+    cin = cout = 32
+    h = w = 1024
+    x, wt = rand((cin, h, w), 17) - 0.5, rand((cout, cin, 3, 3), 18) - 0.5
+    y = torch.empty((cout, h, w), device=DEV)
+    picks = torch.randint(0, cout * h * w, (4096,), device=DEV, generator=gen(19))
+    xp = torch.nn.functional.pad(x.double(), (1, 1, 1, 1))
+    co, r, c = picks // (h * w), picks // w % h, picks % w
+    # Each picked output's 3 x 3 x cin window, times its filter.
+    win = torch.stack([xp[:, r + ky, c + kx] for ky in range(3) for kx in range(3)], dim=2)  # [cin, picks, 9]
+    terms = win.permute(1, 0, 2) * wt.double()[co].reshape(len(picks), cin, 9)
+    want, scale = terms.sum(dim=(1, 2)), terms.abs().sum(dim=(1, 2))
+    del xp, win, terms
+
+    def verify():
+        return check(sum_err(y.reshape(-1)[picks], want, scale), 1e-5, "max err (of sum |x w|), %d outputs:" % len(picks))
+    g = (triton.cdiv(w, 32), triton.cdiv(h, 8), cout)
+    ctx.row("conv2d", lambda: conv2d[g](x, wt, y, cin, h, w, BH=8, BW=32), verify, flops=2.0 * cout * cin * 9 * h * w)
+
+
+PARTS = {
+    "transpose": part_transpose,
+    "gemv": part_gemv,
+    "spmv": part_spmv,
+    "conv2d": part_conv2d,
+}

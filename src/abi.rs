@@ -151,6 +151,12 @@ pub mod warp_op {
     pub const ANY: u32 = 6;
     pub const ACTIVEMASK: u32 = 7;
     pub const SYNC_WARP: u32 = 8;
+    /// `mma`: `value` points to the lane's fragments (A's 4 words, B's 2, C's 4, D written
+    /// over C), `b` is the shape's `TensorOp::warp_code`.
+    pub const MMA: u32 = 9;
+    /// `ldmatrix`: `value` points to the lane's row address (a `u64`) followed by its 4 result
+    /// words, `b` is the form's `TensorOp::warp_code`.
+    pub const LDMATRIX: u32 = 10;
 }
 
 /// The signature of the host context's `warp_fn`.
@@ -322,4 +328,11 @@ pub mod fault_layout {
     /// `u64`: the extent it was checked against.
     pub const LEN: u64 = 24;
     pub const SIZE: u64 = 32;
+    /// `DIM` values that are not dimensions, for an access in bounds that may still not be made
+    /// (`ldmatrix`, `cp_async`): `MISALIGNED | n`, the element's address is not a multiple of
+    /// `n` bytes; `NOT_SHARED`, the array is not in shared memory; `NOT_GLOBAL`, it is not in
+    /// global memory.
+    pub const MISALIGNED: u32 = 1 << 16;
+    pub const NOT_SHARED: u32 = 2 << 16;
+    pub const NOT_GLOBAL: u32 = 3 << 16;
 }

@@ -123,6 +123,22 @@ pub enum Error {
         /// `file:line:col` of the access, where the kernel's source is known.
         location: Option<String>,
     },
+    /// A bounds-checked kernel's tensor-core access (`ldmatrix`, `cp_async`) was in bounds but
+    /// could not be made: its element was misaligned, or its array in the wrong memory. The
+    /// thread recorded the fault and exited, as for [`Error::Launch`].
+    #[error("kernel `{kernel}`: element {index} of {array} {problem}{}", location.as_ref().map(|l| format!(", at {l}")).unwrap_or_default())]
+    BadAccess {
+        /// Kernel name.
+        kernel: String,
+        /// The array.
+        array: String,
+        /// The element's index.
+        index: u64,
+        /// What is wrong: "is not aligned to 16 bytes", "is not in shared memory".
+        problem: String,
+        /// `file:line:col` of the access, where the kernel's source is known.
+        location: Option<String>,
+    },
     /// A value bound on a module or passed to a factory does not fit.
     #[error("binding `{name}`: {problem}")]
     Binding {
@@ -252,6 +268,15 @@ pub enum CodegenError {
         path: String,
         /// Why it failed.
         reason: String,
+    },
+    /// The kernel uses an operation the target architecture does not have (compiles through the
+    /// JIT report it located in the source instead, as [`Error::Source`]).
+    #[error("kernel `{kernel}`: {message}")]
+    NeedsArch {
+        /// The kernel.
+        kernel: String,
+        /// What it uses and which architecture that needs.
+        message: String,
     },
     /// LLVM reported an error; a kache bug if it happens.
     #[error("internal code generation error (please report it): {0}")]

@@ -15,6 +15,7 @@ use crate::span::Span;
 mod aggregate;
 mod builtin;
 mod generic;
+mod tensor;
 mod tune;
 mod visit;
 
@@ -22,6 +23,7 @@ pub use aggregate::{AggId, AggTy, Elem, SizeAlign, StructDef, Types, UNKNOWN_LEN
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
 pub use generic::{Bound, ParamArrayTy, TypeParam};
 pub use tune::{MAX_CANDIDATES, NoArgs, TuneArgs, TuneBinary, TuneEvalError, TuneExpr, TuneParam, TuneShape, TuneSpace, TuneUnary};
+pub use tensor::{FragKind, MmaShape, TensorOp, mma_of_warp_code};
 pub use visit::{visit_block, visit_expr};
 
 /// A scalar type of the kernel language.

@@ -146,6 +146,13 @@ pub(super) fn build<'ctx>(
         let function = first_libdevice_use(program).unwrap_or_else(|| "a transcendental function".into());
         return Err(CodegenError::NoLibdevice { kernel: kernel.name.clone(), function });
     }
+    // The caller reports this with its location (`Kernel::derive`); LLVM would abort on an
+    // instruction the architecture lacks, so no path may reach it.
+    if let Target::Nvptx(arch) = input.options.target
+        && let Err(d) = crate::lang::check_arch(program, arch.sm, arch.accelerated)
+    {
+        return Err(CodegenError::NeedsArch { kernel: kernel.name.clone(), message: d.message });
+    }
     let functions = lower::lower_program(context, input, tm)?;
     let function_bitcode =
         if keep_bitcode { functions.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect() } else { Vec::new() };

@@ -2,6 +2,8 @@
 //! queries and math functions. Their names, signatures and lowering live in `lang::builtins`
 //! and `codegen`.
 
+use super::TensorOp;
+
 /// Builtin operations; the list of builtins and their signatures lives in `lang::builtins`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
@@ -73,6 +75,8 @@ pub enum Builtin {
     Stride,
     /// Float and integer methods.
     Math(MathFn),
+    /// Tensor-core operations: `mma`, `ldmatrix`, `cp_async` and their kin (`ir::tensor`).
+    Tensor(TensorOp),
 }
 
 impl Builtin {
@@ -88,7 +92,7 @@ impl Builtin {
                 | Builtin::AnySync
                 | Builtin::ActiveMask
                 | Builtin::SyncWarp
-        )
+        ) || matches!(self, Builtin::Tensor(t) if t.is_convergent())
     }
 
     /// An atomic access of an array element: a read-modify-write, a load or a store (its first

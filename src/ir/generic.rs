@@ -18,6 +18,9 @@ pub enum Bound {
     Int,
     /// `Float`: every float type.
     Float,
+    /// `Half`: the 16-bit float types, `f16` and `bf16` (the element types of the tensor cores'
+    /// 16 x 8 x 16 `mma`).
+    Half,
 }
 
 impl Bound {
@@ -28,6 +31,7 @@ impl Bound {
             Bound::Num => s.is_numeric(),
             Bound::Int => s.is_int(),
             Bound::Float => s.is_float(),
+            Bound::Half => s.is_half(),
         }
     }
 
@@ -35,7 +39,8 @@ impl Bound {
     pub fn implies(self, other: Bound) -> bool {
         match (self, other) {
             (_, Bound::Any) => true,
-            (Bound::Int | Bound::Float, Bound::Num) => true,
+            (Bound::Int | Bound::Float | Bound::Half, Bound::Num) => true,
+            (Bound::Half, Bound::Float) => true,
             (a, b) => a == b,
         }
     }
@@ -47,6 +52,7 @@ impl Bound {
             Bound::Num => Some("Num"),
             Bound::Int => Some("Int"),
             Bound::Float => Some("Float"),
+            Bound::Half => Some("Half"),
         }
     }
 }

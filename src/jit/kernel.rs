@@ -329,6 +329,10 @@ impl Kernel {
     fn derive(&self, options: &Options, spec: &Specialization) -> Result<(Derivation, Option<crate::toolchain::Libdevice>)> {
         self.not_generic()?;
         let target = options.target;
+        if let Target::Nvptx(arch) = target {
+            crate::lang::check_arch(&self.inner.program, arch.sm, arch.accelerated)
+                .map_err(|d| Error::Source(crate::lang::Diagnostics::in_files(self.inner.source.files().to_vec(), vec![*d])))?;
+        }
         let libdevice = match target {
             Target::Nvptx(_) if self.inner.program.uses_libdevice() => crate::toolchain::libdevice(),
             _ => None,
@@ -624,7 +628,9 @@ impl Kernel {
     /// below the extent of its dimension, for parameters, captured arrays, `shared_array`s and
     /// the `dynamic_shared_array` (whose length is the launch's dynamic shared memory divided by
     /// the element size). An out-of-bounds access reads or writes memory outside the array: on
-    /// the host backend that is this process's memory, on a GPU another allocation. Everything
+    /// the host backend that is this process's memory, on a GPU another allocation. The tensor
+    /// cores' accesses (`ldmatrix`, `cp_async`) must also be aligned and in the memory their
+    /// instruction uses, as `launch` checks (docs/runtime.md, "Bounds checks"). Everything
     /// else is still checked as for `launch` (arguments, devices, overlapping arrays, the grid).
     pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         self.launch_values(device, grid, args.args()?, LaunchMode { checked: false, may_alias: false })

@@ -408,6 +408,16 @@ pub enum TypeExpr {
     Named(Vec<Ident>, Span),
     /// `(A, B, ..)`: a tuple of at least one element.
     Tuple(Vec<TypeExpr>, Span),
+    /// A builtin generic type with its arguments: a tensor-core fragment
+    /// (`FragA<bf16, 16, 8, 16>`, `lang::builtins::TYPES`).
+    Builtin {
+        /// Its name.
+        name: Ident,
+        /// Its generic arguments, as written.
+        args: Vec<GenericArg>,
+        /// Where.
+        span: Span,
+    },
     /// `[T; N]`: a fixed-size array (a `static` or `const` item is a read-only array in
     /// memory; anywhere else, a value).
     Fixed {
@@ -425,7 +435,11 @@ impl TypeExpr {
     /// Where.
     pub fn span(&self) -> Span {
         match self {
-            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) | TypeExpr::Tuple(_, s) => *s,
+            TypeExpr::Unit(s)
+            | TypeExpr::Scalar(_, s)
+            | TypeExpr::Named(_, s)
+            | TypeExpr::Tuple(_, s)
+            | TypeExpr::Builtin { span: s, .. } => *s,
             TypeExpr::Param(i) => i.span,
             TypeExpr::ArrayRef { span, .. } | TypeExpr::Fixed { span, .. } => *span,
         }

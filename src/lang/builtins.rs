@@ -1,7 +1,7 @@
 //! The one table of builtins: functions, methods, their signatures and how NVPTX implements the
 //! transcendental ones. The checker, the code generator and the language reference read it.
 
-use crate::ir::{Builtin, FenceScope, MathFn, Scalar, ShflMode};
+use crate::ir::{Builtin, FenceScope, FragKind, MathFn, Scalar, ShflMode};
 
 /// Which receivers a method accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -230,6 +230,38 @@ pub enum Function {
     SyncWarp,
     /// `threadfence_block()`, `threadfence()`, `threadfence_system()`
     Fence(FenceScope),
+    /// The tensor-core builtins (checked by `check::tensor`).
+    Tensor(TensorFn),
+}
+
+/// The tensor-core builtins, by what they do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TensorFn {
+    /// `FragA::<T, M, N, K>(x)`, `FragB::<..>(x)`, `FragC::<T, M, N>(x)`: a fragment from its
+    /// elements.
+    Frag(FragKind),
+    /// `mma(a, b, c)`
+    Mma,
+    /// `ldmatrix_x1/x2/x4(&tile[i])` and the `_trans` forms.
+    Ldmatrix {
+        /// Matrices loaded.
+        count: u8,
+        /// `.trans`
+        trans: bool,
+    },
+    /// `cp_async::<BYTES>(&mut dst[i], &src[j])`, `cp_async_cg::<16>(..)`
+    CpAsync {
+        /// `.cg`
+        bypass_l1: bool,
+    },
+    /// `cp_async_commit()`
+    CpAsyncCommit,
+    /// `cp_async_wait::<N>()`
+    CpAsyncWait,
+    /// `tf32_round(x: f32) -> f32`
+    Tf32Round,
+    /// `swizzle::<B, M, S>(i: usize) -> usize`
+    Swizzle,
 }
 
 /// Every builtin function, by name.
@@ -279,7 +311,31 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("threadfence_system", Function::Fence(FenceScope::System)),
     ("shared_array", Function::SharedArray),
     ("dynamic_shared_array", Function::DynSharedArray),
+    ("FragA", Function::Tensor(TensorFn::Frag(FragKind::A))),
+    ("FragB", Function::Tensor(TensorFn::Frag(FragKind::B))),
+    ("FragC", Function::Tensor(TensorFn::Frag(FragKind::C))),
+    ("mma", Function::Tensor(TensorFn::Mma)),
+    ("ldmatrix_x1", Function::Tensor(TensorFn::Ldmatrix { count: 1, trans: false })),
+    ("ldmatrix_x2", Function::Tensor(TensorFn::Ldmatrix { count: 2, trans: false })),
+    ("ldmatrix_x4", Function::Tensor(TensorFn::Ldmatrix { count: 4, trans: false })),
+    ("ldmatrix_x1_trans", Function::Tensor(TensorFn::Ldmatrix { count: 1, trans: true })),
+    ("ldmatrix_x2_trans", Function::Tensor(TensorFn::Ldmatrix { count: 2, trans: true })),
+    ("ldmatrix_x4_trans", Function::Tensor(TensorFn::Ldmatrix { count: 4, trans: true })),
+    ("cp_async", Function::Tensor(TensorFn::CpAsync { bypass_l1: false })),
+    ("cp_async_cg", Function::Tensor(TensorFn::CpAsync { bypass_l1: true })),
+    ("cp_async_commit", Function::Tensor(TensorFn::CpAsyncCommit)),
+    ("cp_async_wait", Function::Tensor(TensorFn::CpAsyncWait)),
+    ("tf32_round", Function::Tensor(TensorFn::Tf32Round)),
+    ("swizzle", Function::Tensor(TensorFn::Swizzle)),
 ];
+
+/// The builtin generic types: the tensor-core fragments (`FragA<bf16, 16, 8, 16>`).
+pub const TYPES: &[(&str, FragKind)] = &[("FragA", FragKind::A), ("FragB", FragKind::B), ("FragC", FragKind::C)];
+
+/// The builtin generic type called `name`.
+pub fn builtin_type(name: &str) -> Option<FragKind> {
+    TYPES.iter().find(|(n, _)| *n == name).map(|(_, k)| *k)
+}
 
 /// The builtin function called `name`.
 pub fn function(name: &str) -> Option<Function> {

@@ -25,7 +25,7 @@ mod syntax;
 pub use crate::span::Span;
 #[cfg(feature = "compiler")]
 pub use check::{
-    Binder, Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary,
+    Binder, Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary, check_arch,
     check_factory, check_generic_kernel, check_kernel, check_module, check_unbound_items, file_stem, infer_instance, instance_name,
     resolve_kernel_name, show_ty,
 };

@@ -54,6 +54,18 @@ pub(crate) struct FaultSites {
 impl FaultSites {
     /// The error a record stands for.
     pub(crate) fn error(&self, rec: &FaultRecord) -> Error {
+        if rec.dim >= L::MISALIGNED {
+            let (array, location) = match self.sites.get(rec.site as usize) {
+                Some(s) => (s.array.clone(), s.location.clone()),
+                None => (format!("the array of check #{} (a deserialised kernel does not carry its source)", rec.site), None),
+            };
+            let problem = match rec.dim & !0xffff {
+                L::MISALIGNED => format!("is not aligned to {} bytes", rec.dim & 0xffff),
+                L::NOT_SHARED => "is not in shared memory".to_string(),
+                _ => "is not in global memory".to_string(),
+            };
+            return Error::BadAccess { kernel: self.kernel.clone(), array, index: rec.index, problem, location };
+        }
         let (array, location) = match self.sites.get(rec.site as usize) {
             Some(s) if s.ndim > 1 => (format!("dimension {} of {}", rec.dim, s.array), s.location.clone()),
             Some(s) => (s.array.clone(), s.location.clone()),

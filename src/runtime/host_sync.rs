@@ -1,6 +1,7 @@
 //! The host backend's cooperative executor: a block's threads as fibers on one worker, and the
 //! two rendezvous that suspend them, `sync_threads` (the block) and the warp collectives
-//! (`shfl_*_sync`, `ballot_sync`, `all_sync`, `any_sync`, `activemask`, `sync_warp`).
+//! (`shfl_*_sync`, `ballot_sync`, `all_sync`, `any_sync`, `activemask`, `sync_warp`, and the
+//! tensor cores' `mma` and `ldmatrix`, answered by `host_tensor`).
 //!
 //! Each fiber runs until it reaches a rendezvous and suspends with its request, or returns.
 //! When every fiber has, the scheduler answers what can be answered: a warp collective once
@@ -95,8 +96,10 @@ pub(crate) fn cooperative_worker(
                 .map_err(|e| format!("could not allocate a stack for a simulated thread: {e}"))?,
         );
     }
-    let mut shared = vec![0u8; launch.static_shared.max(1)];
-    let mut dyn_shared = vec![0u8; launch.dyn_shared.max(1)];
+    // 16-byte words, so that the buffers are aligned as the GPU's shared memory is (an
+    // `ldmatrix` row, a 16-byte `cp_async`).
+    let mut shared = vec![0u128; launch.static_shared.div_ceil(16).max(1)];
+    let mut dyn_shared = vec![0u128; launch.dyn_shared.div_ceil(16).max(1)];
     loop {
         let b = next.fetch_add(1, Ordering::Relaxed);
         if b >= n_blocks {
@@ -184,7 +187,7 @@ fn answer_alone(states: &mut [State]) {
                 Request::Warp(w) => match w.op {
                     warp_op::BALLOT => ((w.value != 0) as u64) << lane,
                     warp_op::ACTIVEMASK => 1 << lane,
-                    warp_op::SYNC_WARP => 0,
+                    warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX => 0,
                     _ => w.value,
                 },
             });
@@ -263,6 +266,21 @@ fn answer_warp(lanes: &mut [State], warp: usize) -> Result<bool, String> {
             continue;
         }
         let reqs: Vec<Option<WarpRequest>> = lanes.iter().map(warp_request).collect();
+        if matches!(r.op, warp_op::MMA | warp_op::LDMATRIX) {
+            // Warp-wide by definition: every lane of the warp takes part, with the same form.
+            if let Some(l) = (0..WARP).find(|l| part & (1 << l) == 0) {
+                let why = if l >= lanes.len() { "the block's last warp does not have it" } else { "it has returned" };
+                return Err(format!("warp {warp} runs {} without lane {l}: {why}; it needs all 32 lanes", op_name(r.op)));
+            }
+            if let Some(l) = (0..WARP).find(|l| reqs[*l].is_some_and(|q| q.b != r.b)) {
+                return Err(format!("warp {warp}: lanes 0 and {l} run different forms of {}", op_name(r.op)));
+            }
+            let bufs: [u64; WARP] = std::array::from_fn(|l| reqs[l].map_or(0, |q| q.value));
+            // SAFETY: each lane passed the address of its own buffer, laid out as `abi::warp_op`
+            // says, which stays live while the lane waits here; its addresses were checked (or,
+            // unchecked, promised) in bounds by the generated code.
+            unsafe { super::host_tensor::collective(r.op, r.b, &bufs) }.map_err(|e| format!("warp {warp}: {e}"))?;
+        }
         for p in (0..lanes.len()).filter(|p| part & (1 << p) != 0) {
             let mine = reqs[p].unwrap_or(r);
             lanes[p] = State::Ready(answer(r.op, p, &mine, part, &reqs));
@@ -280,7 +298,7 @@ fn answer(op: u32, p: usize, mine: &WarpRequest, part: u32, reqs: &[Option<WarpR
         warp_op::BALLOT => members().filter(|l| pred(*l)).fold(0u64, |m, l| m | 1 << l),
         warp_op::ALL => members().all(pred) as u64,
         warp_op::ANY => members().any(pred) as u64,
-        warp_op::SYNC_WARP => 0,
+        warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX => 0,
         _ => {
             let src = shfl_source(op, p as u32, mine.b, mine.c) as usize;
             if src < reqs.len() && part & (1 << src) != 0 { reqs[src].map_or(mine.value, |q| q.value) } else { mine.value }
@@ -317,6 +335,8 @@ fn op_name(op: u32) -> &'static str {
         warp_op::ALL => "all_sync",
         warp_op::ANY => "any_sync",
         warp_op::ACTIVEMASK => "activemask",
+        warp_op::MMA => "mma",
+        warp_op::LDMATRIX => "ldmatrix",
         _ => "sync_warp",
     }
 }

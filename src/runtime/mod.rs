@@ -21,6 +21,7 @@ mod dlpack;
 pub(crate) mod fault;
 pub(crate) mod host;
 mod host_sync;
+mod host_tensor;
 pub(crate) mod launch;
 pub(crate) mod modules;
 mod structs;

@@ -46,6 +46,7 @@ mod safety;
 mod semantics;
 mod serialize;
 mod speed_suite;
+mod tensor;
 mod toolchain_keys;
 mod trust;
 mod tuning;

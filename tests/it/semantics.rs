@@ -86,6 +86,8 @@ host_scenarios! {
     stream_compaction,
     radix_sort_pass,
     math_methods_more,
+    tensor_cores,
+    tensor_ldmatrix_forms,
     bf16_gemm_tile,
     state_machine,
     match_ints,

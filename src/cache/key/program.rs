@@ -9,8 +9,8 @@
 
 use crate::ir::{
     AggTy, ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, Elem, EnumTy, Expr, ExprKind,
-    Func, FuncKind, Layout, LocalDecl, LogicOp, MatchArm, MathFn, ParamArrayTy, PendingLit, Place, Program, Scalar, ScalarValue, Stmt,
-    StructDef, Ty, TypeParam, UnOp,
+    Func, FuncKind, Layout, LocalDecl, LogicOp, MatchArm, MathFn, MmaShape, ParamArrayTy, PendingLit, Place, Program, Scalar, ScalarValue,
+    Stmt, StructDef, TensorOp, Ty, TypeParam, UnOp,
 };
 
 /// Writes the canonical encoding of `p`'s code into `out`. Spans and local names are not
@@ -229,6 +229,7 @@ impl Tag for Builtin {
             Builtin::Fence(_) => 29,
             Builtin::AtomicLoad => 30,
             Builtin::AtomicStore => 31,
+            Builtin::Tensor(_) => 32,
         }
     }
 }
@@ -730,9 +731,44 @@ impl Encoder<'_> {
             | Builtin::AtomicCas
             | Builtin::Len
             | Builtin::Shape
-            | Builtin::Stride => 0,
+            | Builtin::Stride
+            | Builtin::Tensor(_) => 0,
         };
         self.byte(sub);
+        if let Builtin::Tensor(t) = b {
+            self.tensor_op(t);
+        }
+    }
+
+    /// A tensor-core operation: its kind, then everything that selects its instruction.
+    fn tensor_op(&mut self, t: TensorOp) {
+        match t {
+            TensorOp::Mma(s) => {
+                let MmaShape { m, n, k, ab, acc } = s;
+                self.byte(0);
+                self.byte(m);
+                self.byte(n);
+                self.byte(k);
+                self.scalar(ab);
+                self.scalar(acc);
+            }
+            TensorOp::Ldmatrix { count, trans } => {
+                self.byte(1);
+                self.byte(count);
+                self.byte(trans as u8);
+            }
+            TensorOp::CpAsync { bytes, bypass_l1 } => {
+                self.byte(2);
+                self.byte(bytes);
+                self.byte(bypass_l1 as u8);
+            }
+            TensorOp::CpAsyncCommit => self.byte(3),
+            TensorOp::CpAsyncWait(n) => {
+                self.byte(4);
+                self.byte(n);
+            }
+            TensorOp::Tf32Round => self.byte(5),
+        }
     }
 }
 

@@ -25,6 +25,22 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if !self.cx.input.options.checked || idx.is_empty() || self.proven.contains(&(array as *const Expr)) {
             return Ok(());
         }
+        for (d, i) in idx.iter().enumerate() {
+            let len = *arr.shape.get(d).ok_or_else(|| llvm_err("an index beyond the array's dimensions"))?;
+            let inside = self.b.build_int_compare(IntPredicate::ULT, *i, len, "")?;
+            self.guard(inside, array, d as u32, *i, len)?;
+        }
+        Ok(())
+    }
+
+    /// In checked code, records a fault of the access at `array` (its bounds site) and ends the
+    /// thread unless `ok`: `dim` is the dimension whose `index` is checked against `len`, or one
+    /// of `abi::fault_layout`'s codes for an access that may not be made (`MISALIGNED | n`,
+    /// `NOT_SHARED`, `NOT_GLOBAL`). The builder ends up where `ok` holds.
+    pub(super) fn guard(&mut self, ok: IntValue<'ctx>, array: &Expr, dim: u32, index: IntValue<'ctx>, len: IntValue<'ctx>) -> R<()> {
+        if !self.cx.input.options.checked {
+            return Ok(());
+        }
         let site = *self.cx.sites.get(&(array as *const Expr)).ok_or_else(|| llvm_err("an array access without a bounds site"))?;
         let prof = self.ctx().get_kind_id("prof");
         let weights = self.ctx().metadata_node(&[
@@ -32,17 +48,13 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             self.cx.i32.const_int(LIKELY, false).into(),
             self.cx.i32.const_int(1, false).into(),
         ]);
-        for (d, i) in idx.iter().enumerate() {
-            let len = *arr.shape.get(d).ok_or_else(|| llvm_err("an index beyond the array's dimensions"))?;
-            let inside = self.b.build_int_compare(IntPredicate::ULT, *i, len, "")?;
-            let pass = self.ctx().append_basic_block(self.fv, "");
-            let fail = self.ctx().append_basic_block(self.fv, "");
-            let br = self.b.build_conditional_branch(inside, pass, fail)?;
-            br.set_metadata(weights, prof).map_err(|e| llvm_err(format!("branch weights: {e}")))?;
-            self.b.position_at_end(fail);
-            self.fault(site, d as u32, *i, len)?;
-            self.b.position_at_end(pass);
-        }
+        let pass = self.ctx().append_basic_block(self.fv, "");
+        let fail = self.ctx().append_basic_block(self.fv, "");
+        let br = self.b.build_conditional_branch(ok, pass, fail)?;
+        br.set_metadata(weights, prof).map_err(|e| llvm_err(format!("branch weights: {e}")))?;
+        self.b.position_at_end(fail);
+        self.fault(site, dim, index, len)?;
+        self.b.position_at_end(pass);
         Ok(())
     }
 

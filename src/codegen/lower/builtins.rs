@@ -101,6 +101,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 Val::Scalar(v.into())
             }
             Builtin::Math(m) => self.math(m, args, ty)?,
+            Builtin::Tensor(t) => self.tensor(t, args, ty)?,
         })
     }
 

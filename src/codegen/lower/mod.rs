@@ -30,6 +30,7 @@ mod loops;
 mod matching;
 mod math;
 mod memory;
+mod tensor;
 mod version;
 mod warp;
 
@@ -84,6 +85,8 @@ struct Cx<'a, 'ctx> {
     /// Float multiplies and adds may be contracted (the kernel's `fmad`, else the options').
     fmad: bool,
     shared: HashMap<(FuncId, usize), u64>,
+    /// The program's static shared memory, in bytes.
+    shared_total: u64,
     /// The site number of each bounds-checked access, by its array expression.
     sites: HashMap<*const Expr, u32>,
     /// By function: whether it, or anything it calls, has a bounds check (a call to one that
@@ -116,7 +119,7 @@ pub fn lower_program<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &Ta
 
 fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> R<Vec<Module<'ctx>>> {
     let target = input.options.target;
-    let (shared, _) = shared_offsets(input.program);
+    let (shared, shared_total) = shared_offsets(input.program);
     let cx = Cx {
         ctx,
         input,
@@ -124,6 +127,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         host: target == Target::Host,
         fmad: input.program.fmad.unwrap_or(input.options.fmad),
         shared,
+        shared_total,
         sites: bounds_sites(input.program).iter().enumerate().map(|(n, s)| (s.array as *const Expr, n as u32)).collect(),
         may_fault: may_fault(input.program),
         i1: ctx.bool_type(),

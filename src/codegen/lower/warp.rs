@@ -97,7 +97,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     /// The thread's lane: `%laneid` on NVPTX; on the host its linear index in the block modulo
     /// 32, which is how the GPU assigns lanes.
-    fn lane_id(&mut self) -> R<IntValue<'ctx>> {
+    pub(super) fn lane_id(&mut self) -> R<IntValue<'ctx>> {
         let i32t = self.cx.i32;
         if !self.cx.host {
             let f = self.intrinsic("llvm.nvvm.read.ptx.sreg.laneid", i32t.into(), &[]);
@@ -120,7 +120,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 
     /// Calls the host context's `warp_fn(ctx, op, mask, value, b, c)`.
-    fn host_warp(
+    pub(super) fn host_warp(
         &mut self,
         op: u32,
         mask: IntValue<'ctx>,

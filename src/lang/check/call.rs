@@ -477,6 +477,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 out.extend(width);
                 Ok(Expr { kind: ExprKind::Builtin(Builtin::Shfl(mode), out), ty: vty, span })
             }
+            Function::Tensor(t) => self.tensor_call(t, func, generics, args, span),
             Function::SharedArray => {
                 self.arity(name, 0, args.len(), span, None)?;
                 let usage = "write `shared_array::<T, N>()`, for example `shared_array::<f32, 256>()`";

@@ -120,7 +120,10 @@ impl<'m> ModuleCx<'m> {
                 let t = self.ty_of(&c.ty, module)?;
                 self.value_const(c, t)
             }
-            TypeExpr::Unit(s) | TypeExpr::ArrayRef { span: s, .. } | TypeExpr::Param(ast::Ident { span: s, .. }) => {
+            TypeExpr::Unit(s)
+            | TypeExpr::ArrayRef { span: s, .. }
+            | TypeExpr::Param(ast::Ident { span: s, .. })
+            | TypeExpr::Builtin { span: s, .. } => {
                 Err(Diagnostic::error(*s, "constants are scalars, enums, structs, tuples or fixed-size arrays")
                     .label("unsupported type")
                     .help("write `const N: u32 = 4;` or `static T: [f32; 3] = [..];`")

@@ -222,13 +222,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(Expr { kind: ExprKind::Block(b), ty, span })
             }
             A::Closure { .. } => Err(closure_outside_factory(span).into()),
-            A::Ref(_) => Err(Diagnostic::error(span, "references are only taken for atomics")
+            A::Ref(_) => Err(Diagnostic::error(span, "references are only taken for atomics and tensor-core accesses")
                 .label("not supported here")
-                .help("pass arrays by name; `atomic_load(&a[i])` and `atomic_add(&mut a[i], v)` take a reference to an element")
+                .help("pass arrays by name; `atomic_load(&a[i])`, `atomic_add(&mut a[i], v)` and `ldmatrix_x4(&tile[i])` take a reference to an element")
                 .into()),
-            A::RefMut(_) => Err(Diagnostic::error(span, "`&mut` is only written as the first argument of an atomic")
+            A::RefMut(_) => Err(Diagnostic::error(span, "`&mut` is only written as the first argument of an atomic or a `cp_async`")
                 .label("not supported here")
-                .help("arrays are passed by name; `atomic_add(&mut a[i], v)` takes a reference to an element")
+                .help("arrays are passed by name; `atomic_add(&mut a[i], v)` and `cp_async::<16>(&mut tile[i], &a[j])` take a reference to an element")
                 .into()),
         }
     }

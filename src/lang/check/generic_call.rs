@@ -291,6 +291,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
             }
             TypeExpr::ArrayRef { .. } => None,
+            // A fragment of a type parameter is known once the instance is.
+            TypeExpr::Builtin { .. } if mentions_generics(t, f) => None,
             other => {
                 let t = self.mcx.ty_of(other, f.module)?;
                 Some(self.u.known(t))
@@ -515,6 +517,21 @@ fn mentions_generics(t: &TypeExpr, f: &ast::FnItem) -> bool {
                 .collect();
             mentions_generics(elem, f) || mentions(len, &scope)
         }
+        TypeExpr::Builtin { args, .. } => args.iter().any(|a| match a {
+            ast::GenericArg::Type(t) => mentions_generics(t, f),
+            ast::GenericArg::Const(e) => {
+                let scope: Vec<(String, Scalar, Option<ScalarValue>)> = f
+                    .generics
+                    .iter()
+                    .filter_map(|g| match g.kind {
+                        GenericParamKind::Const(s) => Some((g.name.name.clone(), s, None)),
+                        GenericParamKind::Type(_) => None,
+                    })
+                    .collect();
+                mentions(e, &scope)
+            }
+            ast::GenericArg::Infer(_) => false,
+        }),
         TypeExpr::Unit(_) | TypeExpr::Scalar(..) | TypeExpr::Named(..) => false,
     }
 }

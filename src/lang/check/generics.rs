@@ -382,6 +382,7 @@ pub(super) fn bound_admits(b: Bound) -> &'static str {
         Bound::Num => "a number type",
         Bound::Int => "an integer type",
         Bound::Float => "a float type",
+        Bound::Half => "a 16-bit float type",
     }
 }
 

@@ -63,6 +63,9 @@ pub(super) struct ModuleCx<'m> {
     pub(super) warnings: Vec<(Span, String)>,
     pub(super) factories_in_progress: Vec<String>,
     pub(super) closure_names: HashMap<String, usize>,
+    /// The tensor-core fragment types used so far and the struct standing for each
+    /// (`check::tensor`).
+    pub(super) frags: Vec<(super::tensor::FragTy, AggId)>,
 }
 
 impl<'m> ModuleCx<'m> {
@@ -90,6 +93,7 @@ impl<'m> ModuleCx<'m> {
             warnings: Vec::new(),
             factories_in_progress: Vec::new(),
             closure_names: HashMap::new(),
+            frags: Vec::new(),
         }
     }
 
@@ -312,6 +316,7 @@ impl<'m> ModuleCx<'m> {
                 })
             }
             TypeExpr::Named(path, span) => self.named_ty(path, *span, module),
+            TypeExpr::Builtin { name, args, span } => self.frag_type(name, args, *span, module, generics),
             TypeExpr::Tuple(ts, _) => {
                 let mut out = Vec::new();
                 for t in ts {
@@ -358,7 +363,7 @@ impl<'m> ModuleCx<'m> {
     /// The length of a fixed-size array type: a constant `usize` expression, which may name the
     /// const parameters (in a generic definition, whose constants have no values, the length is
     /// [`UNKNOWN_LEN`]).
-    fn eval_len(&mut self, len: &ast::Expr, module: ModId, generics: &GenericEnv) -> CResult<u64> {
+    pub(super) fn eval_len(&mut self, len: &ast::Expr, module: ModId, generics: &GenericEnv) -> CResult<u64> {
         let scope = generics.const_scope();
         if scope.iter().any(|(_, _, v)| v.is_none()) && super::generic_call::mentions(len, &scope) {
             self.const_type(len, Some(Scalar::Usize), &scope, module)?;

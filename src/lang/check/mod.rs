@@ -31,6 +31,7 @@ mod place;
 mod resolve;
 mod stmt;
 mod structs;
+mod tensor;
 mod unify;
 
 use crate::ir::*;
@@ -44,6 +45,7 @@ pub use generics::{GenericParam, GenericValue, instance_name};
 pub use instances::{
     GenericKernel, GenericKernelSig, KernelName, LaunchArg, check_generic_kernel, file_stem, infer_instance, resolve_kernel_name, show_ty,
 };
+pub use tensor::check_arch;
 
 type CResult<T> = Result<T, Box<Diagnostic>>;
 

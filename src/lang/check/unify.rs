@@ -377,7 +377,7 @@ impl Class {
         match self {
             Class::Numeric | Class::Scalar => b.implies(Bound::Num),
             Class::Int | Class::IntOrBool => b == Bound::Int,
-            Class::Float | Class::SignedOrFloat => b == Bound::Float,
+            Class::Float | Class::SignedOrFloat => b.implies(Bound::Float),
             // No bound admits only the signed integers.
             Class::SignedInt => false,
         }

@@ -367,7 +367,9 @@ impl Lower {
     pub(super) fn generic_arg(&mut self, g: &syn::GenericArgument) -> PResult<GenericArg> {
         match g {
             syn::GenericArgument::Type(syn::Type::Infer(i)) => Ok(GenericArg::Infer(spn(i))),
-            syn::GenericArgument::Type(syn::Type::Path(p)) if p.qself.is_none() => {
+            syn::GenericArgument::Type(syn::Type::Path(p))
+                if p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) =>
+            {
                 if let Some(s) = self.scalar_name(&p.path)? {
                     return Ok(GenericArg::Type(TypeExpr::Scalar(s, spn(p))));
                 }

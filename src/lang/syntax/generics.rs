@@ -14,7 +14,7 @@ use super::spans::{LinesGuard, spn};
 use super::{Lower, PResult, unsupported};
 
 /// The bounds kernels may put on a type parameter, for messages.
-pub(crate) const BOUND_LIST: &str = "`Float` (f16, bf16, f32, f64), `Int` (every integer type) and `Num` (both)";
+pub(crate) const BOUND_LIST: &str = "`Float` (f16, bf16, f32, f64), `Half` (f16, bf16), `Int` (every integer type) and `Num` (both)";
 
 impl Lower {
     /// The generic parameters of a function, with the bounds of its `where` clause merged in.
@@ -124,12 +124,14 @@ impl Lower {
         }
         match last.as_str() {
             "Float" if plain => Ok(Bound::Float),
+            "Half" if plain => Ok(Bound::Half),
             "Int" if plain => Ok(Bound::Int),
             "Num" if plain => Ok(Bound::Num),
             "Copy" | "Clone" | "Send" | "Sync" | "Sized" => Ok(Bound::Any),
             _ => {
                 let close = match last.to_ascii_lowercase().as_str() {
                     "float" | "real" | "floating" | "floatingpoint" => Some("Float"),
+                    "half" | "f16" | "bf16" | "float16" => Some("Half"),
                     "int" | "integer" | "primint" => Some("Int"),
                     "num" | "number" | "numeric" | "primitive" | "scalar" => Some("Num"),
                     _ => None,

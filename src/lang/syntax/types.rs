@@ -62,6 +62,9 @@ impl Lower {
                         .help("take a slice parameter: `&[T]` or `&mut [T]`")
                         .into());
                 }
+                if let Some(t) = self.builtin_type(&p.path, span)? {
+                    return Ok(t);
+                }
                 if p.path.leading_colon.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
                     return Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
                         .label("not a kernel type")
@@ -148,6 +151,23 @@ impl Lower {
             syn::Type::Infer(_) => Err(Diagnostic::error(span, "the type must be written here").label("`_` is not allowed").into()),
             _ => Err(unsupported(span, "this type", &format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`")).into()),
         }
+    }
+
+    /// A builtin generic type (`FragA<bf16, 16, 8, 16>`) with its arguments; the checker
+    /// checks them.
+    fn builtin_type(&mut self, path: &syn::Path, span: crate::span::Span) -> PResult<Option<TypeExpr>> {
+        let [seg] = path.segments.iter().collect::<Vec<_>>()[..] else { return Ok(None) };
+        if path.leading_colon.is_some() || crate::lang::builtins::builtin_type(&seg.ident.to_string()).is_none() {
+            return Ok(None);
+        }
+        let syn::PathArguments::AngleBracketed(ab) = &seg.arguments else {
+            return Err(Diagnostic::error(span, format!("`{}` needs its generic arguments", seg.ident))
+                .label("missing generic arguments")
+                .help("write the element type and the shape: `FragA<bf16, 16, 8, 16>`, `FragC<f32, 16, 8>`")
+                .into());
+        };
+        let args = ab.args.iter().map(|a| self.generic_arg(a)).collect::<PResult<Vec<_>>>()?;
+        Ok(Some(TypeExpr::Builtin { name: ident(&seg.ident), args, span }))
     }
 
     /// A type parameter of the function being lowered, named by `path`.

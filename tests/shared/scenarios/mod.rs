@@ -24,6 +24,7 @@ mod matching;
 mod math;
 mod programs;
 mod small_types;
+mod tensor;
 mod warp;
 
 pub use aggregates::*;
@@ -36,6 +37,7 @@ pub use matching::*;
 pub use math::*;
 pub use programs::*;
 pub use small_types::*;
+pub use tensor::*;
 pub use warp::*;
 
 /// A scenario: runs on a device, `Err` says what differed.
@@ -111,6 +113,9 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("stream_compaction", stream_compaction),
     ("radix_sort_pass", radix_sort_pass),
     ("math_methods_more", math_methods_more),
+    // The tensor cores: mma, ldmatrix, cp_async (sm_80 and later on a GPU).
+    ("tensor_cores", tensor_cores),
+    ("tensor_ldmatrix_forms", tensor_ldmatrix_forms),
     // `match`, enums and kernels across files.
     ("state_machine", state_machine),
     ("match_ints", match_ints),

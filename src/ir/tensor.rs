@@ -1,0 +1,279 @@
+//! Tensor-core operations of checked IR: the warp-level matrix multiply-accumulate (`mma`) and
+//! its shapes, the fragment types that hold a thread's part of its operands, `ldmatrix`, the
+//! asynchronous copies (`cp_async`) and the architecture each needs. The fragment layouts here
+//! (which element of a matrix each lane holds) are the PTX ISA's ("Matrix fragments for
+//! mma.m16n8k*"); the host backend's emulation and the language reference follow them.
+
+use super::Scalar;
+
+/// Which operand of an `mma` a fragment holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
+pub enum FragKind {
+    /// `FragA<T, M, N, K>`: the M x K matrix A, row-major.
+    A,
+    /// `FragB<T, M, N, K>`: the K x N matrix B, column-major.
+    B,
+    /// `FragC<T, M, N>`: the M x N accumulator (C, and the result D).
+    C,
+}
+
+impl FragKind {
+    /// The type's name in the language.
+    pub fn name(self) -> &'static str {
+        match self {
+            FragKind::A => "FragA",
+            FragKind::B => "FragB",
+            FragKind::C => "FragC",
+        }
+    }
+}
+
+/// One shape and element type of `mma.sync.aligned.mMnNkK.row.col`: `ab` is the type of A and
+/// B (`f32` standing for `tf32`), `acc` that of the accumulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
+pub struct MmaShape {
+    /// Rows of A and of the accumulator.
+    pub m: u8,
+    /// Columns of B and of the accumulator.
+    pub n: u8,
+    /// Columns of A, rows of B.
+    pub k: u8,
+    /// Element type of A and B: `f16`, `bf16`, `f32` (as `tf32`: the low 13 bits of the
+    /// mantissa are ignored), `i8` or `u8`.
+    pub ab: Scalar,
+    /// Element type of the accumulator: `f32`, or `i32` for 8-bit integers.
+    pub acc: Scalar,
+}
+
+const fn shape(m: u8, n: u8, k: u8, ab: Scalar, acc: Scalar) -> MmaShape {
+    MmaShape { m, n, k, ab, acc }
+}
+
+impl MmaShape {
+    /// Every shape `mma` supports.
+    pub const ALL: [MmaShape; 10] = [
+        shape(16, 8, 16, Scalar::F16, Scalar::F32),
+        shape(16, 8, 16, Scalar::Bf16, Scalar::F32),
+        shape(16, 8, 8, Scalar::F16, Scalar::F32),
+        shape(16, 8, 8, Scalar::Bf16, Scalar::F32),
+        shape(16, 8, 8, Scalar::F32, Scalar::F32),
+        shape(16, 8, 4, Scalar::F32, Scalar::F32),
+        shape(16, 8, 32, Scalar::I8, Scalar::I32),
+        shape(16, 8, 32, Scalar::U8, Scalar::I32),
+        shape(16, 8, 16, Scalar::I8, Scalar::I32),
+        shape(16, 8, 16, Scalar::U8, Scalar::I32),
+    ];
+
+    /// The shape of A and B elements `ab` and dimensions `m n k`, if `mma` has it.
+    pub fn find(m: u64, n: u64, k: u64, ab: Scalar) -> Option<MmaShape> {
+        MmaShape::ALL.into_iter().find(|s| s.m as u64 == m && s.n as u64 == n && s.k as u64 == k && s.ab == ab)
+    }
+
+    /// The accumulator type of A and B elements of type `ab`, if any shape takes them.
+    pub fn acc_of(ab: Scalar) -> Option<Scalar> {
+        MmaShape::ALL.into_iter().find(|s| s.ab == ab).map(|s| s.acc)
+    }
+
+    /// Whether some shape has these dimensions (for any element type).
+    pub fn has_dims(m: u64, n: u64, k: u64) -> bool {
+        MmaShape::ALL.into_iter().any(|s| s.m as u64 == m && s.n as u64 == n && s.k as u64 == k)
+    }
+
+    /// Elements of a fragment of this shape each thread holds: A's M·K, B's K·N and the
+    /// accumulator's M·N, over the warp's 32 lanes.
+    pub fn elems(self, kind: FragKind) -> u32 {
+        let (m, n, k) = (self.m as u32, self.n as u32, self.k as u32);
+        match kind {
+            FragKind::A => m * k / 32,
+            FragKind::B => k * n / 32,
+            FragKind::C => m * n / 32,
+        }
+    }
+
+    /// The element type of a fragment of this shape.
+    pub fn elem(self, kind: FragKind) -> Scalar {
+        if kind == FragKind::C { self.acc } else { self.ab }
+    }
+
+    /// The PTX type name of A and B (`tf32` for `f32`, `s8` for `i8`).
+    pub fn ptx_ab(self) -> &'static str {
+        match self.ab {
+            Scalar::F16 => "f16",
+            Scalar::Bf16 => "bf16",
+            Scalar::F32 => "tf32",
+            Scalar::I8 => "s8",
+            Scalar::U8 => "u8",
+            _ => "b32",
+        }
+    }
+
+    /// The least `sm` kache emits the instruction for: sm_80 (`m16n8k8` of `f16` came with
+    /// sm_75, but in PTX ISA 6.5, later than the 6.3 kache emits for sm_75).
+    pub fn min_sm(self) -> u32 {
+        80
+    }
+
+    /// The (row, column) of the matrix that element `i` of lane `lane`'s fragment holds, as the
+    /// PTX ISA lays fragments out: `group = lane / 4` and `t = lane % 4` pick the rows and the
+    /// columns; an A fragment's rows are M and columns K, a B fragment's rows K and columns N.
+    pub fn coord(self, kind: FragKind, lane: u32, i: u32) -> (u32, u32) {
+        let (g, t) = (lane / 4, lane % 4);
+        // Elements per 32-bit register: 2 for 16-bit types, 4 for 8-bit ones, 1 for 32-bit.
+        let per = 4 / self.ab.size() as u32;
+        match kind {
+            FragKind::C => (g + 8 * ((i / 2) % 2), 2 * t + i % 2),
+            FragKind::A => {
+                let (reg, sub) = (i / per, i % per);
+                // Registers cycle through (row g, row g+8) and then move K on by 4 registers' width.
+                let row = g + 8 * (reg % 2);
+                let col = (per * t + sub) + (reg / 2) * (4 * per);
+                // tf32 m16n8k4 has one register per row half and no K step.
+                if self.ab == Scalar::F32 && self.k == 4 {
+                    return (g + 8 * i, t);
+                }
+                (row, col)
+            }
+            FragKind::B => {
+                let (reg, sub) = (i / per, i % per);
+                (per * t + sub + reg * (4 * per), g)
+            }
+        }
+    }
+}
+
+/// A tensor-core operation (or one of the copies that feed it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
+pub enum TensorOp {
+    /// `mma(a, b, c) -> d`: D = A·B + C across the warp (`mma.sync.aligned`).
+    Mma(MmaShape),
+    /// `ldmatrix_x{count}(&tile[i])` (`trans`: `_trans`): `count` 8 x 8 matrices of 16-bit
+    /// elements from shared memory, each lane giving one row's first element.
+    Ldmatrix {
+        /// Matrices: 1, 2 or 4.
+        count: u8,
+        /// `.trans`: each lane receives a column pair instead of a row pair.
+        trans: bool,
+    },
+    /// `cp_async::<BYTES>(&mut dst[i], &src[j])` and `cp_async_cg`: an asynchronous copy of
+    /// `bytes` bytes from global to shared memory.
+    CpAsync {
+        /// 4, 8 or 16.
+        bytes: u8,
+        /// `.cg`: cached in L2 only (16 bytes); else `.ca`.
+        bypass_l1: bool,
+    },
+    /// `cp_async_commit()`: closes the group of the thread's copies issued since the last one.
+    CpAsyncCommit,
+    /// `cp_async_wait::<N>()`: waits until at most `N` of the thread's groups are pending.
+    CpAsyncWait(u8),
+    /// `tf32_round(x)`: `x` rounded to the nearest `tf32` (ties away from zero), as
+    /// `cvt.rna.tf32.f32`: the value an `f32` A or B element stands for exactly.
+    Tf32Round,
+}
+
+impl TensorOp {
+    /// The least `sm` that kache emits the operation for (`ldmatrix` came with sm_75, in PTX
+    /// ISA 6.5, later than the 6.3 kache emits for sm_75).
+    pub fn min_sm(self) -> u32 {
+        match self {
+            TensorOp::Mma(s) => s.min_sm(),
+            TensorOp::Ldmatrix { .. }
+            | TensorOp::CpAsync { .. }
+            | TensorOp::CpAsyncCommit
+            | TensorOp::CpAsyncWait(_)
+            | TensorOp::Tf32Round => 80,
+        }
+    }
+
+    /// Whether the architecture must be the `a` variant (`sm_90a`).
+    pub fn needs_accelerated(self) -> bool {
+        false
+    }
+
+    /// A warp-wide operation: every lane of the warp must reach it together.
+    pub fn is_convergent(self) -> bool {
+        matches!(self, TensorOp::Mma(_) | TensorOp::Ldmatrix { .. })
+    }
+
+    /// The name a kernel calls it by (for messages).
+    pub fn name(self) -> String {
+        match self {
+            TensorOp::Mma(_) => "mma".into(),
+            TensorOp::Ldmatrix { count, trans } => format!("ldmatrix_x{count}{}", if trans { "_trans" } else { "" }),
+            TensorOp::CpAsync { bypass_l1: true, .. } => "cp_async_cg".into(),
+            TensorOp::CpAsync { .. } => "cp_async".into(),
+            TensorOp::CpAsyncCommit => "cp_async_commit".into(),
+            TensorOp::CpAsyncWait(_) => "cp_async_wait".into(),
+            TensorOp::Tf32Round => "tf32_round".into(),
+        }
+    }
+
+    /// The host backend's code for an `mma` shape or an `ldmatrix` form, passed to the warp
+    /// rendezvous (`abi::warp_op::MMA`, `LDMATRIX`); see [`TensorOp::from_warp_code`].
+    pub fn warp_code(self) -> u32 {
+        match self {
+            TensorOp::Mma(s) => MmaShape::ALL.iter().position(|x| *x == s).unwrap_or(0) as u32,
+            TensorOp::Ldmatrix { count, trans } => count as u32 | (trans as u32) << 8,
+            _ => 0,
+        }
+    }
+}
+
+/// The `mma` shape whose [`TensorOp::warp_code`] is `code`.
+pub fn mma_of_warp_code(code: u32) -> Option<MmaShape> {
+    MmaShape::ALL.get(code as usize).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every element of every matrix is held by exactly one (lane, element) of its fragments.
+    #[test]
+    fn fragments_cover_each_matrix_once() {
+        for s in MmaShape::ALL {
+            for (kind, rows, cols) in [(FragKind::A, s.m, s.k), (FragKind::B, s.k, s.n), (FragKind::C, s.m, s.n)] {
+                let mut seen = vec![0u32; rows as usize * cols as usize];
+                for lane in 0..32 {
+                    for i in 0..s.elems(kind) {
+                        let (r, c) = s.coord(kind, lane, i);
+                        assert!(r < rows as u32 && c < cols as u32, "{s:?} {kind:?} lane {lane} elem {i}: ({r}, {c})");
+                        seen[(r * cols as u32 + c) as usize] += 1;
+                    }
+                }
+                assert!(seen.iter().all(|n| *n == 1), "{s:?} {kind:?} covers {seen:?}");
+            }
+        }
+    }
+
+    /// Spot checks against the PTX ISA's figures.
+    #[test]
+    fn layouts_are_the_ptx_isas() {
+        let bf = MmaShape::find(16, 8, 16, Scalar::Bf16).unwrap();
+        // Lane 5: group 1, thread 1.
+        assert_eq!(bf.coord(FragKind::A, 5, 0), (1, 2));
+        assert_eq!(bf.coord(FragKind::A, 5, 3), (9, 3));
+        assert_eq!(bf.coord(FragKind::A, 5, 4), (1, 10));
+        assert_eq!(bf.coord(FragKind::A, 5, 7), (9, 11));
+        assert_eq!(bf.coord(FragKind::B, 5, 1), (3, 1));
+        assert_eq!(bf.coord(FragKind::B, 5, 2), (10, 1));
+        assert_eq!(bf.coord(FragKind::C, 5, 3), (9, 3));
+        let tf = MmaShape::find(16, 8, 8, Scalar::F32).unwrap();
+        assert_eq!(tf.coord(FragKind::A, 5, 1), (9, 1));
+        assert_eq!(tf.coord(FragKind::A, 5, 2), (1, 5));
+        assert_eq!(tf.coord(FragKind::B, 5, 1), (5, 1));
+        let s8 = MmaShape::find(16, 8, 32, Scalar::I8).unwrap();
+        assert_eq!(s8.coord(FragKind::A, 5, 5), (9, 5));
+        assert_eq!(s8.coord(FragKind::A, 5, 9), (1, 21));
+        assert_eq!(s8.coord(FragKind::B, 5, 6), (22, 1));
+        let h8 = MmaShape::find(16, 8, 8, Scalar::F16).unwrap();
+        assert_eq!(h8.coord(FragKind::A, 5, 2), (9, 2));
+        assert_eq!(h8.coord(FragKind::B, 5, 1), (3, 1));
+        let tf4 = MmaShape::find(16, 8, 4, Scalar::F32).unwrap();
+        assert_eq!(tf4.coord(FragKind::A, 5, 1), (9, 1));
+        assert_eq!(tf4.coord(FragKind::B, 5, 0), (1, 1));
+    }
+}

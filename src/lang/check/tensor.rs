@@ -1,0 +1,500 @@
+//! The tensor-core builtins: the fragment types (`FragA<bf16, 16, 8, 16>`, `FragB<..>`,
+//! `FragC<f32, 16, 8>`) and their constructors, `mma`, `ldmatrix`, `cp_async` and its groups,
+//! `tf32_round` and `swizzle`; and the architecture a checked program needs
+//! ([`check_arch`]), which the code generator's caller asks before compiling for a GPU.
+//!
+//! A fragment is a struct with one field, `x`, the thread's elements in the order of the PTX
+//! ISA's fragment layouts (`ir::MmaShape::coord`): existing aggregate code carries it, and the
+//! checker keeps one struct per fragment type (`ModuleCx::frags`), so that `FragA` and `FragB`
+//! of the same shape are different types and a kernel cannot pass one for the other.
+
+use crate::ir::*;
+use crate::lang::ast::{self, ExprKind as A, GenericArg, ModId, TypeExpr};
+use crate::lang::builtins::TensorFn;
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::aggregates::Operand;
+use super::body::{CExpr, FnCx};
+use super::generics::{GenericEnv, array_view};
+use super::items::ModuleCx;
+use super::unify::H;
+use super::{CResult, plural};
+
+/// A fragment type: which operand, its element type (a type parameter in a generic definition)
+/// and its shape (`k` is 0 for an accumulator, which has none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct FragTy {
+    pub(super) kind: FragKind,
+    pub(super) elem: Ty,
+    pub(super) m: u64,
+    pub(super) n: u64,
+    pub(super) k: u64,
+}
+
+impl FragTy {
+    /// Elements each thread holds: A's M·K, B's K·N, C's M·N over 32 lanes.
+    fn elems(&self) -> u64 {
+        match self.kind {
+            FragKind::A => self.m * self.k / 32,
+            FragKind::B => self.k * self.n / 32,
+            FragKind::C => self.m * self.n / 32,
+        }
+    }
+
+    /// The concrete `mma` shape of an A or B fragment.
+    fn shape(&self) -> Option<MmaShape> {
+        match self.elem {
+            Ty::Scalar(s) => MmaShape::find(self.m, self.n, self.k, s),
+            _ => None,
+        }
+    }
+}
+
+const SHAPES_HELP: &str = "`mma` shapes: A and B of `f16` or `bf16` at 16 x 8 x 16 and 16 x 8 x 8, of `f32` (as tf32) at 16 x 8 x 8 \
+     and 16 x 8 x 4, of `i8` or `u8` at 16 x 8 x 32 and 16 x 8 x 16; accumulators `FragC<f32, 16, 8>` (`i32` for 8-bit \
+     integers)";
+
+impl<'m> ModuleCx<'m> {
+    /// The fragment type `name<args>` (`FragA<bf16, 16, 8, 16>`) in `module`.
+    pub(super) fn frag_type(
+        &mut self,
+        name: &ast::Ident,
+        args: &[GenericArg],
+        span: Span,
+        module: ModId,
+        generics: &GenericEnv,
+    ) -> CResult<Ty> {
+        let Some(kind) = crate::lang::builtins::builtin_type(&name.name) else {
+            return Err(Diagnostic::error(name.span, format!("unknown type `{}`", name.name)).label("not a kernel type").into());
+        };
+        let dims = if kind == FragKind::C { 2 } else { 3 };
+        let usage = if kind == FragKind::C { "`FragC<f32, 16, 8>`" } else { "`FragA<bf16, 16, 8, 16>`" };
+        if args.len() != dims + 1 {
+            return Err(Diagnostic::error(
+                span,
+                format!("`{}` takes {} generic arguments but {} {} supplied", name.name, dims + 1, args.len(), were(args.len())),
+            )
+            .label(format!("expected the element type and {dims} dimensions"))
+            .help(format!("write {usage}"))
+            .into());
+        }
+        let elem = match &args[0] {
+            GenericArg::Type(t) => self.ty_in(t, module, generics)?,
+            other => {
+                return Err(Diagnostic::error(other.span(), "expected the element type of the fragment")
+                    .label("not a scalar type")
+                    .help(format!("write {usage}"))
+                    .into());
+            }
+        };
+        let mut shape = [0u64; 3];
+        for (d, a) in args[1..].iter().enumerate() {
+            let GenericArg::Const(e) = a else {
+                return Err(Diagnostic::error(a.span(), "expected a dimension")
+                    .label("not a constant")
+                    .help(format!("write {usage}"))
+                    .into());
+            };
+            let v = self.eval_len(e, module, generics)?;
+            if v == UNKNOWN_LEN {
+                return Err(Diagnostic::error(e.span, "the shape of a fragment is a constant")
+                    .label("depends on a const parameter")
+                    .note(SHAPES_HELP)
+                    .into());
+            }
+            shape[d] = v;
+        }
+        let [m, n, k] = shape;
+        let frag = FragTy { kind, elem, m, n, k: if kind == FragKind::C { 0 } else { k } };
+        self.frag_shape_ok(&frag, &name.name, span)?;
+        Ok(Ty::Agg(self.intern_frag(frag, generics)))
+    }
+
+    /// The element type and shape name a fragment `mma` has.
+    fn frag_shape_ok(&self, f: &FragTy, name: &str, span: Span) -> CResult<()> {
+        let bad =
+            |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not an `mma` fragment").note(SHAPES_HELP).into() };
+        match (f.kind, f.elem) {
+            (FragKind::C, Ty::Scalar(Scalar::F32 | Scalar::I32)) | (FragKind::C, Ty::Param(_)) => {
+                if (f.m, f.n) != (16, 8) {
+                    return Err(bad(format!("no `mma` accumulates a {} x {} tile", f.m, f.n)));
+                }
+            }
+            (FragKind::C, _) => {
+                let t = self.types.borrow().name(f.elem);
+                return Err(bad(format!("`FragC<{t}, ..>`: accumulators are `f32` or `i32`")));
+            }
+            (_, Ty::Scalar(s)) => {
+                if MmaShape::find(f.m, f.n, f.k, s).is_none() {
+                    return Err(bad(format!("no `mma` multiplies `{s}` at {} x {} x {} (`{name}`)", f.m, f.n, f.k)));
+                }
+            }
+            (_, Ty::Param(_)) => {
+                if !MmaShape::has_dims(f.m, f.n, f.k) {
+                    return Err(bad(format!("no `mma` has the shape {} x {} x {}", f.m, f.n, f.k)));
+                }
+            }
+            (_, other) => {
+                let t = self.types.borrow().name(other);
+                return Err(bad(format!("`{name}<{t}, ..>`: fragments hold scalars")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The struct standing for fragment type `f`: one per type, `x: [T; elems]`.
+    fn intern_frag(&mut self, f: FragTy, generics: &GenericEnv) -> AggId {
+        if let Some((_, id)) = self.frags.iter().find(|(g, _)| *g == f) {
+            return *id;
+        }
+        let elem_name = match f.elem {
+            Ty::Param(_) => generics.names().into_iter().find(|n| generics.type_param(n) == Some(f.elem)).unwrap_or_else(|| "T".into()),
+            t => self.types.borrow().name(t),
+        };
+        let name = match f.kind {
+            FragKind::C => format!("FragC<{elem_name}, {}, {}>", f.m, f.n),
+            k => format!("{}<{elem_name}, {}, {}, {}>", k.name(), f.m, f.n, f.k),
+        };
+        let mut types = self.types.borrow_mut();
+        let regs = types.intern(AggTy::Array { elem: f.elem, len: f.elems() });
+        let id = types.add_struct(StructDef { name, fields: vec![("x".into(), Ty::Agg(regs))] });
+        drop(types);
+        self.frags.push((f, id));
+        id
+    }
+
+    /// The fragment type a type is, if it is one.
+    pub(super) fn frag_of(&self, t: Ty) -> Option<FragTy> {
+        match t {
+            Ty::Agg(id) => self.frags.iter().find(|(_, a)| *a == id).map(|(f, _)| *f),
+            _ => None,
+        }
+    }
+}
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    /// A call of a tensor-core builtin.
+    pub(super) fn tensor_call(
+        &mut self,
+        f: TensorFn,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
+        let name = func.name.as_str();
+        match f {
+            TensorFn::Frag(_) => self.frag_new(func, generics, args, span),
+            TensorFn::Mma => {
+                self.no_turbofish(name, generics)?;
+                self.count(name, 3, args.len(), span, "`mma(a, b, c)`")?;
+                self.mma(args, span)
+            }
+            TensorFn::Ldmatrix { count, trans } => {
+                self.no_turbofish(name, generics)?;
+                self.count(name, 1, args.len(), span, &format!("`{name}(&tile[i])`"))?;
+                let (elem_ref, elem) = self.element_ref(name, &args[0], false)?;
+                match self.u.ty(elem) {
+                    Some(Ty::Scalar(s)) if s.size() == 2 => {}
+                    Some(Ty::Param(_)) => {}
+                    _ => {
+                        let d = self.u.describe(elem);
+                        return Err(Diagnostic::error(args[0].span, format!("`{name}` loads 16-bit elements, not `{d}`"))
+                            .label("not a 16-bit element")
+                            .help("`ldmatrix` moves 8 x 8 matrices of `f16`, `bf16`, `i16` or `u16`")
+                            .into());
+                    }
+                }
+                self.uses_block_sync = true;
+                let ty = self.u.array(elem, 2 * count as u64);
+                let op = TensorOp::Ldmatrix { count, trans };
+                Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(op), vec![elem_ref]), ty, span })
+            }
+            TensorFn::CpAsync { bypass_l1 } => {
+                let usage =
+                    if bypass_l1 { "`cp_async_cg::<16>(&mut tile[i], &src[j])`" } else { "`cp_async::<16>(&mut tile[i], &src[j])`" };
+                let bytes = self.const_generic(name, generics, usage)?;
+                let allowed: &[u64] = if bypass_l1 { &[16] } else { &[4, 8, 16] };
+                if !allowed.contains(&bytes) {
+                    let list = if bypass_l1 { "16".to_string() } else { "4, 8 or 16".to_string() };
+                    return Err(Diagnostic::error(generics[0].span(), format!("`{name}` copies {list} bytes, not {bytes}"))
+                        .label("unsupported size")
+                        .help(usage)
+                        .into());
+                }
+                self.count(name, 2, args.len(), span, usage)?;
+                let (dst, dh) = self.element_ref(name, &args[0], true)?;
+                let (src, sh) = self.element_ref(name, &args[1], false)?;
+                self.unify_or(args[1].span, dh, sh, &format!(" (`{name}` copies between arrays of one element type)"))?;
+                match self.u.ty(dh) {
+                    Some(Ty::Scalar(s)) if s != Scalar::Bool && bytes % s.size() as u64 == 0 => {}
+                    Some(Ty::Param(_)) => {}
+                    _ => {
+                        let d = self.u.describe(dh);
+                        return Err(Diagnostic::error(args[0].span, format!("`{name}::<{bytes}>` cannot copy whole elements of `{d}`"))
+                            .label("not a number of whole elements")
+                            .help("copy arrays of numbers whose size divides the bytes copied")
+                            .into());
+                    }
+                }
+                let op = TensorOp::CpAsync { bytes: bytes as u8, bypass_l1 };
+                Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), vec![dst, src]), Ty::Unit, span))
+            }
+            TensorFn::CpAsyncCommit => {
+                self.no_turbofish(name, generics)?;
+                self.count(name, 0, args.len(), span, "`cp_async_commit()`")?;
+                Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(TensorOp::CpAsyncCommit), Vec::new()), Ty::Unit, span))
+            }
+            TensorFn::CpAsyncWait => {
+                let n = self.const_generic(name, generics, "`cp_async_wait::<0>()`")?;
+                if n > 255 {
+                    return Err(Diagnostic::error(generics[0].span(), format!("`cp_async_wait` waits for at most 255 groups, not {n}"))
+                        .label("too many")
+                        .into());
+                }
+                self.count(name, 0, args.len(), span, "`cp_async_wait::<N>()`")?;
+                Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(TensorOp::CpAsyncWait(n as u8)), Vec::new()), Ty::Unit, span))
+            }
+            TensorFn::Tf32Round => {
+                self.no_turbofish(name, generics)?;
+                self.count(name, 1, args.len(), span, "`tf32_round(x)`")?;
+                let x = self.expr(&args[0])?;
+                let f = self.u.known(Ty::Scalar(Scalar::F32));
+                self.unify_or(x.span, f, x.ty, " (`tf32_round` takes an `f32`)")?;
+                Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::Tf32Round), vec![x]), ty: f, span })
+            }
+            TensorFn::Swizzle => self.swizzle(generics, args, span),
+        }
+    }
+
+    fn no_turbofish(&self, name: &str, g: &[GenericArg]) -> CResult<()> {
+        match g.first() {
+            Some(first) => Err(Diagnostic::error(first.span(), format!("`{name}` takes no generic arguments")).label("remove this").into()),
+            None => Ok(()),
+        }
+    }
+
+    fn count(&self, name: &str, want: usize, got: usize, span: Span, usage: &str) -> CResult<()> {
+        if want == got {
+            return Ok(());
+        }
+        Err(Diagnostic::error(span, format!("`{name}` takes {want} argument{} but {got} {} supplied", plural(want), were(got)))
+            .label(format!("expected {want} argument{}", plural(want)))
+            .help(format!("write {usage}"))
+            .into())
+    }
+
+    /// The one constant generic argument of `name::<N>`.
+    fn const_generic(&mut self, name: &str, generics: &[GenericArg], usage: &str) -> CResult<u64> {
+        self.const_generics::<1>(name, generics, usage).map(|[v]| v)
+    }
+
+    fn const_generics<const N: usize>(&mut self, name: &str, generics: &[GenericArg], usage: &str) -> CResult<[u64; N]> {
+        let mut out = [0u64; N];
+        if generics.len() != N {
+            let at = generics.first().map(|g| g.span()).unwrap_or_default();
+            return Err(Diagnostic::error(at, format!("`{name}` takes {N} constant generic argument{}", plural(N)))
+                .label("expected constants")
+                .help(format!("write {usage}"))
+                .into());
+        }
+        for (o, g) in out.iter_mut().zip(generics) {
+            let GenericArg::Const(e) = g else {
+                return Err(Diagnostic::error(g.span(), "expected a constant")
+                    .label("not a constant")
+                    .help(format!("write {usage}"))
+                    .into());
+            };
+            let Some(v) = self.eval_const_here(e, Some(Scalar::U32))? else {
+                return Err(Diagnostic::error(e.span, format!("the arguments of `{name}` are constants"))
+                    .label("depends on a const parameter")
+                    .into());
+            };
+            *o = v.as_i128().and_then(|v| u64::try_from(v).ok()).unwrap_or(u64::MAX);
+        }
+        Ok(out)
+    }
+
+    /// `FragA::<T, M, N, K>(x)`: a fragment from its elements.
+    fn frag_new(&mut self, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        if generics.is_empty() {
+            return Err(Diagnostic::error(func.span, format!("`{}` needs its generic arguments", func.name))
+                .label("which fragment?")
+                .help("name the type: `FragC::<f32, 16, 8>([0.0; 4])`, `FragA::<bf16, 16, 8, 16>(x)`")
+                .into());
+        }
+        let t = TypeExpr::Builtin { name: func.clone(), args: generics.to_vec(), span: func.span };
+        let ty = self.ty_of(&t)?;
+        let frag = self.mcx.frag_of(ty).ok_or_else(|| Diagnostic::error(func.span, "internal error: a fragment type without its shape"))?;
+        let tn = self.u.ty_name(ty);
+        self.count(
+            &tn,
+            1,
+            args.len(),
+            span,
+            &format!("`{}::<..>([..; {}])`, one value per element the thread holds", func.name, frag.elems()),
+        )?;
+        let elem = self.u.known(frag.elem);
+        let regs = self.u.array(elem, frag.elems());
+        let x = self.expr(&args[0])?;
+        self.unify_or(x.span, regs, x.ty, &format!(" (a `{tn}` holds {} elements per thread)", frag.elems()))?;
+        Ok(self.mk(ExprKind::Aggregate { parts: vec![(0, x)], base: None }, ty, span))
+    }
+
+    /// `mma(a, b, c)`: A and B of one shape and element type, C its accumulator.
+    fn mma(&mut self, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let mut xs = Vec::with_capacity(3);
+        let mut frags = Vec::with_capacity(3);
+        for (a, want) in args.iter().zip([FragKind::A, FragKind::B, FragKind::C]) {
+            let x = self.expr(a)?;
+            let f = match self.u.ty(x.ty) {
+                Some(t) => self.mcx.frag_of(t).filter(|f| f.kind == want),
+                None => {
+                    return Err(Diagnostic::error(a.span, "type annotations needed")
+                        .label("the fragment's type must be known here")
+                        .help("annotate it: `let a: FragA<bf16, 16, 8, 16> = ..`")
+                        .into());
+                }
+            };
+            let Some(f) = f else {
+                let d = self.u.describe(x.ty);
+                let which = ["A", "B", "C"][frags.len()];
+                return Err(Diagnostic::error(a.span, format!("the {which} operand of `mma` is a `{}<..>`, not `{d}`", want.name()))
+                    .label(format!("expected `{}<..>`", want.name()))
+                    .help("`mma(a: FragA<T, M, N, K>, b: FragB<T, M, N, K>, c: FragC<C, M, N>)` returns the new `FragC<C, M, N>`")
+                    .into());
+            };
+            xs.push(x);
+            frags.push(f);
+        }
+        let (fa, fb, fc) = (frags[0], frags[1], frags[2]);
+        if (fb.elem, fb.m, fb.n, fb.k) != (fa.elem, fa.m, fa.n, fa.k) {
+            let (ta, tb) = (self.u.describe(xs[0].ty), self.u.describe(xs[1].ty));
+            return Err(Diagnostic::error(args[1].span, format!("mismatched fragments: `{ta}` times `{tb}`"))
+                .label("A and B must have one element type and one shape")
+                .into());
+        }
+        let acc_ok = match fa.elem {
+            Ty::Scalar(s) => MmaShape::acc_of(s).map(Ty::Scalar) == Some(fc.elem),
+            _ => true,
+        };
+        if !acc_ok || (fc.m, fc.n) != (fa.m, fa.n) {
+            let (ta, tc) = (self.u.describe(xs[0].ty), self.u.describe(xs[2].ty));
+            let want = match fa.elem {
+                Ty::Scalar(s) => MmaShape::acc_of(s).map(|a| a.name()).unwrap_or("f32"),
+                _ => "f32",
+            };
+            return Err(Diagnostic::error(args[2].span, format!("`{ta}` does not accumulate into `{tc}`"))
+                .label(format!("expected `FragC<{want}, {}, {}>`", fa.m, fa.n))
+                .into());
+        }
+        // A definition is never compiled: its shape stands for the instances'.
+        let shape = fa.shape().unwrap_or(MmaShape::ALL[0]);
+        self.uses_block_sync = true;
+        let ty = xs[2].ty;
+        Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::Mma(shape)), xs), ty, span })
+    }
+
+    /// `&a[i]` (or `&mut a[i]` where `write`): the element an access starts at, as the
+    /// `ExprKind::Index` the code generator addresses and bounds-checks, and its type.
+    fn element_ref(&mut self, name: &str, arg: &ast::Expr, write: bool) -> CResult<(CExpr, H)> {
+        let form = if write { "`&mut a[i]`" } else { "`&a[i]`" };
+        let target = match &arg.kind {
+            A::RefMut(t) => t,
+            A::Ref(t) if !write => t,
+            _ => {
+                return Err(Diagnostic::error(arg.span, format!("`{name}` takes {form}, a reference to an array element"))
+                    .label(if write {
+                        "expected a mutable reference to an array element"
+                    } else {
+                        "expected a reference to an array element"
+                    })
+                    .into());
+            }
+        };
+        let (place, h) = if write {
+            self.place(target)?
+        } else {
+            match self.operand(target)? {
+                Operand::Place(p, h) => (p, h),
+                Operand::Value(_) => {
+                    return Err(Diagnostic::error(target.span, format!("`{name}` takes {form}")).label("not an array element").into());
+                }
+            }
+        };
+        let Place::Index(arr, idx) = place else {
+            return Err(Diagnostic::error(target.span, format!("`{name}` reads and writes array elements"))
+                .label("not an element of an array")
+                .help(format!("write {form}: the element of a shared or global array where the access starts"))
+                .into());
+        };
+        if self.u.ty(arr.ty).and_then(array_view).is_some_and(|a| a.ndim != 1) {
+            return Err(Diagnostic::error(target.span, format!("`{name}` takes an element of a 1-d array"))
+                .label("an element of an N-d array")
+                .help("index a 1-d array (`shared_array`, `&[T]`): the access covers elements in order from it")
+                .into());
+        }
+        Ok((Expr { kind: ExprKind::Index(arr, idx), ty: h, span: target.span }, h))
+    }
+
+    /// `swizzle::<B, M, S>(i)`: `i` with bits `M..M+B` xor-ed with bits `M+S..M+S+B`, CuTe's
+    /// `Swizzle<B, M, S>`, written out as that arithmetic.
+    fn swizzle(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let usage = "`swizzle::<3, 3, 3>(i)` (8-element chunks of 128-byte rows, rows of 64 `bf16`)";
+        let [b, m, s] = self.const_generics::<3>("swizzle", generics, usage)?;
+        if b == 0 || b > s || m + s + b > 64 {
+            return Err(Diagnostic::error(
+                generics[0].span().to(generics[2].span()),
+                format!("`swizzle::<{b}, {m}, {s}>` is not a swizzle"),
+            )
+            .label("needs 1 <= B <= S and M + S + B <= 64")
+            .help(usage)
+            .into());
+        }
+        self.count("swizzle", 1, args.len(), span, usage)?;
+        let x = self.expr(&args[0])?;
+        let usize_h = self.u.known(Ty::Scalar(Scalar::Usize));
+        self.unify_or(x.span, usize_h, x.ty, " (`swizzle` maps a `usize` index)")?;
+        let sp = x.span;
+        let tmp = self.declare(&ast::Ident { name: "_".into(), span: sp }, usize_h, false, false);
+        let lit = |v: u64| Expr { kind: ExprKind::Lit(ScalarValue::Int(Scalar::Usize, v)), ty: usize_h, span: sp };
+        let local = || Expr { kind: ExprKind::Local(tmp), ty: usize_h, span: sp };
+        let bin = |op, a: CExpr, b: CExpr| Expr { kind: ExprKind::Binary(op, Box::new(a), Box::new(b)), ty: usize_h, span: sp };
+        let mask = ((1u64 << b) - 1) << m;
+        let high = bin(BinOp::BitAnd, bin(BinOp::Shr, local(), lit(s)), lit(mask));
+        let value = bin(BinOp::BitXor, local(), high);
+        Ok(Expr { kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(tmp, Some(x))], tail: Some(Box::new(value)) }), ty: usize_h, span })
+    }
+}
+
+fn were(n: usize) -> &'static str {
+    if n == 1 { "was" } else { "were" }
+}
+
+/// The first operation of `p` that the architecture `sm_{sm}` (`a` variant when `accelerated`)
+/// does not have: an error at it naming the architecture it needs.
+pub fn check_arch(p: &Program, sm: u32, accelerated: bool) -> Result<(), Box<Diagnostic>> {
+    let mut found: Option<(Span, TensorOp)> = None;
+    for f in &p.funcs {
+        visit_block(&f.body, &mut |e| {
+            if let ExprKind::Builtin(Builtin::Tensor(t), _) = &e.kind
+                && found.is_none()
+                && (t.min_sm() > sm || (t.needs_accelerated() && !accelerated))
+            {
+                found = Some((e.span, *t));
+            }
+        });
+    }
+    let Some((span, t)) = found else { return Ok(()) };
+    let need = format!("sm_{}{}", t.min_sm(), if t.needs_accelerated() { "a" } else { "" });
+    let what = match t {
+        TensorOp::Mma(s) => format!("`mma` of `{}` at {} x {} x {}", s.ab, s.m, s.n, s.k),
+        t => format!("`{}`", t.name()),
+    };
+    let have = format!("sm_{sm}{}", if accelerated { "a" } else { "" });
+    Err(Diagnostic::error(span, format!("{what} needs {need} or later; this compile is for {have}"))
+        .label(format!("needs {need}"))
+        .help(format!("compile for {need} or later (`KACHE_ARCH={need}`, `kache compile --arch {need}`), or use another kernel on {have}"))
+        .into())
+}

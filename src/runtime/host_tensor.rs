@@ -1,0 +1,145 @@
+//! The host backend's tensor-core collectives: what `mma` and `ldmatrix` give each lane of a
+//! warp, computed once every lane has reached the rendezvous with its buffer
+//! (`abi::warp_op::MMA`, `LDMATRIX`), as the PTX ISA defines them (fragment layouts by
+//! `ir::MmaShape::coord`).
+//!
+//! `mma` on integers is exact (`i32` arithmetic wraps, as the instruction's without
+//! `.satfinite`). On floats each element of D is the exact sum of C and the products, rounded
+//! once to `f32` (products of `f16`, `bf16` and `tf32` values are exact in `f64`, and so is
+//! their sum wherever it needs no more than 53 bits); `tf32` operands are the `f32` values with
+//! their 13 low mantissa bits cleared, as the tensor cores read them. NVIDIA does not document
+//! how its tensor cores round sums, so a GPU's result may differ from this in the last bits of
+//! an `f32` when the exact sum does not fit one; where it does (integers, short sums of values
+//! with few significant bits) the two agree to the bit.
+
+use crate::ir::{FragKind, MmaShape, Scalar, mma_of_warp_code};
+
+const WARP: usize = 32;
+
+/// Answers the collective `op` (`MMA` or `LDMATRIX`, form `code`) for a whole warp, whose
+/// lanes' buffers are at `bufs`. An error for a code no build emits.
+///
+/// # Safety
+///
+/// Each of `bufs` is the address of a live buffer of the lane's, laid out as `abi::warp_op`
+/// says for `op`; for `LDMATRIX` each address it holds points to 16 readable bytes.
+pub(crate) unsafe fn collective(op: u32, code: u32, bufs: &[u64; WARP]) -> Result<(), String> {
+    match op {
+        crate::abi::warp_op::MMA => {
+            let shape = mma_of_warp_code(code).ok_or_else(|| format!("no mma shape numbered {code}"))?;
+            // SAFETY: the caller's promise.
+            unsafe { mma(shape, bufs) };
+            Ok(())
+        }
+        crate::abi::warp_op::LDMATRIX => {
+            let (count, trans) = ((code & 0xff) as usize, code & 0x100 != 0);
+            if !matches!(count, 1 | 2 | 4) {
+                return Err(format!("no ldmatrix of {count} matrices"));
+            }
+            // SAFETY: the caller's promise.
+            unsafe { ldmatrix(count, trans, bufs) };
+            Ok(())
+        }
+        _ => Err(format!("warp operation {op} is not a tensor-core collective")),
+    }
+}
+
+/// Element `i` of a fragment whose packed bytes are `bytes`, as a number.
+fn element(bytes: &[u8], s: Scalar, i: usize) -> f64 {
+    let at = |n: usize| &bytes[i * n..i * n + n];
+    match s {
+        Scalar::F16 => half::f16::from_le_bytes([at(2)[0], at(2)[1]]).to_f64(),
+        Scalar::Bf16 => half::bf16::from_le_bytes([at(2)[0], at(2)[1]]).to_f64(),
+        // tf32: the tensor cores read the top 19 bits.
+        Scalar::F32 => f32::from_bits(u32::from_le_bytes([at(4)[0], at(4)[1], at(4)[2], at(4)[3]]) & 0xffff_e000) as f64,
+        Scalar::I8 => at(1)[0] as i8 as f64,
+        Scalar::U8 => at(1)[0] as f64,
+        _ => 0.0,
+    }
+}
+
+/// D = A·B + C for every lane of the warp.
+///
+/// # Safety
+///
+/// As [`collective`]: each buffer holds A's 4 words, B's 2 and C's 4 (40 bytes).
+unsafe fn mma(s: MmaShape, bufs: &[u64; WARP]) {
+    let (m, n, k) = (s.m as usize, s.n as usize, s.k as usize);
+    let mut a = vec![0f64; m * k];
+    let mut b = vec![0f64; k * n];
+    let mut c = vec![[0u8; 4]; m * n];
+    for (lane, addr) in bufs.iter().enumerate() {
+        let mut words = [0u8; 40];
+        // SAFETY: the caller's promise: 40 readable bytes at `addr`.
+        unsafe { std::ptr::copy_nonoverlapping(*addr as usize as *const u8, words.as_mut_ptr(), 40) };
+        let l = lane as u32;
+        for i in 0..s.elems(FragKind::A) {
+            let (r, col) = s.coord(FragKind::A, l, i);
+            a[r as usize * k + col as usize] = element(&words[..16], s.ab, i as usize);
+        }
+        for i in 0..s.elems(FragKind::B) {
+            let (r, col) = s.coord(FragKind::B, l, i);
+            b[r as usize * n + col as usize] = element(&words[16..24], s.ab, i as usize);
+        }
+        for i in 0..4u32 {
+            let (r, col) = s.coord(FragKind::C, l, i);
+            let at = 24 + 4 * i as usize;
+            c[r as usize * n + col as usize] = [words[at], words[at + 1], words[at + 2], words[at + 3]];
+        }
+    }
+    let mut d = vec![[0u8; 4]; m * n];
+    for r in 0..m {
+        for col in 0..n {
+            let cv = c[r * n + col];
+            d[r * n + col] = if s.acc == Scalar::I32 {
+                // Products of 8-bit integers and their sum over K <= 32 are exact in i64.
+                let sum: i64 = (0..k).map(|x| a[r * k + x] as i64 * b[x * n + col] as i64).sum();
+                i32::from_le_bytes(cv).wrapping_add(sum as i32).to_le_bytes()
+            } else {
+                let sum: f64 = (0..k).map(|x| a[r * k + x] * b[x * n + col]).sum::<f64>() + f32::from_le_bytes(cv) as f64;
+                (sum as f32).to_le_bytes()
+            };
+        }
+    }
+    for (lane, addr) in bufs.iter().enumerate() {
+        let mut out = [0u8; 16];
+        for i in 0..4u32 {
+            let (r, col) = s.coord(FragKind::C, lane as u32, i);
+            out[4 * i as usize..4 * i as usize + 4].copy_from_slice(&d[r as usize * n + col as usize]);
+        }
+        // SAFETY: the caller's promise: bytes 24..40 of the buffer are the lane's to receive D.
+        unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), (*addr as usize + 24) as *mut u8, 16) };
+    }
+}
+
+/// `ldmatrix`: lanes `8j .. 8j + 8` give the rows of matrix `j`; lane `l` receives, in word `j`,
+/// row `l / 4`'s elements `2 (l % 4)` and the next (`trans`: those of the column).
+///
+/// # Safety
+///
+/// As [`collective`]: each buffer holds the row's address and 4 words for the result, and each
+/// row address of the matrices loaded points to 16 readable bytes.
+unsafe fn ldmatrix(count: usize, trans: bool, bufs: &[u64; WARP]) {
+    let mut rows = [[0u16; 8]; WARP];
+    for (r, row) in rows.iter_mut().enumerate().take(8 * count) {
+        // SAFETY: the caller's promise: the buffer's first 8 bytes are the row's address.
+        let addr = unsafe { std::ptr::read_unaligned(bufs[r] as usize as *const u64) };
+        let mut bytes = [0u8; 16];
+        // SAFETY: the caller's promise: 16 readable bytes at the row's address.
+        unsafe { std::ptr::copy_nonoverlapping(addr as usize as *const u8, bytes.as_mut_ptr(), 16) };
+        for (c, v) in row.iter_mut().enumerate() {
+            *v = u16::from_le_bytes([bytes[2 * c], bytes[2 * c + 1]]);
+        }
+    }
+    for (lane, addr) in bufs.iter().enumerate() {
+        let (g, t) = (lane / 4, lane % 4);
+        let mut out = [0u8; 16];
+        for j in 0..count {
+            let m = &rows[8 * j..8 * j + 8];
+            let (lo, hi) = if trans { (m[2 * t][g], m[2 * t + 1][g]) } else { (m[g][2 * t], m[g][2 * t + 1]) };
+            out[4 * j..4 * j + 4].copy_from_slice(&(lo as u32 | (hi as u32) << 16).to_le_bytes());
+        }
+        // SAFETY: the caller's promise: bytes 8..24 of the buffer receive the words.
+        unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), (*addr as usize + 8) as *mut u8, 4 * count) };
+    }
+}

@@ -1,0 +1,100 @@
+//! Scenarios: the tensor cores (`tensor_cores.rs`): `mma` of `f16`, `bf16`, tf32 and 8-bit
+//! integers, fragments from `ldmatrix` over swizzled tiles staged by `cp_async`. The inputs are
+//! small integers, so every product and sum is exact and the GPU's tensor cores and the host's
+//! emulation give the reference to the bit.
+
+use half::{bf16, f16};
+use kache::{Device, Grid};
+
+use super::helpers::*;
+
+fn ints(n: usize, seed: u64, lo: i64, hi: i64) -> Vec<i64> {
+    (0..n).map(|i| lo + (rnd(seed * 100_003 + i as u64) % (hi - lo + 1) as u64) as i64).collect()
+}
+
+/// D = A·B + C for row-major A (m x k), B (k x n), C (m x n).
+fn gemm(a: &[i64], b: &[i64], c: &[i64], m: usize, n: usize, k: usize) -> Vec<i64> {
+    (0..m * n).map(|x| c[x] + (0..k).map(|p| a[(x / n) * k + p] * b[p * n + x % n]).sum::<i64>()).collect()
+}
+
+pub fn tensor_cores(dev: &Device) -> Outcome {
+    let m = module("tensor_cores.rs")?;
+    let warp = Grid::new(1u32, 32u32);
+    let (a, b, c) = (ints(16 * 64, 1, -6, 6), ints(64 * 8, 2, -6, 6), ints(16 * 8, 3, -500, 500));
+    let want: Vec<f32> = gemm(&a, &b, &c, 16, 8, 64).iter().map(|v| *v as f32).collect();
+    let cf = up(dev, &c.iter().map(|v| *v as f32).collect::<Vec<_>>())?;
+    for ty in ["bf16", "f16"] {
+        let mut d = zeros::<f32>(dev, &[128])?;
+        let mut dt = zeros::<f32>(dev, &[128])?;
+        let name = format!("tile_64::<{ty}>");
+        if ty == "bf16" {
+            let conv = |v: &[i64]| v.iter().map(|x| bf16::from_f32(*x as f32)).collect::<Vec<_>>();
+            launch(&m, &name, dev, warp, (&up(dev, &conv(&a))?, &up(dev, &conv(&b))?, &cf, &mut d, &mut dt))?;
+        } else {
+            let conv = |v: &[i64]| v.iter().map(|x| f16::from_f32(*x as f32)).collect::<Vec<_>>();
+            launch(&m, &name, dev, warp, (&up(dev, &conv(&a))?, &up(dev, &conv(&b))?, &cf, &mut d, &mut dt))?;
+        }
+        eq(&name, &dl(&d)?, &want)?;
+        eq(&format!("{name} (B by ldmatrix_x2_trans)"), &dl(&dt)?, &want)?;
+    }
+    // tf32: values a little off eighths (quarters) of at least 1, which `tf32_round` rounds back
+    // to them: the negative ones lie just below in magnitude, so that truncating would give the
+    // next value down. Every product and sum of the rounded values is then exact.
+    let round = |x: f32| f32::from_bits((x.to_bits() + 0x1000) & 0xffff_e000);
+    let signed = |v: i64| if v % 2 == 0 { v as f32 } else { -(v as f32) };
+    let fa: Vec<f32> = ints(128, 4, 8, 64).iter().map(|v| signed(*v) / 8.0 + 1.0 / 16384.0).collect();
+    let fb: Vec<f32> = ints(64, 5, 4, 32).iter().map(|v| signed(*v) / 4.0 + 1.0 / 16384.0).collect();
+    let truncated = |x: f32| f32::from_bits(x.to_bits() & 0xffff_e000);
+    if fa.iter().any(|v| round(*v) == *v) || !fa.iter().any(|v| truncated(*v) != round(*v)) {
+        return Err("tile_tf32: the inputs do not exercise rounding".into());
+    }
+    let mut d = zeros::<f32>(dev, &[128])?;
+    launch(&m, "tile_tf32", dev, warp, (&up(dev, &fa)?, &up(dev, &fb)?, &cf, &mut d))?;
+    let want: Vec<f32> = (0..128)
+        .map(|x| c[x] as f32 + (0..8).map(|p| round(fa[(x / 8) * 8 + p]) as f64 * round(fb[p * 8 + x % 8]) as f64).sum::<f64>() as f32)
+        .collect();
+    eq("tile_tf32", &dl(&d)?, &want)?;
+    // int8, signed and unsigned, over their whole ranges.
+    let (a8, b8) = (ints(16 * 32, 6, -128, 127), ints(32 * 8, 7, -128, 127));
+    let ci = ints(128, 8, -100_000, 100_000);
+    let mut d = zeros::<i32>(dev, &[128])?;
+    let mut du = zeros::<i32>(dev, &[128])?;
+    let s8 = |v: &[i64]| v.iter().map(|x| *x as i8).collect::<Vec<_>>();
+    let u8s = |v: &[i64]| v.iter().map(|x| *x as u8).collect::<Vec<_>>();
+    let cd = up(dev, &ci.iter().map(|v| *v as i32).collect::<Vec<_>>())?;
+    let args = (&up(dev, &s8(&a8))?, &up(dev, &s8(&b8))?, &up(dev, &u8s(&a8))?, &up(dev, &u8s(&b8))?, &cd, &mut d, &mut du);
+    launch(&m, "tile_i8", dev, warp, args)?;
+    let want: Vec<i32> = gemm(&a8, &b8, &ci, 16, 8, 32).iter().map(|v| *v as i32).collect();
+    eq("tile_i8", &dl(&d)?, &want)?;
+    let ua: Vec<i64> = a8.iter().map(|v| (*v as u8) as i64).collect();
+    let ub: Vec<i64> = b8.iter().map(|v| (*v as u8) as i64).collect();
+    let want: Vec<i32> = gemm(&ua, &ub, &ci, 16, 8, 32).iter().map(|v| *v as i32).collect();
+    eq("tile_i8 (u8)", &dl(&du)?, &want)
+}
+
+/// ldmatrix_forms: lanes `8j..8j+8` name matrix `j`'s rows; lane `l` receives elements
+/// `2 (l % 4)` and the next of row `l / 4` (transposed: of column `l / 4`, rows `2 (l % 4)`
+/// and the next), as the PTX ISA says.
+pub fn tensor_ldmatrix_forms(dev: &Device) -> Outcome {
+    let m = module("tensor_cores.rs")?;
+    let x: Vec<u16> = (0..256u64).map(|i| rnd(i + 77) as u16).collect();
+    let mut out = zeros::<u16>(dev, &[32 * 28])?;
+    launch(&m, "ldmatrix_forms", dev, Grid::new(1u32, 32u32), (&up(dev, &x)?, &mut out))?;
+    let row = |r: usize, c: usize| x[r * 8 + c];
+    let mut want = Vec::new();
+    for lane in 0..32 {
+        let (g, t) = (lane / 4, lane % 4);
+        for count in [1, 2, 4] {
+            for trans in [false, true] {
+                for j in 0..count {
+                    if trans {
+                        want.extend([row(8 * j + 2 * t, g), row(8 * j + 2 * t + 1, g)]);
+                    } else {
+                        want.extend([row(8 * j + g, 2 * t), row(8 * j + g, 2 * t + 1)]);
+                    }
+                }
+            }
+        }
+    }
+    eq("ldmatrix_forms", &dl(&out)?, &want)
+}

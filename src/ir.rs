@@ -22,8 +22,8 @@ mod visit;
 pub use aggregate::{AggId, AggTy, Elem, SizeAlign, StructDef, Types, UNKNOWN_LEN};
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
 pub use generic::{Bound, ParamArrayTy, TypeParam};
-pub use tune::{MAX_CANDIDATES, NoArgs, TuneArgs, TuneBinary, TuneEvalError, TuneExpr, TuneParam, TuneShape, TuneSpace, TuneUnary};
 pub use tensor::{FragKind, MmaShape, TensorOp, mma_of_warp_code};
+pub use tune::{MAX_CANDIDATES, NoArgs, TuneArgs, TuneBinary, TuneEvalError, TuneExpr, TuneParam, TuneShape, TuneSpace, TuneUnary};
 pub use visit::{visit_block, visit_expr};
 
 /// A scalar type of the kernel language.

@@ -287,3 +287,35 @@ fn a_toolchain_memo_others_can_write_is_neither_believed_nor_run() {
         assert_eq!(ran.exists(), believed, "a memo of mode {mode:o}: {}", String::from_utf8_lossy(&o.stderr));
     }
 }
+
+/// A link where the store keeps one of its folders is replaced by the folder, never followed:
+/// parked bookkeeping is merged by reading and removing every file of `parked-stats/`, so a
+/// link there to another folder (planted by anyone who can write the store, a co-writer of a
+/// folder trusted by name among them) made `kache stats` and every compile delete that folder's
+/// files. Before, the file in the linked folder here was deleted.
+#[test]
+fn links_where_the_store_keeps_its_folders_are_replaced_not_followed() {
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    ok(&kache(cache.path()).arg("compile").arg(saxpy()).arg("-o").arg(work.path().join("a.ptx")).output().unwrap());
+    let elsewhere = work.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    for folder in ["parked-stats", "manifests"] {
+        let at = cache.path().join("v2").join(folder);
+        let _ = std::fs::remove_dir_all(&at);
+        std::os::unix::fs::symlink(&elsewhere, &at).unwrap();
+    }
+    std::fs::write(elsewhere.join("precious"), b"not the store's").unwrap();
+    std::fs::write(elsewhere.join("1-2-3-4"), b"hits 5\n").unwrap();
+    ok(&kache(cache.path()).args(["stats", "--json"]).output().unwrap());
+    ok(&kache(cache.path()).arg("compile").arg(saxpy()).arg("-o").arg(work.path().join("b.ptx")).output().unwrap());
+    ok(&kache(cache.path()).arg("gc").output().unwrap());
+    let mut left: Vec<String> =
+        std::fs::read_dir(&elsewhere).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    left.sort();
+    assert_eq!(left, ["1-2-3-4", "precious"], "kache wrote or removed files through a link");
+    for folder in ["parked-stats", "manifests"] {
+        let m = std::fs::symlink_metadata(cache.path().join("v2").join(folder));
+        assert!(m.is_err() || m.unwrap().is_dir(), "{folder} is still a link");
+    }
+}

@@ -195,6 +195,15 @@ impl LocalStore {
         if !by_name {
             trust::check(base, &folders).map_err(StoreError::Untrusted)?;
         }
+        // The store never follows a link where one of its folders belongs: its bookkeeping
+        // reads and removes every file of `parked-stats/`, and writes go into `manifests/`, so
+        // a link there would have them remove or write another folder's files. The link goes
+        // (what it points to stays); the folder is made where it is needed.
+        for f in &folders[1..] {
+            if std::fs::symlink_metadata(f).is_ok_and(|m| m.file_type().is_symlink()) && std::fs::remove_file(f).is_ok() {
+                crate::logging::warning!("{} was a link; the cache keeps its own folder there and never follows a link", f.display());
+            }
+        }
         create_private_dir(&objects).map_err(|e| StoreError::Failed(format!("{}: {e}", objects.display())))?;
         let tag = base.join("CACHEDIR.TAG");
         if !tag.exists() {

@@ -26,6 +26,7 @@ use super::envelope;
 use super::key::Key;
 use super::mac::EntryMac;
 use super::store::{LocalStore, MAX_ENTRY_FILE, StoreError};
+use crate::files::OutputPath;
 
 const MAGIC: &[u8; 8] = b"KACHEARC";
 const VERSION: u16 = 2;
@@ -83,11 +84,16 @@ pub enum ArchiveError {
 }
 
 impl ArchiveError {
-    /// Whether the user can fix it (a path, a file), as opposed to a failure of the machine.
+    /// Whether the user can fix it (a path, a file, a full disk or device), as opposed to a
+    /// failure of the store.
     pub fn is_user_error(&self) -> bool {
         matches!(
             self,
-            ArchiveError::Read { .. } | ArchiveError::Create { .. } | ArchiveError::Invalid { .. } | ArchiveError::Unsigned { .. }
+            ArchiveError::Read { .. }
+                | ArchiveError::Create { .. }
+                | ArchiveError::Write { .. }
+                | ArchiveError::Invalid { .. }
+                | ArchiveError::Unsigned { .. }
         )
     }
 }
@@ -98,44 +104,69 @@ pub fn export(store: &LocalStore, file: &Path, progress: &mut dyn FnMut(u64, u64
     export_with(store, file, None, progress)
 }
 
-/// [`export`], signing every entry with `signer` when given.
+/// [`export`], signing every entry with `signer` when given. What is at `file` decides how the
+/// archive is written ([`files::output_path`](crate::files::output_path), as `kache compile -o`):
+/// nothing or a regular file (links followed to it) gets a temporary file beside it, renamed
+/// over it when complete; a FIFO, a character device or this process's standard output is
+/// written through and stays what it is; a directory or a socket is refused.
 pub fn export_with(
     store: &LocalStore,
     file: &Path,
     signer: Option<&EntryMac>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64, ArchiveError> {
+    let failed = |source| ArchiveError::Write { path: file.to_path_buf(), source };
+    let target = crate::files::output_path(file).map_err(|e| ArchiveError::Create { path: e.path, source: io::Error::other(e.why) })?;
+    let through = |path: &Path, truncate: bool| {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(truncate)
+            .open(path)
+            .map_err(|source| ArchiveError::Create { path: file.to_path_buf(), source })
+    };
+    match target {
+        OutputPath::Replace(target) => {
+            let tmp = atomic::temp_for(&target).map_err(|source| ArchiveError::Create { path: file.to_path_buf(), source })?;
+            let n = write_archive(store, tmp.as_file(), signer, progress).map_err(failed)?;
+            tmp.as_file().sync_all().map_err(failed)?;
+            tmp.persist(&target).map_err(|e| failed(e.error))?;
+            Ok(n)
+        }
+        OutputPath::Through { path, truncate } => write_archive(store, &through(&path, truncate)?, signer, progress).map_err(failed),
+        OutputPath::Stdout => write_archive(store, io::stdout().lock(), signer, progress).map_err(failed),
+        OutputPath::Stderr => write_archive(store, io::stderr().lock(), signer, progress).map_err(failed),
+    }
+}
+
+/// Writes every entry of `store` that verifies to `out` as an archive (see the module's
+/// documentation), flushed; returns how many.
+fn write_archive(store: &LocalStore, out: impl Write, signer: Option<&EntryMac>, progress: &mut dyn FnMut(u64, u64)) -> io::Result<u64> {
     let records = store.records();
     let total = records.len() as u64;
-    let tmp = atomic::temp_for(file).map_err(|source| ArchiveError::Create { path: file.to_path_buf(), source })?;
-    let failed = |source| ArchiveError::Write { path: file.to_path_buf(), source };
-    let mut out = Hashed { inner: BufWriter::new(tmp.as_file()), hash: blake3::Hasher::new() };
+    let mut out = Hashed { inner: BufWriter::new(out), hash: blake3::Hasher::new() };
     let mut n = 0;
-    out.write_all(MAGIC).map_err(failed)?;
-    out.write_all(&VERSION.to_le_bytes()).map_err(failed)?;
-    out.write_all(&[if signer.is_some() { SIGNED } else { 0 }]).map_err(failed)?;
+    out.write_all(MAGIC)?;
+    out.write_all(&VERSION.to_le_bytes())?;
+    out.write_all(&[if signer.is_some() { SIGNED } else { 0 }])?;
     for (i, r) in records.iter().enumerate() {
         progress(i as u64 + 1, total);
         let Some(b) = store.get(&r.key) else { continue };
         if envelope::decode(&b, Some(&r.key)).is_err() {
             continue;
         }
-        out.write_all(&[1]).map_err(failed)?;
-        out.write_all(&r.key.0).map_err(failed)?;
-        out.write_all(&(b.len() as u64).to_le_bytes()).map_err(failed)?;
-        out.write_all(&b).map_err(failed)?;
+        out.write_all(&[1])?;
+        out.write_all(&r.key.0)?;
+        out.write_all(&(b.len() as u64).to_le_bytes())?;
+        out.write_all(&b)?;
         if let Some(m) = signer {
-            out.write_all(&m.mac(&r.key, &b)).map_err(failed)?;
+            out.write_all(&m.mac(&r.key, &b))?;
         }
         n += 1;
     }
-    out.write_all(&[0]).map_err(failed)?;
+    out.write_all(&[0])?;
     let sum = *out.hash.finalize().as_bytes();
-    out.inner.write_all(&sum).map_err(failed)?;
-    out.inner.flush().map_err(failed)?;
-    drop(out);
-    tmp.as_file().sync_all().map_err(failed)?;
-    tmp.persist(file).map_err(|e| failed(e.error))?;
+    out.inner.write_all(&sum)?;
+    out.inner.flush()?;
     Ok(n)
 }
 

@@ -890,3 +890,70 @@ fn an_archive_entry_longer_than_any_entry_is_skipped_unread() {
     // ru_maxrss is in kilobytes on Linux.
     assert!(usage.ru_maxrss < 400 << 10, "the import took {} MiB to skip the entry", usage.ru_maxrss >> 10);
 }
+
+/// `kache export PATH` writes what is at PATH as `compile -o` does (issue 35.1 held there, not
+/// here): a link is followed and its target replaced (a dangling one's created), a FIFO and a
+/// character device are written through and stay what they are, `-` is standard output (with
+/// no "exported" line mixed in), a directory and a socket are refused, and a full device is
+/// exit 1 leaving nothing. Before, the archive's temporary file was renamed over whatever was
+/// there: the link, the FIFO and the device became regular files (as root, `export /dev/full`
+/// replaced the system's node).
+#[test]
+fn export_writes_through_special_files_and_follows_links() {
+    use std::os::unix::fs::FileTypeExt;
+    let cache = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let w = work.path();
+    ok(&kache(cache.path()).arg("compile").arg(saxpy()).arg("-o").arg(w.join("k.ptx")).output().unwrap());
+    let export = |to: &Path| run_within(kache(cache.path()).arg("export").arg(to), Duration::from_secs(60));
+    // What an archive read back holds, imported into a fresh store.
+    let imports = |archive: &Path| {
+        let fresh = tempfile::tempdir().unwrap();
+        ok(&kache(fresh.path()).arg("import").arg(archive).output().unwrap()).contains("imported 1 entries")
+    };
+    std::fs::write(w.join("target.kar"), b"old").unwrap();
+    std::os::unix::fs::symlink("target.kar", w.join("link.kar")).unwrap();
+    ok(&export(&w.join("link.kar")));
+    assert!(std::fs::symlink_metadata(w.join("link.kar")).unwrap().file_type().is_symlink());
+    assert!(imports(&w.join("target.kar")));
+    std::os::unix::fs::symlink("made.kar", w.join("dangling.kar")).unwrap();
+    ok(&export(&w.join("dangling.kar")));
+    assert!(imports(&w.join("made.kar")));
+    let fifo = w.join("fifo");
+    mkfifo(&fifo);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+    };
+    ok(&export(&fifo));
+    std::fs::write(w.join("from-fifo.kar"), reader.join().unwrap()).unwrap();
+    assert!(imports(&w.join("from-fifo.kar")));
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    let o = export(Path::new("-"));
+    ok(&o);
+    std::fs::write(w.join("from-stdout.kar"), &o.stdout).unwrap();
+    assert!(imports(&w.join("from-stdout.kar")), "stdout carried more than the archive");
+    let dir = w.join("dir");
+    std::fs::create_dir(&dir).unwrap();
+    let o = export(&dir);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is a directory"), "{}", String::from_utf8_lossy(&o.stderr));
+    let sock = w.join("sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    assert_eq!(export(&sock).status.code(), Some(1));
+    assert!(std::fs::symlink_metadata(&sock).unwrap().file_type().is_socket());
+    if is_root() {
+        let null = w.join("null");
+        mknod_char(&null, 1, 3);
+        ok(&export(&null));
+        assert!(std::fs::symlink_metadata(&null).unwrap().file_type().is_char_device());
+        let full = w.join("full");
+        mknod_char(&full, 1, 7);
+        let o = export(&full);
+        assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("No space left"), "{}", String::from_utf8_lossy(&o.stderr));
+        assert!(std::fs::symlink_metadata(&full).unwrap().file_type().is_char_device());
+    }
+    let names: Vec<String> = std::fs::read_dir(w).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert!(!names.iter().any(|n| n.starts_with(".tmp")), "{names:?}");
+}

@@ -871,10 +871,15 @@ fn archive_mac() -> Result<kache::cache::mac::EntryMac, Failure> {
 fn export(file: &Path, key: bool) -> Result<(), Failure> {
     let signer = if key { Some(archive_mac()?) } else { None };
     let store = open_store()?;
+    // `-` is standard output, as for `compile -o -`.
+    let file = if file == Path::new("-") { Path::new("/dev/stdout") } else { file };
     let (pb, mut tick) = progress("exporting");
     let n = archive::export_with(&store, file, signer.as_ref(), &mut tick).map_err(archive_err)?;
     pb.finish_and_clear();
-    say!("exported {n} entries to {}{}", file.display(), if key { " (signed)" } else { "" });
+    // Where the archive went through a stream or a device (perhaps stdout), nothing is added.
+    if matches!(kache::files::output_path(file), Ok(kache::files::OutputPath::Replace(_))) {
+        say!("exported {n} entries to {}{}", file.display(), if key { " (signed)" } else { "" });
+    }
     Ok(())
 }
 

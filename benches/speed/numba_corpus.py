@@ -34,6 +34,37 @@ def warp_sum(v):
     return v
 
 
+@cuda.jit(device=True)
+def block_sum(v, red):
+    v = warp_sum(v)
+    t = cuda.threadIdx.x
+    if t % 32 == 0:
+        red[t // 32] = v
+    cuda.syncthreads()
+    total = float32(0.0)
+    for w in range(BLOCK // 32):
+        total += red[w]
+    cuda.syncthreads()
+    return total
+
+
+@cuda.jit(device=True)
+def block_max(v, red):
+    d = 16
+    while d > 0:
+        v = max(v, cuda.shfl_down_sync(FULL, v, d))
+        d //= 2
+    t = cuda.threadIdx.x
+    if t % 32 == 0:
+        red[t // 32] = v
+    cuda.syncthreads()
+    m = float32(-math.inf)
+    for w in range(BLOCK // 32):
+        m = max(m, red[w])
+    cuda.syncthreads()
+    return m
+
+
 # Matrix kernels (kernels/matrix.rs).
 
 @cuda.jit
@@ -100,6 +131,97 @@ def conv2d(x, w, y):
                     if iy >= 0 and iy < h and ix >= 0 and ix < wd:
                         acc += x[ci, iy, ix] * w[co, ci, ky, kx]
         y[co, r, c] = acc
+
+
+# Row kernels (kernels/rows.rs).
+
+@cuda.jit
+def layernorm(x, gamma, beta, y):
+    red = cuda.shared.array(32, float32)
+    row, t = cuda.blockIdx.x, cuda.threadIdx.x
+    cols = x.shape[1]
+    s = float32(0.0)
+    s2 = float32(0.0)
+    for j in range(t, cols, BLOCK):
+        v = x[row, j]
+        s += v
+        s2 += v * v
+    mean = block_sum(s, red) / float32(cols)
+    var = block_sum(s2, red) / float32(cols) - mean * mean
+    inv = float32(1.0) / math.sqrt(var + float32(EPS))
+    for j in range(t, cols, BLOCK):
+        y[row, j] = (x[row, j] - mean) * inv * gamma[j] + beta[j]
+
+
+@cuda.jit
+def rmsnorm(x, w, y):
+    red = cuda.shared.array(32, float32)
+    row, t = cuda.blockIdx.x, cuda.threadIdx.x
+    cols = x.shape[1]
+    s2 = float32(0.0)
+    for j in range(t, cols, BLOCK):
+        v = x[row, j]
+        s2 += v * v
+    inv = float32(1.0) / math.sqrt(block_sum(s2, red) / float32(cols) + float32(EPS))
+    for j in range(t, cols, BLOCK):
+        y[row, j] = x[row, j] * inv * w[j]
+
+
+@cuda.jit
+def softmax3(x, y):
+    red = cuda.shared.array(32, float32)
+    row, t = cuda.blockIdx.x, cuda.threadIdx.x
+    cols = x.shape[1]
+    m = float32(-math.inf)
+    for j in range(t, cols, BLOCK):
+        m = max(m, x[row, j])
+    m = block_max(m, red)
+    s = float32(0.0)
+    for j in range(t, cols, BLOCK):
+        s += math.exp(x[row, j] - m)
+    s = block_sum(s, red)
+    for j in range(t, cols, BLOCK):
+        y[row, j] = math.exp(x[row, j] - m) / s
+
+
+@cuda.jit
+def topk_rows(x, vals, idx):
+    row = cuda.grid(1) // 32
+    lane = cuda.threadIdx.x % 32
+    if row < x.shape[0]:
+        top = cuda.local.array(K, float32)
+        at = cuda.local.array(K, uint32)
+        for k in range(K):
+            top[k] = float32(-math.inf)
+            at[k] = 0
+        for j in range(lane, x.shape[1], 32):
+            v = x[row, j]
+            if v > top[K - 1]:
+                c = uint32(j)
+                for k in range(K):
+                    if v > top[k]:
+                        tv, tc = top[k], at[k]
+                        top[k] = v
+                        at[k] = c
+                        v, c = tv, tc
+        for r in range(K):
+            best = top[0]
+            owner = lane
+            d = 16
+            while d > 0:
+                other = cuda.shfl_xor_sync(FULL, best, d)
+                other_lane = cuda.shfl_xor_sync(FULL, owner, d)
+                if other > best or (other == best and other_lane < owner):
+                    best = other
+                    owner = other_lane
+                d //= 2
+            if lane == owner:
+                vals[row, r] = top[0]
+                idx[row, r] = at[0]
+                for k in range(K - 1):
+                    top[k] = top[k + 1]
+                    at[k] = at[k + 1]
+                top[K - 1] = float32(-math.inf)
 
 
 # The parts (the Rust suite's cases/*.rs: the same inputs' shapes and references).
@@ -198,9 +320,72 @@ def part_conv2d(ctx):
     ctx.row("conv2d", lambda: conv2d[g, (32, 8, 1)](xd, wd, yd), verify, flops=2.0 * cout * cin * 9 * h * w)
 
 
+def norm_shape(ctx):
+    return ctx.size(16384, 6), ctx.size(4096, 1000)
+
+
+def part_layernorm(ctx):
+    rows, cols = norm_shape(ctx)
+    x = uniform(rows * cols, 21, (rows, cols)) * np.float32(2) - np.float32(1)
+    gamma, beta = uniform(cols, 22) + np.float32(0.5), uniform(cols, 23) - np.float32(0.5)
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    want = (x64 - mean) / np.sqrt(x64.var(axis=1, keepdims=True) + 1e-5) * gamma + beta
+    xd, gd, bd, yd = cuda.to_device(x), cuda.to_device(gamma), cuda.to_device(beta), cuda.device_array((rows, cols), np.float32)
+
+    def verify():
+        return check(sum_err(yd.copy_to_host(), want, np.maximum(np.abs(want), 1.0)), 1e-4, "max err (rel, at least 1)")
+    ctx.row("layernorm", lambda: layernorm[rows, 256](xd, gd, bd, yd), verify, bytes_=8.0 * rows * cols + 8.0 * cols)
+
+
+def part_rmsnorm(ctx):
+    rows, cols = norm_shape(ctx)
+    x = uniform(rows * cols, 24, (rows, cols)) * np.float32(2) - np.float32(1)
+    w = uniform(cols, 25) + np.float32(0.5)
+    x64 = x.astype(np.float64)
+    want = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-5) * w
+    xd, wd, yd = cuda.to_device(x), cuda.to_device(w), cuda.device_array((rows, cols), np.float32)
+
+    def verify():
+        return check(sum_err(yd.copy_to_host(), want, np.maximum(np.abs(want), 1.0)), 1e-4, "max err (rel, at least 1)")
+    ctx.row("rmsnorm", lambda: rmsnorm[rows, 256](xd, wd, yd), verify, bytes_=8.0 * rows * cols + 4.0 * cols)
+
+
+def part_softmax3(ctx):
+    rows, cols = norm_shape(ctx)
+    x = uniform(rows * cols, 26, (rows, cols)) * np.float32(20) - np.float32(10)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    want = e / e.sum(axis=1, keepdims=True)
+    xd, yd = cuda.to_device(x), cuda.device_array((rows, cols), np.float32)
+
+    def verify():
+        return check(sum_err(yd.copy_to_host(), want, np.maximum(want, 1e-12)), 1e-4, "max rel err")
+    ctx.row("softmax3", lambda: softmax3[rows, 256](xd, yd), verify, bytes_=8.0 * rows * cols)
+
+
+def part_topk(ctx):
+    rows, cols = ctx.size(32768, 9), ctx.size(2048, 600)
+    x = uniform(rows * cols, 27, (rows, cols))
+    want = -np.sort(-x, axis=1)[:, :K]
+    xd, vd, idd = cuda.to_device(x), cuda.device_array((rows, K), np.float32), cuda.device_array((rows, K), np.uint32)
+
+    def verify():
+        v, ix = vd.copy_to_host(), idd.copy_to_host()
+        assert np.array_equal(v, want), "values differ"
+        assert np.array_equal(np.take_along_axis(x, ix.astype(np.int64), axis=1), v), "columns do not hold the values"
+        assert all(len(set(r)) == K for r in ix.tolist()), "a column twice"
+        return "exact"
+    ctx.row("topk_rows", lambda: topk_rows[cdiv(rows, 8), 256](xd, vd, idd), verify, bytes_=4.0 * rows * cols + 8.0 * rows * K)
+
+
 PARTS = {
     "transpose": part_transpose,
     "gemv": part_gemv,
     "spmv": part_spmv,
     "conv2d": part_conv2d,
+    "layernorm": part_layernorm,
+    "rmsnorm": part_rmsnorm,
+    "softmax3": part_softmax3,
+    "topk": part_topk,
 }

@@ -40,10 +40,10 @@ use kache::{Config, Device, Jit};
 
 /// The kache sources of the suite, by path from the repository root; a kernel is found by name
 /// in whichever defines it.
-pub const KACHE_SOURCES: &[&str] = &["benches/speed/kernels.rs", "benches/speed/kernels/matrix.rs"];
+pub const KACHE_SOURCES: &[&str] = &["benches/speed/kernels.rs", "benches/speed/kernels/matrix.rs", "benches/speed/kernels/rows.rs"];
 /// The CUDA C sources, each compiled by NVRTC on its own; a function is found by name in
 /// whichever defines it.
-pub const CUDA_SOURCES: &[&str] = &["benches/speed/cuda.cu", "benches/speed/kernels/matrix.cu"];
+pub const CUDA_SOURCES: &[&str] = &["benches/speed/cuda.cu", "benches/speed/kernels/matrix.cu", "benches/speed/kernels/rows.cu"];
 
 /// One part of the suite: the name `--only` selects it by, and what measures its rows.
 pub struct Part {
@@ -65,6 +65,10 @@ pub const PARTS: &[Part] = &[
     Part { name: "gemv", run: cases::matrix::gemv },
     Part { name: "spmv", run: cases::matrix::spmv },
     Part { name: "conv2d", run: cases::matrix::conv2d },
+    Part { name: "layernorm", run: cases::rows::layernorm },
+    Part { name: "rmsnorm", run: cases::rows::rmsnorm },
+    Part { name: "softmax3", run: cases::rows::softmax3 },
+    Part { name: "topk", run: cases::rows::topk },
 ];
 
 /// How to run the suite.

@@ -69,6 +69,45 @@ def conv2d(x, w, y, channels, h, wd, BH: tl.constexpr, BW: tl.constexpr):
     tl.store(y + (co * h + r) * wd + c, acc, mask=(r < h) & (c < wd))
 
 
+# Row kernels: a program per row, the row in registers.
+
+@triton.jit
+def layernorm(x, gamma, beta, y, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < cols
+    v = tl.load(x + row * cols + offs, mask=m, other=0.0)
+    mean = tl.sum(v, axis=0) / cols
+    d = tl.where(m, v - mean, 0.0)
+    inv = 1.0 / tl.sqrt(tl.sum(d * d, axis=0) / cols + 1e-5)
+    g = tl.load(gamma + offs, mask=m)
+    b = tl.load(beta + offs, mask=m)
+    tl.store(y + row * cols + offs, d * inv * g + b, mask=m)
+
+
+@triton.jit
+def rmsnorm(x, w, y, cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    m = offs < cols
+    v = tl.load(x + row * cols + offs, mask=m, other=0.0)
+    inv = 1.0 / tl.sqrt(tl.sum(v * v, axis=0) / cols + 1e-5)
+    tl.store(y + row * cols + offs, v * inv * tl.load(w + offs, mask=m), mask=m)
+
+
+@triton.jit
+def topk_rows(x, vals, idx, cols, K: tl.constexpr, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x + row * cols + offs, mask=offs < cols, other=-float("inf"))
+    for r in tl.static_range(K):
+        best = tl.max(v, axis=0)
+        at = tl.argmax(v, axis=0)
+        tl.store(vals + row * K + r, best)
+        tl.store(idx + row * K + r, at)
+        v = tl.where(offs == at, -float("inf"), v)
+
+
 # The parts (the Rust suite's cases/*.rs: the same shapes, inputs of the same kind and the same
 # references).
 
@@ -159,9 +198,63 @@ def part_conv2d(ctx):
     ctx.row("conv2d", lambda: conv2d[g](x, wt, y, cin, h, w, BH=8, BW=32), verify, flops=2.0 * cout * cin * 9 * h * w)
 
 
+def part_layernorm(ctx):
+    rows, cols = 16384, 4096
+    x = rand((rows, cols), 21) * 2 - 1
+    gamma, beta = rand(cols, 22) + 0.5, rand(cols, 23) - 0.5
+    x64 = x.double()
+    mean = x64.mean(dim=1, keepdim=True)
+    want = (x64 - mean) / torch.sqrt(x64.var(dim=1, correction=0, keepdim=True) + 1e-5) * gamma.double() + beta.double()
+    del x64, mean
+    y = torch.empty_like(x)
+
+    def verify():
+        return check(sum_err(y, want, want.abs().clamp_min(1.0)), 1e-4, "max err (rel, at least 1)")
+    ctx.row("layernorm", lambda: layernorm[(rows,)](x, gamma, beta, y, cols, BLOCK=4096), verify,
+            bytes_=8.0 * rows * cols + 8.0 * cols)
+
+
+def part_rmsnorm(ctx):
+    rows, cols = 16384, 4096
+    x = rand((rows, cols), 24) * 2 - 1
+    w = rand(cols, 25) + 0.5
+    x64 = x.double()
+    want = x64 / torch.sqrt((x64 * x64).mean(dim=1, keepdim=True) + 1e-5) * w.double()
+    del x64
+    y = torch.empty_like(x)
+
+    def verify():
+        return check(sum_err(y, want, want.abs().clamp_min(1.0)), 1e-4, "max err (rel, at least 1)")
+    ctx.row("rmsnorm", lambda: rmsnorm[(rows,)](x, w, y, cols, BLOCK=4096), verify, bytes_=8.0 * rows * cols + 4.0 * cols)
+
+
+def part_softmax3(ctx):
+    ctx.skip("softmax3", "Triton's softmax keeps the row in registers and reads it once: the softmax_rows row")
+
+
+def part_topk(ctx):
+    rows, cols, k = 32768, 2048, 8
+    x = rand((rows, cols), 27)
+    vals = torch.empty((rows, k), device=DEV)
+    idx = torch.empty((rows, k), device=DEV, dtype=torch.int32)
+    want = torch.topk(x.double(), k, dim=1).values
+
+    def verify():
+        assert torch.equal(vals.double(), want), "values differ"
+        assert torch.equal(torch.gather(x, 1, idx.long()), vals), "columns do not hold the values"
+        assert (torch.sort(idx, dim=1).values.diff(dim=1) != 0).all(), "a column twice"
+        return "exact"
+    ctx.row("topk_rows", lambda: topk_rows[(rows,)](x, vals, idx, cols, K=k, BLOCK=2048), verify,
+            bytes_=4.0 * rows * cols + 8.0 * rows * k)
+
+
 PARTS = {
     "transpose": part_transpose,
     "gemv": part_gemv,
     "spmv": part_spmv,
     "conv2d": part_conv2d,
+    "layernorm": part_layernorm,
+    "rmsnorm": part_rmsnorm,
+    "softmax3": part_softmax3,
+    "topk": part_topk,
 }

@@ -28,6 +28,8 @@ pub enum A {
     /// A device pointer.
     P(u64),
     I(i32),
+    U(u32),
+    F(f32),
 }
 
 impl Nvrtc {
@@ -125,11 +127,21 @@ impl Nvrtc {
             .map(|a| match *a {
                 A::P(v) => v,
                 A::I(v) => v as u32 as u64,
+                A::U(v) => v as u64,
+                A::F(v) => v.to_bits() as u64,
             })
             .collect();
         let mut ptrs: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
         self.launch_3d(name, grid, block, 0, &mut ptrs)
     }
+}
+
+/// Sets `words` 32-bit words at device address `ptr` to zero, in order with the launches on the
+/// legacy default stream (a counter a kernel starts from, between timed launches).
+pub fn zero_words(ptr: u64, words: usize) -> Result<(), String> {
+    // SAFETY: the caller passes the address of a live allocation of at least `words` words;
+    // the context is current.
+    check(unsafe { sys::cuMemsetD32Async(ptr, 0, words, std::ptr::null_mut()) }, "cuMemsetD32Async")
 }
 
 pub fn check(r: sys::CUresult, what: &str) -> Result<(), String> {

@@ -6,7 +6,7 @@ use kache::{Device, Jit, Layout, Module, Specialization, Target};
 use super::gpu::{Gpu, Nvrtc, time};
 use super::{Options, Report, Row};
 
-pub use super::gpu::A;
+pub use super::gpu::{A, zero_words};
 
 /// The grid of the grid-strided kernels (reductions, histogram): as many blocks of 256 as keep
 /// every SM busy, the same for both implementations.

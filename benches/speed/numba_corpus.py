@@ -224,6 +224,77 @@ def topk_rows(x, vals, idx):
                 top[K - 1] = float32(-math.inf)
 
 
+# Stencils (kernels/stencil.rs).
+
+@cuda.jit
+def stencil2d(u, v):
+    j, i = cuda.grid(2)
+    ny, nx = u.shape
+    if i < ny and j < nx:
+        if i > 0 and j > 0 and i + 1 < ny and j + 1 < nx:
+            v[i, j] = float32(C0) * u[i, j] + float32(C1) * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+        else:
+            v[i, j] = u[i, j]
+
+
+@cuda.jit
+def stencil3d(u, v):
+    j, i, k = cuda.grid(3)
+    nz, ny, nx = u.shape
+    if k < nz and i < ny and j < nx:
+        if k > 0 and i > 0 and j > 0 and k + 1 < nz and i + 1 < ny and j + 1 < nx:
+            around = u[k - 1, i, j] + u[k + 1, i, j] + u[k, i - 1, j] + u[k, i + 1, j] + u[k, i, j - 1] + u[k, i, j + 1]
+            v[k, i, j] = float32(D0) * u[k, i, j] + float32(D1) * around
+        else:
+            v[k, i, j] = u[k, i, j]
+
+
+# Sorting pieces (kernels/sort.rs).
+
+@cuda.jit
+def bitonic_step(x, y, j, k):
+    i = cuda.grid(1)
+    if i < x.size:
+        p = i ^ j
+        a, b = x[i], x[p]
+        ascending = (i & k) == 0
+        y[i] = min(a, b) if (i < p) == ascending else max(a, b)
+
+
+@cuda.jit
+def radix_hist(keys, counts):
+    local = cuda.shared.array(BINS4, uint32)
+    t = cuda.threadIdx.x
+    for d in range(4):
+        local[d * BINS + t] = 0
+    cuda.syncthreads()
+    stride = cuda.blockDim.x * cuda.gridDim.x
+    for i in range(cuda.grid(1), keys.size, stride):
+        key = keys[i]
+        for d in range(4):
+            cuda.atomic.add(local, d * BINS + ((key >> (8 * d)) & 255), 1)
+    cuda.syncthreads()
+    for d in range(4):
+        c = local[d * BINS + t]
+        if c > 0:
+            cuda.atomic.add(counts, d * BINS + t, c)
+
+
+@cuda.jit
+def compact(x, threshold, out, count):
+    i = cuda.grid(1)
+    keep = i < x.size and x[i] > threshold
+    mask = cuda.ballot_sync(FULL, keep)
+    lane = cuda.threadIdx.x % 32
+    base = 0
+    if lane == 0 and mask != 0:
+        base = cuda.atomic.add(count, 0, cuda.popc(mask))
+    base = cuda.shfl_sync(FULL, base, 0)
+    if keep:
+        below = mask & ((1 << lane) - 1)
+        out[base + cuda.popc(below)] = x[i]
+
+
 # The parts (the Rust suite's cases/*.rs: the same inputs' shapes and references).
 
 def uniform(n, seed, shape=None):
@@ -379,6 +450,97 @@ def part_topk(ctx):
     ctx.row("topk_rows", lambda: topk_rows[cdiv(rows, 8), 256](xd, vd, idd), verify, bytes_=4.0 * rows * cols + 8.0 * rows * K)
 
 
+def part_stencil2d(ctx):
+    ny, nx = ctx.size(8192, 40), ctx.size(8192, 70)
+    u = uniform(ny * nx, 31, (ny, nx))
+    u64 = u.astype(np.float64)
+    want = u64.copy()
+    want[1:-1, 1:-1] = C0 * u64[1:-1, 1:-1] + C1 * (u64[:-2, 1:-1] + u64[2:, 1:-1] + u64[1:-1, :-2] + u64[1:-1, 2:])
+    ud, vd = cuda.to_device(u), cuda.device_array((ny, nx), np.float32)
+
+    def verify():
+        return check(sum_err(vd.copy_to_host(), want, np.abs(want)), 1e-6, "max rel err")
+    g = (cdiv(nx, 32), cdiv(ny, 8))
+    ctx.row("stencil2d", lambda: stencil2d[g, (32, 8)](ud, vd), verify, bytes_=8.0 * ny * nx)
+
+
+def part_stencil3d(ctx):
+    nz, ny, nx = ctx.size(512, 9), ctx.size(512, 12), ctx.size(512, 40)
+    u = uniform(nz * ny * nx, 32, (nz, ny, nx))
+    u64 = u.astype(np.float64)
+    want = u64.copy()
+    c = u64[1:-1, 1:-1, 1:-1]
+    around = u64[:-2, 1:-1, 1:-1] + u64[2:, 1:-1, 1:-1] + u64[1:-1, :-2, 1:-1] + u64[1:-1, 2:, 1:-1] + u64[1:-1, 1:-1, :-2] + u64[1:-1, 1:-1, 2:]
+    want[1:-1, 1:-1, 1:-1] = D0 * c + D1 * around
+    ud, vd = cuda.to_device(u), cuda.device_array((nz, ny, nx), np.float32)
+
+    def verify():
+        return check(sum_err(vd.copy_to_host(), want, np.abs(want)), 1e-6, "max rel err")
+    g = (cdiv(nx, 32), cdiv(ny, 8), nz)
+    ctx.row("stencil3d", lambda: stencil3d[g, (32, 8, 1)](ud, vd), verify, bytes_=8.0 * nz * ny * nx)
+
+
+def part_bitonic(ctx):
+    n = ctx.size(1 << 28, 1 << 12)
+    j, k = (1 << 5, 1 << 9) if ctx.small else (1 << 12, 1 << 20)
+    x = np.random.default_rng(41).integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    # Pairs (i, i + j) lie in blocks of 2j, and k > j: a block's direction is its start's bit k.
+    v = x.reshape(-1, 2, j)
+    ascending = ((np.arange(v.shape[0]) * 2 * j) & k == 0)[:, None]
+    lo, hi = np.minimum(v[:, 0], v[:, 1]), np.maximum(v[:, 0], v[:, 1])
+    want = np.stack([np.where(ascending, lo, hi), np.where(ascending, hi, lo)], axis=1).reshape(-1)
+    del v, lo, hi
+    xd, yd = cuda.to_device(x), cuda.device_array(n, np.uint32)
+
+    def verify():
+        assert np.array_equal(yd.copy_to_host(), want), "differs"
+        return "exact"
+    ctx.row("bitonic_step", lambda: bitonic_step[cdiv(n, 256), 256](xd, yd, np.uint32(j), np.uint32(k)), verify, bytes_=8.0 * n)
+
+
+def part_radix_hist(ctx):
+    n = ctx.size(1 << 28, 5000)
+    keys = np.random.default_rng(42).integers(0, 1 << 32, size=n, dtype=np.uint64).astype(np.uint32)
+    want = np.concatenate([np.bincount((keys >> (8 * d)) & 255, minlength=256) for d in range(4)])
+    kd, cd = cuda.to_device(keys), cuda.to_device(np.zeros(BINS4, np.uint32))
+
+    def verify():
+        assert np.array_equal(cd.copy_to_host(), want), "counts differ"
+        return "exact"
+    blocks = ctx.size(STRIDED_BLOCKS, 4)
+    ctx.row("radix_hist", lambda: radix_hist[blocks, 256](kd, cd), verify, bytes_=4.0 * n,
+            reset=lambda: cd.copy_to_device(np.zeros(BINS4, np.uint32)))
+
+
+def part_compact(ctx):
+    from numba.cuda.cudadrv.driver import device_memset
+    n = ctx.size(1 << 28, 10_000)
+    threshold = np.float32(0.5)
+    x = uniform(n, 43)
+    # Every value is k / 2^24 (`uniform`): the kept values as a multiset are counts by k.
+    key = lambda v: (v.astype(np.float64) * (1 << 24)).astype(np.int64)
+    kept = x[x > threshold]
+    want = np.bincount(key(kept), minlength=1 << 24)
+    xd, od, count = cuda.to_device(x), cuda.device_array(n, np.float32), cuda.to_device(np.zeros(1, np.uint32))
+    simulator = not hasattr(count, "device_ctypes_pointer")
+
+    def launch():
+        # Every launch starts from a zero count (a memset on the stream, as the Rust suite's).
+        if simulator:
+            count.copy_to_device(np.zeros(1, np.uint32))
+        else:
+            device_memset(count, 0, 4, stream=0)
+        compact[cdiv(n, 256), 256](xd, threshold, od, count)
+
+    def verify():
+        got = int(count.copy_to_host()[0])
+        assert got == len(kept), "count %d, expected %d" % (got, len(kept))
+        out = od.copy_to_host()[:got]
+        assert (out > threshold).all() and np.array_equal(np.bincount(key(out), minlength=1 << 24), want), "not the kept values"
+        return "exact (%d kept, as a multiset)" % got
+    ctx.row("compact", launch, verify, bytes_=4.0 * (n + len(kept)))
+
+
 PARTS = {
     "transpose": part_transpose,
     "gemv": part_gemv,
@@ -388,4 +550,9 @@ PARTS = {
     "rmsnorm": part_rmsnorm,
     "softmax3": part_softmax3,
     "topk": part_topk,
+    "stencil2d": part_stencil2d,
+    "stencil3d": part_stencil3d,
+    "bitonic": part_bitonic,
+    "radix_hist": part_radix_hist,
+    "compact": part_compact,
 }

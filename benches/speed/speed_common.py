@@ -37,7 +37,7 @@ def arg(flag, default):
 # tests/it/speed_suite.rs checks that they agree).
 PARTS = [
     "saxpy", "reduce", "softmax", "matmul", "histogram", "scan", "transpose", "gemv", "spmv", "conv2d",
-    "layernorm", "rmsnorm", "softmax3", "topk",
+    "layernorm", "rmsnorm", "softmax3", "topk", "stencil2d", "stencil3d", "bitonic", "radix_hist", "compact",
 ]
 
 REPS = arg("--reps", 10)

@@ -40,10 +40,22 @@ use kache::{Config, Device, Jit};
 
 /// The kache sources of the suite, by path from the repository root; a kernel is found by name
 /// in whichever defines it.
-pub const KACHE_SOURCES: &[&str] = &["benches/speed/kernels.rs", "benches/speed/kernels/matrix.rs", "benches/speed/kernels/rows.rs"];
+pub const KACHE_SOURCES: &[&str] = &[
+    "benches/speed/kernels.rs",
+    "benches/speed/kernels/matrix.rs",
+    "benches/speed/kernels/rows.rs",
+    "benches/speed/kernels/stencil.rs",
+    "benches/speed/kernels/sort.rs",
+];
 /// The CUDA C sources, each compiled by NVRTC on its own; a function is found by name in
 /// whichever defines it.
-pub const CUDA_SOURCES: &[&str] = &["benches/speed/cuda.cu", "benches/speed/kernels/matrix.cu", "benches/speed/kernels/rows.cu"];
+pub const CUDA_SOURCES: &[&str] = &[
+    "benches/speed/cuda.cu",
+    "benches/speed/kernels/matrix.cu",
+    "benches/speed/kernels/rows.cu",
+    "benches/speed/kernels/stencil.cu",
+    "benches/speed/kernels/sort.cu",
+];
 
 /// One part of the suite: the name `--only` selects it by, and what measures its rows.
 pub struct Part {
@@ -69,6 +81,11 @@ pub const PARTS: &[Part] = &[
     Part { name: "rmsnorm", run: cases::rows::rmsnorm },
     Part { name: "softmax3", run: cases::rows::softmax3 },
     Part { name: "topk", run: cases::rows::topk },
+    Part { name: "stencil2d", run: cases::stencil::stencil2d },
+    Part { name: "stencil3d", run: cases::stencil::stencil3d },
+    Part { name: "bitonic", run: cases::sort::bitonic },
+    Part { name: "radix_hist", run: cases::sort::radix_hist },
+    Part { name: "compact", run: cases::sort::compact },
 ];
 
 /// How to run the suite.

@@ -108,6 +108,73 @@ def topk_rows(x, vals, idx, cols, K: tl.constexpr, BLOCK: tl.constexpr):
         v = tl.where(offs == at, -float("inf"), v)
 
 
+# Stencils: a program per tile (and plane).
+
+@triton.jit
+def stencil2d(u, v, ny, nx, BY: tl.constexpr, BX: tl.constexpr):
+    i = tl.program_id(1) * BY + tl.arange(0, BY)[:, None]
+    j = tl.program_id(0) * BX + tl.arange(0, BX)[None, :]
+    inside = (i < ny) & (j < nx)
+    inner = (i > 0) & (j > 0) & (i + 1 < ny) & (j + 1 < nx)
+    p = u + i * nx + j
+    c = tl.load(p, mask=inside, other=0.0)
+    around = tl.load(p - nx, mask=inner, other=0.0) + tl.load(p + nx, mask=inner, other=0.0)
+    around += tl.load(p - 1, mask=inner, other=0.0) + tl.load(p + 1, mask=inner, other=0.0)
+    tl.store(v + i * nx + j, tl.where(inner, 0.5 * c + 0.125 * around, c), mask=inside)
+
+
+@triton.jit
+def stencil3d(u, v, nz, ny, nx, BY: tl.constexpr, BX: tl.constexpr):
+    k = tl.program_id(2)
+    i = tl.program_id(1) * BY + tl.arange(0, BY)[:, None]
+    j = tl.program_id(0) * BX + tl.arange(0, BX)[None, :]
+    plane = ny * nx
+    inside = (i < ny) & (j < nx)
+    inner = (k > 0) & (k + 1 < nz) & (i > 0) & (j > 0) & (i + 1 < ny) & (j + 1 < nx)
+    p = u + k * plane + i * nx + j
+    c = tl.load(p, mask=inside, other=0.0)
+    around = tl.load(p - plane, mask=inner, other=0.0) + tl.load(p + plane, mask=inner, other=0.0)
+    around += tl.load(p - nx, mask=inner, other=0.0) + tl.load(p + nx, mask=inner, other=0.0)
+    around += tl.load(p - 1, mask=inner, other=0.0) + tl.load(p + 1, mask=inner, other=0.0)
+    tl.store(v + k * plane + i * nx + j, tl.where(inner, 0.4 * c + 0.1 * around, c), mask=inside)
+
+
+# Sorting pieces: a program per block of elements.
+
+@triton.jit
+def bitonic_step(x, y, n, j, k, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = i < n
+    p = i ^ j
+    a = tl.load(x + i, mask=m)
+    b = tl.load(x + p, mask=m)
+    lower = (i < p) == ((i & k) == 0)
+    tl.store(y + i, tl.where(lower, tl.minimum(a, b), tl.maximum(a, b)), mask=m)
+
+
+@triton.jit
+def radix_hist(keys, counts, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    key = tl.load(keys + offs, mask=offs < n, other=0)
+    # Lanes past the end count as digit 0 of every digit: taken back out of bin 0.
+    extra = tl.sum((offs >= n).to(tl.int32), axis=0)
+    for d in tl.static_range(4):
+        h = tl.histogram((key >> (8 * d)) & 255, 256)
+        h = h - tl.where(tl.arange(0, 256) == 0, extra, 0)
+        tl.atomic_add(counts + d * 256 + tl.arange(0, 256), h)
+
+
+@triton.jit
+def compact(x, threshold, out, count, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    v = tl.load(x + offs, mask=m, other=0.0)
+    keep = (m & (v > threshold)).to(tl.int32)
+    place = tl.cumsum(keep, axis=0) - keep
+    base = tl.atomic_add(count, tl.sum(keep, axis=0))
+    tl.store(out + base + place, v, mask=keep != 0)
+
+
 # The parts (the Rust suite's cases/*.rs: the same shapes, inputs of the same kind and the same
 # references).
 
@@ -248,6 +315,90 @@ def part_topk(ctx):
             bytes_=4.0 * rows * cols + 8.0 * rows * k)
 
 
+def part_stencil2d(ctx):
+    ny = nx = 8192
+    u = rand((ny, nx), 31)
+    u64 = u.double()
+    want = u64.clone()
+    want[1:-1, 1:-1] = 0.5 * u64[1:-1, 1:-1] + 0.125 * (u64[:-2, 1:-1] + u64[2:, 1:-1] + u64[1:-1, :-2] + u64[1:-1, 2:])
+    del u64
+    v = torch.empty_like(u)
+
+    def verify():
+        return check(sum_err(v, want, want.abs()), 1e-6, "max rel err")
+    g = (triton.cdiv(nx, 64), triton.cdiv(ny, 16))
+    ctx.row("stencil2d", lambda: stencil2d[g](u, v, ny, nx, BY=16, BX=64), verify, bytes_=8.0 * ny * nx)
+
+
+def part_stencil3d(ctx):
+    nz = ny = nx = 512
+    u = rand((nz, ny, nx), 32)
+    u64 = u.double()
+    want = u64.clone()
+    around = u64[:-2, 1:-1, 1:-1] + u64[2:, 1:-1, 1:-1] + u64[1:-1, :-2, 1:-1] + u64[1:-1, 2:, 1:-1]
+    around += u64[1:-1, 1:-1, :-2] + u64[1:-1, 1:-1, 2:]
+    want[1:-1, 1:-1, 1:-1] = 0.4 * u64[1:-1, 1:-1, 1:-1] + 0.1 * around
+    del u64, around
+    v = torch.empty_like(u)
+
+    def verify():
+        return check(sum_err(v, want, want.abs()), 1e-6, "max rel err")
+    g = (triton.cdiv(nx, 64), triton.cdiv(ny, 16), nz)
+    ctx.row("stencil3d", lambda: stencil3d[g](u, v, nz, ny, nx, BY=16, BX=64), verify, bytes_=8.0 * nz * ny * nx)
+
+
+def part_bitonic(ctx):
+    n = 1 << 28
+    j, k = 1 << 12, 1 << 20
+    x = torch.randint(0, 2 ** 31, (n,), device=DEV, generator=gen(41), dtype=torch.int32)
+    # Pairs (i, i + j) lie in blocks of 2j, and k > j: a block's direction is its start's bit k.
+    pairs = x.view(-1, 2, j)
+    ascending = ((torch.arange(pairs.shape[0], device=DEV) * 2 * j) & k == 0)[:, None]
+    lo, hi = torch.minimum(pairs[:, 0], pairs[:, 1]), torch.maximum(pairs[:, 0], pairs[:, 1])
+    want = torch.stack([torch.where(ascending, lo, hi), torch.where(ascending, hi, lo)], dim=1).reshape(-1)
+    del pairs, lo, hi
+    y = torch.empty_like(x)
+
+    def verify():
+        assert torch.equal(y, want), "differs"
+        return "exact"
+    ctx.row("bitonic_step", lambda: bitonic_step[(triton.cdiv(n, 1024),)](x, y, n, j, k, BLOCK=1024), verify, bytes_=8.0 * n)
+
+
+def part_radix_hist(ctx):
+    n = 1 << 28
+    keys = torch.randint(-2 ** 31, 2 ** 31, (n,), device=DEV, generator=gen(42), dtype=torch.int64).to(torch.int32)
+    want = torch.cat([torch.bincount(((keys >> (8 * d)) & 255).long(), minlength=256) for d in range(4)])
+    counts = torch.zeros(4 * 256, device=DEV, dtype=torch.int32)
+
+    def verify():
+        assert torch.equal(counts.long(), want), "counts differ"
+        return "exact"
+    ctx.row("radix_hist", lambda: radix_hist[(triton.cdiv(n, 4096),)](keys, counts, n, BLOCK=4096), verify, bytes_=4.0 * n,
+            reset=lambda: counts.zero_())
+
+
+def part_compact(ctx):
+    n = 1 << 28
+    threshold = 0.5
+    x = rand(n, 43)
+    want = torch.sort(x[x > threshold]).values
+    out = torch.empty_like(x)
+    count = torch.zeros(1, device=DEV, dtype=torch.int32)
+
+    def launch():
+        # Every launch starts from a zero count (a kernel on the stream, as the Rust suite's memset).
+        count.zero_()
+        compact[(triton.cdiv(n, 1024),)](x, threshold, out, count, n, BLOCK=1024)
+
+    def verify():
+        got = int(count.item())
+        assert got == len(want), "count %d, expected %d" % (got, len(want))
+        assert torch.equal(torch.sort(out[:got]).values, want), "not the kept values"
+        return "exact (%d kept, as a multiset)" % got
+    ctx.row("compact", launch, verify, bytes_=4.0 * (n + len(want)))
+
+
 PARTS = {
     "transpose": part_transpose,
     "gemv": part_gemv,
@@ -257,4 +408,9 @@ PARTS = {
     "rmsnorm": part_rmsnorm,
     "softmax3": part_softmax3,
     "topk": part_topk,
+    "stencil2d": part_stencil2d,
+    "stencil3d": part_stencil3d,
+    "bitonic": part_bitonic,
+    "radix_hist": part_radix_hist,
+    "compact": part_compact,
 }

@@ -8,8 +8,22 @@
 mod suite;
 
 /// The corpus's kernels (issue 33) beyond the suite's first ones, in the order they run.
-const CORPUS: [&str; 9] =
-    ["transpose_naive", "transpose_tiled", "gemv", "spmv_csr", "conv2d", "layernorm", "rmsnorm", "softmax3", "topk_rows"];
+const CORPUS: [&str; 14] = [
+    "transpose_naive",
+    "transpose_tiled",
+    "gemv",
+    "spmv_csr",
+    "conv2d",
+    "layernorm",
+    "rmsnorm",
+    "softmax3",
+    "topk_rows",
+    "stencil2d",
+    "stencil3d",
+    "bitonic_step",
+    "radix_hist",
+    "compact",
+];
 
 #[test]
 fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {

@@ -7,3 +7,5 @@ pub mod matrix;
 pub mod reduce;
 pub mod rows;
 pub mod scan;
+pub mod sort;
+pub mod stencil;

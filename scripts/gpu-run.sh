@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine: the GPU tests, the prebuild demo, the first-launch bench beside numba-cuda,
-# then the execution-speed suite (kache, NVRTC, numba-cuda, Triton; benches/speed/run.sh). Where
+# then the execution-speed suite (kache, NVRTC, numba-cuda, Triton; benches/speed/run.sh) and the
+# autotuning bench (benches/tune/run.sh). Where
 # `nvidia-smi -L` lists two GPUs or more, the tests that need two must run (KACHE_REQUIRE_GPUS=2)
 # and the several-GPU bench (examples/multi_gpu.rs) runs first.
 # usage: bash scripts/gpu-run.sh [REPS] [OUT_DIR]
@@ -23,4 +24,6 @@ bash .gpu/run.sh 2>&1 | tee "$out/gpu-tests.txt" || status=1
 .gpu/prebuild-demo --first-launch "$reps" cuda 2>&1 | tee "$out/prebuild-first-launch.txt" || status=1
 bash benches/compare/run.sh "$reps" "$out" 2>&1 | tee "$out/compare.txt" || status=1
 bash benches/speed/run.sh "$out" 2>&1 | tee "$out/speed.txt" || status=1
+# Autotuning: tuned choices against an exhaustive sweep, tuning time, first launches (issue 36).
+bash benches/tune/run.sh "$out" || status=1
 exit $status

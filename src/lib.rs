@@ -83,7 +83,7 @@ pub use jit::{CaptureSlot, CompileRequest, CompiledFile, CompiledKernel, Direct,
 #[cfg(feature = "compiler")]
 pub use jit::{FactoryArgs, Jit, Kernel, KernelsToCompile, Module, ModuleLoad, Origin};
 #[cfg(feature = "compiler")]
-pub use jit::{Tuner, Tuning, TuningExplanation, TuningReport, TuningSource};
+pub use jit::{Tuner, Tuning, TuningCandidate, TuningExplanation, TuningReport, TuningSource};
 #[cfg(feature = "compiler")]
 pub use library::CodeLibrary;
 #[cfg(feature = "cuda")]

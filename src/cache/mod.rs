@@ -502,9 +502,15 @@ impl Cache {
     /// Looks up the tuning result `key` in memory, the local store, then the remote
     /// (backfilling the local store), and checks it: a payload that does not decode and verify
     /// against `key` ([`TuningRecord::decode`]), or that `expect` refuses (its candidates are not
-    /// the ones asked about), is a bad entry, removed and a miss. Counted in `tuning_hits` or
-    /// `tuning_misses`, never in `hits`.
-    pub fn lookup_tuning(&self, key: &Key, expect: &dyn Fn(&TuningRecord) -> Result<(), String>) -> Option<(TuningRecord, Tier)> {
+    /// the ones asked about), is a bad entry, removed and a miss. Counted in `tuning_hits` or,
+    /// where `count_miss`, `tuning_misses`; never in `hits`. (A lookup whose miss another lookup
+    /// of the same launch follows does not count it.)
+    pub fn lookup_tuning(
+        &self,
+        key: &Key,
+        expect: &dyn Fn(&TuningRecord) -> Result<(), String>,
+        count_miss: bool,
+    ) -> Option<(TuningRecord, Tier)> {
         let found = self.lookup_counted(std::slice::from_ref(key), &[], Counting::Quiet).pop();
         let hit = match found {
             Some(Lookup::Hit(e, tier)) => {
@@ -532,10 +538,11 @@ impl Cache {
                 crate::logging::debug!("tuning hit {key} ({tier:?}): {}", r.describe(r.chosen_config()));
                 self.count(Counter::TuningHits, 1);
             }
-            None => {
+            None if count_miss => {
                 crate::logging::debug!("tuning miss {key}");
                 self.count(Counter::TuningMisses, 1);
             }
+            None => crate::logging::debug!("not found: tuning result {key}"),
         }
         hit
     }

@@ -29,6 +29,11 @@ impl GenericPart {
         GenericPart { sig, module, instances: Mutex::new(HashMap::new()), chosen: Mutex::new(HashMap::new()) }
     }
 
+    /// The module it instantiates from.
+    pub(super) fn module(&self) -> &Module {
+        &self.module
+    }
+
     /// The error for asking a generic kernel for what only an instance has.
     pub(super) fn not_an_instance(&self) -> Error {
         let example = self

@@ -21,7 +21,8 @@ pub use direct::{CompiledFile, Direct, DirectExplanation, DirectMiss, FileReques
 pub use kernel::Kernel;
 pub use module::{FactoryArgs, KernelsToCompile, Module};
 pub use slots::CaptureSlot;
-pub use tune::{Tuner, Tuning, TuningExplanation, TuningReport, TuningSource};
+pub use tune::{Tuner, Tuning, TuningCandidate, TuningExplanation, TuningReport, TuningSource};
+pub(crate) use tune::{candidate_instances, candidate_names, recorded_tunings};
 
 use std::collections::HashMap;
 use std::path::Path;

@@ -342,7 +342,9 @@ impl Module {
     /// `--kernel`, the prebuild step without an instance list): each kernel that is not generic,
     /// and each instance of each generic kernel whose generic parameters are all type
     /// parameters (every type its bounds admit; `axpy<T: Float>` gives `axpy::<f16>` ..
-    /// `axpy::<f64>`). A generic kernel with a const parameter, or with more than
+    /// `axpy::<f64>`), and the instances the candidates of a `#[tune]` kernel whose generic
+    /// parameters are all constants run (`matmul::<8>`, `matmul::<16>` ..). Another generic
+    /// kernel with a const parameter, or with more than
     /// [`GenericKernelSig::MAX_INSTANCES`](lang::GenericKernelSig::MAX_INSTANCES) instances, is
     /// left out, with the reason.
     ///
@@ -366,7 +368,11 @@ impl Module {
                 None => out.names.push(name),
                 Some(g) => match g.every_instance() {
                     Ok(names) => out.names.extend(names),
-                    Err(why) => out.left_out.push((g.signature.clone(), why)),
+                    // A tuned kernel's candidates name its instances (`#[tune]`).
+                    Err(why) => match self.kernel(&name).ok().as_ref().and_then(super::tune::candidate_instances) {
+                        Some(names) => out.names.extend(names),
+                        None => out.left_out.push((g.signature.clone(), why)),
+                    },
                 },
             }
         }

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, generate};
+use super::generate::{GenGlobal, GenHost, GenKernel, GenModule, GenResult, GenTuned, generate};
 use super::host_object;
 use super::names::{first_collision, instance_rust_name, rust_name};
 use crate::build_script;
@@ -374,6 +374,9 @@ impl Builder {
                 names.push(name);
                 continue;
             };
+            // A tuned kernel's candidates are built whatever else is listed (its tuned launch
+            // function picks among them).
+            let tuned = m.kernel(&name).ok().as_ref().and_then(crate::jit::candidate_instances).unwrap_or_default();
             if let Some((_, list)) = self.instances.iter().find(|(k, _)| *k == name) {
                 used.push(name.clone());
                 for args in list {
@@ -381,6 +384,18 @@ impl Builder {
                     if !names.contains(&k.name().to_string()) {
                         names.push(k.name().to_string());
                     }
+                }
+                for t in tuned {
+                    let k = m.kernel(&t)?;
+                    if !names.contains(&k.name().to_string()) {
+                        names.push(k.name().to_string());
+                    }
+                }
+                continue;
+            }
+            if !tuned.is_empty() {
+                for t in tuned {
+                    names.push(m.kernel(&t)?.name().to_string());
                 }
                 continue;
             }
@@ -546,8 +561,19 @@ impl Builder {
                 }
                 None => None,
             };
-            kernels.push(GenKernel { name, rust, signature: k.signature().to_vec(), enums: k.enums().to_vec(), entry, ptx, cubins, host });
+            kernels.push(GenKernel {
+                name,
+                rust,
+                signature: k.signature().to_vec(),
+                enums: k.enums().to_vec(),
+                entry,
+                ptx,
+                cubins,
+                host,
+                tuned_only: false,
+            });
         }
+        let tuned = self.tuned_of(&m, file, code, &mut kernels)?;
         for f in m.factory_names() {
             crate::logging::warning!(
                 "{}: factory '{f}' is not prebuilt (its arguments come from the host); instantiate it with kache::Jit",
@@ -562,9 +588,63 @@ impl Builder {
                 shown: file.shown.clone(),
                 file: file_name,
                 kernels,
+                tuned,
             },
             used,
         ))
+    }
+
+    /// The `#[tune]` kernels of a file: each with its candidates (kernels built among `kernels`;
+    /// a kernel that is not generic is then launched through its tuned function alone) and the
+    /// tuning results the cache holds for the targets built for.
+    fn tuned_of(&self, m: &crate::jit::Module, file: &KernelFile, code: &Code<'_>, kernels: &mut [GenKernel]) -> Result<Vec<GenTuned>> {
+        let mut targets: Vec<Target> = code.archs.iter().map(|a| Target::Nvptx(*a)).collect();
+        // Results tuned by the JIT on this machine's CPU, for the host backend.
+        targets.push(Target::Host);
+        let mut out = Vec::new();
+        for name in m.kernel_names() {
+            let k = m.kernel(&name)?;
+            let Some(space) = k.tune_space() else { continue };
+            let configs = space.candidates().map_err(|e| Error::Tuning { kernel: name.clone(), problem: e.to_string() })?;
+            let names: Vec<String> = match (k.is_generic(), crate::jit::candidate_names(&k)) {
+                (false, _) => vec![name.clone(); configs.len()],
+                (true, Some(n)) => n.iter().map(|n| Ok(m.kernel(n)?.name().to_string())).collect::<Result<_>>()?,
+                (true, None) => {
+                    crate::logging::warning!(
+                        "{}: tuned kernel `{name}` has a type parameter: its instances are built as listed, without a tuned launch function",
+                        file.path.display()
+                    );
+                    continue;
+                }
+            };
+            let mut candidates = Vec::with_capacity(configs.len());
+            let mut signature = Vec::new();
+            for (config, n) in configs.iter().zip(&names) {
+                let g = kernels
+                    .iter_mut()
+                    .find(|g| &g.name == n)
+                    .ok_or_else(|| Error::Internal(format!("candidate `{n}` of tuned kernel `{name}` was not built")))?;
+                if !k.is_generic() {
+                    // Its own launch function and accessor would take the tuned one's name.
+                    g.tuned_only = true;
+                }
+                signature = g.signature.clone();
+                candidates.push((config.clone(), g.rust.clone()));
+            }
+            let results = crate::jit::recorded_tunings(&k, &targets)?
+                .into_iter()
+                .map(|r| GenResult {
+                    device: r.device.name.clone(),
+                    multiprocessors: r.device.multiprocessors,
+                    compute_capability: r.device.compute_capability,
+                    driver: r.device.driver,
+                    bucket: r.bucket.clone(),
+                    chosen: r.chosen,
+                })
+                .collect();
+            out.push(GenTuned { name: name.clone(), rust: rust_name(&name), signature, space: space.clone(), candidates, results });
+        }
+        Ok(out)
     }
 }
 

@@ -15,7 +15,7 @@ use quote::quote;
 use super::names::{ident, launch_params};
 use crate::capture::CaptureValue;
 use crate::error::{Error, Result};
-use crate::ir::{EnumDef, Layout, Scalar, ScalarValue, Ty};
+use crate::ir::{EnumDef, Layout, Scalar, ScalarValue, TuneExpr, TuneSpace, Ty};
 
 /// A kernel to generate a launch function for.
 pub(crate) struct GenKernel {
@@ -35,6 +35,9 @@ pub(crate) struct GenKernel {
     pub(crate) cubins: Vec<(String, String)>,
     /// Its host object code, if the step made some.
     pub(crate) host: Option<GenHost>,
+    /// A kernel that is not generic but tuned (`#[tune]` over its launch shape): launched only
+    /// through its tuned function, which takes its name; its accessor is that function's own.
+    pub(crate) tuned_only: bool,
 }
 
 /// A kernel's host object code, linked into the crate.
@@ -47,6 +50,34 @@ pub(crate) struct GenHost {
     pub(crate) cooperative: bool,
     /// Bytes of stack one kernel thread may use.
     pub(crate) stack: u64,
+}
+
+/// A kernel declared with `#[tune(..)]`: a launch function without a grid, which picks among
+/// its candidates (kernels of the same file, each with its own [`GenKernel`]).
+pub(crate) struct GenTuned {
+    /// Its name in the kernel language.
+    pub(crate) name: String,
+    /// Its Rust name (no candidate instance has it: an instance's name carries its arguments).
+    pub(crate) rust: String,
+    /// Its parameters, with concrete types (a candidate's).
+    pub(crate) signature: Vec<(String, Ty)>,
+    /// Its tuning space.
+    pub(crate) space: TuneSpace,
+    /// Each candidate's configuration and the Rust name of the kernel it runs.
+    pub(crate) candidates: Vec<(Vec<u64>, String)>,
+    /// The tuning results found in the cache: device, multiprocessors, compute capability,
+    /// driver, key values, chosen candidate.
+    pub(crate) results: Vec<GenResult>,
+}
+
+/// A tuning result recorded in generated code.
+pub(crate) struct GenResult {
+    pub(crate) device: String,
+    pub(crate) multiprocessors: u32,
+    pub(crate) compute_capability: Option<(i32, i32)>,
+    pub(crate) driver: Option<i32>,
+    pub(crate) bucket: Vec<u64>,
+    pub(crate) chosen: usize,
 }
 
 /// A kernel file, which becomes a module.
@@ -64,6 +95,8 @@ pub(crate) struct GenModule {
     pub(crate) file: String,
     /// Its kernels.
     pub(crate) kernels: Vec<GenKernel>,
+    /// Its `#[tune]` kernels.
+    pub(crate) tuned: Vec<GenTuned>,
 }
 
 /// A host value bound for every kernel file.
@@ -134,8 +167,13 @@ fn module(m: &GenModule) -> Result<TokenStream> {
          (`kache::KernelArgs`: foreign arrays, say).",
         code(&m.file)
     );
-    let launches = m.kernels.iter().map(|k| launch(m, k)).collect::<Result<Vec<_>>>()?;
-    let accessors = m.kernels.iter().map(|k| accessor(m, k)).collect::<Result<Vec<_>>>()?;
+    let plain = m.kernels.iter().filter(|k| !k.tuned_only);
+    let mut launches = plain.clone().map(|k| launch(m, k)).collect::<Result<Vec<_>>>()?;
+    let mut accessors = plain.map(|k| accessor(m, k, &k.rust)).collect::<Result<Vec<_>>>()?;
+    for t in &m.tuned {
+        launches.push(tuned_launch(m, t)?);
+        accessors.push(tuned_accessor(m, t)?);
+    }
     let source = &m.source;
     let module_files = m.modules.iter().map(|(rel, path)| quote!((#rel, include_str!(#path))));
     Ok(quote! {
@@ -172,8 +210,9 @@ fn launch(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     })
 }
 
-fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
-    let function = ident(&k.rust);
+/// The accessor `function` of kernel `k`'s [`Prebuilt`](crate::prebuild::Prebuilt).
+fn accessor(m: &GenModule, k: &GenKernel, function: &str) -> Result<TokenStream> {
+    let function = ident(function);
     let (name, file, entry) = (&k.name, &m.file, &k.entry);
     let ptx = k.ptx.iter().map(|(arch, path)| quote!((#arch, include_str!(#path))));
     let cubins = k.cubins.iter().map(|(arch, path)| quote!((#arch, include_bytes!(#path))));
@@ -219,6 +258,138 @@ fn accessor(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
             &KERNEL
         }
     })
+}
+
+/// The launch function of a tuned kernel: its parameters, no grid.
+fn tuned_launch(m: &GenModule, t: &GenTuned) -> Result<TokenStream> {
+    let kernel_params: Vec<&str> = t.signature.iter().map(|(n, _)| n.as_str()).collect();
+    let names = launch_params(&kernel_params);
+    let function = ident(&t.rust);
+    let device = ident(&names.device);
+    let params: Vec<_> = names.params.iter().map(|p| ident(p)).collect();
+    let types = t.signature.iter().map(|(_, ty)| rust_type(ty)).collect::<Result<Vec<_>>>()?;
+    let signature = format!("{}({})", t.name, t.signature.iter().map(|(n, ty)| format!("{n}: {ty}")).collect::<Vec<_>>().join(", "));
+    let doc = format!(
+        " Launches tuned kernel {} of {} on {} in the configuration tuned for its model and these arguments' \
+         tuning key (recorded at build time, else tuned at the first such launch).",
+        code(&signature),
+        code(&m.file),
+        code(&names.device)
+    );
+    Ok(quote! {
+        #[doc = #doc]
+        pub fn #function(#device: &::kache::Device #(, #params: #types)*) -> ::kache::Result<()> {
+            prebuilt::#function().launch_with(#device, &[#(&#params),*]).map(|_| ())
+        }
+    })
+}
+
+/// The accessor of a tuned kernel's [`PrebuiltTuned`](crate::prebuild::PrebuiltTuned). The
+/// candidates of a kernel that is not generic run the kernel itself, whose accessor is made
+/// here, inside (its name is the tuned kernel's).
+fn tuned_accessor(m: &GenModule, t: &GenTuned) -> Result<TokenStream> {
+    let function = ident(&t.rust);
+    let name = &t.name;
+    let space = space_tokens(&t.space);
+    let own = m.kernels.iter().find(|k| k.tuned_only && k.name == t.name);
+    let untuned = match own {
+        Some(k) => accessor(m, k, "untuned")?,
+        None => TokenStream::new(),
+    };
+    let candidates = t.candidates.iter().map(|(config, rust)| {
+        let accessor = if own.is_some() { ident("untuned") } else { ident(rust) };
+        quote!((&[#(#config),*], #accessor as fn() -> &'static ::kache::prebuild::Prebuilt))
+    });
+    let results = t.results.iter().map(|r| {
+        let (device, mp, chosen, bucket) = (&r.device, r.multiprocessors, r.chosen, &r.bucket);
+        let cc = match r.compute_capability {
+            Some((a, b)) => quote!(::std::option::Option::Some((#a, #b))),
+            None => quote!(::std::option::Option::None),
+        };
+        let driver = match r.driver {
+            Some(d) => quote!(::std::option::Option::Some(#d)),
+            None => quote!(::std::option::Option::None),
+        };
+        quote!(::kache::prebuild::TunedResult {
+            device: #device,
+            multiprocessors: #mp,
+            compute_capability: #cc,
+            driver: #driver,
+            bucket: &[#(#bucket),*],
+            chosen: #chosen,
+        })
+    });
+    let doc = format!(" The prebuilt tuned kernel {}.", code(&t.name));
+    Ok(quote! {
+        #[doc = #doc]
+        pub fn #function() -> &'static ::kache::prebuild::PrebuiltTuned {
+            #untuned
+            fn space() -> ::kache::ir::TuneSpace {
+                #space
+            }
+            static KERNEL: ::kache::prebuild::PrebuiltTuned = ::kache::prebuild::PrebuiltTuned::new(::kache::prebuild::TunedData {
+                name: #name,
+                space,
+                candidates: &[#(#candidates),*],
+                results: &[#(#results),*],
+            });
+            &KERNEL
+        }
+    })
+}
+
+/// Code that makes `s`.
+fn space_tokens(s: &TuneSpace) -> TokenStream {
+    let params = s.params.iter().map(|p| {
+        let (name, values) = (&p.name, &p.values);
+        let generic = match p.generic {
+            Some(g) => quote!(::std::option::Option::Some(#g)),
+            None => quote!(::std::option::Option::None),
+        };
+        quote!(::kache::ir::TuneParam { name: ::std::string::String::from(#name), values: ::std::vec![#(#values),*], generic: #generic })
+    });
+    let list = |l: &[TuneExpr]| {
+        let e = l.iter().map(expr_tokens);
+        quote!(::std::vec![#(#e),*])
+    };
+    let (require, block, grid, key) = (list(&s.require), list(&s.block), list(&s.grid), list(&s.key));
+    let shared = match &s.shared_mem {
+        Some(e) => {
+            let e = expr_tokens(e);
+            quote!(::std::option::Option::Some(#e))
+        }
+        None => quote!(::std::option::Option::None),
+    };
+    let arg_names = &s.arg_names;
+    quote!(::kache::ir::TuneSpace {
+        params: ::std::vec![#(#params),*],
+        require: #require,
+        block: #block,
+        grid: #grid,
+        shared_mem: #shared,
+        key: #key,
+        arg_names: ::std::vec![#(::std::string::String::from(#arg_names)),*],
+    })
+}
+
+fn expr_tokens(e: &TuneExpr) -> TokenStream {
+    match e {
+        TuneExpr::Lit(v) => quote!(::kache::ir::TuneExpr::Lit(#v)),
+        TuneExpr::Tuned(i) => quote!(::kache::ir::TuneExpr::Tuned(#i)),
+        TuneExpr::Arg(i) => quote!(::kache::ir::TuneExpr::Arg(#i)),
+        TuneExpr::Len(i) => quote!(::kache::ir::TuneExpr::Len(#i)),
+        TuneExpr::Shape(i, d) => quote!(::kache::ir::TuneExpr::Shape(#i, #d)),
+        TuneExpr::Unary(op, a) => {
+            let op = Ident::new(&format!("{op:?}"), Span::call_site());
+            let a = expr_tokens(a);
+            quote!(::kache::ir::TuneExpr::Unary(::kache::ir::TuneUnary::#op, ::std::boxed::Box::new(#a)))
+        }
+        TuneExpr::Binary(op, a, b) => {
+            let op = Ident::new(&format!("{op:?}"), Span::call_site());
+            let (a, b) = (expr_tokens(a), expr_tokens(b));
+            quote!(::kache::ir::TuneExpr::Binary(::kache::ir::TuneBinary::#op, ::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+    }
 }
 
 /// A parameter's type as a constant `kache::Ty`.

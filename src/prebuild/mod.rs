@@ -22,7 +22,9 @@
 //! kernel names become Rust names.
 //!
 //! Three parts: [`Builder`] (the build script's side), the code generator, and [`Prebuilt`]
-//! (the run-time side of generated code).
+//! (the run-time side of generated code), with [`PrebuiltTuned`] for kernels declared with
+//! `#[tune(..)]`: it launches the configuration the build step found tuned in the cache for the
+//! device and the arguments' tuning key.
 
 #[cfg(feature = "compiler")]
 mod builder;
@@ -33,7 +35,9 @@ mod host_object;
 #[cfg(feature = "compiler")]
 mod names;
 mod runtime;
+mod tuned;
 
 #[cfg(feature = "compiler")]
 pub use builder::{Builder, Cubins, TRACKED_ENV};
 pub use runtime::{EnumData, Global, Globals, HostCode, KernelData, Prebuilt};
+pub use tuned::{PrebuiltTuned, TunedCandidate, TunedChoice, TunedData, TunedResult};

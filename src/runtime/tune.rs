@@ -9,10 +9,10 @@
 
 use std::time::{Duration, Instant};
 
-use super::{ArgValue, Device, DeviceImpl, host};
+use super::{ArgValue, Device, DeviceImpl, Dim3, Grid, host};
 use crate::capture::Location;
 use crate::error::{Error, Result};
-use crate::ir::{Scalar, Ty};
+use crate::ir::{Scalar, TuneArgs, TuneSpace, Ty};
 
 /// What a tuning result is measured on: a GPU model (or the host's CPU), with what else makes
 /// two machines of one name differ in speed.
@@ -67,6 +67,44 @@ fn host_cpu_name() -> String {
         .lines()
         .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
         .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+/// A launch's arguments, as `#[tune]` expressions read them.
+pub(crate) struct LaunchArgs<'a>(pub(crate) &'a [ArgValue]);
+
+impl TuneArgs for LaunchArgs<'_> {
+    fn scalar(&self, i: usize) -> Option<i128> {
+        match self.0.get(i)? {
+            ArgValue::Scalar(v) => v.as_i128(),
+            _ => None,
+        }
+    }
+    fn shape(&self, i: usize) -> Option<Vec<usize>> {
+        match self.0.get(i)? {
+            ArgValue::Array { desc, .. } => Some(desc.shape().to_vec()),
+            _ => None,
+        }
+    }
+}
+
+/// The launch shape of configuration `config` of kernel `kernel`'s space for `args`, checked
+/// like any grid: [`Error::Tuning`] where the expressions have no value, [`Error::BadLaunch`]
+/// where a dimension does not fit or the grid is invalid.
+pub(crate) fn launch_shape(kernel: &str, space: &TuneSpace, config: &[u64], args: &[ArgValue]) -> Result<Grid> {
+    let s = space.shape(config, &LaunchArgs(args)).map_err(|e| Error::Tuning {
+        kernel: kernel.to_string(),
+        problem: format!("the launch shape of {} has no value: {e}", space.describe(config)),
+    })?;
+    let dim = |d: [u64; 3]| -> Result<Dim3> {
+        let f = |v: u64| {
+            u32::try_from(v).map_err(|_| Error::BadLaunch(format!("{v} does not fit a launch dimension ({})", space.describe(config))))
+        };
+        Ok(Dim3(f(d[0])?, f(d[1])?, f(d[2])?))
+    };
+    let shared = u32::try_from(s.shared_mem).map_err(|_| Error::BadLaunch(format!("{} bytes of shared memory", s.shared_mem)))?;
+    let grid = Grid::new(dim(s.grid)?, dim(s.block)?).with_shared_mem(shared);
+    grid.check()?;
+    Ok(grid)
 }
 
 /// One candidate, as a [`LaunchTimer`] and a progress report see it.

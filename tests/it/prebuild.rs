@@ -66,6 +66,7 @@ impl Workspace {
                     "(tap(x, i, 0) + tap(x, i, 1) + tap(x, i, 2)) * GAIN",
                 );
                 edit("generic.rs", "x[i] *= by;", "x[i] = by * x[i];");
+                edit("tuned.rs", "a * x[i] + y[i]", "y[i] + a * x[i]");
                 edit(
                     "filters.rs",
                     "atomic_add(&mut bins[(values[i] as usize) % bins.len()], 1);",
@@ -229,13 +230,18 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
             "ptxas not found and KACHE_REQUIRE_PTXAS=1: the build steps would embed no cubins; `make deps` installs it (the nvidia-cuda-nvcc-cu12 wheel, into target/toolchain/), and the Makefile sets KACHE_PTXAS"
         );
     }
-    // Kernels per crate: saxpy, 2 in filters.rs, 3 in blocks.rs, 2 instances of generic.rs's.
-    let kernels = 8;
+    // Kernels per crate: saxpy, 2 in filters.rs, 3 in blocks.rs, 2 instances of generic.rs's,
+    // the 2 instances tuned.rs's tuned kernel runs.
+    let kernels = 10;
     let all_new = lookups(kernels, kernels, cubins) + lookups(kernels, kernels, false);
     let all_cached = lookups(kernels, 0, cubins) + lookups(kernels, 0, false);
+    // Before the first build, a program tunes crate a's tuned kernel on the host backend (its
+    // two instances compiled for this CPU: two misses), with a timer that makes ITEMS = 2,
+    // BLOCK = 128 the fastest: the build step finds the result in the cache and records it.
+    let tuned_first = tune_crate_a(&ws);
     // First build: both crates' build scripts run (in parallel) against one fresh cache.
     ws.build();
-    assert_eq!(ws.stats(), misses_only(all_new));
+    assert_eq!(ws.stats(), misses_only(all_new) + tuned_first);
     // The generated launch functions run on the host backend from the object code linked into
     // the binaries, which depend on kache's runtime alone: nothing is compiled when they run
     // (they could not: there is no compiler in them), so no cache folder is even created.
@@ -247,7 +253,16 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
         assert!(o.status.success(), "{m}: {}", String::from_utf8_lossy(&o.stderr));
         let cubin_archs = if embeds_cubins { "[\"sm_80\", \"sm_90\"]" } else { "[]" };
         let want = format!("on host backend (CPU): ok (PTX for [\"sm_80\", \"sm_90\"], cubins for {cubin_archs}, host code: linked)");
-        assert!(String::from_utf8_lossy(&o.stdout).contains(&want), "{m}: {}", String::from_utf8_lossy(&o.stdout));
+        let out = String::from_utf8_lossy(&o.stdout);
+        assert!(out.contains(&want), "{m}: {out}");
+        // Crate a launches the choice recorded at build time, without a compiler; crate b's
+        // kernel is other code, which nothing tuned: it tunes among its prebuilt candidates.
+        let tuned = if m == "demo-a" {
+            "tuned kernel axpy_tuned: ITEMS = 2, BLOCK = 128 (recorded at build time; 1 result(s) recorded)"
+        } else {
+            "(tuned at run time; 0 result(s) recorded)"
+        };
+        assert!(out.contains(tuned), "{m}: {out}");
         let foreign = foreign_symbols(&binary);
         assert!(foreign.is_empty(), "{m} links code the runtime must not contain:\n{}", foreign[..foreign.len().min(20)].join("\n"));
         // Without LLVM a binary is a few megabytes (the release build, stripped, is about one:
@@ -259,12 +274,12 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     // A second build recompiles nothing: cargo does not even run the build scripts.
     let err = ws.build();
     assert!(!err.contains("Compiling demo-"), "{err}");
-    assert_eq!(ws.stats(), misses_only(all_new));
+    assert_eq!(ws.stats(), misses_only(all_new) + tuned_first);
     // After cargo clean, every kernel is a cache hit.
     let o = ws.cargo(&["clean", "-p", "demo-a", "-p", "demo-b"]);
     assert!(o.status.success());
     ws.build();
-    let mut expected = misses_only(all_new) + all_cached;
+    let mut expected = misses_only(all_new) + tuned_first + all_cached;
     assert_eq!(ws.stats(), expected);
     // Editing one kernel recompiles exactly that one (its PTX and cubins for the two
     // architectures, its host code); crate b's build script does not run.
@@ -299,6 +314,33 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.rs:3:12") && err.contains("kache::Jit"), "{err}");
+}
+
+/// Tunes crate a's `axpy_tuned` (kernels/tuned.rs) for 1,000 elements on the host backend
+/// through the JIT, into the cache its builds use, making ITEMS = 2, BLOCK = 128 the fastest;
+/// returns what that counted in the store (its two instances compiled for this CPU).
+fn tune_crate_a(ws: &Workspace) -> Counts {
+    struct Favour;
+    impl kache::LaunchTimer for Favour {
+        fn time(
+            &self,
+            _: &kache::Device,
+            c: &kache::TuneCandidate<'_>,
+            _: &mut dyn FnMut() -> kache::Result<()>,
+        ) -> kache::Result<std::time::Duration> {
+            Ok(std::time::Duration::from_micros(if c.description == "ITEMS = 2, BLOCK = 128" { 1 } else { 9 }))
+        }
+    }
+    let jit = kache::Jit::new(kache::Config::in_memory().with_cache_dir(ws.cache.path())).unwrap();
+    let k = jit.load_file(ws.dir.path().join("a/kernels/tuned.rs")).unwrap().kernel("axpy_tuned").unwrap();
+    let dev = kache::Device::host();
+    let x = dev.upload(&vec![1.0f32; 1000]).unwrap();
+    let mut y = dev.upload(&vec![1.0f32; 1000]).unwrap();
+    let t = k.tuner().timer(Favour).launch(&dev, (2.0f32, &x, &mut y)).unwrap();
+    assert_eq!(t.kernel, "axpy_tuned::<2>");
+    assert!(matches!(t.source, kache::TuningSource::Tuned(_)));
+    drop((k, jit));
+    Counts { misses: 2, ..Counts::default() }
 }
 
 /// Environment variable names that kache's library reads: the string literal of every direct

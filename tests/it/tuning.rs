@@ -363,9 +363,11 @@ fn kache_tune_stores_what_a_later_process_launches_and_the_commands_report_it() 
     assert!(chosen.starts_with(&format!("{} ", config.join(", "))), "{out}");
     assert!(x.download().unwrap().iter().all(|v| *v == 6.0));
     drop((k, jit));
-    let (code, out, _) = kache(&tune);
+    // The command again: its launch record leads to the result without keying a candidate.
+    let (code, out, err) = kache(&["-v", tune[0], tune[1], tune[2], tune[3], tune[4], tune[5], tune[6], tune[7], tune[8], tune[9]]);
     assert_eq!(code, Some(0));
     assert!(out.contains("cached (Local):"), "{out}");
+    assert!(err.contains("tuned launch of `scale`: recorded (record "), "{err}");
     let (_, ls, _) = kache(&["ls"]);
     let line = ls.lines().find(|l| l.contains(" tuning ")).unwrap_or_else(|| panic!("{ls}"));
     assert!(line.ends_with(&format!("scale: {}", config.join(", "))), "{line}");
@@ -383,4 +385,88 @@ fn kache_tune_stores_what_a_later_process_launches_and_the_commands_report_it() 
     let (code, _, err) = kache(&["tune", f, "--kernel", "scale", "--arg", "x=f32[10]"]);
     assert_eq!(code, Some(1));
     assert!(err.contains("no --arg a=.."), "{err}");
+}
+
+/// A tuned kernel's candidates are listed without running anything, each with its instance and
+/// launch shape; compiling every kernel of its module means compiling each instance they run.
+#[test]
+fn candidates_and_the_instances_to_compile_come_from_the_space() {
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let m = jit.load_source("scale.rs", SCALE).unwrap();
+    assert_eq!(m.kernels_to_compile().unwrap().names, ["scale::<1>", "scale::<2>", "scale::<4>"]);
+    let dev = Device::host();
+    let mut x = dev.upload(&vec![0.0f32; 1000]).unwrap();
+    let c = m.kernel("scale").unwrap().tuner().candidates(&dev, (2.0f32, &mut x)).unwrap();
+    let shown: Vec<(String, &str, u32, u32)> =
+        c.iter().map(|c| (c.description.clone(), c.kernel.name(), c.grid.grid.0, c.grid.block.0)).collect();
+    assert_eq!(
+        shown,
+        [
+            ("ITEMS = 1, BLOCK = 32".to_string(), "scale::<1>", 32, 32),
+            ("ITEMS = 1, BLOCK = 64".to_string(), "scale::<1>", 16, 64),
+            ("ITEMS = 2, BLOCK = 32".to_string(), "scale::<2>", 16, 32),
+            ("ITEMS = 2, BLOCK = 64".to_string(), "scale::<2>", 8, 64),
+            ("ITEMS = 4, BLOCK = 32".to_string(), "scale::<4>", 8, 32),
+            ("ITEMS = 4, BLOCK = 64".to_string(), "scale::<4>", 4, 64),
+        ]
+    );
+    assert_eq!(x.download().unwrap(), vec![0.0; 1000], "listing candidates runs nothing");
+}
+
+/// The autotuning bench's kernels (benches/tune/kernels.rs) are right in every configuration of
+/// their spaces, on the host backend (every candidate runs and agrees with the first), and each
+/// candidate instance's PTX for sm_90 assembles.
+#[test]
+fn the_bench_kernels_agree_in_every_configuration_and_assemble() {
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let m = jit.load_file(crate::common::root().join("benches/tune/kernels.rs")).unwrap();
+    let dev = Device::host();
+    let floats = |n: usize| (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0).collect::<Vec<f32>>();
+    let check = |name: &str, args: Vec<kache::ArgValue>| {
+        let t = m.kernel(name).unwrap().tuner().timer(Injected::new(&[])).launch(&dev, args).unwrap();
+        let TuningSource::Tuned(r) = &t.source else { panic!("{name}: {:?}", t.source) };
+        let dropped: Vec<_> = r.candidates.iter().filter(|(_, o)| !matches!(o, kache::TuneOutcome::Timed(_))).collect();
+        assert!(dropped.is_empty(), "{name}: {dropped:?}");
+    };
+    use kache::KernelArg;
+    let n = 64;
+    let (a, b) = (floats(n * n), floats(n * n).into_iter().rev().collect::<Vec<_>>());
+    let (da, db) = (dev.upload_nd(&a, &[n, n], kache::Order::C).unwrap(), dev.upload_nd(&b, &[n, n], kache::Order::C).unwrap());
+    let mut dc = dev.alloc::<f32>(&[n, n]).unwrap();
+    check("matmul_tuned", vec![(&da).arg().unwrap(), (&db).arg().unwrap(), KernelArg::arg(&&mut dc).unwrap()]);
+    let c = dc.download().unwrap();
+    for (i, j) in [(0, 0), (5, 17), (63, 63)] {
+        let want: f32 = (0..n).map(|k| a[i * n + k] * b[k * n + j]).sum();
+        assert!((c[i * n + j] - want).abs() < 1e-3, "matmul at ({i}, {j}): {} vs {want}", c[i * n + j]);
+    }
+    let (rows, cols) = (3, 700);
+    let x = floats(rows * cols);
+    let dx = dev.upload_nd(&x, &[rows, cols], kache::Order::C).unwrap();
+    let mut dy = dev.alloc::<f32>(&[rows, cols]).unwrap();
+    check("softmax_tuned", vec![(&dx).arg().unwrap(), KernelArg::arg(&&mut dy).unwrap()]);
+    let y = dy.download().unwrap();
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, v| m.max(*v));
+        let sum: f32 = row.iter().map(|v| (v - max).exp()).sum();
+        for j in [0, 333, cols - 1] {
+            let want = (row[j] - max).exp() / sum;
+            assert!((y[r * cols + j] - want).abs() < 1e-6, "softmax at ({r}, {j}): {} vs {want}", y[r * cols + j]);
+        }
+    }
+    let (sx, sy) = (floats(5000), floats(5000));
+    let dsx = dev.upload(&sx).unwrap();
+    let mut dsy = dev.upload(&sy).unwrap();
+    check("saxpy_tuned", vec![2.0f32.arg().unwrap(), (&dsx).arg().unwrap(), KernelArg::arg(&&mut dsy).unwrap()]);
+    let got = dsy.download().unwrap();
+    assert!(sx.iter().zip(&sy).zip(&got).all(|((x, y), g)| *g == 2.0 * x + y));
+    let Some(ptxas) = crate::common::ptxas() else { return };
+    let names = m.kernels_to_compile().unwrap().names;
+    assert_eq!(names.len(), 10 + 7 + 4, "{names:?}");
+    let sm90 = kache::Target::Nvptx(kache::Arch::parse("sm_90").unwrap());
+    for name in names {
+        let k = m.kernel(&name).unwrap();
+        let c = k.compile(sm90, &kache::Specialization::uniform(k.program(), kache::Layout::C)).unwrap();
+        crate::common::assemble(&ptxas, c.ptx().unwrap(), &name);
+    }
 }

@@ -12,6 +12,12 @@ pub fn run_all(device: &kache::Device) -> kache::Result<()> {
     let y = y.download()?;
     assert!((0..n).all(|i| y[i] == 3.0 * i as f32 + 1.0), "saxpy");
 
+    // The tuned kernel: no grid, its space gives the launch shape of the configuration chosen.
+    let mut t = device.upload(&vec![1.0f32; n])?;
+    tuned::axpy_tuned(device, 3.0, &x, &mut t)?;
+    let t = t.download()?;
+    assert!((0..n).all(|i| t[i] == 3.0 * i as f32 + 1.0), "axpy_tuned");
+
     let mut s = device.alloc::<f32>(&[n])?;
     filters::smooth(device, kache::Grid::linear(n, 128), &x, &mut s)?;
     let s = s.download()?;

@@ -16,6 +16,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => {
             let device = kache::Device::best();
             prebuild_demo::run_all(&device)?;
+            // Which configuration the tuned kernel runs here, and whether the build recorded it.
+            let tuned = prebuild_demo::tuned::prebuilt::axpy_tuned();
+            let x = device.upload(&vec![1.0f32; 1000])?;
+            let mut y = device.upload(&vec![1.0f32; 1000])?;
+            let choice = tuned.launch(&device, (2.0f32, &x, &mut y))?;
+            let config: Vec<String> = choice.config.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            println!(
+                "tuned kernel {}: {} ({}; {} result(s) recorded)",
+                tuned.name(),
+                config.join(", "),
+                if choice.recorded { "recorded at build time" } else { "tuned at run time" },
+                tuned.recorded().len()
+            );
             let saxpy = prebuild_demo::saxpy::prebuilt::saxpy();
             println!(
                 "prebuilt kernels ran on {}: ok (PTX for {:?}, cubins for {:?}, host code: {})",

@@ -60,13 +60,17 @@ impl Device {
     }
 }
 
-/// The CPU's model name (Linux's `/proc/cpuinfo`), else the architecture's.
+/// The CPU's model name (Linux's `/proc/cpuinfo`), else the architecture's; read once.
 fn host_cpu_name() -> String {
-    let info = crate::files::read_regular(std::path::Path::new("/proc/cpuinfo"), 1 << 20, true).unwrap_or_default();
-    String::from_utf8_lossy(&info)
-        .lines()
-        .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        let info = crate::files::read_regular(std::path::Path::new("/proc/cpuinfo"), 1 << 20, true).unwrap_or_default();
+        String::from_utf8_lossy(&info)
+            .lines()
+            .find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, v)| v.trim().to_string()))
+            .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+    })
+    .clone()
 }
 
 /// A launch's arguments, as `#[tune]` expressions read them.

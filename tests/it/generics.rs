@@ -578,3 +578,23 @@ fn generic_functions_and_kernels_across_files() {
     let names = m.kernels_to_compile().unwrap().names;
     assert!(names.contains(&"common::scale::<u16>".to_string()) && names.contains(&"mix::<bf16>".to_string()), "{names:?}");
 }
+
+/// `#[kernel(..)]`'s options hold for every instance of a generic kernel: launch bounds refuse a
+/// larger block, and `fmad = false` gives the instance the key of uncontracted code.
+#[test]
+fn instances_keep_the_kernels_options() {
+    let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
+    let src = "#[kernel(max_threads = 64, fmad = false)]\npub fn f<const N: usize>(x: &mut [f32]) { let i = global_id_x(); if i < x.len() { x[i] = x[i] * 2.0 + N as f32; } }";
+    let m = module(&jit, src);
+    let k = m.kernel("f::<1>").unwrap();
+    assert_eq!(k.program().fmad, Some(false));
+    assert_eq!(k.program().launch_bounds.map(|b| b.max_threads), Some(64));
+    let dev = Device::host();
+    let mut x = dev.upload(&[1.0f32; 4]).unwrap();
+    let e = k.launch(&dev, Grid::linear(4, 128), (&mut x,)).unwrap_err();
+    assert!(e.to_string().contains("declared with `max_threads = 64`"), "{e}");
+    k.launch(&dev, Grid::linear(4, 64), (&mut x,)).unwrap();
+    assert_eq!(x.download().unwrap(), vec![3.0; 4]);
+    let plain = module(&jit, &src.replace(", fmad = false", "")).kernel("f::<1>").unwrap();
+    assert_ne!(key(&k), key(&plain), "fmad is keyed for instances too");
+}

@@ -327,6 +327,21 @@ fn tuning_results_travel_through_the_remote_tier() {
     assert_eq!(t2.kernel, "scale::<2>");
     assert!(y.download().unwrap().iter().all(|v| *v == 3.0));
     assert_eq!(second.cache().stats().tuning_hits, 1);
+    drop(second);
+    // A tuning result changed in Redis (its MAC kept) is rejected: a third machine tunes.
+    let (name, mut value) = r.dump(db).into_iter().find(|(k, _)| k.ends_with(&t.key.hex())).unwrap();
+    let n = value.len();
+    value[n - 9] ^= 1;
+    let mut c = r.connection(db).unwrap();
+    let _: () = redis::cmd("SET").arg(&name).arg(value).query(&mut c).unwrap();
+    let c3 = tempfile::tempdir().unwrap();
+    let third = machine(c3.path());
+    let mut z = dev.upload(&vec![1.0f32; 64]).unwrap();
+    let t3 =
+        scale_kernel(&third, SCALE).tuner().timer(Injected::new(&[("ITEMS = 4, BLOCK = 64", 1)])).launch(&dev, (2.0f32, &mut z)).unwrap();
+    assert!(matches!(t3.source, TuningSource::Tuned(_)), "{:?}", t3.source);
+    assert_eq!(t3.kernel, "scale::<4>");
+    assert!(third.cache().stats().remote_rejected >= 1);
 }
 
 /// `kache tune` measures and stores; the next process (a program's `Jit`, or the command again)

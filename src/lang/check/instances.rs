@@ -174,7 +174,10 @@ pub(super) fn check_instance(m: &ast::SourceModule, env: &Env, name: &KernelName
     };
     cx.check_generic_args(f, &name.args, generics_span(f), &name.canonical).map_err(diag)?;
     let id = cx.ensure_instance(f, &name.args, None).map_err(diag)?;
-    let p = cx.finish(id).map_err(diag)?;
+    let mut p = cx.finish(id).map_err(diag)?;
+    // `#[kernel(..)]`'s options are every instance's, as they are a kernel's that is not generic.
+    p.fmad = f.options.fmad;
+    p.launch_bounds = f.options.max_threads.map(|max_threads| LaunchBounds { max_threads, min_blocks: f.options.min_blocks });
     check_shared_total(&p).map_err(diag)?;
     Ok(p)
 }

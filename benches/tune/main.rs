@@ -187,7 +187,26 @@ fn children(mode: &str, root: &Path, cache: &Path, case: &Case, size: usize, unt
 
 fn run_case(case: &Case, size: usize, root: &Path, reps: usize, dev: &Device) -> Row {
     let cache = tempfile::tempdir().unwrap();
-    let jit = Jit::new(config(cache.path())).unwrap();
+    let (row, tuned) = tune_and_sweep(case, size, root, dev, cache.path());
+    // The JIT of the tuning is gone: its records and bookkeeping are written.
+    // Second processes: the tuned hit, and the untuned hit of the chosen instance and grid.
+    let g = tuned.grid;
+    let untuned: Vec<String> = [tuned.kernel.clone()]
+        .into_iter()
+        .chain([g.grid.0, g.grid.1, g.grid.2, g.block.0, g.block.1, g.block.2, g.shared_mem].iter().map(|v| v.to_string()))
+        .collect();
+    let (mut t_tuned, mut t_untuned) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        t_tuned.push(children("tuned", root, cache.path(), case, size, &[], 1));
+        t_untuned.push(children("untuned", root, cache.path(), case, size, &untuned, 1));
+    }
+    Row { first_launch_tuned_ms: median(t_tuned), first_launch_untuned_ms: median(t_untuned), ..row }
+}
+
+/// The first tuned launch in a fresh cache folder, then the sweep; the row without its first
+/// launches, and what the tuning chose.
+fn tune_and_sweep(case: &Case, size: usize, root: &Path, dev: &Device, cache: &Path) -> (Row, kache::Tuning) {
+    let jit = Jit::new(config(cache)).unwrap();
     let k = jit.load_file(root.join(case.file)).unwrap().kernel(case.kernel).unwrap();
     let args = (case.args)(dev, size);
     dev.synchronize().unwrap();
@@ -213,18 +232,7 @@ fn run_case(case: &Case, size: usize, root: &Path, reps: usize, dev: &Device) ->
     let chosen_desc = &report.candidates[report.chosen].0;
     let chosen_t = times.iter().find(|(d, _)| d == chosen_desc).map(|(_, t)| *t).unwrap_or(Duration::MAX);
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    // Second processes: the tuned hit, and the untuned hit of the chosen instance and grid.
-    let g = tuned.grid;
-    let untuned: Vec<String> = [tuned.kernel.clone()]
-        .into_iter()
-        .chain([g.grid.0, g.grid.1, g.grid.2, g.block.0, g.block.1, g.block.2, g.shared_mem].iter().map(|v| v.to_string()))
-        .collect();
-    let (mut t_tuned, mut t_untuned) = (Vec::new(), Vec::new());
-    for _ in 0..reps {
-        t_tuned.push(children("tuned", root, cache.path(), case, size, &[], 1));
-        t_untuned.push(children("untuned", root, cache.path(), case, size, &untuned, 1));
-    }
-    Row {
+    let row = Row {
         case: case.name.to_string(),
         size,
         device: dev.model().to_string(),
@@ -236,9 +244,10 @@ fn run_case(case: &Case, size: usize, root: &Path, reps: usize, dev: &Device) ->
         best_ms: ms(best.1),
         ratio: chosen_t.as_secs_f64() / best.1.as_secs_f64(),
         tuning_ms,
-        first_launch_tuned_ms: median(t_tuned),
-        first_launch_untuned_ms: median(t_untuned),
-    }
+        first_launch_tuned_ms: f64::NAN,
+        first_launch_untuned_ms: f64::NAN,
+    };
+    (row, tuned)
 }
 
 fn main() -> ExitCode {

@@ -4,7 +4,7 @@
 //! and ssh's `StrictModes`, kache neither loads from nor writes into a folder owned by another
 //! user, or writable by its group or by others, unless the user trusts it by name in
 //! `KACHE_TRUSTED_DIRS` (see docs/cache.md): a list of folders separated like `PATH`, where
-//! `DIR/*` trusts every folder under `DIR` and `*` trusts every folder.
+//! `DIR/*` trusts `DIR` and every folder under it, and `*` trusts every folder.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

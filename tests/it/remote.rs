@@ -655,3 +655,21 @@ fn a_scan_whose_cursor_comes_back_is_an_error_not_a_loop_without_end() {
         assert!(e.to_string().contains("came back to cursor 1"), "{e}");
     }
 }
+
+/// `KACHE_REMOTE_CA` naming a FIFO (or a device) is refused at once, as every file kache reads
+/// is: before, reading it blocked the remote's thread for ever, and every exchange ran out of its
+/// time budget behind it ("no answer within ...").
+#[test]
+fn a_ca_file_that_is_not_a_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("ca.pem");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let port = crate::redis_servers::free_port();
+    let url = format!("rediss://127.0.0.1:{port}");
+    let env = [("KACHE_REMOTE", url.as_str()), ("KACHE_REMOTE_KEY", SECRET_TEXT), ("KACHE_REMOTE_CA", fifo.to_str().unwrap())];
+    let o = crate::faults::run_within(kache(dir.path(), &env).args(["remote", "ping"]), Duration::from_secs(60));
+    assert!(!o.status.success(), "{}", said(&o));
+    assert!(said(&o).contains("not a regular file (a FIFO)"), "{}", said(&o));
+}

@@ -97,7 +97,10 @@ fn ca_certificates(config: &RemoteConfig) -> Result<Option<Vec<u8>>, Failure> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject;
     let Some(path) = config.ca_file() else { return Ok(None) };
-    let pem = std::fs::read(path).map_err(|e| Failure::Setup(format!("KACHE_REMOTE_CA={}: {e}", path.display())))?;
+    // A regular file only, read to a limit: a FIFO there would hold the remote's thread for
+    // ever (the caller's budget ends, the thread stays blocked), `/dev/zero` would never end.
+    let pem =
+        crate::files::read_regular(path, 16 << 20, true).map_err(|e| Failure::Setup(format!("KACHE_REMOTE_CA={}: {e}", path.display())))?;
     let certificates = CertificateDer::pem_slice_iter(&pem).filter(Result::is_ok).count();
     if certificates == 0 {
         return Err(Failure::Setup(format!("KACHE_REMOTE_CA={} holds no PEM certificate", path.display())));

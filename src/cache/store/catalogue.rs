@@ -123,10 +123,11 @@ fn lock_catalogue(db_path: &Path, create: bool) -> std::io::Result<Option<File>>
 }
 
 impl LocalStore {
-    /// Makes the catalogue's folder safe for sled to open, under its lock: a whole `conf` (see
-    /// [`SLED_CONF`]) and no snapshot left half-written by a killed process (sled takes the
-    /// newest `snap.*` file as its snapshot, `.generating` ones included, and calls a torn one
-    /// corruption). Nothing else can be writing them: sled writes both only under the lock.
+    /// Makes the catalogue's folder safe for sled to open, under its lock: nothing but files and
+    /// folders in it (no FIFO or link, which sled would open without looking), a whole `conf`
+    /// (see [`SLED_CONF`]) and no snapshot left half-written by a killed process (sled takes
+    /// the newest `snap.*` file as its snapshot, `.generating` ones included, and calls a torn
+    /// one corruption). Nothing else can be writing them: sled writes both only under the lock.
     fn prepare(&self) -> Result<(), OpenError> {
         let env_or_broken = |e: std::io::Error| {
             if environmental(&e) {
@@ -136,23 +137,36 @@ impl LocalStore {
             }
         };
         super::create_private_dir(&self.db_path.join("blobs")).map_err(env_or_broken)?;
-        let Some(_lock) = lock_catalogue(&self.db_path, true).map_err(env_or_broken)? else { return Err(OpenError::Locked) };
-        let conf = self.db_path.join("conf");
-        let write = match std::fs::read(&conf) {
-            // Missing, torn, or empty enough that sled would write it itself.
-            Ok(b) => b != SLED_CONF && (SLED_CONF.starts_with(&b) || b.len() <= 8),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
-            Err(e) => return Err(env_or_broken(e)),
-        };
-        if write {
-            atomic::write_private(&conf, SLED_CONF).map_err(env_or_broken)?;
+        // sled opens its files without looking at what they are: a FIFO where its log, `conf` or
+        // newest snapshot belongs held every process that opened the catalogue for ever, and a
+        // link would be followed out of the store. Only files and folders belong here; anything
+        // else (a FIFO, a device, a socket, a link) goes: the log before it is locked, the rest
+        // under the lock. (A folder where a file belongs makes sled fail: moved aside as ever.)
+        let odd = |t: std::fs::FileType| !t.is_file() && !t.is_dir();
+        let log = self.db_path.join("db");
+        if std::fs::symlink_metadata(&log).is_ok_and(|m| odd(m.file_type())) {
+            std::fs::remove_file(&log).map_err(env_or_broken)?;
         }
+        let Some(_lock) = lock_catalogue(&self.db_path, true).map_err(env_or_broken)? else { return Err(OpenError::Locked) };
         for e in std::fs::read_dir(&self.db_path).map_err(env_or_broken)?.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with("snap.") && name.ends_with(".generating") {
+            let half_written = name.starts_with("snap.") && name.ends_with(".generating");
+            if half_written || (name != "db" && e.file_type().is_ok_and(odd)) {
                 std::fs::remove_file(e.path()).map_err(env_or_broken)?;
             }
+        }
+        let conf = self.db_path.join("conf");
+        let write = match crate::files::read_regular(&conf, 4 << 10, false) {
+            // Missing, torn, or empty enough that sled would write it itself.
+            Ok(b) => b != SLED_CONF && (SLED_CONF.starts_with(&b) || b.len() <= 8),
+            Err(crate::files::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => true,
+            Err(crate::files::ReadError::Io(e)) => return Err(env_or_broken(e)),
+            // Garbage of another kind: sled judges it (a folder, or a file too large for a conf).
+            Err(_) => false,
+        };
+        if write {
+            atomic::write_private(&conf, SLED_CONF).map_err(env_or_broken)?;
         }
         Ok(())
     }

@@ -295,6 +295,74 @@ def compact(x, threshold, out, count):
         out[base + cuda.popc(below)] = x[i]
 
 
+# Compute kernels (kernels/science.rs).
+
+@cuda.jit
+def nbody(bodies, acc, soft2):
+    # bodies is [n, 4] (x, y, z, mass), acc [n, 3].
+    tile = cuda.shared.array((NB, 4), float32)
+    i = cuda.grid(1)
+    t = cuda.threadIdx.x
+    n = bodies.shape[0]
+    mx = bodies[i, 0] if i < n else float32(0.0)
+    my = bodies[i, 1] if i < n else float32(0.0)
+    mz = bodies[i, 2] if i < n else float32(0.0)
+    ax = float32(0.0)
+    ay = float32(0.0)
+    az = float32(0.0)
+    for base in range(0, n, NB):
+        for c in range(4):
+            tile[t, c] = bodies[base + t, c] if base + t < n else float32(0.0)
+        cuda.syncthreads()
+        for k in range(NB):
+            dx, dy, dz = tile[k, 0] - mx, tile[k, 1] - my, tile[k, 2] - mz
+            inv = cuda.libdevice.rsqrtf(dx * dx + dy * dy + dz * dz + soft2)
+            s = tile[k, 3] * inv * inv * inv
+            ax += dx * s
+            ay += dy * s
+            az += dz * s
+        cuda.syncthreads()
+    if i < n:
+        acc[i, 0] = ax
+        acc[i, 1] = ay
+        acc[i, 2] = az
+
+
+@cuda.jit(device=True)
+def cnd(d):
+    return float32(0.5) * math.erfc(-d * float32(0.70710678118654752))
+
+
+@cuda.jit
+def black_scholes(s, k, t, r, v, call, put):
+    i = cuda.grid(1)
+    if i < call.size:
+        si, ki, ti = s[i], k[i], t[i]
+        sq = math.sqrt(ti)
+        d1 = (math.log(si / ki) + (r + float32(0.5) * v * v) * ti) / (v * sq)
+        d2 = d1 - v * sq
+        e = math.exp(-r * ti)
+        call[i] = si * cnd(d1) - ki * e * cnd(d2)
+        put[i] = ki * e * cnd(-d2) - si * cnd(-d1)
+
+
+@cuda.jit
+def mandelbrot(out, x0, y0, dx, dy, max_iter):
+    col, row = cuda.grid(2)
+    if row < out.shape[0] and col < out.shape[1]:
+        cx = x0 + float32(col) * dx
+        cy = y0 + float32(row) * dy
+        x = float32(0.0)
+        y = float32(0.0)
+        it = uint32(0)
+        while it < max_iter and x * x + y * y <= float32(4.0):
+            xt = x * x - y * y + cx
+            y = float32(2.0) * x * y + cy
+            x = xt
+            it += uint32(1)
+        out[row, col] = it
+
+
 # The parts (the Rust suite's cases/*.rs: the same inputs' shapes and references).
 
 def uniform(n, seed, shape=None):
@@ -541,6 +609,77 @@ def part_compact(ctx):
     ctx.row("compact", launch, verify, bytes_=4.0 * (n + len(kept)))
 
 
+def part_nbody(ctx):
+    n = ctx.size(1 << 17, 300)
+    soft2 = np.float32(0.01)
+    u = uniform(4 * n, 51, (n, 4))
+    bodies = np.where(np.arange(4) == 3, u + np.float32(0.01), np.float32(2) * u - np.float32(1)).astype(np.float32)
+    bd, ad = cuda.to_device(bodies), cuda.device_array((n, 3), np.float32)
+    picks = np.random.default_rng(52).integers(0, n, size=min(256, n))
+    b64 = bodies.astype(np.float64)
+
+    def verify():
+        acc = ad.copy_to_host()
+        worst = 0.0
+        for i in picks:
+            d = b64[:, :3] - b64[i, :3]
+            inv = 1.0 / np.sqrt((d * d).sum(axis=1) + float(soft2))
+            terms = d * (b64[:, 3] * inv ** 3)[:, None]
+            worst = max(worst, sum_err(acc[i], terms.sum(axis=0), np.abs(terms).sum(axis=0)))
+        return check(worst, 1e-4, "max err (of sum |terms|), %d bodies:" % len(picks))
+    ctx.row("nbody", lambda: nbody[cdiv(n, NB), NB](bd, ad, soft2), verify, flops=20.0 * n * n)
+
+
+def part_black_scholes(ctx):
+    n = ctx.size(1 << 26, 5000)
+    rate, vol = np.float32(0.02), np.float32(0.30)
+    s = np.float32(5) + np.float32(25) * uniform(n, 53)
+    k = np.float32(1) + np.float32(99) * uniform(n, 54)
+    t = np.float32(0.25) + np.float32(9.75) * uniform(n, 55)
+    picks = np.random.default_rng(56).integers(0, n, size=min(1 << 16, n))
+    s64, k64, t64 = (v[picks].astype(np.float64) for v in (s, k, t))
+    r, v = float(rate), float(vol)
+    d1 = (np.log(s64 / k64) + (r + 0.5 * v * v) * t64) / (v * np.sqrt(t64))
+    d2 = d1 - v * np.sqrt(t64)
+    from math import erfc as _erfc
+    cnd64 = np.vectorize(lambda d: 0.5 * _erfc(-d / math.sqrt(2.0)))
+    e = np.exp(-r * t64)
+    wc, wp = s64 * cnd64(d1) - k64 * e * cnd64(d2), k64 * e * cnd64(-d2) - s64 * cnd64(-d1)
+    sd, kd, td = cuda.to_device(s), cuda.to_device(k), cuda.to_device(t)
+    cd, pd = cuda.device_array(n, np.float32), cuda.device_array(n, np.float32)
+
+    def verify():
+        c, p = cd.copy_to_host()[picks], pd.copy_to_host()[picks]
+        worst = float(np.max(np.maximum(np.abs(c - wc), np.abs(p - wp)) / (s64 + k64)))
+        return check(worst, 1e-5, "max err (of spot + strike), %d options:" % len(picks))
+    ctx.row("black_scholes", lambda: black_scholes[cdiv(n, 256), 256](sd, kd, td, rate, vol, cd, pd), verify, bytes_=20.0 * n)
+
+
+def part_mandelbrot(ctx):
+    rows, cols = ctx.size(4096, 40), ctx.size(4096, 64)
+    max_iter = 256
+    x0, y0 = np.float32(-2.0), np.float32(-1.5)
+    dx, dy = np.float32(3.0 / cols), np.float32(3.0 / rows)
+    picks = np.random.default_rng(57).integers(0, rows * cols, size=min(1 << 16, rows * cols))
+    cx = float(x0) + (picks % cols) * float(dx)
+    cy = float(y0) + (picks // cols) * float(dy)
+    want = np.zeros(len(picks), np.int64)
+    zx, zy = np.zeros(len(picks)), np.zeros(len(picks))
+    for _ in range(max_iter):
+        live = zx * zx + zy * zy <= 4.0
+        want += live
+        zx, zy = np.where(live, zx * zx - zy * zy + cx, zx), np.where(live, 2.0 * zx * zy + cy, zy)
+    od = cuda.device_array((rows, cols), np.uint32)
+
+    def verify():
+        got = od.copy_to_host().reshape(-1)[picks]
+        share = float(np.mean(got != want))
+        return check(share, 0.01, "share of %d pixels whose count differs from f64's:" % len(picks))
+    g = (cdiv(cols, 32), cdiv(rows, 8))
+    ctx.row("mandelbrot", lambda: mandelbrot[g, (32, 8)](od, x0, y0, dx, dy, np.uint32(max_iter)), verify,
+            flops=8.0 * float(want.mean()) * rows * cols)
+
+
 PARTS = {
     "transpose": part_transpose,
     "gemv": part_gemv,
@@ -555,4 +694,7 @@ PARTS = {
     "bitonic": part_bitonic,
     "radix_hist": part_radix_hist,
     "compact": part_compact,
+    "nbody": part_nbody,
+    "black_scholes": part_black_scholes,
+    "mandelbrot": part_mandelbrot,
 }

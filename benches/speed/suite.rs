@@ -46,6 +46,7 @@ pub const KACHE_SOURCES: &[&str] = &[
     "benches/speed/kernels/rows.rs",
     "benches/speed/kernels/stencil.rs",
     "benches/speed/kernels/sort.rs",
+    "benches/speed/kernels/science.rs",
 ];
 /// The CUDA C sources, each compiled by NVRTC on its own; a function is found by name in
 /// whichever defines it.
@@ -55,6 +56,7 @@ pub const CUDA_SOURCES: &[&str] = &[
     "benches/speed/kernels/rows.cu",
     "benches/speed/kernels/stencil.cu",
     "benches/speed/kernels/sort.cu",
+    "benches/speed/kernels/science.cu",
 ];
 
 /// One part of the suite: the name `--only` selects it by, and what measures its rows.
@@ -86,6 +88,9 @@ pub const PARTS: &[Part] = &[
     Part { name: "bitonic", run: cases::sort::bitonic },
     Part { name: "radix_hist", run: cases::sort::radix_hist },
     Part { name: "compact", run: cases::sort::compact },
+    Part { name: "nbody", run: cases::science::nbody },
+    Part { name: "black_scholes", run: cases::science::black_scholes },
+    Part { name: "mandelbrot", run: cases::science::mandelbrot },
 ];
 
 /// How to run the suite.

@@ -175,6 +175,56 @@ def compact(x, threshold, out, count, n, BLOCK: tl.constexpr):
     tl.store(out + base + place, v, mask=keep != 0)
 
 
+# Compute kernels.
+
+@triton.jit
+def nbody(bodies, acc, n, soft2, BI: tl.constexpr, BJ: tl.constexpr):
+    # bodies is [n, 4] (x, y, z, mass), acc [n, 3].
+    i = tl.program_id(0) * BI + tl.arange(0, BI)
+    mi = i < n
+    xi = tl.load(bodies + i * 4, mask=mi, other=0.0)
+    yi = tl.load(bodies + i * 4 + 1, mask=mi, other=0.0)
+    zi = tl.load(bodies + i * 4 + 2, mask=mi, other=0.0)
+    ax = tl.zeros((BI,), dtype=tl.float32)
+    ay = tl.zeros((BI,), dtype=tl.float32)
+    az = tl.zeros((BI,), dtype=tl.float32)
+    for j0 in range(0, n, BJ):
+        j = j0 + tl.arange(0, BJ)
+        mj = j < n
+        dx = tl.load(bodies + j * 4, mask=mj, other=0.0)[None, :] - xi[:, None]
+        dy = tl.load(bodies + j * 4 + 1, mask=mj, other=0.0)[None, :] - yi[:, None]
+        dz = tl.load(bodies + j * 4 + 2, mask=mj, other=0.0)[None, :] - zi[:, None]
+        mass = tl.load(bodies + j * 4 + 3, mask=mj, other=0.0)
+        inv = tl.rsqrt(dx * dx + dy * dy + dz * dz + soft2)
+        s = mass[None, :] * inv * inv * inv
+        ax += tl.sum(dx * s, axis=1)
+        ay += tl.sum(dy * s, axis=1)
+        az += tl.sum(dz * s, axis=1)
+    tl.store(acc + i * 3, ax, mask=mi)
+    tl.store(acc + i * 3 + 1, ay, mask=mi)
+    tl.store(acc + i * 3 + 2, az, mask=mi)
+
+
+@triton.jit
+def cnd(d):
+    return 0.5 * (1.0 + tl.erf(d * 0.70710678118654752))
+
+
+@triton.jit
+def black_scholes(s, k, t, r, v, call, put, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    si = tl.load(s + offs, mask=m, other=1.0)
+    ki = tl.load(k + offs, mask=m, other=1.0)
+    ti = tl.load(t + offs, mask=m, other=1.0)
+    sq = tl.sqrt(ti)
+    d1 = (tl.log(si / ki) + (r + 0.5 * v * v) * ti) / (v * sq)
+    d2 = d1 - v * sq
+    e = tl.exp(-r * ti)
+    tl.store(call + offs, si * cnd(d1) - ki * e * cnd(d2), mask=m)
+    tl.store(put + offs, ki * e * cnd(-d2) - si * cnd(-d1), mask=m)
+
+
 # The parts (the Rust suite's cases/*.rs: the same shapes, inputs of the same kind and the same
 # references).
 
@@ -399,6 +449,52 @@ def part_compact(ctx):
     ctx.row("compact", launch, verify, bytes_=4.0 * (n + len(want)))
 
 
+def part_nbody(ctx):
+    n = 1 << 17
+    soft2 = 0.01
+    u = rand((n, 4), 51)
+    bodies = torch.where(torch.arange(4, device=DEV) == 3, u + 0.01, 2 * u - 1).contiguous()
+    acc = torch.empty((n, 3), device=DEV)
+    picks = torch.randint(0, n, (256,), device=DEV, generator=gen(52))
+    b64 = bodies.double()
+    d = b64[None, :, :3] - b64[picks, None, :3]  # [picks, n, 3]
+    inv = 1.0 / torch.sqrt((d * d).sum(dim=2) + soft2)
+    terms = d * (b64[None, :, 3] * inv ** 3)[:, :, None]
+    want, scale = terms.sum(dim=1), terms.abs().sum(dim=1)
+    del d, inv, terms
+
+    def verify():
+        return check(sum_err(acc[picks], want, scale), 1e-4, "max err (of sum |terms|), %d bodies:" % len(picks))
+    ctx.row("nbody", lambda: nbody[(triton.cdiv(n, 64),)](bodies, acc, n, soft2, BI=64, BJ=64), verify, flops=20.0 * n * n)
+
+
+def part_black_scholes(ctx):
+    n = 1 << 26
+    rate, vol = 0.02, 0.30
+    s, k, t = 5 + 25 * rand(n, 53), 1 + 99 * rand(n, 54), 0.25 + 9.75 * rand(n, 55)
+    call, put = torch.empty_like(s), torch.empty_like(s)
+    picks = torch.randint(0, n, (1 << 16,), device=DEV, generator=gen(56))
+    s64, k64, t64 = s[picks].double(), k[picks].double(), t[picks].double()
+    d1 = (torch.log(s64 / k64) + (rate + 0.5 * vol * vol) * t64) / (vol * torch.sqrt(t64))
+    d2 = d1 - vol * torch.sqrt(t64)
+
+    def cnd64(d):
+        return 0.5 * torch.erfc(-d / math.sqrt(2.0))
+    e = torch.exp(-rate * t64)
+    wc, wp = s64 * cnd64(d1) - k64 * e * cnd64(d2), k64 * e * cnd64(-d2) - s64 * cnd64(-d1)
+
+    def verify():
+        worst = (torch.maximum((call[picks] - wc).abs(), (put[picks] - wp).abs()) / (s64 + k64)).max().item()
+        return check(worst, 1e-5, "max err (of spot + strike), %d options:" % len(picks))
+    ctx.row("black_scholes", lambda: black_scholes[(triton.cdiv(n, 1024),)](s, k, t, rate, vol, call, put, n, BLOCK=1024),
+            verify, bytes_=20.0 * n)
+
+
+def part_mandelbrot(ctx):
+    ctx.skip("mandelbrot", "each pixel's escape loop runs its own count of steps: a Triton program steps its block's "
+             "pixels together, so it is not written in Triton")
+
+
 PARTS = {
     "transpose": part_transpose,
     "gemv": part_gemv,
@@ -413,4 +509,7 @@ PARTS = {
     "bitonic": part_bitonic,
     "radix_hist": part_radix_hist,
     "compact": part_compact,
+    "nbody": part_nbody,
+    "black_scholes": part_black_scholes,
+    "mandelbrot": part_mandelbrot,
 }

@@ -8,7 +8,7 @@
 mod suite;
 
 /// The corpus's kernels (issue 33) beyond the suite's first ones, in the order they run.
-const CORPUS: [&str; 14] = [
+const CORPUS: [&str; 17] = [
     "transpose_naive",
     "transpose_tiled",
     "gemv",
@@ -23,6 +23,9 @@ const CORPUS: [&str; 14] = [
     "bitonic_step",
     "radix_hist",
     "compact",
+    "nbody",
+    "black_scholes",
+    "mandelbrot",
 ];
 
 #[test]

@@ -7,5 +7,6 @@ pub mod matrix;
 pub mod reduce;
 pub mod rows;
 pub mod scan;
+pub mod science;
 pub mod sort;
 pub mod stencil;

@@ -298,6 +298,13 @@ fn a_kernel_without_a_space_or_arguments_without_a_key_is_a_typed_error() {
     let k = scale_kernel(&jit, SCALE);
     let e = k.launch_tuned(&dev, (2.0f32,)).unwrap_err();
     assert!(matches!(e, kache::Error::Tuning { .. }), "{e}");
+    // A plain launch of a tuned generic kernel (no grid chooses its constants) says to tune it.
+    let mut y = dev.upload(&[1.0f32; 4]).unwrap();
+    let e = k.launch(&dev, kache::Grid::linear(4, 32), (2.0f32, &mut y)).unwrap_err();
+    assert!(
+        format!("{e:?}").contains("launch it with `launch_tuned(&device, args)`, which takes `ITEMS` from its `#[tune]` space"),
+        "{e:?}"
+    );
     // Wrong argument types: the launch's own check says so.
     let mut ints = dev.upload(&[1i32]).unwrap();
     let e = k.launch_tuned(&dev, (2.0f32, &mut ints)).unwrap_err();

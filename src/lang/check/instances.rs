@@ -289,11 +289,20 @@ pub fn infer_instance(m: &ast::SourceModule, name: &str, args: &[LaunchArg]) -> 
                     GenericParamKind::Const(_) => format!("`{}` is a const parameter: launch arguments do not give its value", g.name.name),
                     GenericParamKind::Type(_) => format!("no parameter of `{name}` has the type `{}` (or arrays of it)", g.name.name),
                 };
+                let help = match (kind, &f.tune) {
+                    // A tuned kernel's launch chooses its constants.
+                    (GenericParamKind::Const(_), Some(_)) => format!(
+                        "launch it with `launch_tuned(&device, args)`, which takes `{}` from its `#[tune]` space, or name the instance: `module.kernel(\"{name}::<{}>\")`",
+                        g.name.name,
+                        example_args(f)
+                    ),
+                    _ => format!("name the instance: `module.kernel(\"{name}::<{}>\")`", example_args(f)),
+                };
                 return Err(diag(
                     Diagnostic::error(g.span, format!("cannot infer `{}` of kernel `{name}` from the launch arguments", g.name.name))
                         .label("not inferable from the arguments")
                         .note(why)
-                        .help(format!("name the instance: `module.kernel(\"{name}::<{}>\")`", example_args(f))),
+                        .help(help),
                 ));
             }
         }

@@ -150,7 +150,8 @@ pub enum TensorOp {
     /// `mma(a, b, c) -> d`: D = A·B + C across the warp (`mma.sync.aligned`).
     Mma(MmaShape),
     /// `ldmatrix_x{count}(&tile[i])` (`trans`: `_trans`): `count` 8 x 8 matrices of 16-bit
-    /// elements from shared memory, each lane giving one row's first element.
+    /// elements (or 8 x 4 of 32-bit ones, not transposed) from shared memory, each lane giving
+    /// one row's first element.
     Ldmatrix {
         /// Matrices: 1, 2 or 4.
         count: u8,

@@ -408,8 +408,13 @@ pub fn sw(y: &mut [usize]) {
     assert_eq!(y.download().unwrap(), want);
 }
 
-/// A kernel with every primitive, for the PTX tests.
+/// A kernel with every primitive, for the PTX tests; one `ldmatrix` in a device function, whose
+/// array is checked to be shared where it is used.
 const ALL: &str = r#"
+fn load_x2(tile: &[bf16], at: usize) -> [bf16; 4] {
+    ldmatrix_x2(&tile[at])
+}
+
 #[kernel]
 pub fn all_of_them(h: &[f16], b: &[bf16], f: &[f32], s: &[i8], u: &[u8], out: &mut [f32], iout: &mut [i32]) {
     let sh = shared_array::<bf16, 512>();
@@ -428,7 +433,7 @@ pub fn all_of_them(h: &[f16], b: &[bf16], f: &[f32], s: &[i8], u: &[u8], out: &m
     let x1 = ldmatrix_x1(&sh[8 * (lane % 8)]);
     let x1t = ldmatrix_x1_trans(&sh[8 * (lane % 8)]);
     let x4t = ldmatrix_x4_trans(&sh[8 * lane]);
-    let x2n = ldmatrix_x2(&sh[8 * (lane % 16)]);
+    let x2n = load_x2(sh, 8 * (lane % 16));
     let fb = FragB::<bf16, 16, 8, 16>(x2);
     let d = mma(a, fb, acc);
     let bk8 = mma(FragA::<bf16, 16, 8, 8>([x1[0], x1t[1], x2n[0], x4t[3]]), FragB::<bf16, 16, 8, 8>([x1[1], x4t[0]]), d);

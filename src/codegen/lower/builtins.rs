@@ -26,7 +26,19 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let reg = ["tid", "ctaid", "ntid", "nctaid"][field];
         let name = format!("llvm.nvvm.read.ptx.sreg.{reg}.{}", ["x", "y", "z"][d as usize]);
         let f = self.intrinsic(&name, self.cx.i32.into(), &[]);
-        Ok(self.call_basic(f, &[])?.into_int_value())
+        let v = self.call_basic(f, &[])?.into_int_value();
+        // The kernel's launch bounds bound the thread index in every function of its program
+        // (each is reached only from that kernel): NVPTX bounds it by them in the kernel alone,
+        // so a device function's indices (a shared tile's, swizzled) would not be proven in
+        // bounds after inlining.
+        if let (Some(lb), 0, 0) = (self.cx.input.program.launch_bounds, field, d)
+            && let Some(i) = v.as_instruction()
+        {
+            let range =
+                self.ctx().metadata_node(&[self.cx.i32.const_zero().into(), self.cx.i32.const_int(lb.max_threads as u64, false).into()]);
+            i.set_metadata(range, self.ctx().get_kind_id("range")).map_err(|e| llvm_err(format!("range: {e}")))?;
+        }
+        Ok(v)
     }
 
     pub(super) fn builtin(&mut self, b: Builtin, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {

@@ -174,7 +174,15 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     /// `ldmatrix_x{count}[_trans](&tile[i])`: `count` words, each two 16-bit elements.
     fn ldmatrix(&mut self, t: TensorOp, count: u8, trans: bool, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
-        let p = self.access(&args[0], 8, 16, Space::Shared)?;
+        // A row is 16 bytes: 8 16-bit elements, or 4 32-bit ones.
+        let elem = match &args[0].kind {
+            ExprKind::Index(a, _) => match a.ty {
+                Ty::Array(at) => at.elem.scalar().map(|s| s.size() as u64).unwrap_or(2),
+                _ => 2,
+            },
+            _ => 2,
+        };
+        let p = self.access(&args[0], 16 / elem, 16, Space::Shared)?;
         let out = self.temp(ty)?;
         let i32t = self.cx.i32;
         if self.cx.host {
@@ -248,15 +256,56 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // `unsafe` launches whose caller promised in-bounds accesses.
         let p = unsafe { self.b.build_gep(et, arr.ptr, &[i], "")? };
         if checked {
-            let addr = self.b.build_ptr_to_int(p, self.cx.i64, "")?;
-            let low = self.b.build_and(addr, self.i64c(align - 1), "")?;
+            let known = self.known_space(arr.ptr);
+            // A shared array declared here starts 16-byte aligned: its element's offset says
+            // it all (and LLVM can prove that of a swizzled tile index); elsewhere the address.
+            let offset = if known == Some(Space::Shared) {
+                self.b.build_int_mul(i, self.i64c(self.cx.types().elem_size(arr.elem)), "")?
+            } else {
+                self.b.build_ptr_to_int(p, self.cx.i64, "")?
+            };
+            let low = self.b.build_and(offset, self.i64c(align - 1), "")?;
             let aligned = self.b.build_int_compare(IntPredicate::EQ, low, self.i64c(0), "")?;
             self.guard(aligned, arr_e, fault_layout::MISALIGNED | align as u32, i, len)?;
-            let inside = self.in_space(p, space)?;
-            let code = if space == Space::Shared { fault_layout::NOT_SHARED } else { fault_layout::NOT_GLOBAL };
-            self.guard(inside, arr_e, code, i, len)?;
+            if known != Some(space) {
+                let inside = self.in_space(p, space)?;
+                let code = if space == Space::Shared { fault_layout::NOT_SHARED } else { fault_layout::NOT_GLOBAL };
+                self.guard(inside, arr_e, code, i, len)?;
+            }
         }
         Ok(p)
+    }
+
+    /// The memory an array's base is known to be in where this function is lowered (so its
+    /// check can be left out): on the GPU, a shared array declared in this function (its base
+    /// is the shared variable's generic address), or an array parameter of the kernel (the
+    /// launch passes device allocations: global memory). Arrays a device function receives are
+    /// checked where they are used (LLVM does not fold `isspacep` after inlining).
+    fn known_space(&self, base: PointerValue<'ctx>) -> Option<Space> {
+        use inkwell::llvm_sys::LLVMOpcode;
+        use inkwell::llvm_sys::core::{
+            LLVMGetConstOpcode, LLVMGetOperand, LLVMGetPointerAddressSpace, LLVMIsAConstantExpr, LLVMIsAGlobalVariable, LLVMTypeOf,
+        };
+        use inkwell::values::AsValueRef;
+        if self.cx.host {
+            return None;
+        }
+        let v = base.as_value_ref();
+        // SAFETY: `v` is a live value of this module; these calls only inspect it, and operand 0
+        // of an address-space cast exists.
+        let shared = unsafe {
+            !LLVMIsAConstantExpr(v).is_null() && LLVMGetConstOpcode(v) == LLVMOpcode::LLVMAddrSpaceCast && {
+                let inner = LLVMGetOperand(v, 0);
+                !LLVMIsAGlobalVariable(inner).is_null() && LLVMGetPointerAddressSpace(LLVMTypeOf(inner)) == 3
+            }
+        };
+        if shared {
+            return Some(Space::Shared);
+        }
+        if self.fid == self.cx.input.program.kernel && self.fv.get_param_iter().any(|q| q.as_value_ref() == v) {
+            return Some(Space::Global);
+        }
+        None
     }
 
     /// Whether `p` is in shared memory (`space` shared) or global memory: `isspacep` on the GPU;

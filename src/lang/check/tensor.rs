@@ -195,19 +195,25 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 self.no_turbofish(name, generics)?;
                 self.count(name, 1, args.len(), span, &format!("`{name}(&tile[i])`"))?;
                 let (elem_ref, elem) = self.element_ref(name, &args[0], false)?;
-                match self.u.ty(elem) {
-                    Some(Ty::Scalar(s)) if s.size() == 2 => {}
-                    Some(Ty::Param(_)) => {}
+                // A matrix is 8 rows of 16 bytes: 8 16-bit elements each, or (not transposed)
+                // 4 32-bit ones, of which a lane receives one.
+                let per_word = match self.u.ty(elem) {
+                    Some(Ty::Scalar(s)) if s.size() == 2 => 2,
+                    Some(Ty::Scalar(s)) if s.size() == 4 && s != Scalar::Bool && !trans => 1,
+                    Some(Ty::Param(p)) if p.bound == Bound::Half => 2,
                     _ => {
                         let d = self.u.describe(elem);
-                        return Err(Diagnostic::error(args[0].span, format!("`{name}` loads 16-bit elements, not `{d}`"))
+                        let mut e = Diagnostic::error(args[0].span, format!("`{name}` loads 16-bit elements, not `{d}`"))
                             .label("not a 16-bit element")
-                            .help("`ldmatrix` moves 8 x 8 matrices of `f16`, `bf16`, `i16` or `u16`")
-                            .into());
+                            .help("`ldmatrix` moves 8 x 8 matrices of `f16`, `bf16`, `i16` or `u16`; without `_trans`, also 8 x 4 matrices of `f32`, `i32` or `u32`");
+                        if matches!(self.u.ty(elem), Some(Ty::Param(_))) {
+                            e = e.note("a type parameter's elements must be 16-bit for every instance: bound it by `Half`");
+                        }
+                        return Err(e.into());
                     }
-                }
+                };
                 self.uses_block_sync = true;
-                let ty = self.u.array(elem, 2 * count as u64);
+                let ty = self.u.array(elem, per_word * count as u64);
                 let op = TensorOp::Ldmatrix { count, trans };
                 Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(op), vec![elem_ref]), ty, span })
             }
@@ -306,11 +312,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .help(format!("write {usage}"))
                     .into());
             };
-            let Some(v) = self.eval_const_here(e, Some(Scalar::U32))? else {
+            // Any integer type: a literal, or a `const` item of the kernel's (often `usize`).
+            let Some(v) = self.eval_const_here(e, None)? else {
                 return Err(Diagnostic::error(e.span, format!("the arguments of `{name}` are constants"))
                     .label("depends on a const parameter")
                     .into());
             };
+            if !v.ty().is_int() {
+                return Err(Diagnostic::error(e.span, format!("the arguments of `{name}` are integers, not `{}`", v.ty()))
+                    .label("not an integer")
+                    .help(format!("write {usage}"))
+                    .into());
+            }
             *o = v.as_i128().and_then(|v| u64::try_from(v).ok()).unwrap_or(u64::MAX);
         }
         Ok(out)

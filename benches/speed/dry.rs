@@ -28,7 +28,9 @@ pub fn compile(opts: &Options, kache: &[Module], cuda: &[(&str, String)]) -> Vec
     }
     let mut kernels = 0;
     for module in kache {
-        for name in module.kernel_names() {
+        // Every kernel, and every instance of a kernel generic over types (`gemm::<bf16>`).
+        let names = module.kernels_to_compile().map(|k| k.names).unwrap_or_else(|_| module.kernel_names());
+        for name in names {
             for checked in [true, false] {
                 let one = || -> Result<(), String> {
                     let k = module.kernel(&name).map_err(|e| e.to_string())?;

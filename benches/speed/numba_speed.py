@@ -28,7 +28,9 @@ def probe():
 def load():
     import numba_base
     import numba_corpus
-    return {**numba_base.PARTS, **numba_corpus.PARTS}
+    # numba-cuda has no tensor-core instructions: the tensor parts are skipped rows.
+    tensor = {p: (lambda ctx, p=p: ctx.skip(p, "numba-cuda has no tensor-core instructions")) for p in ("gemm", "attention")}
+    return {**numba_base.PARTS, **numba_corpus.PARTS, **tensor}
 
 
 def make_ctx(out):

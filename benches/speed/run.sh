@@ -6,8 +6,8 @@
 # that a part that fails, faults the GPU or hangs is a failed row and the others still run; then
 # numba-cuda and Triton (numba_speed.py, triton_speed.py: each runs its parts under a time limit
 # of its own, SPEED_PY_PART_TIMEOUT, 180 s, and is one skipped row where it does not import or
-# finds no GPU); last, the complete table of every row (table.py) and all.json. Exits 1 if any
-# row failed.
+# finds no GPU); last, the complete table of every row (table.py) and all.json, and the
+# tensor cores' table against torch and Triton (tensor_table.py). Exits 1 if any row failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-${OUT:-/tmp}}
@@ -35,4 +35,5 @@ for impl in numba triton; do
 done
 echo "the whole run: $((SECONDS - start)) s"
 python3 benches/speed/table.py "$out" $parts || status=1
+python3 benches/speed/tensor_table.py "$out" || status=1
 exit $status

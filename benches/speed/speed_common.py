@@ -38,7 +38,7 @@ def arg(flag, default):
 PARTS = [
     "saxpy", "reduce", "softmax", "matmul", "histogram", "scan", "transpose", "gemv", "spmv", "conv2d",
     "layernorm", "rmsnorm", "softmax3", "topk", "stencil2d", "stencil3d", "bitonic", "radix_hist", "compact",
-    "nbody", "black_scholes", "mandelbrot",
+    "nbody", "black_scholes", "mandelbrot", "gemm", "attention",
 ]
 
 REPS = arg("--reps", 10)

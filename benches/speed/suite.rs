@@ -47,6 +47,8 @@ pub const KACHE_SOURCES: &[&str] = &[
     "benches/speed/kernels/stencil.rs",
     "benches/speed/kernels/sort.rs",
     "benches/speed/kernels/science.rs",
+    "benches/speed/kernels/gemm.rs",
+    "benches/speed/kernels/attention.rs",
 ];
 /// The CUDA C sources, each compiled by NVRTC on its own; a function is found by name in
 /// whichever defines it.
@@ -91,6 +93,8 @@ pub const PARTS: &[Part] = &[
     Part { name: "nbody", run: cases::science::nbody },
     Part { name: "black_scholes", run: cases::science::black_scholes },
     Part { name: "mandelbrot", run: cases::science::mandelbrot },
+    Part { name: "gemm", run: cases::gemm::gemm },
+    Part { name: "attention", run: cases::attention::attention },
 ];
 
 /// How to run the suite.

@@ -25,7 +25,8 @@ def probe():
 def load():
     import triton_base
     import triton_corpus
-    return {**triton_base.PARTS, **triton_corpus.PARTS}
+    import triton_tensor
+    return {**triton_base.PARTS, **triton_corpus.PARTS, **triton_tensor.PARTS}
 
 
 def make_ctx(out):

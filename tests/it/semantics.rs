@@ -88,6 +88,13 @@ host_scenarios! {
     math_methods_more,
     tensor_cores,
     tensor_ldmatrix_forms,
+    // The speed suite's dry run (speed_suite::the_speed_suite_dry_run_compiles_everything_and_
+    // checks_every_kache_kernel) checks these kernels on the host against the same kind of
+    // reference; they are scenarios for tests/gpu.rs, whose GPU runs them at these sizes.
+    #[ignore = "the speed suite's dry run checks these kernels on the host; tests/gpu.rs runs them on a GPU"]
+    tensor_gemms,
+    #[ignore = "the speed suite's dry run checks these kernels on the host; tests/gpu.rs runs them on a GPU"]
+    tensor_attention,
     bf16_gemm_tile,
     state_machine,
     match_ints,

@@ -28,6 +28,19 @@ const CORPUS: [&str; 17] = [
     "mandelbrot",
 ];
 
+/// The tensor-core rows at the dry run's sizes, after `mma_peak`, in the order they run.
+const TENSOR: [&str; 9] = [
+    "gemm_bf16_128",
+    "gemm_f16_128",
+    "gemm_bias_gelu_bf16_128",
+    "gemm_tf32_128",
+    "sgemm_128",
+    "attn_d64",
+    "attn_d64_causal",
+    "attn_d128",
+    "attn_d128_causal",
+];
+
 #[test]
 fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     if kache::toolchain::find_ptxas().is_none() && std::env::var("KACHE_REQUIRE_PTXAS").as_deref() == Ok("1") {
@@ -52,12 +65,19 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     for k in CORPUS {
         want.extend([(k, "kache"), (k, "unchk")]);
     }
+    // The tensor cores (benches/speed/kernels/gemm.rs, attention.rs) at the host's sizes: each
+    // GEMM's row carries its size, as the GPU's two sizes need.
+    want.push(("mma_peak", "kache"));
+    for k in TENSOR {
+        want.extend([(k, "kache"), (k, "unchk")]);
+    }
     assert_eq!(rows, want);
-    // Every kernel of the kache sources has its rows: none is compiled and never run.
+    // Every kernel of the kache sources has its rows (a GEMM's carry its element type and
+    // size after its name): none is compiled and never run.
     let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
     for file in suite::KACHE_SOURCES {
         for name in jit.load_file(crate::common::root().join(file)).unwrap().kernel_names() {
-            assert!(rows.iter().any(|(k, _)| *k == name), "{file}: kernel {name} has no row");
+            assert!(rows.iter().any(|(k, _)| *k == name || k.starts_with(&format!("{name}_"))), "{file}: kernel {name} has no row");
         }
     }
     let table = suite::table(&report);
@@ -113,13 +133,15 @@ fn experiments(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 /// The Python side of the suite: the numba-cuda and Triton twins, what they share, the table
 /// script and any experiments.
-const PYTHON: [&str; 8] = [
+const PYTHON: [&str; 10] = [
     "numba_speed.py",
     "numba_base.py",
     "numba_corpus.py",
     "triton_speed.py",
     "triton_base.py",
     "triton_corpus.py",
+    "triton_tensor.py",
+    "tensor_table.py",
     "speed_common.py",
     "table.py",
 ];

@@ -1,6 +1,8 @@
 //! The suite's parts, one file per concern; `PARTS` in suite.rs lists them.
 
+pub mod attention;
 pub mod elementwise;
+pub mod gemm;
 pub mod histogram;
 pub mod matmul;
 pub mod matrix;

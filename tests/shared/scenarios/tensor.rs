@@ -98,3 +98,123 @@ pub fn tensor_ldmatrix_forms(dev: &Device) -> Outcome {
     }
     eq("ldmatrix_forms", &dl(&out)?, &want)
 }
+
+/// The speed suite's tensor-core kernels (benches/speed/kernels/), at small sizes.
+fn speed_kernels(file: &str) -> Result<kache::Module, String> {
+    let jit = kache::Jit::new(kache::Config::in_memory()).ctx("creating the JIT")?;
+    jit.load_file(root().join("benches/speed/kernels").join(file)).ctx(&format!("loading {file}"))
+}
+
+/// The error of `got` against float64 sums over (sum |a b| + |want|).
+fn gemm_err(got: &[f64], a: &[f64], b: &[f64], m: usize, n: usize, k: usize, bias: Option<&[f64]>) -> f64 {
+    let mut worst = 0f64;
+    // Every row and every column, in a sample of a third of the outputs.
+    for i in 0..m {
+        for j in (i % 3..n).step_by(3) {
+            let (mut want, mut scale) = (0f64, 0f64);
+            for p in 0..k {
+                want += a[i * k + p] * b[p * n + j];
+                scale += (a[i * k + p] * b[p * n + j]).abs();
+            }
+            if let Some(bias) = bias {
+                want += bias[j];
+                want = 0.5 * want * (1.0 + libm::erf(want / std::f64::consts::SQRT_2));
+            }
+            worst = worst.max((got[i * n + j] - want).abs() / (scale + want.abs()).max(1e-30));
+        }
+    }
+    worst
+}
+
+/// gemm::<bf16>, gemm::<f16>, gemm_bias_gelu::<bf16>, gemm_tf32 and sgemm on a 256 x 80 by
+/// 80 x 128 product (two block-rows; five K tiles of 16 and ten of 8: the rings of 4 stages
+/// wrap).
+pub fn tensor_gemms(dev: &Device) -> Outcome {
+    let m = speed_kernels("gemm.rs")?;
+    let (rows, cols, depth) = (256usize, 128usize, 80usize);
+    let grid = Grid::new(((rows / 128) * (cols / 128)) as u32, 256u32);
+    let af: Vec<f32> = (0..rows * depth).map(|i| rndf(i as u64 + 1, -1.0, 1.0) as f32).collect();
+    let bf: Vec<f32> = (0..depth * cols).map(|i| rndf(i as u64 + 50_000, -1.0, 1.0) as f32).collect();
+    let biasf: Vec<f32> = (0..cols).map(|i| rndf(i as u64 + 90_000, -1.0, 1.0) as f32).collect();
+    for (ty, gelu) in [("bf16", false), ("f16", false), ("bf16", true)] {
+        let name = if gelu { format!("gemm_bias_gelu::<{ty}>") } else { format!("gemm::<{ty}>") };
+        let (got, aw, bw, biasw): (Vec<f64>, Vec<f64>, Vec<f64>, Vec<f64>) = if ty == "bf16" {
+            let conv = |v: &[f32]| v.iter().map(|x| bf16::from_f32(*x)).collect::<Vec<_>>();
+            let (a, b, bias) = (conv(&af), conv(&bf), conv(&biasf));
+            let mut c = zeros::<bf16>(dev, &[rows * cols])?;
+            if gelu {
+                launch(&m, &name, dev, grid, (&up(dev, &a)?, &up(dev, &b)?, &up(dev, &bias)?, &mut c, rows, cols, depth))?;
+            } else {
+                launch(&m, &name, dev, grid, (&up(dev, &a)?, &up(dev, &b)?, &mut c, rows, cols, depth))?;
+            }
+            let w = |v: &[bf16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+            (w(&dl(&c)?), w(&a), w(&b), w(&bias))
+        } else {
+            let conv = |v: &[f32]| v.iter().map(|x| f16::from_f32(*x)).collect::<Vec<_>>();
+            let (a, b) = (conv(&af), conv(&bf));
+            let mut c = zeros::<f16>(dev, &[rows * cols])?;
+            launch(&m, &name, dev, grid, (&up(dev, &a)?, &up(dev, &b)?, &mut c, rows, cols, depth))?;
+            let w = |v: &[f16]| v.iter().map(|x| x.to_f64()).collect::<Vec<_>>();
+            (w(&dl(&c)?), w(&a), w(&b), Vec::new())
+        };
+        let e = gemm_err(&got, &aw, &bw, rows, cols, depth, if gelu { Some(&biasw) } else { None });
+        if e > 8e-3 {
+            return Err(format!("{name}: error {e:.2e} of (sum |a b| + |c|)"));
+        }
+    }
+    let (aw, bw): (Vec<f64>, Vec<f64>) = (af.iter().map(|v| *v as f64).collect(), bf.iter().map(|v| *v as f64).collect());
+    for (name, tol) in [("gemm_tf32", 4e-3), ("sgemm", 1e-5)] {
+        let mut c = zeros::<f32>(dev, &[rows * cols])?;
+        launch(&m, name, dev, grid, (&up(dev, &af)?, &up(dev, &bf)?, &mut c, rows, cols, depth))?;
+        let got: Vec<f64> = dl(&c)?.iter().map(|v| *v as f64).collect();
+        let e = gemm_err(&got, &aw, &bw, rows, cols, depth, None);
+        if e > tol {
+            return Err(format!("{name}: error {e:.2e} of (sum |a b| + |c|), tolerance {tol:.0e}"));
+        }
+    }
+    Ok(())
+}
+
+/// attn_d64, attn_d64_causal, attn_d128, attn_d128_causal: a head of 256 positions (two blocks
+/// of rows, so causal blocks do unequal work) against float64 softmax(Q Kᵀ / sqrt(D)) V,
+/// on every seventh row and the first and last.
+pub fn tensor_attention(dev: &Device) -> Outcome {
+    let m = speed_kernels("attention.rs")?;
+    let (heads, seq) = (1usize, 256usize);
+    for d in [64usize, 128] {
+        for causal in [false, true] {
+            let name = format!("attn_d{d}{}", if causal { "_causal" } else { "" });
+            let len = heads * seq * d;
+            let draw =
+                |seed: u64| -> Vec<bf16> { (0..len).map(|i| bf16::from_f64(rndf(seed * 1_000_003 + i as u64, -1.0, 1.0))).collect() };
+            let (q, k, v) = (draw(1), draw(2), draw(3));
+            let mut o = zeros::<bf16>(dev, &[len])?;
+            let scale = 1.0 / (d as f32).sqrt();
+            let grid = Grid::new(((seq / 128) as u32, heads as u32), 128u32);
+            launch(&m, &name, dev, grid, (&up(dev, &q)?, &up(dev, &k)?, &up(dev, &v)?, &mut o, seq, scale))?;
+            let o = dl(&o)?;
+            let mut worst = 0f64;
+            for h in 0..heads {
+                let base = h * seq * d;
+                for i in (0..seq).filter(|i| i % 7 == 0 || *i == seq - 1) {
+                    let keys = if causal { i + 1 } else { seq };
+                    let s: Vec<f64> = (0..keys)
+                        .map(|j| (0..d).map(|x| q[base + i * d + x].to_f64() * k[base + j * d + x].to_f64()).sum::<f64>() * scale as f64)
+                        .collect();
+                    let mx = s.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                    let w: Vec<f64> = s.iter().map(|x| (x - mx).exp()).collect();
+                    let total: f64 = w.iter().sum();
+                    for x in 0..d {
+                        let want: f64 = (0..keys).map(|j| w[j] * v[base + j * d + x].to_f64()).sum::<f64>() / total;
+                        let scale_: f64 = (0..keys).map(|j| w[j] * v[base + j * d + x].to_f64().abs()).sum::<f64>() / total;
+                        worst = worst.max((o[base + i * d + x].to_f64() - want).abs() / scale_.max(1e-30));
+                    }
+                }
+            }
+            if worst > 1e-2 {
+                return Err(format!("{name}: error {worst:.2e} of sum p |v|"));
+            }
+        }
+    }
+    Ok(())
+}

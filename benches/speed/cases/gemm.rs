@@ -1,0 +1,180 @@
+//! Matrix products on the tensor cores and in f32 (benches/speed/kernels/gemm.rs): bf16 and f16 GEMM,
+//! bf16 with a fused bias + GELU, tf32 and f32, each checked against float64 sums on sampled
+//! outputs; and the `mma.sync` throughput of this GPU (`mma_peak`). torch (cuBLAS) and Triton
+//! measure the same rows in triton_tensor.py; tensor_table.py sets them side by side.
+
+use half::{bf16, f16};
+use kache::{Element, Grid};
+
+use super::super::harness::*;
+
+/// Blocks of 256 threads: one per 128 x 128 tile of C.
+fn tiles(n: usize) -> Grid {
+    Grid::new(((n / 128) * (n / 128)) as u32, 256u32)
+}
+
+/// A check of C against float64 on 256 sampled outputs: the error over (sum |a b| + |ref|).
+fn sampled(a: &[f64], b: &[f64], c: &[f64], n: usize, bias: Option<&[f64]>, tol: f64) -> Result<String, String> {
+    let mut pick = rng(41);
+    let mut worst = 0f64;
+    for _ in 0..256 {
+        let (i, j) = (pick() as usize % n, pick() as usize % n);
+        let (mut want, mut scale) = (0f64, 0f64);
+        for k in 0..n {
+            want += a[i * n + k] * b[k * n + j];
+            scale += (a[i * n + k] * b[k * n + j]).abs();
+        }
+        if let Some(bias) = bias {
+            want += bias[j];
+            want = 0.5 * want * (1.0 + libm::erf(want / std::f64::consts::SQRT_2));
+        }
+        worst = worst.max((c[i * n + j] - want).abs() / (scale + want.abs()).max(1e-30));
+    }
+    if worst > tol {
+        Err(format!("error {worst:.2e} of (sum |a b| + |c|), tolerance {tol:.0e}"))
+    } else {
+        Ok(format!("max err {worst:.1e} of (sum|ab|+|c|), 256 samples"))
+    }
+}
+
+fn inputs(n: usize, seed: u64) -> Vec<f32> {
+    uniform_f32(n * n, seed).iter().map(|v| 2.0 * v - 1.0).collect()
+}
+
+/// `gemm::<T>` (and `gemm_bias_gelu::<T>` where `gelu`) at n x n x n.
+fn half_gemm<T: Element + Copy>(run: &mut Run, n: usize, ty: &str, gelu: bool, to: fn(f32) -> T, from: fn(T) -> f32) -> Result<(), String> {
+    let a: Vec<T> = inputs(n, 11).into_iter().map(to).collect();
+    let b: Vec<T> = inputs(n, 12).into_iter().map(to).collect();
+    let bias: Vec<T> = uniform_f32(n, 13).into_iter().map(|v| to(2.0 * v - 1.0)).collect();
+    let wide = |v: &[T]| v.iter().map(|x| from(*x) as f64).collect::<Vec<f64>>();
+    let (aw, bw, biasw) = (wide(&a), wide(&b), wide(&bias));
+    let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
+    let bd = run.dev.upload(&b).map_err(|e| e.to_string())?;
+    let biasd = run.dev.upload(&bias).map_err(|e| e.to_string())?;
+    let cd = run.dev.alloc::<T>(&[n * n]).map_err(|e| e.to_string())?;
+    let verify = |_: &Run| -> Result<String, String> {
+        let c = cd.download().map_err(|e| e.to_string())?;
+        sampled(&aw, &bw, &wide(&c), n, if gelu { Some(&biasw) } else { None }, 8e-3)
+    };
+    let (name, kernel) = if gelu {
+        (format!("gemm_bias_gelu_{ty}_{n}"), format!("gemm_bias_gelu::<{ty}>"))
+    } else {
+        (format!("gemm_{ty}_{n}"), format!("gemm::<{ty}>"))
+    };
+    let k = run.k(&kernel)?;
+    let grid = tiles(n).with_shared_mem(65536);
+    let flops = Some(2.0 * (n as f64).powi(3));
+    let mut c = cd.clone();
+    let (m_, n_, k_) = (n, n, n);
+    if gelu {
+        run.measure(
+            &name,
+            None,
+            flops,
+            "kache",
+            |r| k.launch(&r.dev, grid, (&ad, &bd, &biasd, &mut c, m_, n_, k_)).map_err(|e| e.to_string()),
+            &verify,
+        )?;
+        run.measure(
+            &name,
+            None,
+            flops,
+            UNCHECKED,
+            // SAFETY: the checked launch of the same arguments above passed its checks (a fault
+            // would have failed it) and matched the reference.
+            |r| unsafe { k.launch_unchecked(&r.dev, grid, (&ad, &bd, &biasd, &mut c, m_, n_, k_)) }.map_err(|e| e.to_string()),
+            &verify,
+        )
+    } else {
+        run.measure(
+            &name,
+            None,
+            flops,
+            "kache",
+            |r| k.launch(&r.dev, grid, (&ad, &bd, &mut c, m_, n_, k_)).map_err(|e| e.to_string()),
+            &verify,
+        )?;
+        run.measure(
+            &name,
+            None,
+            flops,
+            UNCHECKED,
+            // SAFETY: as above.
+            |r| unsafe { k.launch_unchecked(&r.dev, grid, (&ad, &bd, &mut c, m_, n_, k_)) }.map_err(|e| e.to_string()),
+            &verify,
+        )
+    }
+}
+
+/// `gemm_tf32` (tf32 tensor cores) or `sgemm` (f32 FMA) at n x n x n.
+fn f32_gemm(run: &mut Run, n: usize, kernel: &str, tol: f64) -> Result<(), String> {
+    let a = inputs(n, 21);
+    let b = inputs(n, 22);
+    let (aw, bw): (Vec<f64>, Vec<f64>) = (a.iter().map(|v| *v as f64).collect(), b.iter().map(|v| *v as f64).collect());
+    let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
+    let bd = run.dev.upload(&b).map_err(|e| e.to_string())?;
+    let cd = run.dev.alloc::<f32>(&[n * n]).map_err(|e| e.to_string())?;
+    let verify = |_: &Run| -> Result<String, String> {
+        let c: Vec<f64> = cd.download().map_err(|e| e.to_string())?.iter().map(|v| *v as f64).collect();
+        sampled(&aw, &bw, &c, n, None, tol)
+    };
+    let name = if kernel == "sgemm" { format!("sgemm_{n}") } else { format!("gemm_tf32_{n}") };
+    let k = run.k(kernel)?;
+    let grid = if kernel == "sgemm" { tiles(n) } else { tiles(n).with_shared_mem(98304) };
+    let flops = Some(2.0 * (n as f64).powi(3));
+    let mut c = cd.clone();
+    run.measure(&name, None, flops, "kache", |r| k.launch(&r.dev, grid, (&ad, &bd, &mut c, n, n, n)).map_err(|e| e.to_string()), &verify)?;
+    run.measure(
+        &name,
+        None,
+        flops,
+        UNCHECKED,
+        // SAFETY: the checked launch of the same arguments above passed its checks and matched.
+        |r| unsafe { k.launch_unchecked(&r.dev, grid, (&ad, &bd, &mut c, n, n, n)) }.map_err(|e| e.to_string()),
+        &verify,
+    )
+}
+
+/// This GPU's `mma.sync` m16n8k16 bf16 throughput: 8 independent accumulators per warp.
+fn mma_peak(run: &mut Run) -> Result<(), String> {
+    let (blocks, iters) = match &run.gpu {
+        Some(g) => (g.sms as u32 * 4, 4096u32),
+        None => (2, 4),
+    };
+    let x: Vec<bf16> = (0..64).map(|i| bf16::from_f32((i % 7) as f32 / 64.0)).collect();
+    let xd = run.dev.upload(&x).map_err(|e| e.to_string())?;
+    let out = run.dev.alloc::<f32>(&[blocks as usize * 256]).map_err(|e| e.to_string())?;
+    let flops = Some(blocks as f64 * 8.0 * iters as f64 * 8.0 * 2.0 * 16.0 * 8.0 * 16.0);
+    let k = run.k("mma_peak")?;
+    let mut o = out.clone();
+    let verify = |_: &Run| -> Result<String, String> {
+        let got = out.download().map_err(|e| e.to_string())?;
+        // Every lane's sum is finite and the same in every block.
+        let first = got[..256].to_vec();
+        if got.chunks(256).all(|b| b == first.as_slice()) && first.iter().all(|v| v.is_finite()) {
+            Ok("every block's sums alike".into())
+        } else {
+            Err("blocks disagree".into())
+        }
+    };
+    run.measure(
+        "mma_peak",
+        None,
+        flops,
+        "kache",
+        |r| k.launch(&r.dev, Grid::new(blocks, 256u32), (&xd, &mut o, iters)).map_err(|e| e.to_string()),
+        &verify,
+    )
+}
+
+pub fn gemm(run: &mut Run) -> Result<(), String> {
+    mma_peak(run)?;
+    let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![128] };
+    for n in sizes {
+        half_gemm::<bf16>(run, n, "bf16", false, bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<f16>(run, n, "f16", false, f16::from_f32, f16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", true, bf16::from_f32, bf16::to_f32)?;
+        f32_gemm(run, n, "gemm_tf32", 4e-3)?;
+    }
+    f32_gemm(run, run.size(4096, 128), "sgemm", 1e-5)
+}

@@ -1,0 +1,325 @@
+//! The speed suite's matrix products on the tensor cores and in f32 (cases/gemm.rs measures
+//! them): C = A·B with A M x K and B K x N row-major, every dimension a multiple of the block
+//! tile (the host side sizes them so).
+//!
+//! - `gemm::<bf16>`, `gemm::<f16>`: the tensor cores' `mma` m16n8k16 with f32 accumulation.
+//!   Blocks of 8 warps compute 128 x 128 tiles of C, each warp 64 x 32 (4 x 4 accumulators of
+//!   16 x 8); K advances by 16 through a 4-stage ring of shared tiles filled by `cp_async`
+//!   (8 KiB a stage, static shared memory of a power-of-two length, so that the compiler proves
+//!   every shared index in bounds and the safe launch carries no check in the loop), so three
+//!   tiles are in flight while one is multiplied. A's rows of 64 bytes are stored `swizzle::<2, 3, 3>` and B's of 256 bytes
+//!   `swizzle::<3, 3, 4>`, so that the 8 rows each `ldmatrix` reads hit 8 different bank groups.
+//!   Blocks run in groups of 8 block-rows (as Triton's matmul tutorial orders them), so that
+//!   the tiles of A and B a wave of blocks reads stay in L2.
+//! - `gemm_bias_gelu::<T>`: the same product, then `gelu(c + bias[col])` (erf form, as
+//!   torch's default) in f32 before the one rounding to T.
+//! - `gemm_tf32`: `mma` m16n8k8 on f32 (as tf32), 128 x 128 x 8 tiles, 4 stages of 8 KiB;
+//!   A's fragments by `ldmatrix` over 32-bit elements, B's by loads from a swizzled tile.
+//! - `sgemm`: f32 on the FMA units, no tensor cores: 128 x 128 x 8 tiles, 4 stages by 4-byte
+//!   (A, transposed on the way) and 16-byte (B) `cp_async`, each of 256 threads accumulating an
+//!   8 x 8 block of C in registers from 8 + 8 values per step of K.
+
+const BM: usize = 128;
+const BN: usize = 128;
+const BK: usize = 16;
+const STAGES: usize = 4;
+const A_TILE: usize = BM * BK;
+const STAGE: usize = A_TILE + BK * BN;
+
+/// Where element (r, c) of a stage's A tile (BM x BK) is: rows of 32 bytes, the 16-byte
+/// chunks of rows 4-7 of every 8 swapped, so that the 8 rows an `ldmatrix` reads hit 8 bank
+/// groups.
+fn a_at(r: usize, c: usize) -> usize {
+    swizzle::<1, 3, 3>(r * BK + c)
+}
+
+/// Where element (r, c) of a stage's B tile (BK x BN) is, after the A tile.
+fn b_at(r: usize, c: usize) -> usize {
+    A_TILE + swizzle::<3, 3, 4>(r * BN + c)
+}
+
+/// The block's tile of C: blocks in groups of 8 block-rows, column-major within a group.
+fn block_tile(m: usize, n: usize) -> (usize, usize) {
+    let bid = block_idx_x() as usize;
+    let (grid_m, grid_n) = (m / BM, n / BN);
+    let per_group = 8 * grid_n;
+    let first = bid / per_group * 8;
+    let rows = (grid_m - first).min(8);
+    let within = bid % per_group;
+    ((first + within % rows) * BM, within / rows * BN)
+}
+
+/// The block's 128 x 128 tile of A·B: this warp's 64 x 32 part, as 4 x 4 accumulators. The
+/// shared ring is declared here and every access to it written here, so that the compiler sees
+/// each index's bounds and alignment (they are constant-folded out of the checked code).
+fn mainloop<T: Half>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> [[FragC<f32, 16, 8>; 4]; 4] {
+    let sm = shared_array::<T, { STAGES * STAGE }>();
+    let tid = thread_idx_x() as usize;
+    let (warp, lane) = (tid / 32, tid % 32);
+    let (row0, col0) = block_tile(m, n);
+    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
+    let tiles = k / BK;
+    // Each thread copies one 16-byte chunk of A (row tid / 2, chunk tid % 2) and one of B (row
+    // tid / 16, chunk tid % 16) per stage.
+    let (ar, ac) = (tid / 2, tid % 2 * 8);
+    let (br, bc) = (tid / 16, tid % 16 * 8);
+    let mut acc = [[FragC::<f32, 16, 8>([0.0; 4]); 4]; 4];
+    for s in 0..STAGES - 1 {
+        if s < tiles {
+            let base = s * STAGE;
+            cp_async_cg::<16>(&mut sm[base + a_at(ar, ac)], &a[(row0 + ar) * k + s * BK + ac]);
+            cp_async_cg::<16>(&mut sm[base + b_at(br, bc)], &b[(s * BK + br) * n + col0 + bc]);
+        }
+        cp_async_commit();
+    }
+    for kt in 0..tiles {
+        cp_async_wait::<{ STAGES - 2 }>();
+        sync_threads();
+        // The stage tile kt + 3 goes into was read in step kt - 1, which every warp has
+        // finished: it passed the barrier above.
+        let next = kt + STAGES - 1;
+        if next < tiles {
+            let base = next % STAGES * STAGE;
+            cp_async_cg::<16>(&mut sm[base + a_at(ar, ac)], &a[(row0 + ar) * k + next * BK + ac]);
+            cp_async_cg::<16>(&mut sm[base + b_at(br, bc)], &b[(next * BK + br) * n + col0 + bc]);
+        }
+        cp_async_commit();
+        let base = kt % STAGES * STAGE;
+        for kk in 0..BK / 16 {
+            let mut fa = [FragA::<T, 16, 8, 16>([T::ZERO; 8]); 4];
+            for mi in 0..4 {
+                fa[mi] = FragA::<T, 16, 8, 16>(ldmatrix_x4(&sm[base + a_at(wm + 16 * mi + lane % 16, 16 * kk + lane / 16 * 8)]));
+            }
+            let mut fb = [FragB::<T, 16, 8, 16>([T::ZERO; 4]); 4];
+            for nj in 0..2 {
+                // Lanes 8j..8j+8 name the rows of matrix j: k 0-7 and 8-15 of the first 8
+                // columns, then of the next 8.
+                let j = lane / 8;
+                let w = ldmatrix_x4_trans(&sm[base + b_at(16 * kk + j % 2 * 8 + lane % 8, wn + 16 * nj + j / 2 * 8)]);
+                fb[2 * nj] = FragB::<T, 16, 8, 16>([w[0], w[1], w[2], w[3]]);
+                fb[2 * nj + 1] = FragB::<T, 16, 8, 16>([w[4], w[5], w[6], w[7]]);
+            }
+            for mi in 0..4 {
+                for ni in 0..4 {
+                    acc[mi][ni] = mma(fa[mi], fb[ni], acc[mi][ni]);
+                }
+            }
+        }
+    }
+    acc
+}
+
+/// C = A·B over 16-bit floats, f32 accumulation; launch with one block of 256 threads per
+/// 128 x 128 tile of C.
+#[kernel(max_threads = 256, min_blocks = 2)]
+pub fn gemm<T: Half>(a: &[T], b: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = mainloop(a, b, m, n, k);
+    let (row0, col0) = block_tile(m, n);
+    let lane = thread_idx_x() as usize % 32;
+    let warp = thread_idx_x() as usize / 32;
+    let (r0, c0) = (row0 + warp / 4 * 64 + lane / 4, col0 + warp % 4 * 32 + lane % 4 * 2);
+    for mi in 0..4 {
+        for ni in 0..4 {
+            let v = acc[mi][ni].x;
+            let (r, col) = (r0 + 16 * mi, c0 + 8 * ni);
+            c[r * n + col] = v[0] as T;
+            c[r * n + col + 1] = v[1] as T;
+            c[(r + 8) * n + col] = v[2] as T;
+            c[(r + 8) * n + col + 1] = v[3] as T;
+        }
+    }
+}
+
+fn gelu(x: f32) -> f32 {
+    0.5 * x * (1.0 + (x * 0.70710678118654752).erf())
+}
+
+/// C = gelu(A·B + bias), bias one value per column, in f32 before the rounding to T.
+#[kernel(max_threads = 256, min_blocks = 2)]
+pub fn gemm_bias_gelu<T: Half>(a: &[T], b: &[T], bias: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = mainloop(a, b, m, n, k);
+    let (row0, col0) = block_tile(m, n);
+    let lane = thread_idx_x() as usize % 32;
+    let warp = thread_idx_x() as usize / 32;
+    let (r0, c0) = (row0 + warp / 4 * 64 + lane / 4, col0 + warp % 4 * 32 + lane % 4 * 2);
+    for mi in 0..4 {
+        for ni in 0..4 {
+            let v = acc[mi][ni].x;
+            let (r, col) = (r0 + 16 * mi, c0 + 8 * ni);
+            let (b0, b1) = (bias[col] as f32, bias[col + 1] as f32);
+            c[r * n + col] = gelu(v[0] + b0) as T;
+            c[r * n + col + 1] = gelu(v[1] + b1) as T;
+            c[(r + 8) * n + col] = gelu(v[2] + b0) as T;
+            c[(r + 8) * n + col + 1] = gelu(v[3] + b1) as T;
+        }
+    }
+}
+
+const TK: usize = 8;
+const TA_TILE: usize = BM * TK;
+const T_STAGE: usize = TA_TILE + TK * BN;
+
+/// A tf32 stage's A tile (BM x TK): rows of 32 bytes, the 16-byte chunks of rows 4-7 of every
+/// 8 swapped.
+fn ta_at(r: usize, c: usize) -> usize {
+    swizzle::<1, 2, 3>(r * TK + c)
+}
+
+/// Its B tile (TK x BN): rows of 512 bytes, pairs of chunks spread by the row, so that the 4
+/// rows a B fragment reads hit 4 different bank groups.
+fn tb_at(r: usize, c: usize) -> usize {
+    TA_TILE + swizzle::<2, 3, 4>(r * BN + c)
+}
+
+/// C = A·B on the tensor cores as tf32 (the low 13 bits of each input's mantissa ignored), f32
+/// accumulation: 128 x 128 tiles as `gemm`, K by 8 in a 4-stage ring of 8 KiB stages; A's
+/// fragments by `ldmatrix` over 32-bit elements, B's by loads from a swizzled tile.
+#[kernel(max_threads = 256, min_blocks = 2)]
+pub fn gemm_tf32(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
+    let sm = shared_array::<f32, { STAGES * T_STAGE }>();
+    let tid = thread_idx_x() as usize;
+    let (warp, lane) = (tid / 32, tid % 32);
+    let (g, t) = (lane / 4, lane % 4);
+    let (row0, col0) = block_tile(m, n);
+    let (wm, wn) = (warp / 4 * 64, warp % 4 * 32);
+    let tiles = k / TK;
+    // Copies per stage: A's row tid / 2 (chunk tid % 2), B's row tid / 32 (chunk tid % 32), 16
+    // bytes each.
+    let (ar, ac) = (tid / 2, tid % 2 * 4);
+    let (br, bc) = (tid / 32, tid % 32 * 4);
+    let mut acc = [[FragC::<f32, 16, 8>([0.0; 4]); 4]; 4];
+    for s in 0..STAGES - 1 {
+        if s < tiles {
+            let base = s * T_STAGE;
+            cp_async_cg::<16>(&mut sm[base + ta_at(ar, ac)], &a[(row0 + ar) * k + s * TK + ac]);
+            cp_async_cg::<16>(&mut sm[base + tb_at(br, bc)], &b[(s * TK + br) * n + col0 + bc]);
+        }
+        cp_async_commit();
+    }
+    for kt in 0..tiles {
+        cp_async_wait::<{ STAGES - 2 }>();
+        sync_threads();
+        let next = kt + STAGES - 1;
+        if next < tiles {
+            let base = next % STAGES * T_STAGE;
+            cp_async_cg::<16>(&mut sm[base + ta_at(ar, ac)], &a[(row0 + ar) * k + next * TK + ac]);
+            cp_async_cg::<16>(&mut sm[base + tb_at(br, bc)], &b[(next * TK + br) * n + col0 + bc]);
+        }
+        cp_async_commit();
+        let base = kt % STAGES * T_STAGE;
+        for kk in 0..TK / 8 {
+            let mut fa = [FragA::<f32, 16, 8, 8>([0.0; 4]); 4];
+            for mi in 0..4 {
+                // Matrices of 8 rows x 4 f32: rows 0-7 then 8-15 of k 0-3, then of k 4-7.
+                fa[mi] = FragA::<f32, 16, 8, 8>(ldmatrix_x4(&sm[base + ta_at(wm + 16 * mi + lane % 16, 8 * kk + lane / 16 * 4)]));
+            }
+            let mut fb = [FragB::<f32, 16, 8, 8>([0.0; 2]); 4];
+            for ni in 0..4 {
+                let col = wn + 8 * ni + g;
+                fb[ni] = FragB::<f32, 16, 8, 8>([sm[base + tb_at(8 * kk + t, col)], sm[base + tb_at(8 * kk + t + 4, col)]]);
+            }
+            for mi in 0..4 {
+                for ni in 0..4 {
+                    acc[mi][ni] = mma(fa[mi], fb[ni], acc[mi][ni]);
+                }
+            }
+        }
+    }
+    let (r0, c0) = (row0 + wm + g, col0 + wn + 2 * t);
+    for mi in 0..4 {
+        for ni in 0..4 {
+            let v = acc[mi][ni].x;
+            let (r, col) = (r0 + 16 * mi, c0 + 8 * ni);
+            c[r * n + col] = v[0];
+            c[r * n + col + 1] = v[1];
+            c[(r + 8) * n + col] = v[2];
+            c[(r + 8) * n + col + 1] = v[3];
+        }
+    }
+}
+
+const SK: usize = 8;
+const S_STAGES: usize = 4;
+
+/// C = A·B in f32 on the FMA units.
+#[kernel(max_threads = 256, min_blocks = 2)]
+pub fn sgemm(a: &[f32], b: &[f32], c: &mut [f32], m: usize, n: usize, k: usize) {
+    // Stage s: A transposed (SK x BM: k-major, so that a thread's 8 rows are two runs of 4),
+    // then B (SK x BN).
+    let sa = shared_array::<f32, { S_STAGES * SK * BM }>();
+    let sb = shared_array::<f32, { S_STAGES * SK * BN }>();
+    let tid = thread_idx_x() as usize;
+    let (tx, ty) = (tid % 16, tid / 16);
+    let (row0, col0) = block_tile(m, n);
+    let tiles = k / SK;
+    // Copies: A's row tid / 2, its k's 4 (tid % 2) .. + 4, one element each (transposing);
+    // B's row tid / 32, columns 4 (tid % 32) .. + 4 as one 16-byte chunk.
+    let (ar, ak) = (tid / 2, tid % 2 * 4);
+    let (br, bc) = (tid / 32, tid % 32 * 4);
+    let mut acc = [[0.0f32; 8]; 8];
+    for s in 0..S_STAGES - 1 {
+        if s < tiles {
+            for j in 0..4 {
+                cp_async::<4>(&mut sa[(s * SK + ak + j) * BM + ar], &a[(row0 + ar) * k + s * SK + ak + j]);
+            }
+            cp_async_cg::<16>(&mut sb[(s * SK + br) * BN + bc], &b[(s * SK + br) * n + col0 + bc]);
+        }
+        cp_async_commit();
+    }
+    for kt in 0..tiles {
+        cp_async_wait::<{ S_STAGES - 2 }>();
+        sync_threads();
+        let next = kt + S_STAGES - 1;
+        if next < tiles {
+            let s = next % S_STAGES;
+            for j in 0..4 {
+                cp_async::<4>(&mut sa[(s * SK + ak + j) * BM + ar], &a[(row0 + ar) * k + next * SK + ak + j]);
+            }
+            cp_async_cg::<16>(&mut sb[(s * SK + br) * BN + bc], &b[(next * SK + br) * n + col0 + bc]);
+        }
+        cp_async_commit();
+        let s = kt % S_STAGES;
+        for kk in 0..SK {
+            let row = (s * SK + kk) * BM;
+            let mut ra = [0.0f32; 8];
+            let mut rb = [0.0f32; 8];
+            for i in 0..4 {
+                ra[i] = sa[row + 4 * ty + i];
+                ra[4 + i] = sa[row + 64 + 4 * ty + i];
+                rb[i] = sb[row + 4 * tx + i];
+                rb[4 + i] = sb[row + 64 + 4 * tx + i];
+            }
+            for i in 0..8 {
+                for j in 0..8 {
+                    acc[i][j] += ra[i] * rb[j];
+                }
+            }
+        }
+    }
+    for i in 0..8 {
+        let r = row0 + 4 * ty + i % 4 + i / 4 * 64;
+        for j in 0..8 {
+            c[r * n + col0 + 4 * tx + j % 4 + j / 4 * 64] = acc[i][j];
+        }
+    }
+}
+
+/// The `mma.sync` m16n8k16 bf16 throughput: each warp runs 8 independent accumulators through
+/// `iters` rounds (every `mma` of a round independent of the others, as a GEMM's are).
+#[kernel(max_threads = 256, min_blocks = 2)]
+pub fn mma_peak(x: &[bf16], out: &mut [f32], iters: u32) {
+    let lane = lane_id() as usize;
+    let a = FragA::<bf16, 16, 8, 16>([x[lane], x[lane + 1], x[lane + 2], x[lane + 3], x[lane + 4], x[lane + 5], x[lane + 6], x[lane + 7]]);
+    let b = FragB::<bf16, 16, 8, 16>([x[lane + 8], x[lane + 9], x[lane + 10], x[lane + 11]]);
+    let mut acc = [FragC::<f32, 16, 8>([0.0; 4]); 8];
+    for _ in 0..iters {
+        for i in 0..8 {
+            acc[i] = mma(a, b, acc[i]);
+        }
+    }
+    let mut s = 0.0f32;
+    for i in 0..8 {
+        s += acc[i].x[0] + acc[i].x[1] + acc[i].x[2] + acc[i].x[3];
+    }
+    out[global_id_x()] = s;
+}

@@ -157,6 +157,10 @@ pub mod warp_op {
     /// `ldmatrix`: `value` points to the lane's row address (a `u64`) followed by its 4 result
     /// words, `b` is the form's `TensorOp::warp_code`.
     pub const LDMATRIX: u32 = 10;
+    /// `wgmma`: `value` points to the lane's descriptors of A and B (`u64` each), its rank in
+    /// the warpgroup (`u32`, then 4 bytes unused) and its accumulator (N / 2 `f32`, D written
+    /// over C), `b` is the form's `TensorOp::warp_code`.
+    pub const WGMMA: u32 = 11;
 }
 
 /// The signature of the host context's `warp_fn`.
@@ -193,6 +197,14 @@ pub fn entry_symbol(p: &Program, target: Target) -> String {
     }
 }
 
+/// The alignment of a shared array of `bytes` bytes, on the GPU and the host alike: 1024 bytes
+/// from 1 KiB on (a `wgmma` tile's swizzle is of address bits, in atoms of up to 1024 bytes),
+/// else 16 (an `ldmatrix` row, a 16-byte `cp_async`). The host's shared buffers start 1024-byte
+/// aligned.
+pub fn shared_align(bytes: u64) -> u64 {
+    if bytes >= 1024 { 1024 } else { 16 }
+}
+
 /// Static shared-memory offsets for the host backend: one per `shared_array` call site, by
 /// function and site, and the total the runtime allocates per block.
 pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64) {
@@ -203,7 +215,8 @@ pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64
         collect_shared(&f.body, &mut sites);
         sites.sort_by_key(|s| s.0);
         for (site, elem, len) in sites {
-            off = off.div_ceil(16) * 16;
+            let align = shared_align(len * p.types.elem_size(elem));
+            off = off.div_ceil(align) * align;
             map.insert((fid, site), off);
             off += len * p.types.elem_size(elem);
         }

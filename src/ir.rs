@@ -22,7 +22,9 @@ mod visit;
 pub use aggregate::{AggId, AggTy, Elem, SizeAlign, StructDef, Types, UNKNOWN_LEN};
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
 pub use generic::{Bound, ParamArrayTy, TypeParam};
-pub use tensor::{FragKind, MmaShape, TensorOp, mma_of_warp_code};
+pub use tensor::{
+    FragKind, MmaShape, TensorOp, WGMMA_K, mma_of_warp_code, wgmma_acc_coord, wgmma_of_warp_code, wgmma_swizzle_bytes, wgmma_swizzle_mode,
+};
 pub use tune::{MAX_CANDIDATES, NoArgs, TuneArgs, TuneBinary, TuneEvalError, TuneExpr, TuneParam, TuneShape, TuneSpace, TuneUnary};
 pub use visit::{visit_block, visit_expr};
 

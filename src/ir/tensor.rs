@@ -2,7 +2,10 @@
 //! its shapes, the fragment types that hold a thread's part of its operands, `ldmatrix`, the
 //! asynchronous copies (`cp_async`) and the architecture each needs. The fragment layouts here
 //! (which element of a matrix each lane holds) are the PTX ISA's ("Matrix fragments for
-//! mma.m16n8k*"); the host backend's emulation and the language reference follow them.
+//! mma.m16n8k*"); the host backend's emulation and the language reference follow them. On
+//! sm_90a, the warpgroup MMA (`wgmma`): its accumulator (`WgAcc`), its shared-memory matrix
+//! descriptors (`WgDesc`) and their layout ("Matrix Descriptor Format", "Register Fragments
+//! for wgmma.m64nNk16").
 
 use super::Scalar;
 
@@ -16,6 +19,10 @@ pub enum FragKind {
     B,
     /// `FragC<T, M, N>`: the M x N accumulator (C, and the result D).
     C,
+    /// `WgAcc<f32, N>`: the 64 x N accumulator of a warpgroup's `wgmma` (4 warps, 128 threads).
+    WgAcc,
+    /// `WgDesc<T, R>`: a shared-memory matrix descriptor of R rows of 16-bit elements, K-major.
+    WgDesc,
 }
 
 impl FragKind {
@@ -25,6 +32,8 @@ impl FragKind {
             FragKind::A => "FragA",
             FragKind::B => "FragB",
             FragKind::C => "FragC",
+            FragKind::WgAcc => "WgAcc",
+            FragKind::WgDesc => "WgDesc",
         }
     }
 }
@@ -89,6 +98,8 @@ impl MmaShape {
             FragKind::A => m * k / 32,
             FragKind::B => k * n / 32,
             FragKind::C => m * n / 32,
+            // Not `mma` operands.
+            FragKind::WgAcc | FragKind::WgDesc => 0,
         }
     }
 
@@ -123,7 +134,7 @@ impl MmaShape {
         // Elements per 32-bit register: 2 for 16-bit types, 4 for 8-bit ones, 1 for 32-bit.
         let per = 4 / self.ab.size() as u32;
         match kind {
-            FragKind::C => (g + 8 * ((i / 2) % 2), 2 * t + i % 2),
+            FragKind::C | FragKind::WgAcc | FragKind::WgDesc => (g + 8 * ((i / 2) % 2), 2 * t + i % 2),
             FragKind::A => {
                 let (reg, sub) = (i / per, i % per);
                 // Registers cycle through (row g, row g+8) and then move K on by 4 registers' width.
@@ -173,6 +184,66 @@ pub enum TensorOp {
     /// `tf32_round(x)`: `x` rounded to the nearest `tf32` (ties away from zero), as
     /// `cvt.rna.tf32.f32`: the value an `f32` A or B element stands for exactly.
     Tf32Round,
+    /// `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`: the descriptor of a K-major tile of `rows` rows
+    /// of `swizzle` bytes each (32, 64 or 128), swizzled in 8-row atoms as the hardware does,
+    /// starting at element `i` (the atom's first row, plus a K offset of a multiple of 32 bytes).
+    WgmmaDesc {
+        /// Bytes per row, and the swizzle's span: 32, 64 or 128.
+        swizzle: u8,
+        /// Rows the descriptor covers: 64 for an A operand, N for a B.
+        rows: u16,
+    },
+    /// `wgmma(a, b, acc)`: D = A·Bᵀ + C for the warpgroup, A 64 x 16 and Bᵀ N x 16 from
+    /// descriptors, C and D a `WgAcc<f32, N>` (`wgmma.mma_async.sync.aligned.m64nNk16`).
+    Wgmma {
+        /// N: a multiple of 8 from 8 to 256.
+        n: u16,
+        /// `f16` or `bf16`.
+        ab: Scalar,
+    },
+    /// `wgmma_fence()`: orders the warpgroup's register accesses before the next `wgmma`.
+    WgmmaFence,
+    /// `wgmma_commit()`: closes a group of the warpgroup's `wgmma`s.
+    WgmmaCommit,
+    /// `wgmma_wait::<N>(acc) -> acc`: waits until at most `N` groups are pending; the
+    /// accumulator passes through, so that nothing reads it earlier.
+    WgmmaWait(u8),
+    /// `fence_proxy_async()`: makes the thread's shared-memory writes visible to the async
+    /// proxy (`wgmma`'s reads), `fence.proxy.async.shared::cta`.
+    FenceProxyAsync,
+}
+
+/// Each `wgmma` multiplies a K of 16 elements (of `f16` or `bf16`): 32 bytes of a row.
+pub const WGMMA_K: u32 = 16;
+
+/// The descriptor's swizzle mode for rows of `bytes` bytes (bits 62..64 of a descriptor):
+/// 1 for 128, 2 for 64, 3 for 32.
+pub fn wgmma_swizzle_mode(bytes: u32) -> u64 {
+    match bytes {
+        128 => 1,
+        64 => 2,
+        _ => 3,
+    }
+}
+
+/// The bytes per row of a swizzle mode (the inverse of [`wgmma_swizzle_mode`]); 0 for a mode
+/// kache does not build (no swizzle).
+pub fn wgmma_swizzle_bytes(mode: u64) -> u32 {
+    match mode {
+        1 => 128,
+        2 => 64,
+        3 => 32,
+        _ => 0,
+    }
+}
+
+/// The (row, column) of the 64 x N accumulator that element `i` of thread `rank` (0..128 in
+/// its warpgroup) holds: warp `rank / 32` holds rows `16 w .. 16 w + 16`, laid out as `mma`'s
+/// 16 x 8 accumulators side by side along N.
+pub fn wgmma_acc_coord(rank: u32, i: u32) -> (u32, u32) {
+    let (w, lane) = (rank / 32, rank % 32);
+    let (g, t) = (lane / 4, lane % 4);
+    (16 * w + g + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * t + i % 2)
 }
 
 impl TensorOp {
@@ -186,17 +257,36 @@ impl TensorOp {
             | TensorOp::CpAsyncCommit
             | TensorOp::CpAsyncWait(_)
             | TensorOp::Tf32Round => 80,
+            TensorOp::WgmmaDesc { .. }
+            | TensorOp::Wgmma { .. }
+            | TensorOp::WgmmaFence
+            | TensorOp::WgmmaCommit
+            | TensorOp::WgmmaWait(_)
+            | TensorOp::FenceProxyAsync => 90,
         }
     }
 
-    /// Whether the architecture must be the `a` variant (`sm_90a`).
+    /// Whether the architecture must be the `a` variant (`sm_90a`): the warpgroup MMA is not
+    /// in sm_90's forward-compatible PTX.
     pub fn needs_accelerated(self) -> bool {
-        false
+        matches!(
+            self,
+            TensorOp::WgmmaDesc { .. } | TensorOp::Wgmma { .. } | TensorOp::WgmmaFence | TensorOp::WgmmaCommit | TensorOp::WgmmaWait(_)
+        )
     }
 
-    /// A warp-wide operation: every lane of the warp must reach it together.
+    /// A warp-wide operation: every lane of the warp must reach it together (the `wgmma` forms
+    /// every lane of the warpgroup).
     pub fn is_convergent(self) -> bool {
-        matches!(self, TensorOp::Mma(_) | TensorOp::Ldmatrix { .. })
+        matches!(
+            self,
+            TensorOp::Mma(_)
+                | TensorOp::Ldmatrix { .. }
+                | TensorOp::Wgmma { .. }
+                | TensorOp::WgmmaFence
+                | TensorOp::WgmmaCommit
+                | TensorOp::WgmmaWait(_)
+        )
     }
 
     /// The name a kernel calls it by (for messages).
@@ -209,6 +299,12 @@ impl TensorOp {
             TensorOp::CpAsyncCommit => "cp_async_commit".into(),
             TensorOp::CpAsyncWait(_) => "cp_async_wait".into(),
             TensorOp::Tf32Round => "tf32_round".into(),
+            TensorOp::WgmmaDesc { .. } => "wgmma_desc".into(),
+            TensorOp::Wgmma { .. } => "wgmma".into(),
+            TensorOp::WgmmaFence => "wgmma_fence".into(),
+            TensorOp::WgmmaCommit => "wgmma_commit".into(),
+            TensorOp::WgmmaWait(_) => "wgmma_wait".into(),
+            TensorOp::FenceProxyAsync => "fence_proxy_async".into(),
         }
     }
 
@@ -218,9 +314,17 @@ impl TensorOp {
         match self {
             TensorOp::Mma(s) => MmaShape::ALL.iter().position(|x| *x == s).unwrap_or(0) as u32,
             TensorOp::Ldmatrix { count, trans } => count as u32 | (trans as u32) << 8,
+            TensorOp::Wgmma { n, ab } => n as u32 | ((ab == Scalar::Bf16) as u32) << 16,
             _ => 0,
         }
     }
+}
+
+/// The `wgmma` (N and element type) whose [`TensorOp::warp_code`] is `code`.
+pub fn wgmma_of_warp_code(code: u32) -> Option<(u32, Scalar)> {
+    let n = code & 0xffff;
+    let ab = if code >> 16 == 1 { Scalar::Bf16 } else { Scalar::F16 };
+    (n.is_multiple_of(8) && (8..=256).contains(&n) && code >> 17 == 0).then_some((n, ab))
 }
 
 /// The `mma` shape whose [`TensorOp::warp_code`] is `code`.
@@ -248,6 +352,27 @@ mod tests {
                 assert!(seen.iter().all(|n| *n == 1), "{s:?} {kind:?} covers {seen:?}");
             }
         }
+    }
+
+    /// Every element of a 64 x N warpgroup accumulator is held by exactly one thread's element.
+    #[test]
+    fn wgmma_accumulator_covers_once() {
+        for n in [8u32, 64, 256] {
+            let mut seen = vec![0u32; 64 * n as usize];
+            for rank in 0..128 {
+                for i in 0..n / 2 {
+                    let (r, c) = wgmma_acc_coord(rank, i);
+                    seen[(r * n + c) as usize] += 1;
+                }
+            }
+            assert!(seen.iter().all(|x| *x == 1), "n = {n}");
+        }
+        // The PTX ISA's figure: thread 37 (warp 1, lane 5) holds (17, 2), (17, 3), (25, 2) ...
+        assert_eq!(wgmma_acc_coord(37, 0), (17, 2));
+        assert_eq!(wgmma_acc_coord(37, 3), (25, 3));
+        assert_eq!(wgmma_acc_coord(37, 4), (17, 10));
+        assert_eq!(wgmma_of_warp_code(TensorOp::Wgmma { n: 128, ab: Scalar::Bf16 }.warp_code()), Some((128, Scalar::Bf16)));
+        assert_eq!(wgmma_of_warp_code(TensorOp::Wgmma { n: 64, ab: Scalar::F16 }.warp_code()), Some((64, Scalar::F16)));
     }
 
     /// Spot checks against the PTX ISA's figures.

@@ -438,9 +438,21 @@ impl Kernel {
         Ok(self.memoize(&options, spec, c))
     }
 
+    /// What this kernel compiles for on `device`: the device's target, except that a kernel
+    /// using an instruction of sm_90a (`wgmma`) compiles for sm_90a on a GPU of compute
+    /// capability 9.0, the one architecture whose PTX has it.
+    pub(super) fn target_on(&self, device: &Device) -> Target {
+        match (device.target(), device.compute_capability()) {
+            (Target::Nvptx(a), Some((9, 0))) if a.sm == 90 && crate::lang::needs_accelerated(&self.inner.program) => {
+                Target::Nvptx(Arch { sm: 90, accelerated: true })
+            }
+            (t, _) => t,
+        }
+    }
+
     /// Compiles the bounds-checked code for `device` with every array parameter C-contiguous.
     pub fn compile_for(&self, device: &Device) -> Result<Arc<CompiledKernel>> {
-        let options = self.inner.jit.config().options(device.target());
+        let options = self.inner.jit.config().options(self.target_on(device));
         self.compile_on(options, &Specialization::uniform(&self.inner.program, Layout::C), Some(device))
     }
 
@@ -689,7 +701,8 @@ impl Kernel {
         let spec = check_args(&self.inner.name, &self.inner.signature, &self.inner.enums, &self.inner.types, &args, device)?;
         check_capture_locations(&self.inner.name, &self.inner.program, &self.inner.captures, device)?;
         grid.check()?;
-        let options = Options { checked: mode.checked, may_alias: mode.may_alias, ..self.inner.jit.config().options(device.target()) };
+        let options =
+            Options { checked: mode.checked, may_alias: mode.may_alias, ..self.inner.jit.config().options(self.target_on(device)) };
         let c = self.compile_on(options, &spec, Some(device))?;
         // SAFETY: `c` is checked code when `checked` is set; otherwise this is
         // `launch_unchecked`, whose caller promised that every access is in bounds. With

@@ -145,7 +145,7 @@ impl<'k> LaunchRecord<'k> {
             return None;
         }
         let config = k.inner.jit.config();
-        let options = config.options(device.target());
+        let options = config.options(k.target_on(device));
         let mut opts = Vec::new();
         options.encode(&mut opts);
         opts.push(config.relocatable_captures as u8);
@@ -377,7 +377,7 @@ impl<'k> Tuner<'k> {
             p(0, total, &format!("compiling {} candidates", cands.configs.len()));
         }
         let jit = &k.inner.jit;
-        let target = device.target();
+        let target = k.target_on(device);
         // Each distinct kernel once (candidates that differ in their launch shape alone share
         // one), in one batch.
         let mut distinct: Vec<&Kernel> = Vec::new();
@@ -737,7 +737,7 @@ fn instance_args(k: &Kernel, space: &TuneSpace, config: &[u64], args: &[ArgValue
 /// The candidates of a tuned launch of `k` with `args` on `device`.
 fn candidates(k: &Kernel, space: &TuneSpace, device: &Device, args: &[ArgValue]) -> Result<Candidates> {
     let configs = space.candidates().map_err(|e| tuning_error(k, e.to_string()))?;
-    let options = k.inner.jit.config().options(device.target());
+    let options = k.inner.jit.config().options(k.target_on(device));
     let mut kernels = Vec::with_capacity(configs.len());
     let mut code_keys = Vec::with_capacity(configs.len());
     let mut spec = None;

@@ -262,6 +262,18 @@ pub enum TensorFn {
     Tf32Round,
     /// `swizzle::<B, M, S>(i: usize) -> usize`
     Swizzle,
+    /// `wgmma_desc::<SWIZZLE, ROWS>(&tile[i]) -> WgDesc<T, ROWS>`
+    WgmmaDesc,
+    /// `wgmma(a, b, acc)`
+    Wgmma,
+    /// `wgmma_fence()`
+    WgmmaFence,
+    /// `wgmma_commit()`
+    WgmmaCommit,
+    /// `wgmma_wait::<N>(acc) -> acc`
+    WgmmaWait,
+    /// `fence_proxy_async()`
+    FenceProxyAsync,
 }
 
 /// Every builtin function, by name.
@@ -327,10 +339,19 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("cp_async_wait", Function::Tensor(TensorFn::CpAsyncWait)),
     ("tf32_round", Function::Tensor(TensorFn::Tf32Round)),
     ("swizzle", Function::Tensor(TensorFn::Swizzle)),
+    ("WgAcc", Function::Tensor(TensorFn::Frag(FragKind::WgAcc))),
+    ("wgmma_desc", Function::Tensor(TensorFn::WgmmaDesc)),
+    ("wgmma", Function::Tensor(TensorFn::Wgmma)),
+    ("wgmma_fence", Function::Tensor(TensorFn::WgmmaFence)),
+    ("wgmma_commit", Function::Tensor(TensorFn::WgmmaCommit)),
+    ("wgmma_wait", Function::Tensor(TensorFn::WgmmaWait)),
+    ("fence_proxy_async", Function::Tensor(TensorFn::FenceProxyAsync)),
 ];
 
-/// The builtin generic types: the tensor-core fragments (`FragA<bf16, 16, 8, 16>`).
-pub const TYPES: &[(&str, FragKind)] = &[("FragA", FragKind::A), ("FragB", FragKind::B), ("FragC", FragKind::C)];
+/// The builtin generic types: the tensor-core fragments (`FragA<bf16, 16, 8, 16>`), the
+/// warpgroup accumulator (`WgAcc<f32, 128>`) and shared-memory descriptor (`WgDesc<bf16, 64>`).
+pub const TYPES: &[(&str, FragKind)] =
+    &[("FragA", FragKind::A), ("FragB", FragKind::B), ("FragC", FragKind::C), ("WgAcc", FragKind::WgAcc), ("WgDesc", FragKind::WgDesc)];
 
 /// The builtin generic type called `name`.
 pub fn builtin_type(name: &str) -> Option<FragKind> {

@@ -27,7 +27,7 @@ pub use crate::span::Span;
 pub use check::{
     Binder, Env, GenericKernel, GenericKernelSig, GenericParam, GenericValue, KernelName, KernelSig, LaunchArg, ModuleSummary, check_arch,
     check_factory, check_generic_kernel, check_kernel, check_module, check_unbound_items, file_stem, infer_instance, instance_name,
-    resolve_kernel_name, show_ty,
+    needs_accelerated, resolve_kernel_name, show_ty,
 };
 pub use diag::{Diagnostic, Diagnostics};
 pub use source::SourceFile;

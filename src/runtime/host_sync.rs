@@ -1,7 +1,7 @@
 //! The host backend's cooperative executor: a block's threads as fibers on one worker, and the
 //! two rendezvous that suspend them, `sync_threads` (the block) and the warp collectives
 //! (`shfl_*_sync`, `ballot_sync`, `all_sync`, `any_sync`, `activemask`, `sync_warp`, and the
-//! tensor cores' `mma` and `ldmatrix`, answered by `host_tensor`).
+//! tensor cores' `mma`, `ldmatrix` and `wgmma`, answered by `host_tensor`).
 //!
 //! Each fiber runs until it reaches a rendezvous and suspends with its request, or returns.
 //! When every fiber has, the scheduler answers what can be answered: a warp collective once
@@ -45,6 +45,11 @@ pub(crate) struct WarpRequest {
     b: u32,
     c: u32,
 }
+
+/// A kibibyte of shared memory, 1024-byte aligned.
+#[derive(Clone, Copy)]
+#[repr(C, align(1024))]
+struct Kib([u8; 1024]);
 
 type Fiber = Coroutine<u64, Request, (), DefaultStack>;
 type FiberYielder = Yielder<u64, Request>;
@@ -96,17 +101,17 @@ pub(crate) fn cooperative_worker(
                 .map_err(|e| format!("could not allocate a stack for a simulated thread: {e}"))?,
         );
     }
-    // 16-byte words, so that the buffers are aligned as the GPU's shared memory is (an
-    // `ldmatrix` row, a 16-byte `cp_async`).
-    let mut shared = vec![0u128; launch.static_shared.div_ceil(16).max(1)];
-    let mut dyn_shared = vec![0u128; launch.dyn_shared.div_ceil(16).max(1)];
+    // 1024-byte blocks, so that the buffers are aligned as the GPU's shared memory is (an
+    // `ldmatrix` row, a 16-byte `cp_async`, a `wgmma` tile's swizzle atoms: `abi::shared_align`).
+    let mut shared = vec![Kib([0; 1024]); launch.static_shared.div_ceil(1024).max(1)];
+    let mut dyn_shared = vec![Kib([0; 1024]); launch.dyn_shared.div_ceil(1024).max(1)];
     loop {
         let b = next.fetch_add(1, Ordering::Relaxed);
         if b >= n_blocks {
             return Ok(());
         }
-        shared.fill(0);
-        dyn_shared.fill(0);
+        shared.fill(Kib([0; 1024]));
+        dyn_shared.fill(Kib([0; 1024]));
         let block_idx = unflatten(b, launch.grid);
         let shared_ptr = shared.as_mut_ptr() as usize;
         let dyn_ptr = dyn_shared.as_mut_ptr() as usize;
@@ -187,7 +192,7 @@ fn answer_alone(states: &mut [State]) {
                 Request::Warp(w) => match w.op {
                     warp_op::BALLOT => ((w.value != 0) as u64) << lane,
                     warp_op::ACTIVEMASK => 1 << lane,
-                    warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX => 0,
+                    warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX | warp_op::WGMMA => 0,
                     _ => w.value,
                 },
             });
@@ -266,7 +271,7 @@ fn answer_warp(lanes: &mut [State], warp: usize) -> Result<bool, String> {
             continue;
         }
         let reqs: Vec<Option<WarpRequest>> = lanes.iter().map(warp_request).collect();
-        if matches!(r.op, warp_op::MMA | warp_op::LDMATRIX) {
+        if matches!(r.op, warp_op::MMA | warp_op::LDMATRIX | warp_op::WGMMA) {
             // Warp-wide by definition: every lane of the warp takes part, with the same form.
             if let Some(l) = (0..WARP).find(|l| part & (1 << l) == 0) {
                 let why = if l >= lanes.len() { "the block's last warp does not have it" } else { "it has returned" };
@@ -298,7 +303,7 @@ fn answer(op: u32, p: usize, mine: &WarpRequest, part: u32, reqs: &[Option<WarpR
         warp_op::BALLOT => members().filter(|l| pred(*l)).fold(0u64, |m, l| m | 1 << l),
         warp_op::ALL => members().all(pred) as u64,
         warp_op::ANY => members().any(pred) as u64,
-        warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX => 0,
+        warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX | warp_op::WGMMA => 0,
         _ => {
             let src = shfl_source(op, p as u32, mine.b, mine.c) as usize;
             if src < reqs.len() && part & (1 << src) != 0 { reqs[src].map_or(mine.value, |q| q.value) } else { mine.value }
@@ -337,6 +342,7 @@ fn op_name(op: u32) -> &'static str {
         warp_op::ACTIVEMASK => "activemask",
         warp_op::MMA => "mma",
         warp_op::LDMATRIX => "ldmatrix",
+        warp_op::WGMMA => "wgmma",
         _ => "sync_warp",
     }
 }

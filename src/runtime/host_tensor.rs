@@ -1,5 +1,5 @@
-//! The host backend's tensor-core collectives: what `mma` and `ldmatrix` give each lane of a
-//! warp, computed once every lane has reached the rendezvous with its buffer
+//! The host backend's tensor-core collectives: what `mma`, `ldmatrix` and `wgmma` give each
+//! lane of a warp, computed once every lane has reached the rendezvous with its buffer
 //! (`abi::warp_op::MMA`, `LDMATRIX`), as the PTX ISA defines them (fragment layouts by
 //! `ir::MmaShape::coord`).
 //!
@@ -12,7 +12,7 @@
 //! an `f32` when the exact sum does not fit one; where it does (integers, short sums of values
 //! with few significant bits) the two agree to the bit.
 
-use crate::ir::{FragKind, MmaShape, Scalar, mma_of_warp_code};
+use crate::ir::{FragKind, MmaShape, Scalar, WGMMA_K, mma_of_warp_code, wgmma_acc_coord, wgmma_of_warp_code, wgmma_swizzle_bytes};
 
 const WARP: usize = 32;
 
@@ -22,7 +22,8 @@ const WARP: usize = 32;
 /// # Safety
 ///
 /// Each of `bufs` is the address of a live buffer of the lane's, laid out as `abi::warp_op`
-/// says for `op`; for `LDMATRIX` each address it holds points to 16 readable bytes.
+/// says for `op`; for `LDMATRIX` each address it holds points to 16 readable bytes; for
+/// `WGMMA` its descriptors were made by `wgmma_desc` of tiles whose rows are readable.
 pub(crate) unsafe fn collective(op: u32, code: u32, bufs: &[u64; WARP]) -> Result<(), String> {
     match op {
         crate::abi::warp_op::MMA => {
@@ -38,6 +39,12 @@ pub(crate) unsafe fn collective(op: u32, code: u32, bufs: &[u64; WARP]) -> Resul
             }
             // SAFETY: the caller's promise.
             unsafe { ldmatrix(count, trans, bufs) };
+            Ok(())
+        }
+        crate::abi::warp_op::WGMMA => {
+            let (n, ab) = wgmma_of_warp_code(code).ok_or_else(|| format!("no wgmma numbered {code}"))?;
+            // SAFETY: the caller's promise.
+            unsafe { wgmma(n, ab, bufs) };
             Ok(())
         }
         _ => Err(format!("warp operation {op} is not a tensor-core collective")),
@@ -141,5 +148,61 @@ unsafe fn ldmatrix(count: usize, trans: bool, bufs: &[u64; WARP]) {
         }
         // SAFETY: the caller's promise: bytes 8..24 of the buffer receive the words.
         unsafe { std::ptr::copy_nonoverlapping(out.as_ptr(), (*addr as usize + 8) as *mut u8, 4 * count) };
+    }
+}
+
+/// Element `(row, k)` of the K-major tile a host `wgmma_desc` describes: the tile's address in
+/// bits 0..62, the swizzle mode in bits 62..64. Rows are the swizzle's bytes apart, 8-row atoms
+/// 8 rows apart, and the address read is swizzled as the hardware swizzles it: bits 4.. xor-ed
+/// with bits 7.. (3 of them for 128-byte rows, 2 for 64, 1 for 32).
+///
+/// # Safety
+///
+/// The descriptor was made by `wgmma_desc` (checked, or promised by an unchecked launch's
+/// caller, to cover `row`), so the address read is inside a live shared buffer.
+unsafe fn tile_element(desc: u64, row: u32, k: u32, ab: Scalar) -> f64 {
+    let bytes = wgmma_swizzle_bytes(desc >> 62) as u64;
+    let start = desc & ((1 << 62) - 1);
+    let linear = start + row as u64 * bytes + 2 * k as u64;
+    let mask = bytes / 16 - 1;
+    let addr = linear ^ (((linear >> 7) & mask) << 4);
+    // SAFETY: the caller's promise.
+    let bits = unsafe { std::ptr::read_unaligned(addr as usize as *const [u8; 2]) };
+    match ab {
+        Scalar::F16 => half::f16::from_le_bytes(bits).to_f64(),
+        _ => half::bf16::from_le_bytes(bits).to_f64(),
+    }
+}
+
+/// `wgmma`: each lane's elements of D = A·Bᵀ + C, its rows of A (64 x 16) and all of Bᵀ
+/// (N x 16) read through the descriptors; each element the exact sum rounded once to `f32`.
+///
+/// # Safety
+///
+/// As [`collective`]: each buffer holds two descriptors, the lane's rank and N / 2 `f32`s.
+unsafe fn wgmma(n: u32, ab: Scalar, bufs: &[u64; WARP]) {
+    for addr in bufs {
+        let base = *addr as usize;
+        // SAFETY: the caller's promise: the buffer's first 24 bytes are the descriptors and rank.
+        let (da, db, rank) = unsafe {
+            (
+                std::ptr::read_unaligned(base as *const u64),
+                std::ptr::read_unaligned((base + 8) as *const u64),
+                std::ptr::read_unaligned((base + 16) as *const u32),
+            )
+        };
+        for i in 0..n / 2 {
+            let (row, col) = wgmma_acc_coord(rank % 128, i);
+            let at = (base + 24 + 4 * i as usize) as *mut f32;
+            // SAFETY: the caller's promise: N / 2 floats follow the rank.
+            let c = unsafe { std::ptr::read_unaligned(at) };
+            let mut sum = c as f64;
+            for k in 0..WGMMA_K {
+                // SAFETY: the caller's promise (the descriptors cover 64 rows of A, N of B).
+                sum += unsafe { tile_element(da, row, k, ab) * tile_element(db, col, k, ab) };
+            }
+            // SAFETY: as above.
+            unsafe { std::ptr::write_unaligned(at, sum as f32) };
+        }
     }
 }

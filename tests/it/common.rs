@@ -56,9 +56,10 @@ pub fn libdevice() -> Option<PathBuf> {
     }
 }
 
-/// Assembles PTX with ptxas for sm_90; panics with ptxas's message on rejection.
+/// Assembles PTX with ptxas for sm_90 (sm_90a for PTX of that target); panics with ptxas's message on rejection.
 pub fn assemble(ptxas: &Path, ptx: &str, what: &str) {
-    if let Err(e) = kache::toolchain::ptxas(ptxas, ptx, "sm_90") {
+    let arch = if ptx.contains(".target sm_90a") { "sm_90a" } else { "sm_90" };
+    if let Err(e) = kache::toolchain::ptxas(ptxas, ptx, arch) {
         panic!("ptxas rejected the PTX of {what}:\n{e}\n--- PTX ---\n{ptx}");
     }
 }

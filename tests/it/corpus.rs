@@ -95,7 +95,10 @@ fn lacks_libdevice(m: &kache::Module, kernel: &str) -> bool {
 fn ptx(m: &kache::Module, kernel: &str, layout: Layout) -> Result<String, String> {
     let k = m.kernel(kernel).map_err(|e| e.to_string())?;
     let spec = Specialization::uniform(k.program(), layout);
-    let c = k.compile(sm_90(), &spec).map_err(|e| e.to_string())?;
+    // sm_90a for a kernel with an instruction only sm_90a has (`wgmma`).
+    let target =
+        if kache::lang::needs_accelerated(k.program()) { Target::Nvptx(Arch::parse("sm_90a").expect("supported")) } else { sm_90() };
+    let c = k.compile(target, &spec).map_err(|e| e.to_string())?;
     c.ptx().map(str::to_owned).ok_or_else(|| "no PTX in an sm_90 artifact".to_string())
 }
 
@@ -141,7 +144,7 @@ fn every_corpus_kernel_compiles_for_sm_90_and_assembles() {
                         "{name}::{k}: no entry for the kernel in its PTX"
                     );
                     if let Some(p) = &ptxas
-                        && let Err(e) = kache::toolchain::ptxas(p, &text, "sm_90")
+                        && let Err(e) = kache::toolchain::ptxas(p, &text, if text.contains(".target sm_90a") { "sm_90a" } else { "sm_90" })
                     {
                         failures.push(format!("{name}::{k}: ptxas rejected the PTX:\n{e}"));
                     }

@@ -51,8 +51,10 @@ fn check_doc(doc: &str) {
         // (one with a const parameter is checked above, at its definition).
         for k in m.kernels_to_compile().unwrap_or_else(|e| panic!("{name}: {e}")).names {
             let kern = m.kernel(&k).unwrap();
+            // sm_90a for a kernel with an instruction only sm_90a has (`wgmma`).
+            let arch = if kache::lang::needs_accelerated(kern.program()) { "sm_90a" } else { "sm_90" };
             let c = kern
-                .compile(Target::Nvptx(Arch::parse("sm_90").unwrap()), &Specialization::uniform(kern.program(), Layout::C))
+                .compile(Target::Nvptx(Arch::parse(arch).unwrap()), &Specialization::uniform(kern.program(), Layout::C))
                 .unwrap_or_else(|e| panic!("{name} {k}: {e}"));
             if let Some(p) = &ptxas {
                 crate::common::assemble(p, c.ptx().unwrap(), &format!("{name} {k}"));

@@ -52,3 +52,4 @@ mod trust;
 mod tuning;
 mod ui;
 mod warp;
+mod wgmma;

@@ -768,6 +768,23 @@ impl Encoder<'_> {
                 self.byte(n);
             }
             TensorOp::Tf32Round => self.byte(5),
+            TensorOp::WgmmaDesc { swizzle, rows } => {
+                self.byte(6);
+                self.byte(swizzle);
+                self.u64(rows as u64);
+            }
+            TensorOp::Wgmma { n, ab } => {
+                self.byte(7);
+                self.u64(n as u64);
+                self.scalar(ab);
+            }
+            TensorOp::WgmmaFence => self.byte(8),
+            TensorOp::WgmmaCommit => self.byte(9),
+            TensorOp::WgmmaWait(n) => {
+                self.byte(10);
+                self.byte(n);
+            }
+            TensorOp::FenceProxyAsync => self.byte(11),
         }
     }
 }

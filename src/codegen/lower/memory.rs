@@ -128,7 +128,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &format!("__kache_shared_{}_{}_k", self.fid, site));
             g.set_initializer(&ty.get_undef());
             g.set_linkage(Linkage::Internal);
-            g.set_alignment(16);
+            g.set_alignment(crate::abi::shared_align(len * self.cx.types().elem_size(elem)) as u32);
             self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?
         };
         Ok(ArrayVal { ptr, shape: vec![self.i64c(len)], strides: vec![self.i64c(1)], elem })
@@ -145,7 +145,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let g = self.m.get_global(name).unwrap_or_else(|| {
                 let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), name);
                 g.set_linkage(Linkage::External);
-                g.set_alignment(16);
+                g.set_alignment(1024);
                 g
             });
             let p = self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?;

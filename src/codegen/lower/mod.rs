@@ -33,6 +33,7 @@ mod memory;
 mod tensor;
 mod version;
 mod warp;
+mod wgmma;
 
 use std::collections::{HashMap, HashSet};
 

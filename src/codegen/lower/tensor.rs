@@ -26,7 +26,7 @@ use crate::ir::*;
 
 /// Which memory an access must be in.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Space {
+pub(super) enum Space {
     Shared,
     Global,
 }
@@ -54,6 +54,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 }
                 Ok(Val::Unit)
             }
+            TensorOp::WgmmaDesc { .. }
+            | TensorOp::Wgmma { .. }
+            | TensorOp::WgmmaFence
+            | TensorOp::WgmmaCommit
+            | TensorOp::WgmmaWait(_)
+            | TensorOp::FenceProxyAsync => self.wgmma_op(t, args, ty),
             TensorOp::Tf32Round => {
                 let x = self.scalar_of(&args[0])?.into_float_value();
                 let f32t = self.ctx().f32_type();
@@ -76,13 +82,13 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
     }
 
-    fn void_fn(&self, name: &str, args: &[BasicTypeEnum<'ctx>]) -> inkwell::values::FunctionValue<'ctx> {
+    pub(super) fn void_fn(&self, name: &str, args: &[BasicTypeEnum<'ctx>]) -> inkwell::values::FunctionValue<'ctx> {
         let params: Vec<inkwell::types::BasicMetadataTypeEnum> = args.iter().map(|a| (*a).into()).collect();
         self.m.get_function(name).unwrap_or_else(|| self.m.add_function(name, self.ctx().void_type().fn_type(&params, false), None))
     }
 
     /// The `n` 32-bit words of the fragment at `p`.
-    fn words(&self, p: PointerValue<'ctx>, n: u32) -> R<Vec<IntValue<'ctx>>> {
+    pub(super) fn words(&self, p: PointerValue<'ctx>, n: u32) -> R<Vec<IntValue<'ctx>>> {
         let mut out = Vec::with_capacity(n as usize);
         for w in 0..n {
             // SAFETY: the fragment holds `n` words (`MmaShape::elems` times the element size).
@@ -97,7 +103,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     }
 
     /// Writes 32-bit values (words or floats) into consecutive words at `p`.
-    fn store_words(&self, p: PointerValue<'ctx>, vals: &[BasicValueEnum<'ctx>]) -> R<()> {
+    pub(super) fn store_words(&self, p: PointerValue<'ctx>, vals: &[BasicValueEnum<'ctx>]) -> R<()> {
         for (w, v) in vals.iter().enumerate() {
             // SAFETY: the destination holds `vals.len()` words.
             let at = unsafe { self.b.build_gep(self.cx.i8, p, &[self.i64c(4 * w as u64)], "")? };
@@ -238,7 +244,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     /// The address of the `n` elements from `&a[i]` (an `ExprKind::Index`), checked in checked
     /// code: both ends in bounds, the address a multiple of `align` bytes, the array in `space`.
-    fn access(&mut self, e: &Expr, n: u64, align: u64, space: Space) -> R<PointerValue<'ctx>> {
+    pub(super) fn access(&mut self, e: &Expr, n: u64, align: u64, space: Space) -> R<PointerValue<'ctx>> {
         let ExprKind::Index(arr_e, idx) = &e.kind else { return Err(llvm_err("a tensor access of a non-element")) };
         let arr = self.expr(arr_e)?.array()?;
         let i = self.scalar_of(idx.first().ok_or_else(|| llvm_err("an access without an index"))?)?.into_int_value();
@@ -281,7 +287,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     /// is the shared variable's generic address), or an array parameter of the kernel (the
     /// launch passes device allocations: global memory). Arrays a device function receives are
     /// checked where they are used (LLVM does not fold `isspacep` after inlining).
-    fn known_space(&self, base: PointerValue<'ctx>) -> Option<Space> {
+    pub(super) fn known_space(&self, base: PointerValue<'ctx>) -> Option<Space> {
         use inkwell::llvm_sys::LLVMOpcode;
         use inkwell::llvm_sys::core::{
             LLVMGetConstOpcode, LLVMGetOperand, LLVMGetPointerAddressSpace, LLVMIsAConstantExpr, LLVMIsAGlobalVariable, LLVMTypeOf,
@@ -310,7 +316,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
 
     /// Whether `p` is in shared memory (`space` shared) or global memory: `isspacep` on the GPU;
     /// on the host, whether it is inside the block's shared buffers (global is everything else).
-    fn in_space(&mut self, p: PointerValue<'ctx>, space: Space) -> R<IntValue<'ctx>> {
+    pub(super) fn in_space(&mut self, p: PointerValue<'ctx>, space: Space) -> R<IntValue<'ctx>> {
         if !self.cx.host {
             let name = if space == Space::Shared { "llvm.nvvm.isspacep.shared" } else { "llvm.nvvm.isspacep.global" };
             let f = self.intrinsic(name, self.cx.i1.into(), &[self.cx.ptr.into()]);

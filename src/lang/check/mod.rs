@@ -45,7 +45,7 @@ pub use generics::{GenericParam, GenericValue, instance_name};
 pub use instances::{
     GenericKernel, GenericKernelSig, KernelName, LaunchArg, check_generic_kernel, file_stem, infer_instance, resolve_kernel_name, show_ty,
 };
-pub use tensor::check_arch;
+pub use tensor::{check_arch, needs_accelerated};
 
 type CResult<T> = Result<T, Box<Diagnostic>>;
 

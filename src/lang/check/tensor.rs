@@ -1,6 +1,8 @@
 //! The tensor-core builtins: the fragment types (`FragA<bf16, 16, 8, 16>`, `FragB<..>`,
 //! `FragC<f32, 16, 8>`) and their constructors, `mma`, `ldmatrix`, `cp_async` and its groups,
-//! `tf32_round` and `swizzle`; and the architecture a checked program needs
+//! `tf32_round` and `swizzle`; the warpgroup MMA of sm_90a (`WgAcc<f32, N>`, `WgDesc<T, R>`,
+//! `wgmma_desc`, `wgmma` and its fence, groups and wait, `fence_proxy_async`); and the
+//! architecture a checked program needs
 //! ([`check_arch`]), which the code generator's caller asks before compiling for a GPU.
 //!
 //! A fragment is a struct with one field, `x`, the thread's elements in the order of the PTX
@@ -39,6 +41,8 @@ impl FragTy {
             FragKind::A => self.m * self.k / 32,
             FragKind::B => self.k * self.n / 32,
             FragKind::C => self.m * self.n / 32,
+            FragKind::WgAcc => self.m * self.n / 128,
+            FragKind::WgDesc => 1,
         }
     }
 
@@ -49,6 +53,17 @@ impl FragTy {
             _ => None,
         }
     }
+}
+
+const WGMMA_HELP: &str = "`wgmma` (sm_90a): `wgmma(a: WgDesc<T, 64>, b: WgDesc<T, N>, acc: WgAcc<f32, N>)` for `T` of `f16` \
+     or `bf16` and N a multiple of 8 from 8 to 256; descriptors come from `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`";
+
+/// The field of a `WgDesc` struct: not an identifier, so no kernel reads or writes it.
+const WGDESC_FIELD: &str = "(descriptor)";
+
+/// N of a `wgmma.m64nNk16` of 16-bit floats: a multiple of 8 from 8 to 256.
+fn wgmma_n_ok(n: u64) -> bool {
+    n.is_multiple_of(8) && (8..=256).contains(&n)
 }
 
 const SHAPES_HELP: &str = "`mma` shapes: A and B of `f16` or `bf16` at 16 x 8 x 16 and 16 x 8 x 8, of `f32` (as tf32) at 16 x 8 x 8 \
@@ -68,8 +83,17 @@ impl<'m> ModuleCx<'m> {
         let Some(kind) = crate::lang::builtins::builtin_type(&name.name) else {
             return Err(Diagnostic::error(name.span, format!("unknown type `{}`", name.name)).label("not a kernel type").into());
         };
-        let dims = if kind == FragKind::C { 2 } else { 3 };
-        let usage = if kind == FragKind::C { "`FragC<f32, 16, 8>`" } else { "`FragA<bf16, 16, 8, 16>`" };
+        let dims = match kind {
+            FragKind::C => 2,
+            FragKind::WgAcc | FragKind::WgDesc => 1,
+            _ => 3,
+        };
+        let usage = match kind {
+            FragKind::C => "`FragC<f32, 16, 8>`",
+            FragKind::WgAcc => "`WgAcc<f32, 128>`",
+            FragKind::WgDesc => "`WgDesc<bf16, 64>`",
+            _ => "`FragA<bf16, 16, 8, 16>`",
+        };
         if args.len() != dims + 1 {
             return Err(Diagnostic::error(
                 span,
@@ -106,7 +130,13 @@ impl<'m> ModuleCx<'m> {
             shape[d] = v;
         }
         let [m, n, k] = shape;
-        let frag = FragTy { kind, elem, m, n, k: if kind == FragKind::C { 0 } else { k } };
+        let frag = match kind {
+            FragKind::C => FragTy { kind, elem, m, n, k: 0 },
+            // The accumulator of `wgmma.m64nNk16` (m is 64), a descriptor of `m` rows.
+            FragKind::WgAcc => FragTy { kind, elem, m: 64, n: m, k: 0 },
+            FragKind::WgDesc => FragTy { kind, elem, m, n: 0, k: 0 },
+            _ => FragTy { kind, elem, m, n, k },
+        };
         self.frag_shape_ok(&frag, &name.name, span)?;
         Ok(Ty::Agg(self.intern_frag(frag, generics)))
     }
@@ -115,7 +145,26 @@ impl<'m> ModuleCx<'m> {
     fn frag_shape_ok(&self, f: &FragTy, name: &str, span: Span) -> CResult<()> {
         let bad =
             |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not an `mma` fragment").note(SHAPES_HELP).into() };
+        let wg = |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not a `wgmma` operand").note(WGMMA_HELP).into() };
         match (f.kind, f.elem) {
+            (FragKind::WgAcc, Ty::Scalar(Scalar::F32)) => {
+                if !wgmma_n_ok(f.n) {
+                    return Err(wg(format!("no `wgmma` accumulates a 64 x {} tile", f.n)));
+                }
+            }
+            (FragKind::WgAcc, _) => {
+                let t = self.types.borrow().name(f.elem);
+                return Err(wg(format!("`WgAcc<{t}, ..>`: `wgmma` accumulates in `f32`")));
+            }
+            (FragKind::WgDesc, Ty::Scalar(Scalar::F16 | Scalar::Bf16)) | (FragKind::WgDesc, Ty::Param(_)) => {
+                if !wgmma_n_ok(f.m) {
+                    return Err(wg(format!("a `wgmma` operand has 64 rows (A) or N (B), not {}", f.m)));
+                }
+            }
+            (FragKind::WgDesc, _) => {
+                let t = self.types.borrow().name(f.elem);
+                return Err(wg(format!("`WgDesc<{t}, ..>`: `wgmma` multiplies `f16` or `bf16`")));
+            }
             (FragKind::C, Ty::Scalar(Scalar::F32 | Scalar::I32)) | (FragKind::C, Ty::Param(_)) => {
                 if (f.m, f.n) != (16, 8) {
                     return Err(bad(format!("no `mma` accumulates a {} x {} tile", f.m, f.n)));
@@ -144,7 +193,7 @@ impl<'m> ModuleCx<'m> {
     }
 
     /// The struct standing for fragment type `f`: one per type, `x: [T; elems]`.
-    fn intern_frag(&mut self, f: FragTy, generics: &GenericEnv) -> AggId {
+    pub(super) fn intern_frag(&mut self, f: FragTy, generics: &GenericEnv) -> AggId {
         if let Some((_, id)) = self.frags.iter().find(|(g, _)| *g == f) {
             return *id;
         }
@@ -154,11 +203,19 @@ impl<'m> ModuleCx<'m> {
         };
         let name = match f.kind {
             FragKind::C => format!("FragC<{elem_name}, {}, {}>", f.m, f.n),
+            FragKind::WgAcc => format!("WgAcc<{elem_name}, {}>", f.n),
+            FragKind::WgDesc => format!("WgDesc<{elem_name}, {}>", f.m),
             k => format!("{}<{elem_name}, {}, {}, {}>", k.name(), f.m, f.n, f.k),
         };
         let mut types = self.types.borrow_mut();
-        let regs = types.intern(AggTy::Array { elem: f.elem, len: f.elems() });
-        let id = types.add_struct(StructDef { name, fields: vec![("x".into(), Ty::Agg(regs))] });
+        let id = if f.kind == FragKind::WgDesc {
+            // The descriptor's 64 bits, in a field no kernel can name: only `wgmma_desc` makes
+            // one (a hand-made descriptor could point anywhere).
+            types.add_struct(StructDef { name, fields: vec![(WGDESC_FIELD.into(), Ty::Scalar(Scalar::U64))] })
+        } else {
+            let regs = types.intern(AggTy::Array { elem: f.elem, len: f.elems() });
+            types.add_struct(StructDef { name, fields: vec![("x".into(), Ty::Agg(regs))] })
+        };
         drop(types);
         self.frags.push((f, id));
         id
@@ -271,7 +328,138 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::Tf32Round), vec![x]), ty: f, span })
             }
             TensorFn::Swizzle => self.swizzle(generics, args, span),
+            TensorFn::WgmmaDesc => self.wgmma_desc(generics, args, span),
+            TensorFn::Wgmma => {
+                self.no_turbofish(name, generics)?;
+                self.count(name, 3, args.len(), span, "`wgmma(a, b, acc)`")?;
+                self.wgmma(args, span)
+            }
+            TensorFn::WgmmaFence | TensorFn::WgmmaCommit | TensorFn::FenceProxyAsync => {
+                self.no_turbofish(name, generics)?;
+                self.count(name, 0, args.len(), span, &format!("`{name}()`"))?;
+                let op = match f {
+                    TensorFn::WgmmaFence => TensorOp::WgmmaFence,
+                    TensorFn::WgmmaCommit => TensorOp::WgmmaCommit,
+                    _ => TensorOp::FenceProxyAsync,
+                };
+                if op != TensorOp::FenceProxyAsync {
+                    self.uses_block_sync = true;
+                }
+                Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), Vec::new()), Ty::Unit, span))
+            }
+            TensorFn::WgmmaWait => {
+                let usage = "`acc = wgmma_wait::<0>(acc)`";
+                let n = self.const_generic(name, generics, usage)?;
+                if n > 7 {
+                    return Err(Diagnostic::error(generics[0].span(), format!("`wgmma_wait` leaves at most 7 groups pending, not {n}"))
+                        .label("too many")
+                        .into());
+                }
+                self.count(name, 1, args.len(), span, usage)?;
+                let acc = self.expr(&args[0])?;
+                if self.u.ty(acc.ty).and_then(|t| self.mcx.frag_of(t)).is_none_or(|f| f.kind != FragKind::WgAcc) {
+                    let d = self.u.describe(acc.ty);
+                    return Err(Diagnostic::error(args[0].span, format!("`wgmma_wait` passes a `WgAcc<f32, N>` through, not `{d}`"))
+                        .label("expected the accumulator the `wgmma`s write")
+                        .help("write `acc = wgmma_wait::<0>(acc)`: reading `acc` before the wait would read registers still being written")
+                        .into());
+                }
+                self.uses_block_sync = true;
+                let ty = acc.ty;
+                Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::WgmmaWait(n as u8)), vec![acc]), ty, span })
+            }
         }
+    }
+
+    /// `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`: the descriptor of a K-major tile of 16-bit
+    /// floats in shared memory.
+    fn wgmma_desc(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let usage = "`wgmma_desc::<128, 64>(&tile[i])` (rows of 128 bytes, swizzled as `swizzle::<3, 3, 3>`; 64 rows)";
+        let [swz, rows] = self.const_generics::<2>("wgmma_desc", generics, usage)?;
+        if !matches!(swz, 32 | 64 | 128) {
+            return Err(Diagnostic::error(generics[0].span(), format!("`wgmma_desc` swizzles rows of 32, 64 or 128 bytes, not {swz}"))
+                .label("unsupported swizzle")
+                .help(usage)
+                .into());
+        }
+        if !wgmma_n_ok(rows) {
+            return Err(Diagnostic::error(generics[1].span(), format!("a `wgmma` operand has 64 rows (A) or N (B), not {rows}"))
+                .label("not a multiple of 8 from 8 to 256")
+                .help(usage)
+                .into());
+        }
+        self.count("wgmma_desc", 1, args.len(), span, usage)?;
+        let (elem_ref, elem) = self.element_ref("wgmma_desc", &args[0], false)?;
+        let et = match self.u.ty(elem) {
+            Some(t @ Ty::Scalar(Scalar::F16 | Scalar::Bf16)) => t,
+            Some(t @ Ty::Param(p)) if p.bound == Bound::Half => t,
+            _ => {
+                let d = self.u.describe(elem);
+                let mut e = Diagnostic::error(args[0].span, format!("`wgmma` multiplies `f16` or `bf16`, not `{d}`"))
+                    .label("not a 16-bit float")
+                    .note(WGMMA_HELP);
+                if matches!(self.u.ty(elem), Some(Ty::Param(_))) {
+                    e = e.note("a type parameter's elements must be 16-bit floats for every instance: bound it by `Half`");
+                }
+                return Err(e.into());
+            }
+        };
+        let frag = FragTy { kind: FragKind::WgDesc, elem: et, m: rows, n: 0, k: 0 };
+        let generics_env = self.generics.clone();
+        let ty = Ty::Agg(self.mcx.intern_frag(frag, &generics_env));
+        let h = self.u.known(ty);
+        let op = TensorOp::WgmmaDesc { swizzle: swz as u8, rows: rows as u16 };
+        Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(op), vec![elem_ref]), ty: h, span })
+    }
+
+    /// `wgmma(a, b, acc)`: A a `WgDesc<T, 64>`, B a `WgDesc<T, N>`, the accumulator `WgAcc<f32, N>`.
+    fn wgmma(&mut self, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let mut xs = Vec::with_capacity(3);
+        let mut frags = Vec::with_capacity(3);
+        for (i, (a, want)) in args.iter().zip([FragKind::WgDesc, FragKind::WgDesc, FragKind::WgAcc]).enumerate() {
+            let x = self.expr(a)?;
+            let f = self.u.ty(x.ty).and_then(|t| self.mcx.frag_of(t)).filter(|f| f.kind == want);
+            let Some(f) = f else {
+                let d = self.u.describe(x.ty);
+                let which = ["A", "B", "accumulator"][i];
+                let expected = if want == FragKind::WgAcc { "WgAcc<f32, N>" } else { "WgDesc<T, ..>" };
+                return Err(Diagnostic::error(a.span, format!("the {which} operand of `wgmma` is a `{expected}`, not `{d}`"))
+                    .label(format!("expected `{expected}`"))
+                    .note(WGMMA_HELP)
+                    .into());
+            };
+            xs.push(x);
+            frags.push(f);
+        }
+        let (fa, fb, fc) = (frags[0], frags[1], frags[2]);
+        if fa.elem != fb.elem {
+            let (ta, tb) = (self.u.describe(xs[0].ty), self.u.describe(xs[1].ty));
+            return Err(Diagnostic::error(args[1].span, format!("mismatched operands: `{ta}` times `{tb}`"))
+                .label("A and B must have one element type")
+                .into());
+        }
+        if fa.m != 64 {
+            let ta = self.u.describe(xs[0].ty);
+            return Err(Diagnostic::error(args[0].span, format!("the A operand of `wgmma` has 64 rows, not `{ta}`"))
+                .label("expected `WgDesc<_, 64>`")
+                .note(WGMMA_HELP)
+                .into());
+        }
+        if fb.m != fc.n {
+            let (tb, tc) = (self.u.describe(xs[1].ty), self.u.describe(xs[2].ty));
+            return Err(Diagnostic::error(args[2].span, format!("`{tb}` (N rows of Bᵀ) does not accumulate into `{tc}`"))
+                .label(format!("expected `WgAcc<f32, {}>`", fb.m))
+                .note(WGMMA_HELP)
+                .into());
+        }
+        // A definition is never compiled: its element type stands for the instances'.
+        let ab = match fa.elem {
+            Ty::Scalar(s) => s,
+            _ => Scalar::Bf16,
+        };
+        self.uses_block_sync = true;
+        let ty = xs[2].ty;
+        Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::Wgmma { n: fc.n as u16, ab }), xs), ty, span })
     }
 
     fn no_turbofish(&self, name: &str, g: &[GenericArg]) -> CResult<()> {
@@ -485,6 +673,20 @@ fn were(n: usize) -> &'static str {
     if n == 1 { "was" } else { "were" }
 }
 
+/// Whether `p` uses an instruction of the `a` architecture (sm_90a's `wgmma`): on a GPU of
+/// compute capability 9.0 such a kernel compiles for sm_90a rather than sm_90.
+pub fn needs_accelerated(p: &Program) -> bool {
+    let mut found = false;
+    for f in &p.funcs {
+        visit_block(&f.body, &mut |e| {
+            if let ExprKind::Builtin(Builtin::Tensor(t), _) = &e.kind {
+                found |= t.needs_accelerated();
+            }
+        });
+    }
+    found
+}
+
 /// The first operation of `p` that the architecture `sm_{sm}` (`a` variant when `accelerated`)
 /// does not have: an error at it naming the architecture it needs.
 pub fn check_arch(p: &Program, sm: u32, accelerated: bool) -> Result<(), Box<Diagnostic>> {
@@ -493,21 +695,23 @@ pub fn check_arch(p: &Program, sm: u32, accelerated: bool) -> Result<(), Box<Dia
         visit_block(&f.body, &mut |e| {
             if let ExprKind::Builtin(Builtin::Tensor(t), _) = &e.kind
                 && found.is_none()
-                && (t.min_sm() > sm || (t.needs_accelerated() && !accelerated))
+                && (t.min_sm() > sm || (t.needs_accelerated() && !(accelerated && sm == t.min_sm())))
             {
                 found = Some((e.span, *t));
             }
         });
     }
     let Some((span, t)) = found else { return Ok(()) };
-    let need = format!("sm_{}{}", t.min_sm(), if t.needs_accelerated() { "a" } else { "" });
+    // An `a` architecture's instructions are in no later one's PTX.
+    let (need, later) =
+        if t.needs_accelerated() { (format!("sm_{}a", t.min_sm()), "") } else { (format!("sm_{}", t.min_sm()), " or later") };
     let what = match t {
         TensorOp::Mma(s) => format!("`mma` of `{}` at {} x {} x {}", s.ab, s.m, s.n, s.k),
         t => format!("`{}`", t.name()),
     };
     let have = format!("sm_{sm}{}", if accelerated { "a" } else { "" });
-    Err(Diagnostic::error(span, format!("{what} needs {need} or later; this compile is for {have}"))
+    Err(Diagnostic::error(span, format!("{what} needs {need}{later}; this compile is for {have}"))
         .label(format!("needs {need}"))
-        .help(format!("compile for {need} or later (`KACHE_ARCH={need}`, `kache compile --arch {need}`), or use another kernel on {have}"))
+        .help(format!("compile for {need}{later} (`KACHE_ARCH={need}`, `kache compile --arch {need}`), or use another kernel on {have}"))
         .into())
 }

@@ -116,6 +116,8 @@ pub const ALL: &[(&str, Scenario)] = &[
     // The tensor cores: mma, ldmatrix, cp_async (sm_80 and later on a GPU).
     ("tensor_cores", tensor_cores),
     ("tensor_ldmatrix_forms", tensor_ldmatrix_forms),
+    // The warpgroup MMA (sm_90a on a GPU).
+    ("tensor_wgmma", tensor_wgmma),
     // The speed suite's GEMMs and attention (benches/speed/kernels/) at small sizes.
     ("tensor_gemms", tensor_gemms),
     ("tensor_attention", tensor_attention),

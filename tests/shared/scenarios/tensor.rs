@@ -99,6 +99,52 @@ pub fn tensor_ldmatrix_forms(dev: &Device) -> Outcome {
     eq("ldmatrix_forms", &dl(&out)?, &want)
 }
 
+/// The warpgroup MMA (`tensor_wgmma.rs`): one warpgroup's 64 x 128 x 64 product of `bf16` and
+/// of `f16` plus C through the 128-byte swizzle, tiles staged by `cp_async`, and a 64 x 64 x 64
+/// one through the 64-byte swizzle in two commit groups. Small integers: exact everywhere. On a
+/// GPU other than compute capability 9.0 the launch must be the located error naming sm_90a.
+pub fn tensor_wgmma(dev: &Device) -> Outcome {
+    let m = module("tensor_wgmma.rs")?;
+    let group = Grid::new(1u32, 128u32);
+    let (a, bt, c) = (ints(64 * 64, 11, -6, 6), ints(128 * 64, 12, -6, 6), ints(64 * 128, 13, -500, 500));
+    if dev.compute_capability().is_some_and(|cc| cc != (9, 0)) {
+        let conv = |v: &[i64]| v.iter().map(|x| bf16::from_f32(*x as f32)).collect::<Vec<_>>();
+        let mut d = zeros::<f32>(dev, &[64 * 128])?;
+        let cf = up(dev, &c.iter().map(|v| *v as f32).collect::<Vec<_>>())?;
+        let k = m.kernel("wg_tile::<bf16>").ctx("wg_tile")?;
+        return match k.launch(dev, group, (&up(dev, &conv(&a))?, &up(dev, &conv(&bt))?, &cf, &mut d)) {
+            Err(e) if e.to_string().contains("needs sm_90a") => Ok(()),
+            other => Err(format!(
+                "wg_tile on compute capability {:?}: expected the error naming sm_90a, got {other:?}",
+                dev.compute_capability()
+            )),
+        };
+    }
+    // Bᵀ (N x K) times: B[p][j] = bt[j * 64 + p].
+    let b: Vec<i64> = (0..64 * 128).map(|x| bt[(x % 128) * 64 + x / 128]).collect();
+    let want: Vec<f32> = gemm(&a, &b, &c, 64, 128, 64).iter().map(|v| *v as f32).collect();
+    let cf = up(dev, &c.iter().map(|v| *v as f32).collect::<Vec<_>>())?;
+    for ty in ["bf16", "f16"] {
+        let mut d = zeros::<f32>(dev, &[64 * 128])?;
+        let name = format!("wg_tile::<{ty}>");
+        if ty == "bf16" {
+            let conv = |v: &[i64]| v.iter().map(|x| bf16::from_f32(*x as f32)).collect::<Vec<_>>();
+            launch(&m, &name, dev, group, (&up(dev, &conv(&a))?, &up(dev, &conv(&bt))?, &cf, &mut d))?;
+        } else {
+            let conv = |v: &[i64]| v.iter().map(|x| f16::from_f32(*x as f32)).collect::<Vec<_>>();
+            launch(&m, &name, dev, group, (&up(dev, &conv(&a))?, &up(dev, &conv(&bt))?, &cf, &mut d))?;
+        }
+        eq(&name, &dl(&d)?, &want)?;
+    }
+    let bt64 = &bt[..64 * 64];
+    let b64: Vec<i64> = (0..64 * 64).map(|x| bt64[(x % 64) * 64 + x / 64]).collect();
+    let want: Vec<f32> = gemm(&a, &b64, &[0; 64 * 64], 64, 64, 64).iter().map(|v| *v as f32).collect();
+    let conv = |v: &[i64]| v.iter().map(|x| bf16::from_f32(*x as f32)).collect::<Vec<_>>();
+    let mut d = zeros::<f32>(dev, &[64 * 64])?;
+    launch(&m, "wg_narrow", dev, group, (&up(dev, &conv(&a))?, &up(dev, &conv(bt64))?, &mut d))?;
+    eq("wg_narrow", &dl(&d)?, &want)
+}
+
 /// The speed suite's tensor-core kernels (benches/speed/kernels/), at small sizes.
 fn speed_kernels(file: &str) -> Result<kache::Module, String> {
     let jit = kache::Jit::new(kache::Config::in_memory()).ctx("creating the JIT")?;

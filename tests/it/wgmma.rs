@@ -1,0 +1,258 @@
+//! Tests: the warpgroup MMA of sm_90a (`wgmma_desc`, `wgmma`, its fence, groups and wait,
+//! `fence_proxy_async`) on the host backend against float64 references, tiles staged in shared
+//! memory through each swizzle; its PTX (assembled by ptxas for sm_90a); the located error for
+//! any other architecture; and misuse (a descriptor off its tile, misaligned, or of global
+//! memory) as compile or launch errors.
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
+use kache::{Arch, Device, Error, Grid, Layout, Specialization, Target};
+
+use crate::common;
+
+/// A one-warpgroup GEMM: D (64 x N) = A (64 x K) · B (K x N), A given row-major and B as Bᵀ
+/// (N x K) row-major, both staged in shared memory in rows of `SW` bytes, swizzled as the
+/// hardware reads them (`swizzle::<B, 3, 3>` of 16-bit elements); K is split into column
+/// blocks of `SW / 2` elements, each a tile of its own.
+fn gemm_source(n: usize, k: usize, sw: usize) -> String {
+    let per_row = sw / 2;
+    let bits = match sw {
+        128 => 3,
+        64 => 2,
+        _ => 1,
+    };
+    let blocks = k / per_row;
+    format!(
+        r#"
+/// Element (r, c) of a tile of `rows` rows whose K is split in blocks of {per_row} columns.
+fn at(rows: usize, r: usize, c: usize) -> usize {{
+    (c / {per_row}) * rows * {per_row} + swizzle::<{bits}, 3, 3>(r * {per_row} + c % {per_row})
+}}
+
+#[kernel]
+pub fn wg_gemm<T: Half>(a: &[T], bt: &[T], d: &mut [f32]) {{
+    let sa = shared_array::<T, {asz}>();
+    let sb = shared_array::<T, {bsz}>();
+    let t = thread_idx_x() as usize;
+    for e in (t..{asz}).step_by(128) {{
+        sa[at(64, e / {k}, e % {k})] = a[e];
+    }}
+    for e in (t..{bsz}).step_by(128) {{
+        sb[at({n}, e / {k}, e % {k})] = bt[e];
+    }}
+    fence_proxy_async();
+    sync_threads();
+    let mut acc = WgAcc::<f32, {n}>([0.0; {regs}]);
+    wgmma_fence();
+    for kb in 0..{blocks} {{
+        for kk in 0..{steps} {{
+            let da = wgmma_desc::<{sw}, 64>(&sa[kb * 64 * {per_row} + kk * 16]);
+            let db = wgmma_desc::<{sw}, {n}>(&sb[kb * {n} * {per_row} + kk * 16]);
+            acc = wgmma(da, db, acc);
+        }}
+    }}
+    wgmma_commit();
+    acc = wgmma_wait::<0>(acc);
+    let (w, lane) = (t / 32, t % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    for i in 0..{regs} {{
+        d[(16 * w + g + 8 * ((i / 2) % 2)) * {n} + 8 * (i / 4) + 2 * q + i % 2] = acc.x[i];
+    }}
+}}
+"#,
+        asz = 64 * k,
+        bsz = n * k,
+        regs = n / 2,
+        steps = per_row / 16,
+    )
+}
+
+fn rng(seed: u64) -> impl FnMut() -> u64 {
+    let mut s = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    }
+}
+
+/// Values exact in `f16` and `bf16` (8 significant bits or fewer), with fractions.
+fn values(n: usize, seed: u64) -> Vec<f32> {
+    let mut r = rng(seed);
+    (0..n).map(|_| ((r() % 64) as f32 - 32.0) / 8.0).collect()
+}
+
+fn reference(a: &[f32], bt: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
+    (0..m * n).map(|x| (0..k).map(|p| a[(x / n) * k + p] as f64 * bt[(x % n) * k + p] as f64).sum()).collect()
+}
+
+fn run_gemm(n: usize, k: usize, sw: usize, elem: &str) {
+    let dev = Device::host();
+    let jit = common::memory_jit();
+    let module = jit.load_source("wg_gemm.rs", &gemm_source(n, k, sw)).unwrap();
+    let (a, bt) = (values(64 * k, 3 + n as u64), values(n * k, 5 + k as u64));
+    let want = reference(&a, &bt, 64, n, k);
+    let mut d = dev.alloc::<f32>(&[64 * n]).unwrap();
+    let grid = Grid::new(1u32, 128u32);
+    if elem == "bf16" {
+        let conv = |v: &[f32]| v.iter().map(|x| half::bf16::from_f32(*x)).collect::<Vec<_>>();
+        let (ad, bd) = (dev.upload(&conv(&a)).unwrap(), dev.upload(&conv(&bt)).unwrap());
+        module.kernel("wg_gemm::<bf16>").unwrap().launch(&dev, grid, (&ad, &bd, &mut d)).unwrap();
+    } else {
+        let conv = |v: &[f32]| v.iter().map(|x| half::f16::from_f32(*x)).collect::<Vec<_>>();
+        let (ad, bd) = (dev.upload(&conv(&a)).unwrap(), dev.upload(&conv(&bt)).unwrap());
+        module.kernel("wg_gemm::<f16>").unwrap().launch(&dev, grid, (&ad, &bd, &mut d)).unwrap();
+    }
+    let got = d.download().unwrap();
+    // Products of 3 significant bits summed over K <= 128: exact in f32.
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(*g as f64, *w, "{elem} 64 x {n} x {k}, {sw}-byte rows: element ({}, {})", i / n, i % n);
+    }
+}
+
+#[test]
+fn wgmma_gemm_on_the_host_equals_a_float64_reference() {
+    // The issue's tile: 64 x 128 x 64 bf16 through the 128-byte swizzle.
+    run_gemm(128, 64, 128, "bf16");
+    run_gemm(64, 64, 64, "f16");
+    run_gemm(256, 32, 32, "bf16");
+    run_gemm(8, 128, 128, "f16");
+}
+
+/// Every form assembles for sm_90a (ptxas, where there is one), checked and unchecked, with the
+/// accumulator in registers; any other architecture is an error at the first call, naming
+/// sm_90a.
+#[test]
+fn wgmma_assembles_for_sm_90a_and_is_a_located_error_elsewhere() {
+    let jit = common::memory_jit();
+    let ptxas = common::ptxas();
+    let sm90a = Target::Nvptx(Arch::parse("sm_90a").unwrap());
+    for (n, k, sw, elem) in [(256, 32, 32, "bf16"), (64, 64, 64, "f16"), (128, 64, 128, "bf16")] {
+        let module = jit.load_source("wg_gemm.rs", &gemm_source(n, k, sw)).unwrap();
+        let kernel = module.kernel(&format!("wg_gemm::<{elem}>")).unwrap();
+        let spec = Specialization::uniform(kernel.program(), Layout::C);
+        for checked in [true, false] {
+            let c = if checked { kernel.compile(sm90a, &spec) } else { kernel.compile_unchecked(sm90a, &spec) }.unwrap();
+            let ptx = c.ptx().unwrap();
+            for want in [
+                &format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{elem}.{elem}") as &str,
+                "wgmma.fence.sync.aligned;",
+                "wgmma.commit_group.sync.aligned;",
+                "wgmma.wait_group.sync.aligned 0;",
+                "fence.proxy.async.shared::cta;",
+                ".target sm_90a",
+            ] {
+                assert!(ptx.contains(want), "n = {n} (checked: {checked}): no `{want}` in\n{ptx}");
+            }
+            // (At N = 256 the test's store loop of 128 iterations is not unrolled: it indexes
+            // the accumulator with its variable.)
+            assert!(n > 128 || !ptx.contains(".local"), "n = {n}: the accumulator spilled to local memory");
+            if let Some(p) = &ptxas {
+                kache::toolchain::ptxas(p, ptx, "sm_90a").unwrap_or_else(|e| panic!("ptxas sm_90a, n = {n}: {e}"));
+            }
+        }
+        for arch in ["sm_90", "sm_80", "sm_70"] {
+            let e = kernel.compile(Target::Nvptx(Arch::parse(arch).unwrap()), &spec).unwrap_err();
+            let Error::Source(d) = &e else { panic!("{arch}: {e}") };
+            let text = d.to_string();
+            // The first is `fence_proxy_async` (sm_90) on sm_80 and sm_70, `wgmma_fence` on sm_90.
+            let line = |call: &str| gemm_source(n, k, sw).lines().position(|l| l.contains(call)).unwrap() + 1;
+            let want = if arch == "sm_90" {
+                format!("wg_gemm.rs:{}:5: `wgmma_fence` needs sm_90a; this compile is for sm_90", line("wgmma_fence()"))
+            } else {
+                format!(
+                    "wg_gemm.rs:{}:5: `fence_proxy_async` needs sm_90 or later; this compile is for {arch}",
+                    line("fence_proxy_async()")
+                )
+            };
+            assert!(text.contains(&want), "{arch}: {text}");
+        }
+    }
+    // The host backend runs them all.
+    let module = jit.load_source("wg_gemm.rs", &gemm_source(64, 64, 128)).unwrap();
+    module
+        .kernel("wg_gemm::<bf16>")
+        .unwrap()
+        .compile(Target::Host, &Specialization::uniform(module.kernel("wg_gemm::<bf16>").unwrap().program(), Layout::C))
+        .unwrap();
+}
+
+/// Operands are typed: an accumulator of another N, a B of the wrong rows, mixed element types,
+/// a descriptor of `f32` or of a swizzle the hardware lacks are compile errors at the operand.
+#[test]
+fn wgmma_operands_are_typed() {
+    let jit = common::memory_jit();
+    let cases: [(&str, &str); 6] = [
+        (
+            "acc = wgmma(wgmma_desc::<128, 64>(&sa[0]), wgmma_desc::<128, 64>(&sb[0]), acc);",
+            "`WgDesc<bf16, 64>` (N rows of Bᵀ) does not accumulate into `WgAcc<f32, 128>`",
+        ),
+        ("acc = wgmma(wgmma_desc::<128, 128>(&sb[0]), wgmma_desc::<128, 128>(&sb[0]), acc);", "the A operand of `wgmma` has 64 rows"),
+        ("acc = wgmma(wgmma_desc::<128, 64>(&sa[0]), wgmma_desc::<128, 128>(&sh[0]), acc);", "mismatched operands"),
+        ("let x = wgmma_desc::<128, 64>(&sf[0]);", "`wgmma` multiplies `f16` or `bf16`, not `f32`"),
+        ("let x = wgmma_desc::<16, 64>(&sa[0]);", "`wgmma_desc` swizzles rows of 32, 64 or 128 bytes, not 16"),
+        ("let y = wgmma_wait::<0>(sa[0]);", "`wgmma_wait` passes a `WgAcc<f32, N>` through, not `bf16`"),
+    ];
+    for (line, want) in cases {
+        let src = format!(
+            r#"
+#[kernel]
+pub fn k(out: &mut [f32]) {{
+    let sa = shared_array::<bf16, 4096>();
+    let sb = shared_array::<bf16, 8192>();
+    let sh = shared_array::<f16, 8192>();
+    let sf = shared_array::<f32, 4096>();
+    let mut acc = WgAcc::<f32, 128>([0.0; 64]);
+    {line}
+    out[0] = acc.x[0];
+}}
+"#
+        );
+        let e = match jit.load_source("typed.rs", &src) {
+            Err(e) => e.to_string(),
+            Ok(m) => m.kernel("k").map(|_| String::new()).unwrap_or_else(|e| e.to_string()),
+        };
+        assert!(e.contains("typed.rs:9:") && e.contains(want), "`{line}`: {e}");
+    }
+}
+
+/// A descriptor must describe a tile inside a shared array, from a 32-byte K step of a row
+/// that starts a swizzle atom: anything else is a launch error naming the array and element.
+#[test]
+fn a_descriptor_off_its_tile_is_a_launch_error() {
+    let dev = Device::host();
+    let jit = common::memory_jit();
+    let src = r#"
+#[kernel]
+pub fn k(x: &[bf16], at: usize, global: bool, out: &mut [f32]) {
+    let sa = shared_array::<bf16, 8192>();
+    let mut acc = WgAcc::<f32, 64>([0.0; 32]);
+    wgmma_fence();
+    let db = wgmma_desc::<128, 64>(&sa[0]);
+    if global {
+        acc = wgmma(wgmma_desc::<128, 64>(&x[at]), db, acc);
+    } else {
+        acc = wgmma(wgmma_desc::<128, 64>(&sa[at]), db, acc);
+    }
+    wgmma_commit();
+    acc = wgmma_wait::<0>(acc);
+    out[thread_idx_x() as usize] = acc.x[0];
+}
+"#;
+    let module = jit.load_source("desc.rs", src).unwrap();
+    let k = module.kernel("k").unwrap();
+    let x = dev.upload(&vec![half::bf16::from_f32(1.0); 8192]).unwrap();
+    let mut out = dev.alloc::<f32>(&[128]).unwrap();
+    let g = Grid::new(1u32, 128u32);
+    k.launch(&dev, g, (&x, 48usize, false, &mut out)).unwrap();
+    for (at, global, element, problem) in [
+        (8usize, false, "element 8 of `sa`", "is not aligned to 32 bytes"),
+        (64, false, "element 64 of `sa`", "is not aligned to 1024 bytes"),
+        // The 64 rows from row 121 end past the array's 128.
+        (121 * 64 + 16, false, "index 11839", "out of bounds for `sa`"),
+        (0, true, "element 0 of parameter `x`", "is not in shared memory"),
+    ] {
+        let e = k.launch(&dev, g, (&x, at, global, &mut out)).unwrap_err().to_string();
+        assert!(e.contains(element) && e.contains(problem) && e.contains("desc.rs:"), "at {at}: {e}");
+    }
+}

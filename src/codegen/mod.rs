@@ -8,6 +8,7 @@
 //! Only intrinsics that every supported target lowers are emitted (see `lower/intrinsics.rs`);
 //! LLVM must never abort the process. `host_jit.rs` loads host code for the CPU backend.
 
+mod aligned;
 mod frames;
 mod fuse;
 mod host_jit;

@@ -131,12 +131,31 @@ pub(super) struct Built<'ctx> {
 /// everything but the entry, verifies and optimises. With `keep_bitcode`, each function's own
 /// module is written as bitcode before it is linked: linking consumes the modules themselves,
 /// which costs less than linking copies of them (cloning was 5% of a large kernel's compile).
+///
+/// On NVPTX a kernel lowered with an aligned copy (`lower/align.rs`) that gains no wide access
+/// from it (`aligned.rs`) is built again without one, so that its code is what it would be had
+/// it never been copied.
 pub(super) fn build<'ctx>(
     context: &'ctx Context,
     input: &CompileInput<'_>,
     tm: &TargetMachine,
     keep_bitcode: bool,
 ) -> Result<Built<'ctx>, CodegenError> {
+    match build_with(context, input, tm, keep_bitcode, true)? {
+        Some(built) => Ok(built),
+        None => build_with(context, input, tm, keep_bitcode, false)?
+            .ok_or_else(|| CodegenError::Llvm("an aligned copy made without one".into())),
+    }
+}
+
+/// [`build`], with or without aligned copies: `None` where the aligned copy bought nothing.
+fn build_with<'ctx>(
+    context: &'ctx Context,
+    input: &CompileInput<'_>,
+    tm: &TargetMachine,
+    keep_bitcode: bool,
+    aligned: bool,
+) -> Result<Option<Built<'ctx>>, CodegenError> {
     let program = input.program;
     let kernel = program.kernel();
     if let Target::Nvptx(_) = input.options.target
@@ -153,7 +172,7 @@ pub(super) fn build<'ctx>(
     {
         return Err(CodegenError::NeedsArch { kernel: kernel.name.clone(), message: d.message });
     }
-    let functions = lower::lower_program(context, input, tm)?;
+    let functions = lower::lower_program(context, input, tm, aligned)?;
     let function_bitcode =
         if keep_bitcode { functions.iter().map(|m| m.write_bitcode_to_memory().as_slice().to_vec()).collect() } else { Vec::new() };
     let mut functions: Vec<Option<Module<'ctx>>> = functions.into_iter().map(Some).collect();
@@ -193,11 +212,14 @@ pub(super) fn build<'ctx>(
     }
     optimize(&linked, tm, input.options.opt_level)?;
     if let Target::Nvptx(_) = input.options.target {
+        if !super::aligned::keep_if_wider(&linked, tm)? {
+            return Ok(None);
+        }
         reciprocals_through_f64(&linked)?;
         super::fuse::fuse_multiply_adds(&linked)?;
         super::trip_counts::count_down_to_zero(&linked);
     }
-    Ok(Built { function_bitcode, linked, entry })
+    Ok(Some(Built { function_bitcode, linked, entry }))
 }
 
 /// Each IEEE `f32` reciprocal left after optimisation (`fdiv float 1.0, %x`, what `1.0 / x`

@@ -53,3 +53,4 @@ mod tuning;
 mod ui;
 mod warp;
 mod wgmma;
+mod wide_access;

@@ -117,6 +117,7 @@ host_scenarios! {
     window_const_generic,
     nbody_structs,
     rows_in_registers,
+    wide_access,
 }
 
 #[test]

@@ -246,6 +246,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                             self.b.build_unreachable()?;
                         }
                         _ => {
+                            self.mark_aligned_exit()?;
                             self.b.build_return(None)?;
                         }
                     }

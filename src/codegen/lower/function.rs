@@ -139,6 +139,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             proven: HashSet::new(),
             version_depth: 0,
             skip_stmts: Vec::new(),
+            aligned_copy: false,
         };
         fl.alloca_b.position_at_end(entry);
         let first = fv.get_nth_param(0).map(|v| v.into_pointer_value()).ok_or_else(|| llvm_err("missing hidden parameter"))?;
@@ -222,7 +223,10 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                 _ => {}
             }
         }
-        let v = fl.block(&f.body)?;
+        let v = match self.align_plan(id) {
+            Some(plan) => fl.aligned_versions(&plan, &f.body)?,
+            None => fl.block(&f.body)?,
+        };
         if !fl.terminated() {
             match (value_ty(f.ret), v) {
                 (Ty::Scalar(_), Val::Scalar(v)) => {

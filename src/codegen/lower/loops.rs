@@ -14,7 +14,7 @@ use crate::ir::*;
 /// divergent code) and no way out but the loop's own exit (LLVM does not unroll loops with
 /// other exits by a runtime count, and would warn that it could not). Statements in `skipped`
 /// (a strided `loop`'s exit test, which its trip count stands for) are not lowered.
-fn unrollable(p: &Program, body: &Block, skipped: &[*const Stmt]) -> bool {
+pub(super) fn unrollable(p: &Program, body: &Block, skipped: &[*const Stmt]) -> bool {
     let found = Collectives::of(p, body);
     let mut exits = false;
     let mut note = |e: &Expr| exits |= matches!(e.kind, ExprKind::Return(_) | ExprKind::Break(..));
@@ -110,6 +110,8 @@ pub(super) struct StridedWhile<'e> {
     increment: &'e Stmt,
     /// A `loop`'s exit test (`if i >= n { break; }`), left out there too.
     guard: Option<&'e Stmt>,
+    /// The whole body.
+    body: &'e Block,
 }
 
 /// `(i, n)` where `cond` is `i < n` (or `n > i`) for a local `i`; with `negated`, where it is
@@ -128,7 +130,7 @@ impl<'e> StridedWhile<'e> {
     /// `while cond { body }` as a strided count.
     pub(super) fn of(id: LoopId, cond: &'e Expr, body: &'e Block) -> Option<StridedWhile<'e>> {
         let (read, bound) = below(cond, false)?;
-        StridedWhile::counting(id, read, bound, &body.stmts, body.tail.is_some(), None)
+        StridedWhile::counting(id, read, bound, body, &body.stmts, None)
     }
 
     /// `loop { body }` whose first statement is `if i >= n { break; }` as a strided count.
@@ -146,7 +148,14 @@ impl<'e> StridedWhile<'e> {
             return None;
         }
         let (read, bound) = below(cond, true)?;
-        StridedWhile::counting(id, read, bound, rest, body.tail.is_some(), Some(guard))
+        StridedWhile::counting(id, read, bound, body, rest, Some(guard))
+    }
+
+    /// The variable of a loop that steps by the literal 1 and is unrolled by a forced count.
+    pub(super) fn unit_step(&self, p: &Program) -> Option<LocalId> {
+        let one = matches!(self.step.kind, ExprKind::Lit(ScalarValue::Int(_, 1)));
+        let skipped: Vec<*const Stmt> = [Some(self.increment), self.guard].into_iter().flatten().map(|s| s as *const Stmt).collect();
+        (one && unrollable(p, self.body, &skipped)).then_some(self.var)
     }
 
     /// The loop over `stmts` (the body after any guard), testing `read < bound` first.
@@ -154,12 +163,12 @@ impl<'e> StridedWhile<'e> {
         id: LoopId,
         read: &'e Expr,
         bound: &'e Expr,
+        body: &'e Block,
         stmts: &'e [Stmt],
-        tail: bool,
         guard: Option<&'e Stmt>,
     ) -> Option<StridedWhile<'e>> {
         let ExprKind::Local(var) = read.kind else { return None };
-        if !read.ty.scalar().is_some_and(|s| s.is_int()) || tail {
+        if !read.ty.scalar().is_some_and(|s| s.is_int()) || body.tail.is_some() {
             return None;
         }
         let (last, rest) = stmts.split_last()?;
@@ -184,7 +193,7 @@ impl<'e> StridedWhile<'e> {
         if own_exit || !loop_invariant(var, &changed, bound) || !loop_invariant(var, &changed, step) {
             return None;
         }
-        Some(StridedWhile { var, read, bound, step, increment: last, guard })
+        Some(StridedWhile { var, read, bound, step, increment: last, guard, body })
     }
 }
 

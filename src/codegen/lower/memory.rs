@@ -125,10 +125,16 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             unsafe { self.b.build_gep(self.cx.i8, base, &[self.i64c(off)], "")? }
         } else {
             let ty = self.cx.elem_llty(elem)?.array_type(len as u32);
-            let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &format!("__kache_shared_{}_{}_k", self.fid, site));
-            g.set_initializer(&ty.get_undef());
-            g.set_linkage(Linkage::Internal);
-            g.set_alignment(crate::abi::shared_align(len * self.cx.types().elem_size(elem)) as u32);
+            // One array per site, however many copies of the body lower it (`align.rs`).
+            let name = format!("__kache_shared_{}_{}_k", self.fid, site);
+            let align = crate::abi::shared_align(len * self.cx.types().elem_size(elem)) as u32;
+            let g = self.m.get_global(&name).unwrap_or_else(|| {
+                let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), &name);
+                g.set_initializer(&ty.get_undef());
+                g.set_linkage(Linkage::Internal);
+                g.set_alignment(align);
+                g
+            });
             self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?
         };
         Ok(ArrayVal { ptr, shape: vec![self.i64c(len)], strides: vec![self.i64c(1)], elem })

@@ -19,6 +19,7 @@
 //! saturate (Rust's `as`), arithmetic wraps.
 
 mod aggregate;
+mod align;
 mod arith;
 mod bounds;
 mod builtins;
@@ -103,12 +104,20 @@ struct Cx<'a, 'ctx> {
     /// parameter of every function, after the fault record and the token, in this order
     /// (empty on the host, which reads them from module variables).
     gpu_slots: Vec<CaptureId>,
+    /// Whether a kernel whose accesses may be widened gets an aligned copy (`align.rs`).
+    aligned: bool,
 }
 
 /// Lowers every function of the program into its own module; index = `FuncId`. Each module is
 /// verified, so an invalid one is an error here rather than an abort later.
-pub fn lower_program<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> Result<Vec<Module<'ctx>>, CodegenError> {
-    let modules = lower_all(ctx, input, tm).map_err(|e| match e {
+/// With `aligned`, a kernel whose accesses may be widened gets an aligned copy (`align.rs`).
+pub fn lower_program<'ctx>(
+    ctx: &'ctx Context,
+    input: &CompileInput<'_>,
+    tm: &TargetMachine,
+    aligned: bool,
+) -> Result<Vec<Module<'ctx>>, CodegenError> {
+    let modules = lower_all(ctx, input, tm, aligned).map_err(|e| match e {
         LErr::Codegen(c) => c,
         LErr::Diverged => CodegenError::Llvm("a function body diverged outside any expression".into()),
     })?;
@@ -118,7 +127,7 @@ pub fn lower_program<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &Ta
     Ok(modules)
 }
 
-fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine) -> R<Vec<Module<'ctx>>> {
+fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMachine, aligned: bool) -> R<Vec<Module<'ctx>>> {
     let target = input.options.target;
     let (shared, shared_total) = shared_offsets(input.program);
     let cx = Cx {
@@ -138,6 +147,7 @@ fn lower_all<'ctx>(ctx: &'ctx Context, input: &CompileInput<'_>, tm: &TargetMach
         ptr: ctx.ptr_type(AddressSpace::default()),
         triple: tm.get_triple(),
         gpu_slots: if target == Target::Host { Vec::new() } else { crate::abi::slot_captures(input.captures) },
+        aligned,
     };
     let data_layout = tm.get_target_data().get_data_layout();
     let mut out = Vec::new();
@@ -319,6 +329,8 @@ struct FnLower<'c, 'a, 'ctx> {
     /// (or `loop`) lowered as the `for` loop it is (`loops::StridedWhile`), whose latch steps
     /// instead, and a `loop`'s exit test, which the `for` loop's trip count stands for.
     skip_stmts: Vec<*const Stmt>,
+    /// Lowering the aligned copy of a kernel's body (`align.rs`), whose returns are marked.
+    aligned_copy: bool,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

@@ -26,6 +26,7 @@ mod programs;
 mod small_types;
 mod tensor;
 mod warp;
+mod wide;
 
 pub use aggregates::*;
 pub use arithmetic::*;
@@ -39,6 +40,7 @@ pub use programs::*;
 pub use small_types::*;
 pub use tensor::*;
 pub use warp::*;
+pub use wide::*;
 
 /// A scenario: runs on a device, `Err` says what differed.
 pub type Scenario = fn(&Device) -> helpers::Outcome;
@@ -103,6 +105,8 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("histogram_small", histogram_small),
     ("small_casts", small_casts),
     ("bf16_gemm_tile", bf16_gemm_tile),
+    // Groups of contiguous elements per thread, on aligned arrays and misaligned views.
+    ("wide_access", wide_access),
     // Warp-level primitives, every atomic, the math methods of the second language version.
     ("warp_reduce", warp_reduce),
     ("warp_aggregated_atomics", warp_aggregated_atomics),

@@ -161,6 +161,17 @@ pub mod warp_op {
     /// the warpgroup (`u32`, then 4 bytes unused) and its accumulator (N / 2 `f32`, D written
     /// over C), `b` is the form's `TensorOp::warp_code`.
     pub const WGMMA: u32 = 11;
+    /// An mbarrier operation of one thread (not a collective): `value` is the address of the
+    /// barrier's `u64`, `b` the operation (`MBAR_*`), `c` its operand (a count, bytes, a
+    /// parity). Answered at once, except `MBAR_TRY_WAIT`, answered 1 once the phase of parity
+    /// `c` has completed.
+    pub const MBARRIER: u32 = 12;
+    pub const MBAR_INIT: u32 = 0;
+    pub const MBAR_ARRIVE: u32 = 1;
+    pub const MBAR_EXPECT_TX: u32 = 2;
+    pub const MBAR_COMPLETE_TX: u32 = 3;
+    pub const MBAR_INVAL: u32 = 4;
+    pub const MBAR_TRY_WAIT: u32 = 5;
 }
 
 /// The signature of the host context's `warp_fn`.

@@ -211,6 +211,25 @@ pub enum TensorOp {
     /// `fence_proxy_async()`: makes the thread's shared-memory writes visible to the async
     /// proxy (`wgmma`'s reads), `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `mbarrier_init(&mut bar[i], count)`: a barrier expecting `count` arrivals per phase.
+    MbarrierInit,
+    /// `mbarrier_arrive(&mut bar[i])`: one arrival.
+    MbarrierArrive,
+    /// `mbarrier_arrive_expect_tx(&mut bar[i], bytes)`: expects `bytes` more of asynchronous
+    /// copies in the current phase, and arrives.
+    MbarrierArriveExpectTx,
+    /// `mbarrier_try_wait_parity(&bar[i], parity) -> bool`: whether the phase of parity
+    /// `parity` has completed (waiting a while for it on the GPU).
+    MbarrierTryWait,
+    /// `mbarrier_inval(&mut bar[i])`: the barrier's memory may be used for something else.
+    MbarrierInval,
+    /// `cp_async_bulk::<BYTES>(&mut dst[i], &src[j], &mut bar[k])`: a bulk copy of `bytes`
+    /// from global to shared memory, completing `bytes` of the barrier's expected bytes
+    /// (`cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`).
+    CpAsyncBulk {
+        /// A multiple of 16.
+        bytes: u32,
+    },
 }
 
 /// Each `wgmma` multiplies a K of 16 elements (of `f16` or `bf16`): 32 bytes of a row.
@@ -262,7 +281,11 @@ impl TensorOp {
             | TensorOp::WgmmaFence
             | TensorOp::WgmmaCommit
             | TensorOp::WgmmaWait(_)
-            | TensorOp::FenceProxyAsync => 90,
+            | TensorOp::FenceProxyAsync
+            | TensorOp::MbarrierArriveExpectTx
+            | TensorOp::MbarrierTryWait
+            | TensorOp::CpAsyncBulk { .. } => 90,
+            TensorOp::MbarrierInit | TensorOp::MbarrierArrive | TensorOp::MbarrierInval => 80,
         }
     }
 
@@ -305,6 +328,12 @@ impl TensorOp {
             TensorOp::WgmmaCommit => "wgmma_commit".into(),
             TensorOp::WgmmaWait(_) => "wgmma_wait".into(),
             TensorOp::FenceProxyAsync => "fence_proxy_async".into(),
+            TensorOp::MbarrierInit => "mbarrier_init".into(),
+            TensorOp::MbarrierArrive => "mbarrier_arrive".into(),
+            TensorOp::MbarrierArriveExpectTx => "mbarrier_arrive_expect_tx".into(),
+            TensorOp::MbarrierTryWait => "mbarrier_try_wait_parity".into(),
+            TensorOp::MbarrierInval => "mbarrier_inval".into(),
+            TensorOp::CpAsyncBulk { .. } => "cp_async_bulk".into(),
         }
     }
 

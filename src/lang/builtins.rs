@@ -1,7 +1,7 @@
 //! The one table of builtins: functions, methods, their signatures and how NVPTX implements the
 //! transcendental ones. The checker, the code generator and the language reference read it.
 
-use crate::ir::{Builtin, FenceScope, FragKind, MathFn, Scalar, ShflMode};
+use crate::ir::{Builtin, FenceScope, FragKind, MathFn, Scalar, ShflMode, TensorOp};
 
 /// Which receivers a method accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -274,6 +274,11 @@ pub enum TensorFn {
     WgmmaWait,
     /// `fence_proxy_async()`
     FenceProxyAsync,
+    /// `mbarrier_init`, `mbarrier_arrive`, `mbarrier_arrive_expect_tx`,
+    /// `mbarrier_try_wait_parity`, `mbarrier_inval` (checked by `check::mbarrier`).
+    Mbarrier(TensorOp),
+    /// `cp_async_bulk::<BYTES>(&mut dst[i], &src[j], &mut bar[k])`
+    CpAsyncBulk,
 }
 
 /// Every builtin function, by name.
@@ -346,6 +351,12 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("wgmma_commit", Function::Tensor(TensorFn::WgmmaCommit)),
     ("wgmma_wait", Function::Tensor(TensorFn::WgmmaWait)),
     ("fence_proxy_async", Function::Tensor(TensorFn::FenceProxyAsync)),
+    ("mbarrier_init", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierInit))),
+    ("mbarrier_arrive", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierArrive))),
+    ("mbarrier_arrive_expect_tx", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierArriveExpectTx))),
+    ("mbarrier_try_wait_parity", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierTryWait))),
+    ("mbarrier_inval", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierInval))),
+    ("cp_async_bulk", Function::Tensor(TensorFn::CpAsyncBulk)),
 ];
 
 /// The builtin generic types: the tensor-core fragments (`FragA<bf16, 16, 8, 16>`), the

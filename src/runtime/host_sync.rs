@@ -1,7 +1,8 @@
 //! The host backend's cooperative executor: a block's threads as fibers on one worker, and the
 //! two rendezvous that suspend them, `sync_threads` (the block) and the warp collectives
 //! (`shfl_*_sync`, `ballot_sync`, `all_sync`, `any_sync`, `activemask`, `sync_warp`, and the
-//! tensor cores' `mma`, `ldmatrix` and `wgmma`, answered by `host_tensor`).
+//! tensor cores' `mma`, `ldmatrix` and `wgmma`, answered by `host_tensor`), and the threads'
+//! mbarrier operations, a wait answered once its phase has completed.
 //!
 //! Each fiber runs until it reaches a rendezvous and suspends with its request, or returns.
 //! When every fiber has, the scheduler answers what can be answered: a warp collective once
@@ -193,6 +194,8 @@ fn answer_alone(states: &mut [State]) {
                     warp_op::BALLOT => ((w.value != 0) as u64) << lane,
                     warp_op::ACTIVEMASK => 1 << lane,
                     warp_op::SYNC_WARP | warp_op::MMA | warp_op::LDMATRIX | warp_op::WGMMA => 0,
+                    // A wait ends (its loop too); nothing else is done after an error.
+                    warp_op::MBARRIER => 1,
                     _ => w.value,
                 },
             });
@@ -204,7 +207,7 @@ fn answer_alone(states: &mut [State]) {
 /// `Ok(false)` when nothing could be (a deadlock); `Err` for a lane that misuses a mask.
 fn schedule(states: &mut [State]) -> Result<bool, String> {
     let n = states.len();
-    let mut progress = false;
+    let mut progress = answer_mbarriers(states);
     for base in (0..n).step_by(WARP) {
         let lanes = (n - base).min(WARP);
         progress |= answer_warp(&mut states[base..base + lanes], base / WARP)?;
@@ -223,6 +226,32 @@ fn schedule(states: &mut [State]) -> Result<bool, String> {
         return Ok(true);
     }
     Ok(false)
+}
+
+/// The threads' mbarrier operations, made in the threads' order; then the waits whose phase
+/// has completed are answered (the others keep waiting: a wait that never ends is a deadlock).
+fn answer_mbarriers(states: &mut [State]) -> bool {
+    let mut progress = false;
+    for s in states.iter_mut() {
+        if let Some(w) = warp_request(s).filter(|w| w.op == warp_op::MBARRIER && w.b != warp_op::MBAR_TRY_WAIT) {
+            // SAFETY: generated code passes the address of a barrier it checked (or, unchecked,
+            // was promised) is an 8-byte aligned `u64` of the block's shared memory, which lives
+            // while the block runs; the block's threads run one at a time.
+            unsafe { super::host_tensor::mbarrier(w.value, w.b, w.c) };
+            *s = State::Ready(0);
+            progress = true;
+        }
+    }
+    for s in states.iter_mut() {
+        if let Some(w) = warp_request(s).filter(|w| w.op == warp_op::MBARRIER)
+            // SAFETY: as above.
+            && unsafe { super::host_tensor::mbarrier_phase_done(w.value, w.c) }
+        {
+            *s = State::Ready(1);
+            progress = true;
+        }
+    }
+    progress
 }
 
 fn warp_request(s: &State) -> Option<WarpRequest> {
@@ -256,6 +285,10 @@ fn answer_warp(lanes: &mut [State], warp: usize) -> Result<bool, String> {
     let live: u32 = lanes.iter().enumerate().filter(|(_, s)| !matches!(s, State::Done)).fold(0, |m, (l, _)| m | 1 << l);
     for l in 0..lanes.len() {
         let Some(r) = warp_request(&lanes[l]) else { continue };
+        if r.op == warp_op::MBARRIER {
+            // A thread's own operation, not the warp's (`answer_mbarriers`).
+            continue;
+        }
         if r.mask & (1 << l) == 0 {
             return Err(format!(
                 "warp {warp}, lane {l} calls {} with mask {:#010x}, which leaves the lane itself out",
@@ -343,6 +376,7 @@ fn op_name(op: u32) -> &'static str {
         warp_op::MMA => "mma",
         warp_op::LDMATRIX => "ldmatrix",
         warp_op::WGMMA => "wgmma",
+        warp_op::MBARRIER => "mbarrier_try_wait_parity",
         _ => "sync_warp",
     }
 }
@@ -358,6 +392,14 @@ fn describe(s: &State) -> String {
 
 /// Why nothing can go on: the first thread that waits for another that waits elsewhere.
 fn deadlock(states: &[State]) -> String {
+    if let Some((t, w)) = states.iter().enumerate().find_map(|(t, s)| warp_request(s).filter(|w| w.op == warp_op::MBARRIER).map(|w| (t, w)))
+    {
+        return format!(
+            "deadlock: thread {t} waits in mbarrier_try_wait_parity for the phase of parity {} of a barrier that no thread left \
+             running can complete (its arrivals or its expected bytes never come)",
+            w.c & 1
+        );
+    }
     for (t, s) in states.iter().enumerate() {
         let Some(w) = warp_request(s) else { continue };
         let base = t - t % WARP;

@@ -206,3 +206,68 @@ unsafe fn wgmma(n: u32, ab: Scalar, bufs: &[u64; WARP]) {
         }
     }
 }
+
+/// A host barrier's `u64`: pending arrivals (bits 0..21), arrivals per phase (21..42), pending
+/// bytes (42..63, two's complement: a copy may complete its bytes before they are expected) and
+/// the phase's parity (bit 63).
+const FIELD: u64 = (1 << 21) - 1;
+
+fn unpack(w: u64) -> (u64, u64, i64, u64) {
+    let tx = ((w >> 42) & FIELD) as i64;
+    let tx = if tx >= 1 << 20 { tx - (1 << 21) } else { tx };
+    (w & FIELD, (w >> 21) & FIELD, tx, w >> 63)
+}
+
+fn pack(pending: u64, expected: u64, tx: i64, phase: u64) -> u64 {
+    (pending & FIELD) | (expected & FIELD) << 21 | ((tx as u64) & FIELD) << 42 | (phase & 1) << 63
+}
+
+/// Barrier operation `op` (`abi::warp_op::MBAR_*`) with `operand` on the barrier at `addr`: a
+/// phase completes when its arrivals have all arrived and its expected bytes all come; the next
+/// phase then expects as many arrivals again. An arrival at a barrier with none pending (one
+/// initialised with a count of 0) changes nothing.
+///
+/// # Safety
+///
+/// `addr` is the address of an 8-byte aligned `u64` that nothing else accesses meanwhile.
+pub(crate) unsafe fn mbarrier(addr: u64, op: u32, operand: u32) {
+    use crate::abi::warp_op as W;
+    let p = addr as usize as *mut u64;
+    // SAFETY: the caller's promise.
+    let (mut pending, mut expected, mut tx, mut phase) = unpack(unsafe { p.read() });
+    let operand = operand as u64;
+    match op {
+        W::MBAR_INIT => (pending, expected, tx, phase) = (operand & FIELD, operand & FIELD, 0, 0),
+        W::MBAR_INVAL => (pending, expected, tx, phase) = (0, 0, 0, 0),
+        _ => {
+            let arrives = op == W::MBAR_ARRIVE || op == W::MBAR_EXPECT_TX;
+            match op {
+                W::MBAR_EXPECT_TX => tx += operand as i64,
+                W::MBAR_COMPLETE_TX => tx -= operand as i64,
+                _ => {}
+            }
+            if arrives && pending > 0 {
+                pending -= 1;
+                if pending == 0 && tx == 0 {
+                    (pending, phase) = (expected, phase ^ 1);
+                }
+            } else if !arrives && pending == 0 && tx == 0 {
+                (pending, phase) = (expected, phase ^ 1);
+            }
+        }
+    }
+    // SAFETY: the caller's promise.
+    unsafe { p.write(pack(pending, expected, tx, phase)) };
+}
+
+/// Whether the phase of parity `parity` of the barrier at `addr` has completed: the barrier is
+/// in the other phase.
+///
+/// # Safety
+///
+/// As [`mbarrier`].
+pub(crate) unsafe fn mbarrier_phase_done(addr: u64, parity: u32) -> bool {
+    // SAFETY: the caller's promise.
+    let (_, _, _, phase) = unpack(unsafe { (addr as usize as *const u64).read() });
+    phase != (parity & 1) as u64
+}

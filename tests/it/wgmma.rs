@@ -2,7 +2,10 @@
 //! `fence_proxy_async`) on the host backend against float64 references, tiles staged in shared
 //! memory through each swizzle; its PTX (assembled by ptxas for sm_90a); the located error for
 //! any other architecture; and misuse (a descriptor off its tile, misaligned, or of global
-//! memory) as compile or launch errors.
+//! memory) as compile or launch errors. Then the mbarriers and bulk copies of sm_90: their PTX,
+//! their architectures, and misuse (a barrier outside shared memory, a misaligned or overrunning
+//! copy, a wait that can never end) as errors. (Their semantics on the host: the scenario
+//! `tensor_bulk_copy`.)
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
 use kache::{Arch, Device, Error, Grid, Layout, Specialization, Target};
@@ -254,5 +257,128 @@ pub fn k(x: &[bf16], at: usize, global: bool, out: &mut [f32]) {
     ] {
         let e = k.launch(&dev, g, (&x, at, global, &mut out)).unwrap_err().to_string();
         assert!(e.contains(element) && e.contains(problem) && e.contains("desc.rs:"), "at {at}: {e}");
+    }
+}
+
+/// The mbarriers and the bulk copy: the PTX instructions, assembled for sm_90 and sm_90a; the
+/// barrier operations sm_80 has assemble for sm_80; the others are located errors there.
+#[test]
+fn mbarriers_and_bulk_copies_assemble_for_sm_90_and_are_located_errors_before() {
+    let jit = common::memory_jit();
+    let ptxas = common::ptxas();
+    let m = jit.load_file(common::fixture("kernels").join("tensor_bulk.rs")).unwrap();
+    let k = m.kernel("ring_sum").unwrap();
+    let spec = Specialization::uniform(k.program(), Layout::C);
+    for arch in ["sm_90", "sm_90a"] {
+        let ptx = k.compile(Target::Nvptx(Arch::parse(arch).unwrap()), &spec).unwrap().ptx().unwrap().to_string();
+        for want in [
+            "mbarrier.init.shared.b64",
+            "mbarrier.arrive.shared.b64",
+            "mbarrier.arrive.expect_tx.shared.b64",
+            "mbarrier.try_wait.parity.shared.b64",
+            "mbarrier.inval.shared.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "fence.proxy.async.shared::cta",
+        ] {
+            assert!(ptx.contains(want), "{arch}: no `{want}` in\n{ptx}");
+        }
+        if let Some(p) = &ptxas {
+            kache::toolchain::ptxas(p, &ptx, arch).unwrap_or_else(|e| panic!("ptxas {arch}: {e}"));
+        }
+    }
+    let e = k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &spec).unwrap_err().to_string();
+    assert!(e.contains("tensor_bulk.rs:20:5") && e.contains("`fence_proxy_async` needs sm_90 or later; this compile is for sm_80"), "{e}");
+    let src = r#"
+#[kernel]
+pub fn bar80(out: &mut [u32]) {
+    let bar = shared_array::<u64, 2>();
+    if thread_idx_x() == 0 {
+        mbarrier_init(&mut bar[1], 1);
+    }
+    sync_threads();
+    mbarrier_arrive(&mut bar[1]);
+    sync_threads();
+    mbarrier_inval(&mut bar[1]);
+    out[0] = 1;
+}
+#[kernel]
+pub fn wait90(out: &mut [u32]) {
+    let bar = shared_array::<u64, 1>();
+    out[0] = mbarrier_try_wait_parity(&bar[0], 0) as u32;
+}
+"#;
+    let m = jit.load_source("bar.rs", src).unwrap();
+    let k = m.kernel("bar80").unwrap();
+    let ptx = k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap();
+    if let Some(p) = &ptxas {
+        kache::toolchain::ptxas(p, ptx.ptx().unwrap(), "sm_80").unwrap_or_else(|e| panic!("ptxas sm_80: {e}"));
+    }
+    let k = m.kernel("wait90").unwrap();
+    let e = k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap_err();
+    assert!(e.to_string().contains("bar.rs:17:14") && e.to_string().contains("`mbarrier_try_wait_parity` needs sm_90 or later"), "{e}");
+}
+
+/// A barrier outside shared memory, a bulk copy misaligned or past its arrays' ends are launch
+/// errors naming the array and element; a wait for a phase that never completes is the host's
+/// deadlock error, not a hang; a barrier of another type or a copy of a size the instruction
+/// lacks is a compile error.
+#[test]
+fn misused_barriers_and_bulk_copies_are_errors() {
+    let dev = Device::host();
+    let jit = common::memory_jit();
+    let src = r#"
+#[kernel]
+pub fn k(x: &[f32], gbar: &mut [u64], dst_at: usize, src_at: usize, global_bar: bool, copies: bool, out: &mut [f32]) {
+    let tile = shared_array::<f32, 256>();
+    let bar = shared_array::<u64, 1>();
+    if thread_idx_x() == 0 {
+        if global_bar {
+            mbarrier_init(&mut gbar[0], 1);
+        }
+        mbarrier_init(&mut bar[0], 1);
+        mbarrier_arrive_expect_tx(&mut bar[0], 512);
+        if copies {
+            cp_async_bulk::<512>(&mut tile[dst_at], &x[src_at], &mut bar[0]);
+        }
+    }
+    sync_threads();
+    while !mbarrier_try_wait_parity(&bar[0], 0) {}
+    out[thread_idx_x() as usize] = tile[thread_idx_x() as usize];
+}
+"#;
+    let m = jit.load_source("bulk.rs", src).unwrap();
+    let k = m.kernel("k").unwrap();
+    let xs: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let x = dev.upload(&xs).unwrap();
+    let mut gbar = dev.alloc::<u64>(&[1]).unwrap();
+    let mut out = dev.alloc::<f32>(&[32]).unwrap();
+    let g = Grid::new(1u32, 32u32);
+    k.launch(&dev, g, (&x, &mut gbar, 0usize, 128usize, false, true, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), xs[128..160].to_vec());
+    for (dst_at, src_at, global_bar, copies, want) in [
+        (2usize, 0usize, false, true, ["element 2 of `tile`", "is not aligned to 16 bytes"]),
+        (0, 200, false, true, ["index 327", "out of bounds for parameter `x`"]),
+        (0, 0, true, true, ["element 0 of parameter `gbar`", "is not in shared memory"]),
+        (0, 0, false, false, ["deadlock: thread 0 waits in mbarrier_try_wait_parity for the phase of parity 0", "never come"]),
+    ] {
+        let e = k.launch(&dev, g, (&x, &mut gbar, dst_at, src_at, global_bar, copies, &mut out)).unwrap_err().to_string();
+        assert!(want.iter().all(|w| e.contains(w)), "{dst_at} {src_at} {global_bar} {copies}: {e}");
+    }
+    for (line, want) in [
+        (
+            "let b = shared_array::<u32, 1>(); mbarrier_arrive(&mut b[0]);",
+            "`mbarrier_arrive` takes a barrier, a `u64` in shared memory, not `u32`",
+        ),
+        (
+            "let t = shared_array::<f32, 64>(); let b = shared_array::<u64, 1>(); cp_async_bulk::<24>(&mut t[0], &x[0], &mut b[0]);",
+            "`cp_async_bulk` copies a multiple of 16 bytes",
+        ),
+    ] {
+        let src = format!("#[kernel]\npub fn bad(x: &[f32]) {{\n    {line}\n}}\n");
+        let e = match jit.load_source("bad.rs", &src) {
+            Err(e) => e.to_string(),
+            Ok(m) => m.kernel("bad").map(|_| String::new()).unwrap_or_else(|e| e.to_string()),
+        };
+        assert!(e.contains("bad.rs:3:") && e.contains(want), "{line}: {e}");
     }
 }

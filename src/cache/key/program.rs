@@ -785,6 +785,15 @@ impl Encoder<'_> {
                 self.byte(n);
             }
             TensorOp::FenceProxyAsync => self.byte(11),
+            TensorOp::MbarrierInit => self.byte(12),
+            TensorOp::MbarrierArrive => self.byte(13),
+            TensorOp::MbarrierArriveExpectTx => self.byte(14),
+            TensorOp::MbarrierTryWait => self.byte(15),
+            TensorOp::MbarrierInval => self.byte(16),
+            TensorOp::CpAsyncBulk { bytes } => {
+                self.byte(17);
+                self.u64(bytes as u64);
+            }
         }
     }
 }

@@ -30,6 +30,7 @@ mod intrinsics;
 mod loops;
 mod matching;
 mod math;
+mod mbarrier;
 mod memory;
 mod tensor;
 mod version;

@@ -60,6 +60,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             | TensorOp::WgmmaCommit
             | TensorOp::WgmmaWait(_)
             | TensorOp::FenceProxyAsync => self.wgmma_op(t, args, ty),
+            TensorOp::MbarrierInit
+            | TensorOp::MbarrierArrive
+            | TensorOp::MbarrierArriveExpectTx
+            | TensorOp::MbarrierTryWait
+            | TensorOp::MbarrierInval
+            | TensorOp::CpAsyncBulk { .. } => self.mbarrier_op(t, args),
             TensorOp::Tf32Round => {
                 let x = self.scalar_of(&args[0])?.into_float_value();
                 let f32t = self.ctx().f32_type();

@@ -624,8 +624,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
     }
 
-    /// A `u32` argument of a warp-level builtin.
-    fn u32_arg(&mut self, name: &str, a: &ast::Expr, what: &str) -> CResult<CExpr> {
+    /// A `u32` argument of a warp-level builtin (or an mbarrier's).
+    pub(super) fn u32_arg(&mut self, name: &str, a: &ast::Expr, what: &str) -> CResult<CExpr> {
         let x = self.expr(a)?;
         let u = self.u.known(Ty::Scalar(Scalar::U32));
         self.unify_or(x.span, u, x.ty, &format!(" (the {what} of `{name}` is a `u32`)"))?;

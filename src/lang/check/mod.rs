@@ -26,6 +26,7 @@ mod generics;
 mod instances;
 mod items;
 mod matching;
+mod mbarrier;
 mod path;
 mod place;
 mod resolve;

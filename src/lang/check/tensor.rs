@@ -329,6 +329,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             TensorFn::Swizzle => self.swizzle(generics, args, span),
             TensorFn::WgmmaDesc => self.wgmma_desc(generics, args, span),
+            TensorFn::Mbarrier(op) => self.mbarrier(op, name, generics, args, span),
+            TensorFn::CpAsyncBulk => self.cp_async_bulk(generics, args, span),
             TensorFn::Wgmma => {
                 self.no_turbofish(name, generics)?;
                 self.count(name, 3, args.len(), span, "`wgmma(a, b, acc)`")?;
@@ -462,14 +464,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::Wgmma { n: fc.n as u16, ab }), xs), ty, span })
     }
 
-    fn no_turbofish(&self, name: &str, g: &[GenericArg]) -> CResult<()> {
+    pub(super) fn no_turbofish(&self, name: &str, g: &[GenericArg]) -> CResult<()> {
         match g.first() {
             Some(first) => Err(Diagnostic::error(first.span(), format!("`{name}` takes no generic arguments")).label("remove this").into()),
             None => Ok(()),
         }
     }
 
-    fn count(&self, name: &str, want: usize, got: usize, span: Span, usage: &str) -> CResult<()> {
+    pub(super) fn count(&self, name: &str, want: usize, got: usize, span: Span, usage: &str) -> CResult<()> {
         if want == got {
             return Ok(());
         }
@@ -480,7 +482,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// The one constant generic argument of `name::<N>`.
-    fn const_generic(&mut self, name: &str, generics: &[GenericArg], usage: &str) -> CResult<u64> {
+    pub(super) fn const_generic(&mut self, name: &str, generics: &[GenericArg], usage: &str) -> CResult<u64> {
         self.const_generics::<1>(name, generics, usage).map(|[v]| v)
     }
 
@@ -599,7 +601,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// `&a[i]` (or `&mut a[i]` where `write`): the element an access starts at, as the
     /// `ExprKind::Index` the code generator addresses and bounds-checks, and its type.
-    fn element_ref(&mut self, name: &str, arg: &ast::Expr, write: bool) -> CResult<(CExpr, H)> {
+    pub(super) fn element_ref(&mut self, name: &str, arg: &ast::Expr, write: bool) -> CResult<(CExpr, H)> {
         let form = if write { "`&mut a[i]`" } else { "`&a[i]`" };
         let target = match &arg.kind {
             A::RefMut(t) => t,

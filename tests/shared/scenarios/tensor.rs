@@ -145,6 +145,21 @@ pub fn tensor_wgmma(dev: &Device) -> Outcome {
     eq("wg_narrow", &dl(&d)?, &want)
 }
 
+/// Bulk copies and mbarriers (`tensor_bulk.rs`): a ring of 4 stages over 11 chunks (the
+/// parities wrap twice, the last pass is partial), one block of 128 threads; every thread sums
+/// its two columns of each chunk. Small integers: exact.
+pub fn tensor_bulk_copy(dev: &Device) -> Outcome {
+    let m = module("tensor_bulk.rs")?;
+    if dev.compute_capability().is_some_and(|cc| cc.0 < 9) {
+        return Err(format!("tensor_bulk_copy needs sm_90 or later; this GPU is {:?}", dev.compute_capability()));
+    }
+    let x: Vec<f32> = ints(11 * 256, 21, -50, 50).iter().map(|v| *v as f32).collect();
+    let want: Vec<f32> = (0..128).map(|t| (0..11).map(|c| x[c * 256 + t] + 2.0 * x[c * 256 + 128 + t]).sum()).collect();
+    let mut out = zeros::<f32>(dev, &[128])?;
+    launch(&m, "ring_sum", dev, Grid::new(1u32, 128u32), (&up(dev, &x)?, &mut out))?;
+    eq("ring_sum", &dl(&out)?, &want)
+}
+
 /// The speed suite's tensor-core kernels (benches/speed/kernels/), at small sizes.
 fn speed_kernels(file: &str) -> Result<kache::Module, String> {
     let jit = kache::Jit::new(kache::Config::in_memory()).ctx("creating the JIT")?;

@@ -1,0 +1,109 @@
+//! The mbarrier builtins and the bulk copy that completes a barrier's bytes.
+//!
+//! On NVPTX each is its PTX instruction in inline assembly, on the barrier's (and the copy's
+//! destination's) 32-bit shared address: `mbarrier.init`, `mbarrier.arrive`,
+//! `mbarrier.arrive.expect_tx`, `mbarrier.try_wait.parity`, `mbarrier.inval` and
+//! `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`. On the host each barrier
+//! operation goes to the runtime's scheduler (`abi::warp_op::MBARRIER`), which keeps the barrier's
+//! phase, pending arrivals and pending bytes in its `u64` and answers a wait once the phase
+//! completes (suspending the thread until then); a bulk copy is made at once and then completes
+//! its bytes. Checked code checks each barrier is an 8-byte aligned element of a shared array
+//! and each copy's ends, alignment (16 bytes) and memories.
+
+use inkwell::AddressSpace;
+use inkwell::IntPredicate;
+use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
+
+use super::tensor::Space;
+use super::{FnLower, R, Val, llvm_err};
+use crate::abi::warp_op;
+use crate::ir::*;
+
+impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
+    pub(super) fn mbarrier_op(&mut self, t: TensorOp, args: &[Expr]) -> R<Val<'ctx>> {
+        if let TensorOp::CpAsyncBulk { bytes } = t {
+            return self.cp_async_bulk(bytes, args);
+        }
+        let bar = self.access(&args[0], 1, 8, Space::Shared)?;
+        let operand = match args.get(1) {
+            Some(e) => self.scalar_of(e)?.into_int_value(),
+            None => self.cx.i32.const_zero(),
+        };
+        if self.cx.host {
+            let op = match t {
+                TensorOp::MbarrierInit => warp_op::MBAR_INIT,
+                TensorOp::MbarrierArrive => warp_op::MBAR_ARRIVE,
+                TensorOp::MbarrierArriveExpectTx => warp_op::MBAR_EXPECT_TX,
+                TensorOp::MbarrierInval => warp_op::MBAR_INVAL,
+                _ => warp_op::MBAR_TRY_WAIT,
+            };
+            let r = self.host_mbarrier(bar, op, operand)?;
+            if t == TensorOp::MbarrierTryWait {
+                let done = self.b.build_int_compare(IntPredicate::NE, r, self.cx.i64.const_zero(), "")?;
+                return Ok(Val::Scalar(done.into()));
+            }
+            return Ok(Val::Unit);
+        }
+        let addr = self.shared_u32(bar)?;
+        let (text, cons, ret) = match t {
+            TensorOp::MbarrierInit => ("mbarrier.init.shared.b64 [$0], $1;", "r,r,~{memory}", false),
+            TensorOp::MbarrierArrive => ("{\n.reg .b64 st;\nmbarrier.arrive.shared.b64 st, [$0];\n}", "r,~{memory}", false),
+            TensorOp::MbarrierArriveExpectTx => {
+                ("{\n.reg .b64 st;\nmbarrier.arrive.expect_tx.shared.b64 st, [$0], $1;\n}", "r,r,~{memory}", false)
+            }
+            TensorOp::MbarrierInval => ("mbarrier.inval.shared.b64 [$0];", "r,~{memory}", false),
+            _ => ("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared.b64 p, [$1], $2;\nselp.u32 $0, 1, 0, p;\n}", "=r,r,r,~{memory}", true),
+        };
+        let mut vals: Vec<BasicMetadataValueEnum<'ctx>> = vec![addr.into()];
+        if args.len() > 1 {
+            vals.push(operand.into());
+        }
+        let params: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> = vals.iter().map(|_| self.cx.i32.into()).collect();
+        let fty = if ret { self.cx.i32.fn_type(&params, false) } else { self.ctx().void_type().fn_type(&params, false) };
+        let asm = self.ctx().create_inline_asm(fty, text.into(), cons.into(), true, false, None, false);
+        let call = self.b.build_indirect_call(fty, asm, &vals, "")?;
+        if ret {
+            let r = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("try_wait returns"))?.into_int_value();
+            let done = self.b.build_int_compare(IntPredicate::NE, r, self.cx.i32.const_zero(), "")?;
+            return Ok(Val::Scalar(done.into()));
+        }
+        Ok(Val::Unit)
+    }
+
+    /// The 32-bit shared-window address of `p`, a pointer into shared memory.
+    fn shared_u32(&mut self, p: PointerValue<'ctx>) -> R<IntValue<'ctx>> {
+        let shared = self.b.build_address_space_cast(p, self.ctx().ptr_type(AddressSpace::from(3u16)), "")?;
+        Ok(self.b.build_ptr_to_int(shared, self.cx.i32, "")?)
+    }
+
+    /// Hands barrier operation `op` on `bar` with `operand` to the host scheduler.
+    fn host_mbarrier(&mut self, bar: PointerValue<'ctx>, op: u32, operand: IntValue<'ctx>) -> R<IntValue<'ctx>> {
+        let addr = self.b.build_ptr_to_int(bar, self.cx.i64, "")?;
+        let i32t = self.cx.i32;
+        self.host_warp(warp_op::MBARRIER, i32t.const_int(u32::MAX as u64, false), addr, i32t.const_int(op as u64, false), operand)
+    }
+
+    /// `cp_async_bulk::<BYTES>(&mut dst[i], &src[j], &mut bar[k])`.
+    fn cp_async_bulk(&mut self, bytes: u32, args: &[Expr]) -> R<Val<'ctx>> {
+        let elem = args[0].ty.scalar().ok_or_else(|| llvm_err("cp_async_bulk of a non-scalar"))?;
+        let n = bytes as u64 / elem.size() as u64;
+        let dst = self.access(&args[0], n, 16, Space::Shared)?;
+        let src = self.access(&args[1], n, 16, Space::Global)?;
+        let bar = self.access(&args[2], 1, 8, Space::Shared)?;
+        let size = self.cx.i32.const_int(bytes as u64, false);
+        if self.cx.host {
+            self.b.build_memcpy(dst, 16, src, 16, self.i64c(bytes as u64)).map_err(|e| llvm_err(format!("memcpy: {e}")))?;
+            self.host_mbarrier(bar, warp_op::MBAR_COMPLETE_TX, size)?;
+            return Ok(Val::Unit);
+        }
+        let d = self.shared_u32(dst)?;
+        let m = self.shared_u32(bar)?;
+        let s1 = self.b.build_address_space_cast(src, self.ctx().ptr_type(AddressSpace::from(1u16)), "")?;
+        let s = self.b.build_ptr_to_int(s1, self.cx.i64, "")?;
+        let text = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, [$3];";
+        let fty = self.ctx().void_type().fn_type(&[self.cx.i32.into(), self.cx.i64.into(), self.cx.i32.into(), self.cx.i32.into()], false);
+        let asm = self.ctx().create_inline_asm(fty, text.into(), "r,l,r,r,~{memory}".into(), true, false, None, false);
+        self.b.build_indirect_call(fty, asm, &[d.into(), s.into(), size.into(), m.into()], "")?;
+        Ok(Val::Unit)
+    }
+}

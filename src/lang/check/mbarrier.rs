@@ -1,0 +1,93 @@
+//! The mbarrier builtins (`mbarrier_init`, `mbarrier_arrive`, `mbarrier_arrive_expect_tx`,
+//! `mbarrier_try_wait_parity`, `mbarrier_inval`) and the bulk copy that completes a barrier's
+//! bytes (`cp_async_bulk`). A barrier is a `u64` element of a shared array, named as
+//! `&mut bar[i]` (`&bar[i]` to wait), like the other tensor-core builtins' accesses.
+
+use crate::ir::*;
+use crate::lang::ast::{self, GenericArg};
+use crate::lang::diag::Diagnostic;
+use crate::span::Span;
+
+use super::CResult;
+use super::body::{CExpr, FnCx};
+
+/// The largest bulk copy: a barrier's transaction count holds less than 2^20 bytes.
+const MAX_BULK: u64 = (1 << 20) - 16;
+
+impl<'c, 'm> FnCx<'c, 'm> {
+    /// `&mut bar[i]` (`&bar[i]` where `!write`), `bar` an array of `u64`.
+    fn barrier_ref(&mut self, name: &str, arg: &ast::Expr, write: bool) -> CResult<CExpr> {
+        let (r, h) = self.element_ref(name, arg, write)?;
+        if self.u.ty(h) != Some(Ty::Scalar(Scalar::U64)) {
+            let d = self.u.describe(h);
+            return Err(Diagnostic::error(arg.span, format!("`{name}` takes a barrier, a `u64` in shared memory, not `{d}`"))
+                .label("not a `u64` element")
+                .help("declare barriers as `let bar = shared_array::<u64, 1>();` and pass `&mut bar[0]`")
+                .into());
+        }
+        Ok(r)
+    }
+
+    /// `mbarrier_init(&mut bar[i], count: u32)`, `mbarrier_arrive(&mut bar[i])`,
+    /// `mbarrier_arrive_expect_tx(&mut bar[i], bytes: u32)`,
+    /// `mbarrier_try_wait_parity(&bar[i], parity: u32) -> bool`, `mbarrier_inval(&mut bar[i])`.
+    pub(super) fn mbarrier(&mut self, op: TensorOp, name: &str, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        self.no_turbofish(name, generics)?;
+        let (usage, operand) = match op {
+            TensorOp::MbarrierInit => ("`mbarrier_init(&mut bar[0], count)`", Some("count")),
+            TensorOp::MbarrierArriveExpectTx => ("`mbarrier_arrive_expect_tx(&mut bar[0], bytes)`", Some("byte count")),
+            TensorOp::MbarrierTryWait => ("`mbarrier_try_wait_parity(&bar[0], parity)`", Some("parity")),
+            TensorOp::MbarrierArrive => ("`mbarrier_arrive(&mut bar[0])`", None),
+            _ => ("`mbarrier_inval(&mut bar[0])`", None),
+        };
+        self.count(name, 1 + operand.is_some() as usize, args.len(), span, usage)?;
+        let bar = self.barrier_ref(name, &args[0], op != TensorOp::MbarrierTryWait)?;
+        let mut xs = vec![bar];
+        if let Some(what) = operand {
+            xs.push(self.u32_arg(name, &args[1], what)?);
+        }
+        let ty = if op == TensorOp::MbarrierTryWait {
+            // The host backend suspends the thread until the phase completes.
+            self.uses_block_sync = true;
+            Ty::Scalar(Scalar::Bool)
+        } else {
+            Ty::Unit
+        };
+        let h = self.u.known(ty);
+        Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(op), xs), ty: h, span })
+    }
+
+    /// `cp_async_bulk::<BYTES>(&mut dst[i], &src[j], &mut bar[k])`.
+    pub(super) fn cp_async_bulk(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let name = "cp_async_bulk";
+        let usage = "`cp_async_bulk::<4096>(&mut tile[i], &src[j], &mut bar[0])`";
+        let bytes = self.const_generic(name, generics, usage)?;
+        if bytes == 0 || bytes % 16 != 0 || bytes > MAX_BULK {
+            return Err(Diagnostic::error(
+                generics[0].span(),
+                format!("`{name}` copies a multiple of 16 bytes up to {MAX_BULK}, not {bytes}"),
+            )
+            .label("unsupported size")
+            .help(usage)
+            .into());
+        }
+        self.count(name, 3, args.len(), span, usage)?;
+        let (dst, dh) = self.element_ref(name, &args[0], true)?;
+        let (src, sh) = self.element_ref(name, &args[1], false)?;
+        self.unify_or(args[1].span, dh, sh, &format!(" (`{name}` copies between arrays of one element type)"))?;
+        match self.u.ty(dh) {
+            Some(Ty::Scalar(s)) if s != Scalar::Bool && bytes % s.size() as u64 == 0 => {}
+            Some(Ty::Param(_)) => {}
+            _ => {
+                let d = self.u.describe(dh);
+                return Err(Diagnostic::error(args[0].span, format!("`{name}::<{bytes}>` cannot copy whole elements of `{d}`"))
+                    .label("not a number of whole elements")
+                    .help("copy arrays of numbers whose size divides the bytes copied")
+                    .into());
+            }
+        }
+        let bar = self.barrier_ref(name, &args[2], true)?;
+        let op = TensorOp::CpAsyncBulk { bytes: bytes as u32 };
+        Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), vec![dst, src, bar]), Ty::Unit, span))
+    }
+}

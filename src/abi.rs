@@ -312,6 +312,8 @@ pub fn bounds_sites(p: &Program) -> Vec<BoundsSite<'_>> {
     for (fid, f) in p.funcs.iter().enumerate() {
         visit_block(&f.body, &mut |e| match &e.kind {
             ExprKind::Index(a, i) => push_site(&mut out, fid, a, i),
+            // A site with no index: the call itself.
+            ExprKind::Builtin(Builtin::Unwrap, args) => out.push(BoundsSite { func: fid, array: e, indices: &args[..0] }),
             ExprKind::Assign(p, _) | ExprKind::CompoundAssign(_, p, _) | ExprKind::CallRef(_, p, _) => place_sites(&mut out, fid, p),
             _ => {}
         });

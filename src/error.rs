@@ -139,6 +139,19 @@ pub enum Error {
         /// `file:line:col` of the access, where the kernel's source is known.
         location: Option<String>,
     },
+    /// A thread of a bounds-checked launch called `unwrap()` or `expect(..)` on a `None` value,
+    /// where Rust would panic: the thread recorded the fault and exited, and the launch reports
+    /// it as it reports an index out of bounds (`docs/runtime.md`).
+    #[error("kernel `{kernel}`: {message}{}", location.as_ref().map(|l| format!(", at {l}")).unwrap_or_default())]
+    Panic {
+        /// Kernel name.
+        kernel: String,
+        /// What failed (`called \`Option::unwrap()\` on a \`None\` value`, or the message of
+        /// `expect`).
+        message: String,
+        /// `file:line:col` of the call, where the kernel's source is known.
+        location: Option<String>,
+    },
     /// A value bound on a module or passed to a factory does not fit.
     #[error("binding `{name}`: {problem}")]
     Binding {

@@ -831,6 +831,10 @@ pub enum ExprKind<T = Ty> {
     },
     /// `[value; n]`: `n` copies of one value, `n` given by the expression's type.
     Repeat(Box<Expr<T>>),
+    /// The value of the expression's type whose every byte is zero: what the variants of an
+    /// enum with fields other than the one a value is hold (`Some(x)` holds no `None` part, and
+    /// `None` a zero where `Some`'s value would be), so every value is wholly initialised.
+    Zeroed,
     /// Component `k` of a tuple or struct value (`t.0`, `p.mass`).
     Field(Box<Expr<T>>, u32),
     /// Element `i` of a fixed-size array value (`a[i]`): an index past the end is clamped to

@@ -1,5 +1,9 @@
+fn apply<F: Fn(f32) -> f32>(f: F, x: f32) -> f32 {
+    f(x)
+}
+
 #[kernel]
 pub fn k(out: &mut [f32]) {
-    let double = |x: f32| x * 2.0;
-    out[0] = double(1.0);
+    let add = |a: f32, b: f32| a + b;
+    out[0] = apply(add, 1.0);
 }

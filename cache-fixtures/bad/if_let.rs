@@ -1,6 +1,6 @@
 #[kernel]
 pub fn k(out: &mut [f32], x: f32) {
-    if let 0 = 1 {
-        out[0] = x;
+    if let Some(v) = x {
+        out[0] = v;
     }
 }

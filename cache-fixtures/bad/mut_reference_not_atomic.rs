@@ -1,4 +1,7 @@
 #[kernel]
 pub fn k(out: &mut [f32]) {
-    let first = &mut out[0];
+    let x = 1.0f32;
+    let r = &mut x;
+    *r += 1.0;
+    out[0] = x;
 }

@@ -1,9 +1,16 @@
-#[derive(Clone, Copy)]
-struct V { x: f32 }
+trait Scale {
+    fn scale(&self, by: f32) -> f32;
+    fn offset(&self) -> f32;
+}
 
-impl Default for V {
-    fn default() -> V {
-        V { x: 0.0 }
+#[derive(Clone, Copy)]
+struct V {
+    x: f32,
+}
+
+impl Scale for V {
+    fn scale(&self, by: f32) -> f32 {
+        self.x * by
     }
 }
 

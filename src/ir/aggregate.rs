@@ -179,8 +179,9 @@ impl Types {
     }
 
     /// Size and alignment of a value of type `t` in memory (`bool` is one byte, an enum its
-    /// discriminant); `None` for types that are not values in memory (`()`, `!`, array
-    /// references, type parameters) and for an array of [`UNKNOWN_LEN`].
+    /// discriminant, an array reference (which only a closure's value holds) its pointer,
+    /// extents and strides); `None` for types that are not values in memory (`()`, `!`, type
+    /// parameters) and for an array of [`UNKNOWN_LEN`].
     pub fn size_align(&self, t: Ty) -> Option<SizeAlign> {
         self.size_align_depth(t, 0)
     }
@@ -207,7 +208,10 @@ impl Types {
                     Some(sa)
                 }
             },
-            Ty::Unit | Ty::Never | Ty::Array(_) | Ty::Param(_) | Ty::ParamArray(_) => None,
+            // An array reference held by a closure's value: its pointer, then its extents and
+            // strides.
+            Ty::Array(a) => Some(SizeAlign { size: 8 + 16 * a.ndim as u64, align: 8 }),
+            Ty::Unit | Ty::Never | Ty::Param(_) | Ty::ParamArray(_) => None,
         }
     }
 

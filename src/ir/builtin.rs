@@ -77,6 +77,10 @@ pub enum Builtin {
     Math(MathFn),
     /// Tensor-core operations: `mma`, `ldmatrix`, `cp_async` and their kin (`ir::tensor`).
     Tensor(TensorOp),
+    /// `Option::unwrap` and `expect`: `(ok, value)` gives `value`; where `ok` is false, checked
+    /// code records a fault at this site (`abi::bounds_sites` numbers it) and ends the thread,
+    /// as a failed bounds check does (unchecked code gives `value`, the zero the `None` holds).
+    Unwrap,
 }
 
 impl Builtin {

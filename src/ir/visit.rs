@@ -38,7 +38,7 @@ fn visit_place<'a, T>(p: &'a Place<T>, f: &mut impl FnMut(&'a Expr<T>)) {
 pub fn visit_expr<'a, T>(e: &'a Expr<T>, f: &mut impl FnMut(&'a Expr<T>)) {
     f(e);
     match &e.kind {
-        ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Local(_) | ExprKind::Capture(_) => {}
+        ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Zeroed | ExprKind::Local(_) | ExprKind::Capture(_) => {}
         ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) | ExprKind::Continue(_) => {}
         ExprKind::Unary(_, x) | ExprKind::Cast(x) | ExprKind::Repeat(x) | ExprKind::Field(x, _) => visit_expr(x, f),
         ExprKind::Binary(_, a, b) | ExprKind::Logic(_, a, b) | ExprKind::Elem(a, b) => {

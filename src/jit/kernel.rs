@@ -124,6 +124,16 @@ fn describe_sites(p: &Program, files: &[Arc<SourceFile>], kernel: &str) -> Fault
                 ExprKind::DynSharedArray(elem) => Some(format!("dynamic shared array `dynamic_shared_array::<{elem}>()`")),
                 _ => None,
             };
+            let file = files.iter().rev().find(|f| f.contains(s.array.span));
+            if let ExprKind::Builtin(crate::ir::Builtin::Unwrap, _) = &s.array.kind {
+                // The span is the method's name (`unwrap`) or `expect`'s message.
+                let text = file.map(|f| f.snippet(s.array.span)).unwrap_or_default();
+                let message = match syn::parse_str::<syn::LitStr>(&text) {
+                    Ok(l) => l.value(),
+                    Err(_) => "called `Option::unwrap()` on a `None` value".to_string(),
+                };
+                return SiteInfo { array: format!("{message}{whose}"), ndim: 0, location: file.map(|f| f.location(s.array.span)) };
+            }
             let array = match &s.array.kind {
                 ExprKind::Local(l) if *l < f.params => format!("parameter `{}`{whose}", f.locals[*l].name),
                 ExprKind::Local(l) => match local_init(&f.body, *l).and_then(what) {
@@ -132,7 +142,6 @@ fn describe_sites(p: &Program, files: &[Arc<SourceFile>], kernel: &str) -> Fault
                 },
                 other => format!("{}{whose}", what(other).unwrap_or_else(|| "an array".into())),
             };
-            let file = files.iter().rev().find(|f| f.contains(s.array.span));
             SiteInfo { array, ndim: s.indices.len(), location: file.map(|f| f.location(s.array.span)) }
         })
         .collect();

@@ -206,7 +206,7 @@ impl<'a> Pass<'a> {
 
     fn expr(&mut self, e: &Expr, s: State) -> State {
         match &e.kind {
-            ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Capture(_) => s,
+            ExprKind::Lit(_) | ExprKind::PendingLit(_) | ExprKind::Unit | ExprKind::Zeroed | ExprKind::Capture(_) => s,
             ExprKind::SharedArray { .. } | ExprKind::DynSharedArray(_) => s,
             ExprKind::Match(x, arms) => {
                 // One arm runs (its guard first); paths meet after the match. No arm: unreachable.

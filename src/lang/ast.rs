@@ -4,8 +4,11 @@
 use std::sync::Arc;
 
 use super::source::SourceFile;
-use crate::ir::{BinOp, Bound, LogicOp, Scalar, UnOp};
+use crate::ir::{Bound, Scalar};
 use crate::span::Span;
+
+mod expr;
+pub use expr::*;
 
 /// A parsed kernel crate: the root file and the modules its `mod` items declare (inline or in
 /// files of their own), with every item of every module.
@@ -17,6 +20,9 @@ pub struct SourceModule {
     pub files: Vec<Arc<SourceFile>>,
     /// Every item of every module, each module's in source order.
     pub items: Vec<Item>,
+    /// Every `impl` block (inherent and trait), in source order: their associated functions and
+    /// constants are items whose [`ImplOwner`] names the block.
+    pub impls: Vec<ImplDecl>,
     /// The modules: `ModId` 0 is the root.
     pub modules: Vec<ModuleDecl>,
     /// What each name means in each module (items, child modules, imports).
@@ -130,6 +136,8 @@ pub enum Item {
     Enum(EnumItem),
     /// A plain-data `struct`.
     Struct(StructItem),
+    /// A `trait` declaration (its methods and constants are items owned by it).
+    Trait(TraitItem),
 }
 
 impl Item {
@@ -140,6 +148,7 @@ impl Item {
             Item::Const(c) => &c.name,
             Item::Enum(e) => &e.name,
             Item::Struct(s) => &s.name,
+            Item::Trait(t) => &t.name,
         }
     }
 
@@ -149,13 +158,28 @@ impl Item {
         match self {
             Item::Fn(f) => f.owner.as_ref(),
             Item::Const(c) => c.owner.as_ref(),
-            Item::Enum(_) | Item::Struct(_) => None,
+            Item::Enum(_) | Item::Struct(_) | Item::Trait(_) => None,
         }
     }
 
     /// A type (an enum or a struct): its name is in the type namespace.
     pub fn is_type(&self) -> bool {
         matches!(self, Item::Enum(_) | Item::Struct(_))
+    }
+
+    /// A name in the type namespace: a type or a trait.
+    pub fn in_type_namespace(&self) -> bool {
+        matches!(self, Item::Enum(_) | Item::Struct(_) | Item::Trait(_))
+    }
+
+    /// A name in the value namespace too: a tuple or unit struct names its constructor (as in
+    /// Rust), besides functions and constants.
+    pub fn in_value_namespace(&self) -> bool {
+        match self {
+            Item::Fn(_) | Item::Const(_) => true,
+            Item::Struct(s) => s.kind != StructKind::Named,
+            Item::Enum(_) | Item::Trait(_) => false,
+        }
     }
 
     /// The module it is declared in.
@@ -165,6 +189,7 @@ impl Item {
             Item::Const(c) => c.module,
             Item::Enum(e) => e.module,
             Item::Struct(s) => s.module,
+            Item::Trait(t) => t.module,
         }
     }
 
@@ -175,8 +200,112 @@ impl Item {
             Item::Const(c) => c.public,
             Item::Enum(e) => e.public,
             Item::Struct(s) => s.public,
+            Item::Trait(t) => t.public,
         }
     }
+}
+
+/// How a struct is written: with named fields, as a tuple struct (`struct M(f32);`, its
+/// fields named `0`, `1`, ..), or as a unit struct (`struct Relu;`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StructKind {
+    /// `struct S { a: f32 }`
+    Named,
+    /// `struct S(f32, u32);`
+    Tuple,
+    /// `struct S;`
+    Unit,
+}
+
+/// A bound on a type as written: a trait path with its generic arguments (`Add<f32>`),
+/// associated type constraints (`Add<Output = T>`) or the parenthesised form of the closure
+/// traits (`Fn(f32) -> f32`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraitBound {
+    /// The trait's path (`Add`, `std::ops::Add`, `shapes::Shape`).
+    pub path: Vec<Ident>,
+    /// Its generic arguments.
+    pub args: Vec<GenericArg>,
+    /// `Name = Type` constraints on its associated types.
+    pub assoc: Vec<(Ident, TypeExpr)>,
+    /// `Fn(A, B) -> R`: the parameter types and the result (`None`: `()`).
+    pub fn_sugar: Option<(Vec<TypeExpr>, Option<Box<TypeExpr>>)>,
+    /// Where.
+    pub span: Span,
+}
+
+impl TraitBound {
+    /// The path as written (`std::ops::Add`).
+    pub fn path_text(&self) -> String {
+        self.path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::")
+    }
+
+    /// The trait's own name: the path's last segment.
+    pub fn name(&self) -> &str {
+        self.path.last().map(|i| i.name.as_str()).unwrap_or("")
+    }
+}
+
+/// A `where` predicate on a type that is not a plain type parameter (`T::Output: Copy`,
+/// `Vec2<T>: Add`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WherePred {
+    /// The bounded type.
+    pub ty: TypeExpr,
+    /// Its bounds.
+    pub bounds: Vec<TraitBound>,
+    /// Where.
+    pub span: Span,
+}
+
+/// An associated type declared by a trait (`type Output;`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AssocTypeDecl {
+    /// Its name.
+    pub name: Ident,
+    /// Its bounds (`type Output: Copy;`).
+    pub bounds: Vec<TraitBound>,
+}
+
+/// A `trait` declaration: its generic parameters, supertraits and associated types. Its
+/// methods and constants are items of the module whose owner is the trait.
+#[derive(Debug)]
+pub struct TraitItem {
+    /// Its name.
+    pub name: Ident,
+    /// The module it is declared in.
+    pub module: ModId,
+    /// `pub`
+    pub public: bool,
+    /// Generic parameters (`trait Scale<Rhs>`).
+    pub generics: Vec<GenericParamDef>,
+    /// Supertraits (`trait Shape: Copy + Default`).
+    pub supertraits: Vec<TraitBound>,
+    /// Associated types.
+    pub assoc_types: Vec<AssocTypeDecl>,
+    /// The whole item's name span.
+    pub span: Span,
+}
+
+/// An `impl` block: inherent (`impl Particle`) or of a trait (`impl Add for Vec2<T>`).
+#[derive(Clone, Debug)]
+pub struct ImplDecl {
+    /// The module it is declared in.
+    pub module: ModId,
+    /// Its generic parameters (`impl<T: Float>`).
+    pub generics: Vec<GenericParamDef>,
+    /// The type it is for.
+    pub self_ty: TypeExpr,
+    /// The trait it implements, if any.
+    pub trait_: Option<TraitBound>,
+    /// `type Output = ..;` definitions.
+    pub assoc_types: Vec<(Ident, TypeExpr)>,
+    /// `where` predicates on types other than its parameters.
+    pub where_preds: Vec<WherePred>,
+    /// The items it defines, by index into [`SourceModule::items`].
+    pub items: Vec<usize>,
+    /// The `impl .. for ..` header, for messages.
+    pub span: Span,
 }
 
 /// A plain-data `struct` with named fields.
@@ -190,7 +319,11 @@ pub struct StructItem {
     pub public: bool,
     /// The traits of its `#[derive(..)]` attributes.
     pub derives: Vec<String>,
-    /// The fields, in declaration order.
+    /// Named, tuple or unit struct.
+    pub kind: StructKind,
+    /// Generic parameters (`struct Vec2<T>`, `struct Tile<const N: usize>`).
+    pub generics: Vec<GenericParamDef>,
+    /// The fields, in declaration order (a tuple struct's are named `0`, `1`, ..).
     pub fields: Vec<FieldDecl>,
     /// The whole item.
     pub span: Span,
@@ -205,13 +338,22 @@ pub struct FieldDecl {
     pub ty: TypeExpr,
 }
 
-/// The `impl` block an associated item belongs to: the type it names (`impl Particle`,
-/// `impl common::Mode`), resolved by the checker in the block's module.
+/// What an associated item belongs to: an `impl` block ([`SourceModule::impls`]) or a trait
+/// (an item).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerKind {
+    /// `impl` block number `.0`.
+    Impl(usize),
+    /// The trait item `.0` (a required or provided method, an associated constant).
+    Trait(usize),
+}
+
+/// The `impl` block or trait an associated item belongs to.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ImplOwner {
-    /// The self type's path, as written.
-    pub self_ty: Vec<Ident>,
-    /// Where the self type is written.
+    /// Which.
+    pub kind: OwnerKind,
+    /// Where the self type (or the trait's name) is written.
     pub span: Span,
 }
 
@@ -240,19 +382,42 @@ pub struct EnumItem {
     pub repr: Option<Scalar>,
     /// The traits of its `#[derive(..)]` attributes.
     pub derives: Vec<String>,
+    /// Generic parameters (`enum Either<A, B>`).
+    pub generics: Vec<GenericParamDef>,
     /// The variants, in order.
     pub variants: Vec<VariantDecl>,
     /// The whole item.
     pub span: Span,
 }
 
-/// A variant of a C-like enum.
+impl EnumItem {
+    /// A C-like enum: no variant has fields and the enum is not generic (its values are its
+    /// discriminants).
+    pub fn is_c_like(&self) -> bool {
+        self.generics.is_empty() && self.variants.iter().all(|v| matches!(v.fields, VariantFields::Unit))
+    }
+}
+
+/// The fields of an enum variant.
+#[derive(Debug)]
+pub enum VariantFields {
+    /// `A`
+    Unit,
+    /// `A(f32, u32)`
+    Tuple(Vec<TypeExpr>),
+    /// `A { x: f32 }`
+    Named(Vec<FieldDecl>),
+}
+
+/// A variant of an enum.
 #[derive(Debug)]
 pub struct VariantDecl {
     /// Its name.
     pub name: Ident,
     /// `= expr`: an explicit discriminant (else the previous one plus one, from 0).
     pub discriminant: Option<Expr>,
+    /// Its fields.
+    pub fields: VariantFields,
 }
 
 /// A `const` or `static` item.
@@ -270,8 +435,10 @@ pub struct ConstItem {
     pub owner: Option<ImplOwner>,
     /// Declared type.
     pub ty: TypeExpr,
-    /// Initialiser.
+    /// Initialiser (`()` for a trait's constant without a default).
     pub value: Expr,
+    /// A trait's constant without a default (each `impl` gives its value).
+    pub required: bool,
     /// The whole item.
     pub span: Span,
 }
@@ -290,7 +457,7 @@ pub struct KernelOptions {
 }
 
 /// A function item.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct FnItem {
     /// Its name.
     pub name: Ident,
@@ -318,6 +485,14 @@ pub struct FnItem {
     /// A method: how it takes `self`, which is then its first parameter (named `self`, of type
     /// `Self`).
     pub receiver: Option<SelfKind>,
+    /// How many of `generics` come from the `impl` block or trait (they come first).
+    pub impl_generics: usize,
+    /// `where` predicates on types other than plain type parameters.
+    pub where_preds: Vec<WherePred>,
+    /// A trait's method without a body (each `impl` gives one).
+    pub required: bool,
+    /// `const fn`: callable in constant expressions.
+    pub is_const: bool,
     /// `#[tune(..)]` of a kernel: its tuning space.
     pub tune: Option<crate::ir::TuneSpace>,
 }
@@ -336,6 +511,9 @@ pub struct GenericParamDef {
     pub name: Ident,
     /// A type or a constant.
     pub kind: GenericParamKind,
+    /// A type parameter's bounds as written (in `<..>` and the `where` clause), the kernel
+    /// bounds (`Float`, `Int`, `Num`) included.
+    pub bounds: Vec<TraitBound>,
     /// The whole parameter (with its bounds).
     pub span: Span,
 }
@@ -418,6 +596,38 @@ pub enum TypeExpr {
         /// Where.
         span: Span,
     },
+    /// A named type with generic arguments: `Vec2<f32>`, `Option<T>`, `Tile<16>`.
+    Generic {
+        /// The type's path.
+        path: Vec<Ident>,
+        /// Its arguments.
+        args: Vec<GenericArg>,
+        /// Where.
+        span: Span,
+    },
+    /// `&T` or `&mut T` of a value type (not an array): a parameter passed by value (`&T`)
+    /// or written through (`&mut T`).
+    Ref {
+        /// The referenced type.
+        inner: Box<TypeExpr>,
+        /// `&mut`
+        mutable: bool,
+        /// Where.
+        span: Span,
+    },
+    /// An associated type: `T::Output`, `Self::Output`, `<T as Add>::Output`.
+    Assoc {
+        /// The type it belongs to.
+        base: Box<TypeExpr>,
+        /// The trait named with `as` (`None`: found through the base's bounds or impls).
+        trait_: Option<Vec<Ident>>,
+        /// The associated type's name.
+        name: Ident,
+        /// Where.
+        span: Span,
+    },
+    /// `_`: left to inference (in a `let` annotation or a generic argument).
+    Infer(Span),
     /// `[T; N]`: a fixed-size array (a `static` or `const` item is a read-only array in
     /// memory; anywhere else, a value).
     Fixed {
@@ -435,368 +645,13 @@ impl TypeExpr {
     /// Where.
     pub fn span(&self) -> Span {
         match self {
-            TypeExpr::Unit(s)
-            | TypeExpr::Scalar(_, s)
-            | TypeExpr::Named(_, s)
-            | TypeExpr::Tuple(_, s)
-            | TypeExpr::Builtin { span: s, .. } => *s,
+            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) | TypeExpr::Tuple(_, s) | TypeExpr::Infer(s) | TypeExpr::Builtin { span: s, .. } => *s,
             TypeExpr::Param(i) => i.span,
-            TypeExpr::ArrayRef { span, .. } | TypeExpr::Fixed { span, .. } => *span,
-        }
-    }
-}
-
-/// A block.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Block {
-    /// Statements.
-    pub stmts: Vec<Stmt>,
-    /// Tail expression (no semicolon).
-    pub tail: Option<Box<Expr>>,
-    /// Where.
-    pub span: Span,
-}
-
-/// A statement.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Stmt {
-    /// `let [mut] name[: T] [= init];`
-    Let {
-        /// Bound name (`_` allowed).
-        name: Ident,
-        /// `mut`
-        mutable: bool,
-        /// Annotation.
-        ty: Option<TypeExpr>,
-        /// Initialiser.
-        init: Option<Expr>,
-        /// The whole statement.
-        span: Span,
-    },
-    /// An expression statement (`has_semi`: followed by `;`).
-    Expr(Expr, bool),
-    /// `let pattern[: T] = init;` with a tuple or struct pattern that takes the value apart.
-    LetPat {
-        /// The pattern.
-        pat: LetPat,
-        /// Annotation.
-        ty: Option<TypeExpr>,
-        /// Initialiser.
-        init: Expr,
-        /// The whole statement.
-        span: Span,
-    },
-}
-
-/// A pattern of a destructuring `let`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum LetPat {
-    /// A binding (`x`, `mut x`).
-    Bind {
-        /// The name.
-        name: Ident,
-        /// `mut`
-        mutable: bool,
-    },
-    /// `_`
-    Wild(Span),
-    /// `(a, b, ..)`; `rest` is the position of `..`, which stands for the elements not named.
-    Tuple {
-        /// The element patterns.
-        elems: Vec<LetPat>,
-        /// Where `..` is among them.
-        rest: Option<usize>,
-        /// Where.
-        span: Span,
-    },
-    /// `Path { field: pat, field, .. }`
-    Struct {
-        /// The struct's path (`Particle`, `Self`).
-        path: Vec<Ident>,
-        /// Each named field and its pattern (`field` alone binds `field`).
-        fields: Vec<(Ident, LetPat)>,
-        /// Written with `..`.
-        rest: bool,
-        /// Where.
-        span: Span,
-    },
-}
-
-impl LetPat {
-    /// Where.
-    pub fn span(&self) -> Span {
-        match self {
-            LetPat::Bind { name, .. } => name.span,
-            LetPat::Wild(s) | LetPat::Tuple { span: s, .. } | LetPat::Struct { span: s, .. } => *s,
-        }
-    }
-}
-
-/// A literal.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Lit {
-    /// An integer with an optional suffix type.
-    Int(u128, Option<Scalar>),
-    /// A float with an optional suffix type, parsed at every precision (each rounded once).
-    Float {
-        /// The value as `f64`.
-        f64: f64,
-        /// The value as `f32`.
-        f32: f32,
-        /// The value as `f16`.
-        f16: half::f16,
-        /// The value as `bf16`.
-        bf16: half::bf16,
-        /// Suffix type.
-        suffix: Option<Scalar>,
-    },
-    /// `true`/`false`
-    Bool(bool),
-}
-
-/// A generic argument of a builtin (`shared_array::<f32, 256>`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum GenericArg {
-    /// A type.
-    Type(TypeExpr),
-    /// A constant expression.
-    Const(Expr),
-    /// `_`: inferred.
-    Infer(Span),
-}
-
-impl GenericArg {
-    /// Where.
-    pub fn span(&self) -> Span {
-        match self {
-            GenericArg::Type(t) => t.span(),
-            GenericArg::Const(e) => e.span,
-            GenericArg::Infer(s) => *s,
-        }
-    }
-}
-
-/// An expression.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Expr {
-    /// What it is.
-    pub kind: ExprKind,
-    /// Where.
-    pub span: Span,
-}
-
-/// Expression kinds of the surface syntax.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ExprKind {
-    /// A literal.
-    Lit(Lit),
-    /// A name.
-    Path(Ident),
-    /// An associated constant of a type parameter: `T::ZERO`, `T::MAX`.
-    ParamConst {
-        /// The type parameter.
-        param: Ident,
-        /// The constant's name.
-        name: Ident,
-    },
-    /// A path of two or more segments: `Mode::Add`, `common::SCALE`, `crate::common::dot`
-    /// (associated constants such as `f32::MAX` are literals already).
-    QPath(Vec<Ident>),
-    /// `match scrutinee { arms }`
-    Match(Box<Expr>, Vec<Arm>),
-    /// `()`
-    Unit,
-    /// `-x`, `!x`
-    Unary(UnOp, Box<Expr>),
-    /// `a op b`
-    Binary(BinOp, Box<Expr>, Box<Expr>),
-    /// `a && b`, `a || b`
-    Logic(LogicOp, Box<Expr>, Box<Expr>),
-    /// `a = b`
-    Assign(Box<Expr>, Box<Expr>),
-    /// `a op= b`
-    CompoundAssign(BinOp, Box<Expr>, Box<Expr>),
-    /// `x as T`
-    Cast(Box<Expr>, TypeExpr),
-    /// `a[i]` (`multi` false) or `a[[i, j]]` (`multi` true).
-    Index {
-        /// The array.
-        array: Box<Expr>,
-        /// Indices.
-        indices: Vec<Expr>,
-        /// Written with the `[[..]]` form.
-        multi: bool,
-    },
-    /// `f(args)`, `f::<G>(args)` or `path::to::f(args)`.
-    Call {
-        /// The module path before the function's name (`common` in `common::dot(..)`; empty
-        /// for a plain name).
-        qualifier: Vec<Ident>,
-        /// The function's name.
-        func: Ident,
-        /// Turbofish arguments.
-        generics: Vec<GenericArg>,
-        /// Arguments.
-        args: Vec<Expr>,
-    },
-    /// `x.m(args)`
-    MethodCall {
-        /// Receiver.
-        receiver: Box<Expr>,
-        /// Method.
-        method: Ident,
-        /// Arguments.
-        args: Vec<Expr>,
-    },
-    /// `if c { } else ..`
-    If(Box<Expr>, Block, Option<Box<Expr>>),
-    /// `while c { }`
-    While(Option<Ident>, Box<Expr>, Block),
-    /// `loop { }`
-    Loop(Option<Ident>, Block),
-    /// `for v in range { }`
-    For {
-        /// Label.
-        label: Option<Ident>,
-        /// Loop variable.
-        var: Ident,
-        /// First value.
-        start: Box<Expr>,
-        /// Bound.
-        end: Box<Expr>,
-        /// `..=`
-        inclusive: bool,
-        /// `.step_by(s)`
-        step: Option<Box<Expr>>,
-        /// Body.
-        body: Block,
-    },
-    /// `break ['label] [value]`
-    Break(Option<Ident>, Option<Box<Expr>>),
-    /// `continue ['label]`
-    Continue(Option<Ident>),
-    /// `return [value]`
-    Return(Option<Box<Expr>>),
-    /// `{ }`
-    Block(Block),
-    /// `[move] |params| body`
-    Closure {
-        /// Parameters.
-        params: Vec<Param>,
-        /// Declared return type.
-        ret: Option<TypeExpr>,
-        /// Body.
-        body: Box<Expr>,
-    },
-    /// `&a[i]` (only as the first argument of `atomic_load`).
-    Ref(Box<Expr>),
-    /// `&mut a[i]` (only as the first argument of an atomic).
-    RefMut(Box<Expr>),
-    /// `[a, b, c]`
-    ArrayLit(Vec<Expr>),
-    /// `[x; n]`
-    ArrayRepeat(Box<Expr>, Box<Expr>),
-    /// `(a, b, ..)`: a tuple of at least one element.
-    Tuple(Vec<Expr>),
-    /// `x.name` or `x.0`.
-    Field(Box<Expr>, Member),
-    /// `Path { field: value, field, ..base }` (`field` alone is `field: field`).
-    StructLit {
-        /// The struct's path (`Particle`, `common::Particle`, `Self`).
-        path: Vec<Ident>,
-        /// Each field and its value, in source order.
-        fields: Vec<(Ident, Expr)>,
-        /// `..base`
-        base: Option<Box<Expr>>,
-    },
-    /// `for var in array { }`: each element of a fixed-size array, in order.
-    ForEach {
-        /// Label.
-        label: Option<Ident>,
-        /// The loop's pattern.
-        var: LetPat,
-        /// The array.
-        array: Box<Expr>,
-        /// Body.
-        body: Block,
-    },
-}
-
-/// What a field access names: a struct's field or a tuple's element.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Member {
-    /// `x.name`
-    Named(Ident),
-    /// `x.0`
-    Index(u32, Span),
-}
-
-impl Member {
-    /// Where.
-    pub fn span(&self) -> Span {
-        match self {
-            Member::Named(i) => i.span,
-            Member::Index(_, s) => *s,
-        }
-    }
-}
-
-/// An arm of a `match`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Arm {
-    /// The pattern (alternatives of `|` are [`Pat::Or`]).
-    pub pat: Pat,
-    /// `if guard`
-    pub guard: Option<Expr>,
-    /// `=> body`
-    pub body: Expr,
-    /// The whole arm.
-    pub span: Span,
-}
-
-/// A pattern of a `match` arm.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Pat {
-    /// `_`
-    Wild(Span),
-    /// A name: a binding of the value, unless it names a constant or a unit variant in scope.
-    /// `name @ pattern` binds and tests `sub`.
-    Bind {
-        /// The name.
-        name: Ident,
-        /// `mut name`
-        mutable: bool,
-        /// `name @ sub`
-        sub: Option<Box<Pat>>,
-    },
-    /// A literal, a constant or a variant: a constant expression (`3`, `-1`, `true`,
-    /// `Mode::Add`, `LIMIT`, `i32::MIN`).
-    Const(Expr),
-    /// `lo..=hi`, `lo..hi`, `lo..`, `..=hi`: bounds are constant expressions.
-    Range {
-        /// Lower bound (`None`: the type's minimum).
-        lo: Option<Box<Expr>>,
-        /// Upper bound (`None`: the type's maximum).
-        hi: Option<Box<Expr>>,
-        /// `..=`
-        inclusive: bool,
-        /// Where.
-        span: Span,
-    },
-    /// `a | b | c`
-    Or(Vec<Pat>, Span),
-}
-
-impl Pat {
-    /// Where.
-    pub fn span(&self) -> Span {
-        match self {
-            Pat::Wild(s) | Pat::Range { span: s, .. } | Pat::Or(_, s) => *s,
-            Pat::Bind { name, sub, .. } => match sub {
-                Some(p) => name.span.to(p.span()),
-                None => name.span,
-            },
-            Pat::Const(e) => e.span,
+            TypeExpr::ArrayRef { span, .. }
+            | TypeExpr::Fixed { span, .. }
+            | TypeExpr::Generic { span, .. }
+            | TypeExpr::Ref { span, .. }
+            | TypeExpr::Assoc { span, .. } => *span,
         }
     }
 }

@@ -57,8 +57,13 @@ impl Scopes {
                 // Associated items are named through their type (`Particle::new`).
                 continue;
             }
-            let ns = if item.is_type() { &mut s.types } else { &mut s.values };
-            ns[item.module()].insert(item.name().name.clone(), Binding { res: Res::Item(i), public: item.is_pub(), glob: false });
+            let b = Binding { res: Res::Item(i), public: item.is_pub(), glob: false };
+            if item.in_type_namespace() {
+                s.types[item.module()].insert(item.name().name.clone(), b);
+            }
+            if item.in_value_namespace() {
+                s.values[item.module()].insert(item.name().name.clone(), b);
+            }
         }
         for (id, md) in m.modules.iter().enumerate() {
             if let Some(p) = md.parent {

@@ -30,13 +30,15 @@ const _: () = {
     assert!(std::mem::size_of::<FaultRecord>() as u64 == L::SIZE);
 };
 
-/// One bounds-checked access, described for messages.
+/// One bounds-checked access, described for messages, or one `unwrap()`/`expect(..)`.
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "compiler", derive(serde::Serialize, serde::Deserialize))]
 pub(crate) struct SiteInfo {
-    /// The array: "parameter `x`", "captured array global 'G'", "shared array", ...
+    /// The array: "parameter `x`", "captured array global 'G'", "shared array", ...; for an
+    /// `unwrap` site (`ndim` 0), what failed.
     pub array: String,
-    /// Its dimensions (the dimension is named only for arrays of more than one).
+    /// Its dimensions (the dimension is named only for arrays of more than one); 0 for an
+    /// `unwrap` site (a 0-d array's access has no check, so no bounds site has 0).
     pub ndim: usize,
     /// `file:line:col` of the access, when the kernel's source is known.
     pub location: Option<String>,
@@ -65,6 +67,11 @@ impl FaultSites {
                 _ => "is not in global memory".to_string(),
             };
             return Error::BadAccess { kernel: self.kernel.clone(), array, index: rec.index, problem, location };
+        }
+        if let Some(s) = self.sites.get(rec.site as usize)
+            && s.ndim == 0
+        {
+            return Error::Panic { kernel: self.kernel.clone(), message: s.array.clone(), location: s.location.clone() };
         }
         let (array, location) = match self.sites.get(rec.site as usize) {
             Some(s) if s.ndim > 1 => (format!("dimension {} of {}", rec.dim, s.array), s.location.clone()),

@@ -119,6 +119,11 @@ host_scenarios! {
     nbody_structs,
     rows_in_registers,
     wide_access,
+    lang_traits,
+    lang_operators,
+    lang_generic_structs,
+    lang_option,
+    lang_closures,
 }
 
 #[test]

@@ -230,6 +230,8 @@ impl Tag for Builtin {
             Builtin::AtomicLoad => 30,
             Builtin::AtomicStore => 31,
             Builtin::Tensor(_) => 32,
+            // Numbers left free for other builtins: this one is far from the end.
+            Builtin::Unwrap => 64,
         }
     }
 }
@@ -335,6 +337,8 @@ impl Tag for ExprKind {
             ExprKind::Field(..) => 28,
             ExprKind::Elem(..) => 29,
             ExprKind::CallRef(..) => 30,
+            // Numbers left free for other kinds: this one is far from the end.
+            ExprKind::Zeroed => 40,
         }
     }
 }
@@ -576,7 +580,7 @@ impl Encoder<'_> {
                 self.u64(f16.to_bits() as u64);
                 self.u64(bf16.to_bits() as u64);
             }
-            ExprKind::Unit => {}
+            ExprKind::Unit | ExprKind::Zeroed => {}
             ExprKind::Local(l) => self.u64(*l as u64),
             ExprKind::Capture(c) => self.u64(*c as u64),
             ExprKind::Unary(op, x) => {
@@ -717,6 +721,7 @@ impl Encoder<'_> {
             | Builtin::AtomicDec
             | Builtin::AtomicLoad
             | Builtin::AtomicStore
+            | Builtin::Unwrap
             | Builtin::LaneId
             | Builtin::WarpSize
             | Builtin::Ballot

@@ -49,6 +49,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         match t {
             Ty::Scalar(s) => Some(self.mem_ty(s)),
             Ty::Enum(e) => Some(self.mem_ty(e.repr)),
+            // An array reference a closure captured: `{ ptr, [extents, strides] }`.
+            Ty::Array(a) => Some(self.ctx.struct_type(&[self.ptr.into(), self.i64.array_type(2 * a.ndim as u32).into()], false).into()),
             Ty::Agg(id) => match self.types().get(id)? {
                 AggTy::Array { elem, len } => {
                     let e = self.llty_depth(*elem, depth + 1)?;
@@ -119,6 +121,21 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.copy(tmp, p, t)?;
                 Ok(Val::Agg(tmp))
             }
+            Ty::Array(a) => {
+                let sty = self.cx.llty(t).ok_or_else(|| llvm_err("array reference type"))?.into_struct_type();
+                let pp = self.b.build_struct_gep(sty, p, 0, "")?;
+                let ptr = self.b.build_load(self.cx.ptr, pp, "")?.into_pointer_value();
+                let dims = self.b.build_struct_gep(sty, p, 1, "")?;
+                let n = a.ndim as usize;
+                let mut v = Vec::with_capacity(2 * n);
+                for k in 0..2 * n {
+                    // SAFETY: `k < 2 * ndim`, inside the array of extents and strides.
+                    let at = unsafe { self.b.build_in_bounds_gep(self.cx.i64, dims, &[self.i64c(k as u64)], "")? };
+                    v.push(self.b.build_load(self.cx.i64, at, "")?.into_int_value());
+                }
+                let strides = v.split_off(n);
+                Ok(Val::Array(super::ArrayVal { ptr, shape: v, strides, elem: a.elem }))
+            }
             other => Err(llvm_err(format!("a value of type {other} in memory"))),
         }
     }
@@ -128,6 +145,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         match (value_ty(t), v) {
             (Ty::Scalar(s), Val::Scalar(x)) => self.store_elem(p, s, *x),
             (Ty::Agg(_), Val::Agg(src)) => self.copy(p, *src, t),
+            (Ty::Array(_), Val::Array(arr)) => {
+                let sty = self.cx.llty(t).ok_or_else(|| llvm_err("array reference type"))?.into_struct_type();
+                let pp = self.b.build_struct_gep(sty, p, 0, "")?;
+                self.b.build_store(pp, arr.ptr)?;
+                let dims = self.b.build_struct_gep(sty, p, 1, "")?;
+                for (k, v) in arr.shape.iter().chain(&arr.strides).enumerate() {
+                    // SAFETY: `k < 2 * ndim`, inside the array of extents and strides.
+                    let at = unsafe { self.b.build_in_bounds_gep(self.cx.i64, dims, &[self.i64c(k as u64)], "")? };
+                    self.b.build_store(at, *v)?;
+                }
+                Ok(())
+            }
             (_, Val::Never) => Err(LErr::Diverged),
             (t, v) => Err(llvm_err(format!("storing {v:?} as {t}"))),
         }
@@ -291,6 +320,20 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
         }
         Ok(Val::Agg(tmp))
+    }
+
+    /// The value of type `t` with every byte zero.
+    pub(super) fn zeroed(&mut self, t: Ty) -> R<Val<'ctx>> {
+        match value_ty(t) {
+            Ty::Scalar(s) => Ok(Val::Scalar(self.cx.scalar_ty(s).const_zero())),
+            Ty::Agg(_) => {
+                let tmp = self.temp(t)?;
+                self.zero(tmp, t)?;
+                Ok(Val::Agg(tmp))
+            }
+            Ty::Unit => Ok(Val::Unit),
+            other => Err(llvm_err(format!("no zero value of {other}"))),
+        }
     }
 
     /// `[x; n]`: `n` copies, stored one by one for short arrays and by a loop for long ones.

@@ -58,6 +58,34 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(())
     }
 
+    /// `Option::unwrap` and `expect` (`Builtin::Unwrap`): `(ok, value)` gives `value`; in checked
+    /// code a thread whose `ok` is false records the fault at this site and ends, as a failed
+    /// bounds check does.
+    pub(super) fn unwrap(&mut self, e: &Expr, args: &[Expr]) -> R<super::Val<'ctx>> {
+        let [ok, value] = args else { return Err(llvm_err("`unwrap` takes a flag and a value")) };
+        let ok = self.scalar_of(ok)?.into_int_value();
+        let v = self.expr(value)?;
+        if !self.cx.input.options.checked {
+            return Ok(v);
+        }
+        let site = *self.cx.sites.get(&(e as *const Expr)).ok_or_else(|| llvm_err("an `unwrap` without a site"))?;
+        let prof = self.ctx().get_kind_id("prof");
+        let weights = self.ctx().metadata_node(&[
+            self.ctx().metadata_string("branch_weights").into(),
+            self.cx.i32.const_int(LIKELY, false).into(),
+            self.cx.i32.const_int(1, false).into(),
+        ]);
+        let pass = self.ctx().append_basic_block(self.fv, "");
+        let fail = self.ctx().append_basic_block(self.fv, "");
+        let br = self.b.build_conditional_branch(ok, pass, fail)?;
+        br.set_metadata(weights, prof).map_err(|e| llvm_err(format!("branch weights: {e}")))?;
+        self.b.position_at_end(fail);
+        let zero = self.cx.i64.const_zero();
+        self.fault(site, 0, zero, zero)?;
+        self.b.position_at_end(pass);
+        Ok(v)
+    }
+
     /// The failing path: record the fault and end the thread.
     fn fault(&mut self, site: u32, dim: u32, index: IntValue<'ctx>, len: IntValue<'ctx>) -> R<()> {
         let oob = self.oob_function()?;

@@ -114,6 +114,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             Builtin::Math(m) => self.math(m, args, ty)?,
             Builtin::Tensor(t) => self.tensor(t, args, ty)?,
+            Builtin::Unwrap => return Err(llvm_err("`unwrap` is lowered with its site")),
         })
     }
 

@@ -181,9 +181,11 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             }
             K::Aggregate { parts, base } => self.aggregate(e.ty, parts, base.as_deref())?,
             K::Repeat(x) => self.repeat(e.ty, x)?,
+            K::Zeroed => self.zeroed(e.ty)?,
             K::Field(..) | K::Elem(..) => self.part(e)?,
             K::CallRef(id, place, args) => self.call_ref(*id, place, args, e.ty)?,
             K::Call(id, args) => self.call(*id, args, e.ty)?,
+            K::Builtin(Builtin::Unwrap, args) => self.unwrap(e, args)?,
             K::Builtin(b, args) => self.builtin(*b, args, e.ty)?,
             K::SharedArray { elem, len, site } => Val::Array(self.shared_array(*elem, *len, *site)?),
             K::DynSharedArray(elem) => Val::Array(self.dyn_shared(*elem)?),

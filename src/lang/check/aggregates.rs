@@ -3,7 +3,7 @@
 //! them, taking them apart with `let`, and `for x in array`.
 
 use crate::ir::*;
-use crate::lang::ast::{self, ExprKind as A, LetPat, Member};
+use crate::lang::ast::{self, ExprKind as A, LetPat, Member, StructKind};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
@@ -20,10 +20,18 @@ pub(super) enum Operand {
 }
 
 /// What a value's type says about taking it apart.
-enum Shape {
+pub(super) enum Shape {
     Tuple(Vec<H>),
     Array(H, u64),
-    Struct(AggId),
+    Struct(StructView),
+}
+
+/// A struct type as far as it is known: its name, how it is written, and its fields' types.
+#[derive(Clone, Debug)]
+pub(super) struct StructView {
+    pub(super) name: String,
+    pub(super) kind: StructKind,
+    pub(super) fields: Vec<(String, H)>,
 }
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -85,7 +93,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
     }
 
-    /// `Path { field: value, field, ..base }`
+    /// `Path { field: value, field, ..base }` (a struct, or a struct variant of an enum)
     pub(super) fn struct_lit(
         &mut self,
         path: &[ast::Ident],
@@ -93,8 +101,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
         base: Option<&ast::Expr>,
         span: Span,
     ) -> CResult<CExpr> {
-        let (id, def) = self.struct_named(path, span)?;
-        let ty = self.u.known(Ty::Agg(id));
+        if let Some(v) = self.variant_path(path, span)? {
+            return self.variant_struct_lit(v, fields, base, span);
+        }
+        let (ty, def) = self.struct_named(path, span)?;
         let mut parts = Vec::new();
         let mut given: Vec<Option<Span>> = vec![None; def.fields.len()];
         for (name, value) in fields {
@@ -109,7 +119,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             given[k] = Some(name.span);
             let x = self.expr(value)?;
-            let want = self.u.known(def.fields[k].1);
+            let want = def.fields[k].1;
             self.assign_compatible(want, &x, name.span)?;
             parts.push((k as u32, x));
         }
@@ -134,23 +144,57 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None
             }
         };
+        let ty = self.settle_const_args(ty, &parts);
         Ok(Expr { kind: ExprKind::Aggregate { parts, base }, ty, span })
     }
 
-    /// The struct a path names (`Particle`, `common::Particle`, `Self`).
-    fn struct_named(&mut self, path: &[ast::Ident], span: Span) -> CResult<(AggId, StructDef)> {
-        let t = self.mcx.named_ty(path, span, self.module)?;
-        let def = match t {
-            Ty::Agg(id) => self.mcx.types.borrow().strukt(id).cloned().map(|d| (id, d)),
-            _ => None,
+    /// The struct a path names (`Particle`, `common::Particle`, `Self`, `Vec2` with its
+    /// arguments left to inference): its type and fields.
+    pub(super) fn struct_named(&mut self, path: &[ast::Ident], span: Span) -> CResult<(H, StructView)> {
+        let h = match self.mcx.template_named(path, self.module, span)? {
+            Some(adt) => self.fresh_instance(adt),
+            None => {
+                let t = self.mcx.named_ty_in(path, span, self.module, &self.generics)?;
+                self.u.known(t)
+            }
         };
-        def.ok_or_else(|| {
-            let name = self.u.ty_name(t);
-            Diagnostic::error(span, format!("expected a struct, found `{name}`")).label("not a struct").into()
-        })
+        match self.struct_view(h) {
+            Some(v) => Ok((h, v)),
+            None => {
+                let name = self.u.describe(h);
+                Err(Diagnostic::error(span, format!("expected a struct, found `{name}`")).label("not a struct").into())
+            }
+        }
     }
 
-    fn no_field(&self, def: &StructDef, name: &str, span: Span) -> Box<Diagnostic> {
+    /// The fields of a struct type (a plain struct, or an instance of a generic one, its
+    /// arguments known or being inferred); `None` for anything else.
+    pub(super) fn struct_view(&mut self, h: H) -> Option<StructView> {
+        if let Some((adt, args)) = self.u.adt_of(h) {
+            let def = self.mcx.adts.borrow().def(adt).clone();
+            let super::adt::AdtShape::Struct { kind, fields } = &def.shape else { return None };
+            let mut out = Vec::with_capacity(fields.len());
+            for (n, t) in fields {
+                let fh = self.u.inst_h(*t, &args, &def.len_exprs);
+                out.push((n.clone(), fh));
+            }
+            let name = self.u.describe(h);
+            return Some(StructView { name, kind: *kind, fields: out });
+        }
+        let Some(Ty::Agg(id)) = self.u.ty(h) else { return None };
+        let def = self.mcx.types.borrow().strukt(id).cloned()?;
+        let kind = match self.mcx.item_of_agg(id).map(|i| &self.mcx.m.items[i]) {
+            Some(ast::Item::Struct(s)) => s.kind,
+            _ => StructKind::Named,
+        };
+        if self.mcx.closure_of(id).is_some() {
+            return None;
+        }
+        let fields = def.fields.iter().map(|(n, t)| (n.clone(), self.u.known(*t))).collect();
+        Some(StructView { name: def.name, kind, fields })
+    }
+
+    pub(super) fn no_field(&self, def: &StructView, name: &str, span: Span) -> Box<Diagnostic> {
         let names: Vec<&str> = def.fields.iter().map(|(n, _)| n.as_str()).collect();
         let mut d = Diagnostic::error(span, format!("struct `{}` has no field named `{name}`", def.name)).label("unknown field");
         d = match close_matches(name, names.iter().copied()).first() {
@@ -163,17 +207,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// What a value of type `h` is made of; an error where it must be known and is not a
     /// tuple, array or struct.
-    fn shape(&mut self, h: H) -> Option<Shape> {
-        if let Some(c) = self.u.compound(h) {
-            return Some(match c {
-                Compound::Tuple(hs) => Shape::Tuple(hs),
-                Compound::Array(e, n) => Shape::Array(e, n),
-            });
+    pub(super) fn shape(&mut self, h: H) -> Option<Shape> {
+        match self.u.compound(h) {
+            Some(Compound::Tuple(hs)) => return Some(Shape::Tuple(hs)),
+            Some(Compound::Array(e, n)) => return Some(Shape::Array(e, n)),
+            _ => {}
         }
-        match self.u.ty(h) {
-            Some(Ty::Agg(id)) if self.mcx.types.borrow().strukt(id).is_some() => Some(Shape::Struct(id)),
-            _ => None,
-        }
+        self.struct_view(h).map(Shape::Struct)
     }
 
     /// The component `member` names in a value of type `h`: its index and type.
@@ -189,11 +229,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .into())
                 }
             },
-            (Some(Shape::Struct(id)), Member::Named(name)) => {
-                let def = self.mcx.types.borrow().strukt(id).cloned().unwrap_or(StructDef { name: String::new(), fields: Vec::new() });
-                match def.fields.iter().position(|(n, _)| *n == name.name) {
-                    Some(k) => Ok((k as u32, self.u.known(def.fields[k].1))),
-                    None => Err(self.no_field(&def, &name.name, name.span)),
+            (Some(Shape::Struct(def)), member @ (Member::Named(_) | Member::Index(..)))
+                if matches!(member, Member::Named(_)) || def.kind == StructKind::Tuple =>
+            {
+                let (name, at) = match member {
+                    Member::Named(n) => (n.name.clone(), n.span),
+                    Member::Index(k, s) => (k.to_string(), *s),
+                };
+                match def.fields.iter().position(|(n, _)| *n == name) {
+                    Some(k) => Ok((k as u32, def.fields[k].1)),
+                    None => Err(self.no_field(&def, &name, at)),
                 }
             }
             (None, _) if self.u.ty(h).is_none() => Err(Diagnostic::error(base_span, "type annotations needed")
@@ -223,7 +268,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn operand(&mut self, e: &ast::Expr) -> CResult<Operand> {
         match &e.kind {
             A::Path(n) => match self.lookup_local(&n.name) {
-                Some(l) => Ok(Operand::Place(Place::Local(l), self.locals[l].ty)),
+                Some(l) if self.locals[l].alias.is_some() => {
+                    let p = self.locals[l].alias.clone().unwrap_or(Place::Local(l));
+                    self.use_local(super::refs::place_root(&p));
+                    Ok(Operand::Place(p, self.locals[l].ty))
+                }
+                Some(l) => {
+                    self.use_local(l);
+                    Ok(Operand::Place(Place::Local(l), self.locals[l].ty))
+                }
                 None => Ok(Operand::Value(self.expr(e)?)),
             },
             A::Field(base, member) => match self.operand(base)? {
@@ -251,11 +304,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         }
                     });
                 }
+                if self.is_aggregate(ah) && !multi && indices.len() == 1 {
+                    // `x[i]` of a struct: its `impl Index`.
+                    return Ok(Operand::Value(self.index_op(a, &indices[0], e.span)?));
+                }
                 let a = self.operand_value(a, array.span);
                 let (a, elem, idx) = self.index(a, array, indices, *multi, e.span)?;
                 let t = self.u.known(elem);
                 Ok(Operand::Place(Place::Index(Box::new(a), idx), t))
             }
+            A::Deref(x) if matches!(x.kind, A::Path(_) | A::Field(..) | A::Index { .. } | A::Deref(_)) => self.deref_operand(x, e.span),
             _ => Ok(Operand::Value(self.expr(e)?)),
         }
     }
@@ -288,6 +346,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// The type of a place (its span is the span of its index, or of the local's declaration:
     /// a place read for its parts is never reported).
+    pub(super) fn place_ty_of(&mut self, p: &Place<H>) -> (H, Span) {
+        self.place_ty_span(p)
+    }
+
     fn place_ty_span(&mut self, p: &Place<H>) -> (H, Span) {
         match p {
             Place::Local(l) => (self.locals[*l].ty, self.locals[*l].span),
@@ -315,13 +377,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn component(&mut self, h: H, k: u32) -> H {
         match self.shape(h) {
             Some(Shape::Tuple(hs)) => hs.get(k as usize).copied().unwrap_or_else(|| self.u.var(Kind::Any)),
-            Some(Shape::Struct(id)) => {
-                let t = self.mcx.types.borrow().strukt(id).and_then(|d| d.fields.get(k as usize).map(|f| f.1));
-                match t {
-                    Some(t) => self.u.known(t),
-                    None => self.u.var(Kind::Any),
-                }
-            }
+            Some(Shape::Struct(def)) => match def.fields.get(k as usize) {
+                Some((_, t)) => *t,
+                None => self.u.var(Kind::Any),
+            },
             _ => self.u.var(Kind::Any),
         }
     }
@@ -438,9 +497,32 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 Ok(())
             }
+            LetPat::TupleStruct { path, elems, rest, span } => {
+                let (want, def) = self.struct_named(path, *span)?;
+                if !self.u.unify(want, value.ty) {
+                    let d = self.u.describe(value.ty);
+                    return Err(Diagnostic::error(*span, format!("mismatched types: expected `{d}`, found `{}`", def.name))
+                        .label(format!("this pattern takes apart a `{}`", def.name))
+                        .into());
+                }
+                let n = def.fields.len();
+                if elems.len() > n || (rest.is_none() && elems.len() != n) {
+                    return Err(Diagnostic::error(*span, format!("this pattern has {} fields, but `{}` has {n}", elems.len(), def.name))
+                        .label(format!("expected {n} field{}", super::plural(n)))
+                        .into());
+                }
+                for (j, p) in elems.iter().enumerate() {
+                    let k = match rest {
+                        Some(r) if j >= *r => n - (elems.len() - j),
+                        _ => j,
+                    };
+                    let part = Expr { kind: ExprKind::Field(Box::new(value.clone()), k as u32), ty: def.fields[k].1, span: p.span() };
+                    self.bind_pattern(p, part, out)?;
+                }
+                Ok(())
+            }
             LetPat::Struct { path, fields, rest, span } => {
-                let (id, def) = self.struct_named(path, *span)?;
-                let want = self.u.known(Ty::Agg(id));
+                let (want, def) = self.struct_named(path, *span)?;
                 if !self.u.unify(want, value.ty) {
                     let d = self.u.describe(value.ty);
                     return Err(Diagnostic::error(*span, format!("mismatched types: expected `{d}`, found `{}`", def.name))
@@ -458,7 +540,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                             .into());
                     }
                     seen[k] = true;
-                    let t = self.u.known(def.fields[k].1);
+                    let t = def.fields[k].1;
                     let part = Expr { kind: ExprKind::Field(Box::new(value.clone()), k as u32), ty: t, span: p.span() };
                     self.bind_pattern(p, part, out)?;
                 }
@@ -488,6 +570,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         body: &ast::Block,
         span: Span,
     ) -> CResult<CExpr> {
+        if let Some(x) = self.iter_loop(label, pat, array, body, span)? {
+            return Ok(x);
+        }
         let a = self.expr(array)?;
         let Some(Shape::Array(elem, len)) = self.shape(a.ty) else {
             let d = self.u.describe(a.ty);

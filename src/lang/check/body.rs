@@ -23,6 +23,15 @@ pub(super) struct LocalInfo {
     pub(super) span: Span,
     /// Array params and captured arrays, for messages about writes.
     pub(super) declared_readonly: bool,
+    /// A parameter declared with a value type (not `&T`): `*x` of it is an error.
+    pub(super) not_ref: bool,
+    /// A `&T` parameter (not `&mut`): what it refers to cannot be written.
+    pub(super) shared_ref: bool,
+    /// A `&mut T` parameter or `&mut self`: a `match` on it binds its parts by reference.
+    pub(super) mut_ref: bool,
+    /// A name for a place (`ref mut` bindings of a `match` on a `&mut` value, `let r = &mut
+    /// x;`, `for x in a.iter_mut()`): reading and writing it is reading and writing the place.
+    pub(super) alias: Option<Place<H>>,
 }
 
 /// An enclosing loop, for `break` and `continue`.
@@ -58,6 +67,20 @@ pub(super) struct FnCx<'c, 'm> {
     pub(super) instantiated: Vec<(FuncId, FuncId)>,
     /// The module whose names the body sees.
     pub(super) module: ast::ModId,
+    /// The function's `&mut T` parameters (of values): their final values are returned beside
+    /// the result (`refs.rs`).
+    pub(super) inout_params: Vec<LocalId>,
+    /// The type the function returns when it is not the result's (`&mut` parameters).
+    pub(super) final_ret: Option<H>,
+    /// Calls whose callee's bounds are checked once the body's types are settled: the callee,
+    /// what the call gives its generic parameters and `Self`, and where.
+    pub(super) trait_checks: Vec<(&'m ast::FnItem, Vec<super::generic_call::Slot>, Option<H>, Span)>,
+    /// The closures of the body (`closures.rs`).
+    pub(super) closures: Vec<super::closures::ClosureDef>,
+    /// The closures whose bodies are being checked, outermost first (by index).
+    pub(super) closure_frames: Vec<usize>,
+    /// A pattern is taking apart a `&mut` place: its bindings name the parts (`patterns.rs`).
+    pub(super) bind_by_ref: bool,
 }
 
 pub(super) type CExpr = Expr<H>;
@@ -66,7 +89,7 @@ pub(super) type CBlock = Block<H>;
 
 impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn new(mcx: &'c mut ModuleCx<'m>, scope_items: Option<&'c FactoryScope>, module: ast::ModId) -> Self {
-        let mut u = Unifier::new(mcx.enum_names.clone(), mcx.types.clone());
+        let mut u = Unifier::new(mcx.enum_names.clone(), mcx.types.clone(), mcx.adts.clone());
         let ret = u.known(Ty::Unit);
         FnCx {
             mcx,
@@ -87,6 +110,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             pending: Vec::new(),
             instantiated: Vec::new(),
             module,
+            inout_params: Vec::new(),
+            trait_checks: Vec::new(),
+            final_ret: None,
+            closures: Vec::new(),
+            closure_frames: Vec::new(),
+            bind_by_ref: false,
         }
     }
 
@@ -101,7 +130,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             self.u.ty(ty),
             Some(Ty::Array(ArrayTy { writable: false, .. }) | Ty::ParamArray(ParamArrayTy { writable: false, .. }))
         );
-        self.locals.push(LocalInfo { name: name.name.clone(), ty, mutable, deferred_init, span: name.span, declared_readonly });
+        self.locals.push(LocalInfo { name: name.name.clone(), ty, mutable, deferred_init, span: name.span, declared_readonly, not_ref: false, shared_ref: false, mut_ref: false, alias: None });
         if name.name != "_" {
             self.scope.push((name.name.clone(), id));
         }
@@ -121,9 +150,19 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn check_fn_body(&mut self, f: &ast::FnItem, name: String, kind: FuncKind, ret: Ty) -> CResult<Func> {
         self.ret = self.u.known(ret);
         for p in &f.params {
-            let t = self.ty_of(p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?)?;
+            let decl = p.ty.as_ref().ok_or_else(|| Diagnostic::error(p.span, "missing type").label("here"))?;
+            let t = self.ty_of(decl)?;
             let h = self.u.known(t);
-            self.declare(&p.name, h, p.mutable, false);
+            let inout = super::refs::is_inout(decl) || self.mcx.is_mutating_closure_ty(t);
+            let l = self.declare(&p.name, h, p.mutable || inout, false);
+            let by_ref = matches!(decl, TypeExpr::Ref { .. } | TypeExpr::ArrayRef { .. })
+                || (p.name.name == "self" && matches!(f.receiver, Some(ast::SelfKind::Ref | ast::SelfKind::RefMut)));
+            self.locals[l].not_ref = !by_ref && matches!(t, Ty::Scalar(_) | Ty::Enum(_) | Ty::Agg(_));
+            self.locals[l].shared_ref = matches!(decl, TypeExpr::Ref { mutable: false, inner, .. } if !matches!(**inner, TypeExpr::ArrayRef { .. }));
+            self.locals[l].mut_ref = super::refs::is_inout(decl) || (p.name.name == "self" && f.receiver == Some(ast::SelfKind::RefMut));
+            if inout {
+                self.inout_params.push(l);
+            }
         }
         let params = f.params.len();
         let body = self.block(&f.body)?;
@@ -145,6 +184,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             return Err(d.into());
         }
+        let body = if self.inout_params.is_empty() {
+            body
+        } else {
+            let span = f.body.span;
+            let value = Expr { kind: ExprKind::Block(body), ty: self.ret, span };
+            let wrapped = self.with_inouts(value);
+            self.final_ret = Some(wrapped.ty);
+            Block { stmts: Vec::new(), tail: Some(Box::new(wrapped)) }
+        };
         self.finish(name, kind, params, body, f.name.span)
     }
 
@@ -295,6 +343,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
             }
         }
+        self.register_closures()?;
+        self.check_call_bounds()?;
         let mut locals = Vec::new();
         for i in 0..self.locals.len() {
             let h = self.locals[i].ty;
@@ -304,11 +354,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .help("annotate it: `let x: f32 = ..`")
                     .into());
             };
+            if !self.generics.is_definition() && self.unknown_len(ty, 0) {
+                return Err(Diagnostic::error(self.locals[i].span, "type annotations needed")
+                    .label(format!("cannot infer the length of an array in the type of `{}`", self.locals[i].name))
+                    .help("annotate it, or name the constants: `Tile::<4>::new()`")
+                    .into());
+            }
             locals.push(LocalDecl { name: self.locals[i].name.clone(), ty });
         }
-        let ret = self.u.settle(self.ret).unwrap_or(Ty::Unit);
+        let ret = self.u.settle(self.final_ret.unwrap_or(self.ret)).unwrap_or(Ty::Unit);
         self.instantiate_pending()?;
         let body = self.resolve_block(body)?;
+        self.extract_closures(&name)?;
         if let Some((l, used)) = crate::lang::assign::first_unassigned_use(&body, params, locals.len()) {
             let info = &self.locals[l];
             return Err(Diagnostic::error(used, format!("used binding `{}` isn't initialized", info.name))
@@ -355,6 +412,21 @@ impl<'c, 'm> FnCx<'c, 'm> {
 }
 
 impl<'c, 'm> FnCx<'c, 'm> {
+    /// Whether `t` holds an array whose length was never inferred (in an instance, an error).
+    fn unknown_len(&self, t: Ty, depth: u32) -> bool {
+        let Ty::Agg(id) = t else { return false };
+        if depth > 64 {
+            return false;
+        }
+        let agg = self.mcx.types.borrow().get(id).cloned();
+        match agg {
+            Some(AggTy::Array { elem, len }) => len == UNKNOWN_LEN || self.unknown_len(elem, depth + 1),
+            Some(AggTy::Tuple(ts)) => ts.into_iter().any(|t| self.unknown_len(t, depth + 1)),
+            Some(AggTy::Struct(s)) => s.fields.into_iter().any(|(_, t)| self.unknown_len(t, depth + 1)),
+            None => false,
+        }
+    }
+
     /// `x as T`: between scalars as Rust allows; to and from a type parameter when its bound
     /// makes every instance a valid numeric cast (`bool` casts only to integers).
     fn check_cast(&self, from: Ty, to: Ty, span: Span) -> CResult<()> {

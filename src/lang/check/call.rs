@@ -18,146 +18,6 @@ use super::unify::Compound;
 use super::{CResult, close_matches, plural};
 
 impl<'c, 'm> FnCx<'c, 'm> {
-    pub(super) fn call(
-        &mut self,
-        qualifier: &[ast::Ident],
-        func: &ast::Ident,
-        generics: &[GenericArg],
-        args: &[ast::Expr],
-        span: Span,
-    ) -> CResult<CExpr> {
-        if !qualifier.is_empty() {
-            let mut path = qualifier.to_vec();
-            path.push(func.clone());
-            let text = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
-            if let Some((t, _, item)) = self.mcx.assoc_path(&path, self.module)? {
-                return self.call_assoc(t, item, func, generics, args, span);
-            }
-            if let Some(t) = self.assoc_owner(qualifier)? {
-                let tn = self.u.ty_name(t);
-                let names = self.mcx.type_item(t).map(|ti| self.mcx.assoc_names(ti)).unwrap_or_default();
-                let mut d = Diagnostic::error(func.span, format!("no function or associated item named `{}` found for `{tn}`", func.name))
-                    .label("associated item not found");
-                if let Some(c) = close_matches(&func.name, names.iter().map(String::as_str)).first() {
-                    d = d.help(format!("an associated function with a similar name exists: `{c}`"));
-                }
-                return Err(d.into());
-            }
-            return match self.mcx.m.scopes.path(self.mcx.m, self.module, &path)?.0 {
-                Some(Res::Item(i)) if matches!(self.mcx.m.items[i], Item::Fn(_)) => self.call_item(i, &text, func, generics, args, span),
-                Some(_) => Err(Diagnostic::error(func.span, format!("`{text}` is a value, not a function")).label("not callable").into()),
-                None => Err(Diagnostic::error(func.span, format!("cannot find function `{text}`"))
-                    .label("not found")
-                    .help("a path names a function of a module of the kernel: `common::dot(..)`, `crate::util::f(..)`")
-                    .into()),
-            };
-        }
-        if let Some(l) = self.lookup_local(&func.name) {
-            return Err(Diagnostic::error(func.span, format!("`{}` is a variable, not a function", func.name))
-                .label("not callable")
-                .secondary(self.locals[l].span, "declared here")
-                .into());
-        }
-        if let Some(scope) = self.scope_items {
-            match scope.get(&func.name) {
-                Some(ScopeItem::Closure(id)) => {
-                    let id = *id;
-                    self.no_generics(generics)?;
-                    return self.call_fn(id, &func.name, args, span, None);
-                }
-                Some(ScopeItem::Capture(..)) => {
-                    return Err(Diagnostic::error(func.span, format!("`{}` is a captured value, not a function", func.name))
-                        .label("not callable")
-                        .into());
-                }
-                None => {}
-            }
-        }
-        let res = self.mcx.m.scopes.value(self.module, &func.name);
-        if let Some(Res::Item(i)) = res
-            && matches!(self.mcx.m.items[i], Item::Fn(_))
-        {
-            return self.call_item(i, &func.name, func, generics, args, span);
-        }
-        if let Some(b) = builtins::function(&func.name) {
-            return self.builtin_call(b, func, generics, args, span);
-        }
-        if res.is_some() || self.mcx.env.global(&func.name).is_some() {
-            return Err(Diagnostic::error(func.span, format!("`{}` is a value, not a function", func.name)).label("not callable").into());
-        }
-        let mut names: Vec<&str> = builtins::FUNCTIONS.iter().map(|(n, _)| *n).collect();
-        names.extend(self.mcx.m.scopes.names(self.module));
-        if let Some(s) = self.scope_items {
-            names.extend(s.names.iter().map(|(n, _, _)| n.as_str()));
-        }
-        let close = close_matches(&func.name, names.into_iter());
-        let mut d = Diagnostic::error(func.span, format!("cannot find function `{}`", func.name)).label("not found");
-        if let Some(c) = close.first() {
-            d = d.help(format!("a function with a similar name exists: `{c}`"));
-        } else {
-            d = d.help("call a device function of this file, a closure of the factory, or a builtin (see the language reference)");
-        }
-        Err(d.into())
-    }
-
-    /// A call of the function item `i`, named `name` at the call.
-    fn call_item(
-        &mut self,
-        i: usize,
-        name: &str,
-        func: &ast::Ident,
-        generics: &[GenericArg],
-        args: &[ast::Expr],
-        span: Span,
-    ) -> CResult<CExpr> {
-        let m = self.mcx.m;
-        let Item::Fn(f) = &m.items[i] else {
-            return Err(Diagnostic::error(func.span, format!("`{name}` is not a function")).label("not callable").into());
-        };
-        if f.is_kernel {
-            return Err(Diagnostic::error(func.span, format!("`{name}` is a kernel"))
-                .label("kernels cannot be called from device code")
-                .secondary(f.name.span, "defined here")
-                .help("move the shared code into a device function (a `fn` without `#[kernel]`)")
-                .into());
-        }
-        if f.is_generic() {
-            return self.call_generic(f, func, generics, args, span);
-        }
-        self.no_generics(generics)?;
-        let id = self.mcx.ensure_fn(f, Some(func.span))?;
-        let decl = f.sig_span;
-        self.call_fn(id, name, args, span, Some(decl))
-    }
-
-    /// The struct or enum a call's qualifier names (`Particle` in `Particle::new(..)`), if it
-    /// names one.
-    fn assoc_owner(&mut self, qualifier: &[ast::Ident]) -> CResult<Option<Ty>> {
-        if qualifier.len() == 1 && qualifier[0].name == "Self" {
-            return Ok(self.mcx.self_ty);
-        }
-        let m = self.mcx.m;
-        let res = if qualifier.len() == 1 {
-            m.scopes.type_name(self.module, &qualifier[0].name)
-        } else {
-            m.scopes.path(m, self.module, qualifier).ok().and_then(|r| r.1)
-        };
-        match res {
-            Some(Res::Item(i)) if m.items[i].is_type() => {
-                let span = qualifier[qualifier.len() - 1].span;
-                Ok(Some(self.mcx.named_ty(qualifier, span, self.module)?))
-            }
-            _ => Ok(None),
-        }
-    }
-
-    fn no_generics(&self, g: &[GenericArg]) -> CResult<()> {
-        if let Some(first) = g.first() {
-            return Err(Diagnostic::error(first.span(), "this function takes no generic arguments").label("remove this").into());
-        }
-        Ok(())
-    }
-
     fn arity(&self, name: &str, want: usize, got: usize, span: Span, decl: Option<Span>) -> CResult<()> {
         if want != got {
             let mut d = Diagnostic::error(
@@ -173,7 +33,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(())
     }
 
-    fn call_fn(&mut self, id: FuncId, name: &str, args: &[ast::Expr], span: Span, decl: Option<Span>) -> CResult<CExpr> {
+    pub(super) fn call_fn(&mut self, id: FuncId, name: &str, args: &[ast::Expr], span: Span, decl: Option<Span>) -> CResult<CExpr> {
         let sig = self.mcx.sigs[id].clone();
         self.arity(name, sig.params.len(), args.len(), span, decl)?;
         let out = self.call_args(args, &sig.params, span)?;
@@ -195,121 +55,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(out)
     }
 
-    /// `recv.name(args)` where `name` is the associated item `item` of the receiver's type `t`.
-    #[allow(clippy::too_many_arguments)]
-    fn user_method(
-        &mut self,
-        t: Ty,
-        item: usize,
-        r: Operand,
-        receiver: &ast::Expr,
-        method: &ast::Ident,
-        args: &[ast::Expr],
-        span: Span,
-    ) -> CResult<CExpr> {
-        let m = self.mcx.m;
-        let name = &method.name;
-        let tn = self.u.ty_name(t);
-        let Item::Fn(f) = &m.items[item] else {
-            return Err(Diagnostic::error(method.span, format!("`{name}` is an associated constant of `{tn}`, not a method"))
-                .label("not a method")
-                .help(format!("write `{tn}::{name}`"))
-                .into());
-        };
-        let Some(kind) = f.receiver else {
-            return Err(Diagnostic::error(method.span, format!("`{name}` is an associated function of `{tn}`, not a method"))
-                .label("this is an associated function, not a method")
-                .secondary(f.name.span, "defined here")
-                .help(format!("call it with the type: `{tn}::{name}(..)`"))
-                .into());
-        };
-        let id = self.mcx.ensure_fn(f, Some(method.span))?;
-        let sig = self.mcx.sigs[id].clone();
-        self.arity(name, sig.params.len() - 1, args.len(), span, Some(f.sig_span))?;
-        if !self.callees.contains(&id) {
-            self.callees.push(id);
-        }
-        if kind != ast::SelfKind::RefMut {
-            let recv = self.operand_value(r, receiver.span);
-            let mut out = vec![recv];
-            out.extend(self.call_args(args, &sig.params[1..], span)?);
-            return Ok(self.mk(ExprKind::Call(id, out), sig.ret, span));
-        }
-        match r {
-            Operand::Place(p, _) => {
-                self.check_borrow_mut(&p, receiver)?;
-                let out = self.call_args(args, &sig.params[1..], span)?;
-                Ok(self.mk(ExprKind::CallRef(id, p, out), sig.ret, span))
-            }
-            Operand::Value(v) => {
-                // A temporary is a place of its own, as in Rust.
-                let h = v.ty;
-                let tmp = self.declare(&ast::Ident { name: "_".into(), span: v.span }, h, true, false);
-                let out = self.call_args(args, &sig.params[1..], span)?;
-                let call = self.mk(ExprKind::CallRef(id, Place::Local(tmp), out), sig.ret, span);
-                let ty = call.ty;
-                Ok(Expr { kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(tmp, Some(v))], tail: Some(Box::new(call)) }), ty, span })
-            }
-        }
-    }
-
-    /// A `&mut self` receiver: a mutable local (or part of one), or an element of a writable
-    /// array (rustc's E0596 otherwise).
-    fn check_borrow_mut(&mut self, p: &Place<super::unify::H>, receiver: &ast::Expr) -> CResult<()> {
-        let mut root = p;
-        while let Place::Field(inner, _) | Place::Elem(inner, _) = root {
-            root = inner;
-        }
-        if let Place::Local(l) = root
-            && !self.locals[*l].mutable
-        {
-            let info = &self.locals[*l];
-            let name = info.name.clone();
-            if name == "self" {
-                return Err(Diagnostic::error(receiver.span, "cannot borrow `self` as mutable, as it is behind a `&` reference")
-                    .label("`self` is a `&` reference")
-                    .help("take `&mut self` to call methods that change it")
-                    .into());
-            }
-            return Err(Diagnostic::error(receiver.span, format!("cannot borrow `{name}` as mutable, as it is not declared as mutable"))
-                .label("cannot borrow as mutable")
-                .secondary(info.span, "declared here")
-                .help(format!("make it mutable: `let mut {name}`"))
-                .into());
-        }
-        self.check_writable(p, receiver, false)
-    }
-
-    /// `Type::name(args)` for an associated function `item` of a type.
-    fn call_assoc(
-        &mut self,
-        t: Ty,
-        item: usize,
-        func: &ast::Ident,
-        generics: &[GenericArg],
-        args: &[ast::Expr],
-        span: Span,
-    ) -> CResult<CExpr> {
-        let m = self.mcx.m;
-        let tn = self.u.ty_name(t);
-        let name = &func.name;
-        let Item::Fn(f) = &m.items[item] else {
-            return Err(Diagnostic::error(func.span, format!("`{tn}::{name}` is a constant, not a function")).label("not callable").into());
-        };
-        self.no_generics(generics)?;
-        if let Some(kind) = f.receiver
-            && kind != ast::SelfKind::Value
-        {
-            return Err(Diagnostic::error(func.span, format!("`{tn}::{name}` is a method"))
-                .label("takes `self` by reference")
-                .help(format!("call it on a value: `x.{name}(..)`"))
-                .into());
-        }
-        let id = self.mcx.ensure_fn(f, Some(func.span))?;
-        self.call_fn(id, name, args, span, Some(f.sig_span))
-    }
-
-    fn builtin_call(&mut self, b: Function, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    pub(super) fn builtin_call(&mut self, b: Function, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let name = func.name.as_str();
         match b {
             Function::Index(bi) => {
@@ -553,12 +299,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// The element type of a shared array: a scalar, a struct, or a type parameter.
     fn shared_elem(&mut self, t: &TypeExpr) -> CResult<Ty> {
         let named_struct = match t {
-            TypeExpr::Named(..) => matches!(self.ty_of(t)?, Ty::Agg(id) if self.mcx.types.borrow().strukt(id).is_some()),
+            TypeExpr::Named(..) | TypeExpr::Generic { .. } => {
+                matches!(self.ty_of(t)?, Ty::Agg(id) if self.mcx.types.borrow().strukt(id).is_some())
+            }
             _ => false,
         };
         match t {
             TypeExpr::Scalar(..) | TypeExpr::Param(_) => self.ty_of(t),
-            TypeExpr::Named(..) if named_struct => self.ty_of(t),
+            TypeExpr::Named(..) | TypeExpr::Generic { .. } if named_struct => self.ty_of(t),
             other => Err(Diagnostic::error(other.span(), "shared array elements are scalars or structs")
                 .label("not a scalar type")
                 .help("write `shared_array::<f32, 256>()`")
@@ -644,39 +392,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(m)
     }
 
-    pub(super) fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    /// A builtin method: on numbers, arrays and fixed-size arrays.
+    pub(super) fn builtin_method(&mut self, r: Operand, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let name = method.name.as_str();
-        let r = self.operand(receiver)?;
         let rh = match &r {
             Operand::Place(_, h) => *h,
             Operand::Value(v) => v.ty,
         };
-        if let Some(t @ (Ty::Agg(_) | Ty::Enum(_))) = self.u.ty(rh)
-            && let Some(ti) = self.mcx.type_item(t)
-        {
-            if let Some(item) = self.mcx.assoc_item(ti, name)? {
-                return self.user_method(t, item, r, receiver, method, args, span);
-            }
-            if self
-                .mcx
-                .types
-                .borrow()
-                .strukt(match t {
-                    Ty::Agg(id) => id,
-                    _ => AggId::MAX,
-                })
-                .is_some()
-                || !self.mcx.assoc_names(ti).is_empty()
-            {
-                let tn = self.u.ty_name(t);
-                let names = self.mcx.assoc_names(ti);
-                let mut d = Diagnostic::error(method.span, format!("no method named `{name}` found for `{tn}`")).label("method not found");
-                if let Some(c) = close_matches(name, names.iter().map(String::as_str)).first() {
-                    d = d.help(format!("a method with a similar name exists: `{c}`"));
-                }
-                return Err(d.into());
-            }
-        }
         if let Some(Compound::Array(_, n)) = self.u.compound(rh) {
             if name == "len" {
                 self.arity(name, 0, args.len(), span, None)?;

@@ -120,9 +120,16 @@ impl<'m> ModuleCx<'m> {
                 let t = self.ty_of(&c.ty, module)?;
                 self.value_const(c, t)
             }
+            TypeExpr::Generic { .. } => {
+                let t = self.ty_of(&c.ty, module)?;
+                self.value_const(c, t)
+            }
             TypeExpr::Unit(s)
             | TypeExpr::ArrayRef { span: s, .. }
             | TypeExpr::Param(ast::Ident { span: s, .. })
+            | TypeExpr::Ref { span: s, .. }
+            | TypeExpr::Assoc { span: s, .. }
+            | TypeExpr::Infer(s)
             | TypeExpr::Builtin { span: s, .. } => {
                 Err(Diagnostic::error(*s, "constants are scalars, enums, structs, tuples or fixed-size arrays")
                     .label("unsupported type")
@@ -266,6 +273,16 @@ impl<'m> ModuleCx<'m> {
                     }
                     _ => (None, String::new()),
                 };
+                // `Self::N`, `Plane::DIM`: a constant of a trait the type implements.
+                if res.is_none()
+                    && let A::QPath(p) = &e.kind
+                    && p.len() == 2
+                {
+                    let t = if p[0].name == "Self" { self.self_ty } else { self.named_ty(&p[..1], p[0].span, module).ok() };
+                    if let Some(t) = t {
+                        return self.trait_const_named(t, &p[1].name, e.span, check_ty);
+                    }
+                }
                 let i = match res {
                     Some(Res::Item(i)) if self.const_item(i).is_some() => i,
                     Some(Res::Variant(e_item, k)) => {
@@ -324,6 +341,38 @@ impl<'m> ModuleCx<'m> {
             A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => {
                 self.eval_const(b.tail.as_ref().ok_or_else(not_const)?, expected, module)
             }
+            // `cube(2)`: a `const fn` evaluated.
+            A::Call { qualifier, func, generics, args, qself: None, .. } if generics.is_empty() => {
+                let mut path = qualifier.clone();
+                path.push(func.clone());
+                let v = self.eval_const_call(&path, args, module, e.span)?;
+                check_ty(v)
+            }
+            // `<Plane as HasDim>::DIM`, `Tile::<4>::LEN`.
+            A::AssocPath { ty, name, .. } => {
+                let t = self.ty_of(ty, module)?;
+                if let Some(ti) = self.type_item(t)
+                    && let Some(i) = self.assoc_item(ti, &name.name)?
+                    && self.const_item(i).is_some()
+                {
+                    return match self.const_value(i, e.span)? {
+                        ConstVal::Scalar(v) | ConstVal::Enum(_, v) => check_ty(v),
+                        _ => Err(not_const().into()),
+                    };
+                }
+                self.trait_const_named(t, &name.name, e.span, check_ty)
+            }
+            // `T::DIM`, `Self::N`: a constant of a trait for a type known here.
+            A::ParamConst { param, name } => {
+                let mut t = self.type_scope.iter().find(|(n, _)| *n == param.name).map(|(_, t)| *t);
+                if t.is_none() && param.name == "Self" {
+                    t = self.self_ty;
+                }
+                let Some(t) = t.filter(|t| !matches!(t, Ty::Param(_))) else {
+                    return Err(not_const().label(format!("`{}` has no value in the definition", param.name)).into());
+                };
+                self.trait_const_named(t, &name.name, e.span, check_ty)
+            }
             _ => Err(not_const().into()),
         }
     }
@@ -352,7 +401,8 @@ fn lit_value(l: Lit, neg: bool, expected: Option<Scalar>, span: Span) -> CResult
 /// blocks of one expression, and struct, tuple and array expressions.
 pub(super) fn non_constant(e: &ast::Expr) -> Option<&ast::Expr> {
     match &e.kind {
-        A::Lit(_) | A::Path(_) | A::QPath(_) | A::Unit | A::ParamConst { .. } => None,
+        A::Lit(_) | A::Path(_) | A::QPath(_) | A::Unit | A::ParamConst { .. } | A::AssocPath { .. } => None,
+        A::Call { args, .. } => args.iter().find_map(non_constant),
         A::Unary(_, x) | A::Cast(x, _) => non_constant(x),
         A::Binary(_, a, b) | A::Logic(_, a, b) => non_constant(a).or_else(|| non_constant(b)),
         A::Tuple(xs) | A::ArrayLit(xs) => xs.iter().find_map(non_constant),
@@ -366,3 +416,99 @@ pub(super) fn non_constant(e: &ast::Expr) -> Option<&ast::Expr> {
         _ => Some(e),
     }
 }
+
+pub(super) fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
+    match &e.kind {
+        A::Path(n) => scope.iter().any(|(s, _, _)| *s == n.name),
+        A::Unary(_, x) | A::Cast(x, _) => mentions(x, scope),
+        A::Binary(_, a, b) | A::Logic(_, a, b) => mentions(a, scope) || mentions(b, scope),
+        A::Block(b) => b.tail.as_ref().is_some_and(|t| mentions(t, scope)),
+        _ => false,
+    }
+}
+
+impl<'m> ModuleCx<'m> {
+    /// The type of a constant expression that depends on const parameters without values:
+    /// the rules of `eval_const`, without evaluating.
+    pub(super) fn const_type(
+        &mut self,
+        e: &ast::Expr,
+        expected: Option<Scalar>,
+        scope: &[(String, Scalar, Option<ScalarValue>)],
+        module: ast::ModId,
+    ) -> CResult<Scalar> {
+        crate::stack::ensure(64 << 10, 4 << 20, || self.const_type_inner(e, expected, scope, module))
+    }
+
+    fn const_type_inner(
+        &mut self,
+        e: &ast::Expr,
+        expected: Option<Scalar>,
+        scope: &[(String, Scalar, Option<ScalarValue>)],
+        module: ast::ModId,
+    ) -> CResult<Scalar> {
+        let check = |t: Scalar| -> CResult<Scalar> {
+            match expected {
+                Some(x) if x != t => Err(Diagnostic::error(e.span, format!("mismatched types: expected `{x}`, found `{t}`"))
+                    .label(format!("expected `{x}`"))
+                    .into()),
+                _ => Ok(t),
+            }
+        };
+        match &e.kind {
+            A::Path(n) if scope.iter().any(|(s, _, _)| *s == n.name) => {
+                let t = scope.iter().find(|(s, _, _)| *s == n.name).map(|(_, t, _)| *t).unwrap_or(Scalar::Usize);
+                check(t)
+            }
+            A::Unary(_, x) => self.const_type(x, expected, scope, module),
+            A::Binary(op, a, b) => {
+                if op.is_comparison() {
+                    let ta = self.const_type(a, None, scope, module)?;
+                    self.const_type(b, Some(ta), scope, module)?;
+                    check(Scalar::Bool)
+                } else if op.is_shift() {
+                    let ta = self.const_type(a, expected, scope, module)?;
+                    self.const_type(b, None, scope, module)?;
+                    Ok(ta)
+                } else {
+                    let ta = self.const_type(a, expected, scope, module)?;
+                    self.const_type(b, Some(ta), scope, module)
+                }
+            }
+            A::Logic(_, a, b) => {
+                self.const_type(a, Some(Scalar::Bool), scope, module)?;
+                self.const_type(b, Some(Scalar::Bool), scope, module)?;
+                check(Scalar::Bool)
+            }
+            A::Cast(x, t) => {
+                self.const_type(x, None, scope, module)?;
+                match t {
+                    TypeExpr::Scalar(s, _) => check(*s),
+                    _ => Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here").into()),
+                }
+            }
+            A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => match &b.tail {
+                Some(t) => self.const_type(t, expected, scope, module),
+                None => Err(Diagnostic::error(e.span, "expected a constant expression").label("not constant").into()),
+            },
+            // Everything else does not depend on the parameters: its value gives its type.
+            _ => {
+                let v = self.eval_const(e, expected, module)?;
+                Ok(v.ty())
+            }
+        }
+    }
+}
+
+impl<'m> ModuleCx<'m> {
+    /// The scalar constant `name` of a trait that type `t` implements.
+    fn trait_const_named(&mut self, t: Ty, name: &str, span: Span, check_ty: impl Fn(ScalarValue) -> CResult<ScalarValue>) -> CResult<ScalarValue> {
+        for tr in self.traits_with_member(name) {
+            if let Some(v) = self.trait_const_value(t, tr, name, span)? {
+                return check_ty(v);
+            }
+        }
+        Err(Diagnostic::error(span, format!("no associated constant `{name}` found for this type")).label("not found").into())
+    }
+}
+

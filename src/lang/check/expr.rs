@@ -8,8 +8,7 @@ use crate::span::Span;
 
 use super::body::{CBlock, CExpr, FnCx, LoopInfo};
 use super::fold::{int_range, lit_range_error, signed_literal};
-use super::stmt::closure_outside_factory;
-use super::unify::{Class, Kind, Oblig, is_num};
+use super::unify::{Class, H, Kind, Oblig, is_num};
 use super::{CResult, close_matches};
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -32,13 +31,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     return Ok(r);
                 }
                 let x = self.expr(x)?;
-                let (class, what) = match op {
-                    UnOp::Neg => (Class::SignedOrFloat, "unary `-`"),
-                    UnOp::Not => (Class::IntOrBool, "unary `!`"),
-                };
-                self.need(x.ty, class, span, what)?;
-                let ty = x.ty;
-                Ok(Expr { kind: ExprKind::Unary(*op, Box::new(x)), ty, span })
+                self.unary_op(*op, x, span)
             }
             A::Binary(op, a, b) => {
                 let a = self.expr(a)?;
@@ -55,14 +48,23 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(Expr { kind: ExprKind::Logic(*op, Box::new(a), Box::new(b)), ty: t, span })
             }
             A::Assign(lhs, rhs) => {
+                if let Some(x) = self.index_assign(None, lhs, rhs, span)? {
+                    return Ok(x);
+                }
                 let rhs = self.expr(rhs)?;
                 let (place, pty) = self.place(lhs)?;
                 self.unify_or(rhs.span, pty, rhs.ty, " (the type of the assigned place)")?;
                 Ok(self.mk(ExprKind::Assign(place, Box::new(rhs)), Ty::Unit, span))
             }
             A::CompoundAssign(op, lhs, rhs) => {
+                if let Some(x) = self.index_assign(Some(*op), lhs, rhs, span)? {
+                    return Ok(x);
+                }
                 let rhs = self.expr(rhs)?;
                 let (place, pty) = self.place(lhs)?;
+                if self.is_aggregate(pty) || (self.is_aggregate(rhs.ty) && !op.is_shift()) || self.param_bounded_by_traits(pty) {
+                    return self.trait_compound(*op, place, pty, rhs, lhs, span);
+                }
                 let what = format!("`{}=`", op.symbol());
                 if op.is_shift() {
                     self.need(pty, Class::Int, lhs.span, &what)?;
@@ -101,14 +103,25 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(self.mk(ExprKind::Cast(Box::new(x)), to, span))
             }
             A::ParamConst { param, name } => self.param_const(param, name, span),
+            A::AssocPath { ty, trait_, name } => self.assoc_path_value(ty, trait_.as_deref(), name, span),
             A::Index { .. } | A::Field(..) => self.field_expr(e),
             A::Tuple(elems) => self.tuple_expr(elems, span),
             A::ArrayLit(elems) => self.array_lit(elems, span),
             A::ArrayRepeat(x, n) => self.array_repeat(x, n, span),
             A::StructLit { path, fields, base } => self.struct_lit(path, fields, base.as_deref(), span),
             A::ForEach { label, var, array, body } => self.for_each(label, var, array, body, span),
-            A::Call { qualifier, func, generics, args } => self.call(qualifier, func, generics, args, span),
-            A::MethodCall { receiver, method, args } => self.method(receiver, method, args, span),
+            A::Call { qualifier, qual_args, qself, func, generics, args } => {
+                self.call(qualifier, qual_args, qself.as_deref(), func, generics, args, span)
+            }
+            A::MethodCall { receiver, method, generics, args } => self.method(receiver, method, generics, args, span),
+            A::IfLet { pat, value, then, els } => self.if_let(pat, value, then, els.as_deref(), span),
+            A::WhileLet { label, pat, value, body } => self.while_let(label, pat, value, body, span),
+            A::Deref(x) => self.deref(x, span),
+            A::Try(x) => self.try_expr(x, span),
+            A::Str(_) => Err(Diagnostic::error(span, "strings are not supported in kernels")
+                .label("a string")
+                .help("kernels work on numbers and arrays; a string is only the message of `expect`")
+                .into()),
             A::If(c, t, f) => self.if_expr(c, t, f.as_deref(), span),
             A::While(label, c, body) => {
                 let c = self.expr(c)?;
@@ -200,7 +213,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         let x = self.expr(v)?;
                         let r = self.ret;
                         self.unify_or(x.span, r, x.ty, " (the return type)")?;
-                        Some(Box::new(x))
+                        Some(Box::new(self.with_inouts(x)))
                     }
                     None => {
                         let unit = self.u.known(Ty::Unit);
@@ -211,7 +224,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                                 .label("no value returned")
                                 .into());
                         }
-                        None
+                        if self.inout_params.is_empty() {
+                            None
+                        } else {
+                            let u = self.mk(ExprKind::Unit, Ty::Unit, span);
+                            Some(Box::new(self.with_inouts(u)))
+                        }
                     }
                 };
                 Ok(self.mk(ExprKind::Return(v), Ty::Never, span))
@@ -221,14 +239,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let ty = self.body_type(&b);
                 Ok(Expr { kind: ExprKind::Block(b), ty, span })
             }
-            A::Closure { .. } => Err(closure_outside_factory(span).into()),
-            A::Ref(_) => Err(Diagnostic::error(span, "references are only taken for atomics and tensor-core accesses")
+            A::Closure { is_move, params, ret, body } => self.closure(*is_move, params, ret.as_ref(), body, span),
+            // `&x` is the value (references are values in kernels).
+            A::Ref(x) => {
+                let v = self.expr(x)?;
+                Ok(Expr { span, ..v })
+            }
+            A::RefMut(_) => Err(Diagnostic::error(span, "`&mut` is only written as an argument of a `&mut` parameter, an atomic or a `cp_async`")
                 .label("not supported here")
-                .help("pass arrays by name; `atomic_load(&a[i])`, `atomic_add(&mut a[i], v)` and `ldmatrix_x4(&tile[i])` take a reference to an element")
-                .into()),
-            A::RefMut(_) => Err(Diagnostic::error(span, "`&mut` is only written as the first argument of an atomic or a `cp_async`")
-                .label("not supported here")
-                .help("arrays are passed by name; `atomic_add(&mut a[i], v)` and `cp_async::<16>(&mut tile[i], &a[j])` take a reference to an element")
+                .help("pass `&mut x` to a function that takes `&mut T`; `atomic_add(&mut a[i], v)` and `cp_async::<16>(&mut tile[i], &a[j])` take a reference to an element")
                 .into()),
         }
     }
@@ -277,7 +296,23 @@ impl<'c, 'm> FnCx<'c, 'm> {
         })
     }
 
-    fn binary(&mut self, op: BinOp, a: CExpr, b: CExpr, span: Span) -> CResult<CExpr> {
+    /// `-x`, `!x` on numbers and `bool`.
+    pub(super) fn scalar_unary(&mut self, op: UnOp, x: CExpr, span: Span) -> CResult<CExpr> {
+        let (class, what) = match op {
+            UnOp::Neg => (Class::SignedOrFloat, "unary `-`"),
+            UnOp::Not => (Class::IntOrBool, "unary `!`"),
+        };
+        self.need(x.ty, class, span, what)?;
+        let ty = x.ty;
+        Ok(Expr { kind: ExprKind::Unary(op, Box::new(x)), ty, span })
+    }
+
+    /// Whether `h` is a type parameter bounded by traits rather than a kernel bound.
+    pub(super) fn param_bounded_by_traits(&mut self, h: H) -> bool {
+        matches!(self.u.ty(h), Some(Ty::Param(p)) if p.bound == Bound::Any)
+    }
+
+    pub(super) fn scalar_binary(&mut self, op: BinOp, a: CExpr, b: CExpr, span: Span) -> CResult<CExpr> {
         let what = format!("binary `{}`", op.symbol());
         if op.is_shift() {
             self.need(a.ty, Class::Int, a.span, &what)?;

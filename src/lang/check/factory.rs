@@ -84,7 +84,7 @@ impl<'m> ModuleCx<'m> {
         for s in &f.body.stmts {
             let AStmt::Let { name, ty, init: Some(init), .. } = s else {
                 let span = match s {
-                    AStmt::Let { span, .. } | AStmt::LetPat { span, .. } => *span,
+                    AStmt::Let { span, .. } | AStmt::LetPat { span, .. } | AStmt::LetElse { span, .. } => *span,
                     AStmt::Expr(e, _) => e.span,
                 };
                 return Err(Diagnostic::error(span, "unsupported statement in a factory body")
@@ -96,11 +96,11 @@ impl<'m> ModuleCx<'m> {
                 return Err(Diagnostic::error(t.span(), "closure bindings take no type annotation").label("remove it").into());
             }
             match &init.kind {
-                A::Closure { params, ret, body } => {
+                A::Closure { params, ret, body, .. } => {
                     let id = self.check_closure(&scope, &name.name, params, ret.as_ref(), body, init.span, None, false)?;
                     scope.names.push((name.name.clone(), ScopeItem::Closure(id), name.span));
                 }
-                A::Call { qualifier, func, generics, args } if generics.is_empty() => {
+                A::Call { qualifier, func, generics, args, qself: None, .. } if generics.is_empty() => {
                     let res = if qualifier.is_empty() {
                         self.m.scopes.value(f.module, &func.name)
                     } else {
@@ -168,7 +168,7 @@ impl<'m> ModuleCx<'m> {
                 .help(shape_help)
                 .into());
         };
-        let A::Closure { params, ret, body } = &tail.kind else {
+        let A::Closure { params, ret, body, .. } = &tail.kind else {
             return Err(Diagnostic::error(tail.span, format!("factory `{fname}` must end in a `move` closure"))
                 .label("not a closure")
                 .help(shape_help)

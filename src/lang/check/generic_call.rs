@@ -9,13 +9,15 @@ use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
 use super::body::{CExpr, FnCx};
+use super::bounds::HScope;
+use super::consts::mentions;
 use super::generics::{GenericEnv, GenericValue, array_view, bound_admits, describe_param, satisfies};
 use super::items::ModuleCx;
 use super::unify::{H, Kind, Oblig};
 use super::{CResult, plural};
 
 /// What a call supplies for one generic parameter of its callee.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Slot {
     /// A type: a type variable settled by inference, or known from the turbofish.
     Type(H),
@@ -23,17 +25,38 @@ pub(super) enum Slot {
     Const(Option<ScalarValue>),
 }
 
+/// What a call of an item knows before its arguments: the generic arguments of the `impl`
+/// block or trait the item belongs to (its first generic parameters), `Self` (for a trait's
+/// method), and a method's receiver.
+#[derive(Default)]
+pub(super) struct CallPre {
+    pub(super) prefix: Vec<Slot>,
+    pub(super) self_h: Option<H>,
+    pub(super) receiver: Option<super::aggregates::Operand>,
+    /// Arguments already checked (an operator's right-hand side), before the written ones.
+    pub(super) args: Vec<CExpr>,
+}
+
+/// The callee of a call in a definition that has no body to check (a trait's required method
+/// called on a type parameter): never compiled, never looked up.
+pub(super) const DEFINITION_CALL: FuncId = FuncId::MAX / 2;
+
 /// A call of a generic function in a concrete body or an instance, whose callee instance is
 /// made once the body's types are settled.
 pub(super) struct PendingCall<'m> {
     pub(super) placeholder: FuncId,
     pub(super) func: &'m ast::FnItem,
     pub(super) slots: Vec<Slot>,
+    /// `Self` of a trait's provided method (the type it is called on).
+    pub(super) self_h: Option<H>,
     pub(super) span: Span,
     /// Arguments whose parameter type is built from the callee's generic parameters
     /// (`w: [T; W]`): the argument's type and where, and the parameter's type, checked once the
     /// instance is known.
     pub(super) deferred: Vec<(H, Span, &'m TypeExpr)>,
+    /// The `impl` block of a method and the type it is called on: const parameters of the
+    /// block not known at the call (`Stack::new()`) are read from that type once settled.
+    pub(super) impl_self: Option<(usize, H)>,
 }
 
 /// Placeholder ids of pending calls count down from here; real ids are indices.
@@ -55,10 +78,26 @@ impl<'c, 'm> FnCx<'c, 'm> {
         args: &[ast::Expr],
         span: Span,
     ) -> CResult<CExpr> {
+        self.call_item(f, func, generics, CallPre::default(), args, span)
+    }
+
+    /// A call of `f` (generic or not, an associated function or method of an `impl` block or a
+    /// trait): `pre` says what the call knows already (the block's or trait's generic
+    /// arguments, `Self`, the receiver of a method), `generics` are the turbofish of `f`'s own.
+    pub(super) fn call_item(
+        &mut self,
+        f: &'m ast::FnItem,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        pre: CallPre,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let name = &f.name.name;
-        if !generics.is_empty() && generics.len() != f.generics.len() {
+        let own = &f.generics[pre.prefix.len().min(f.generics.len())..];
+        if !generics.is_empty() && generics.len() != own.len() {
             let at = generics[0].span().to(generics[generics.len() - 1].span());
-            let want = f.generics.len();
+            let want = own.len();
             let decl: Vec<String> = super::generics::params_of(f).iter().map(|p| p.to_string()).collect();
             return Err(Diagnostic::error(
                 at,
@@ -73,11 +112,20 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .secondary(f.name.span, format!("`{name}<{}>` declared here", decl.join(", ")))
             .into());
         }
-        // Arguments checked early to infer a const parameter from an array's length, by index.
-        let mut early: Vec<Option<CExpr>> = (0..args.len()).map(|_| None).collect();
-        let mut slots = Vec::with_capacity(f.generics.len());
-        for (i, g) in f.generics.iter().enumerate() {
-            let slot = match (g.kind, generics.get(i)) {
+        let CallPre { prefix, self_h, receiver, args: given } = pre;
+        let with_receiver = receiver.is_some();
+        // The parameters the call's arguments are for (a method's receiver is given).
+        let params: &[ast::Param] = if with_receiver { f.params.get(1..).unwrap_or(&[]) } else { &f.params };
+        let n_given = given.len();
+        // Arguments checked early to infer a const parameter from an array's length, by index
+        // among all the arguments (the given ones first).
+        let mut early: Vec<Option<CExpr>> = given.into_iter().map(Some).collect();
+        early.extend((0..args.len()).map(|_| None));
+        let total = early.len();
+        let mut slots = prefix;
+        for (i, g) in f.generics.iter().enumerate().skip(slots.len()) {
+            let written = generics.get(i - (f.generics.len() - own.len()));
+            let slot = match (g.kind, written) {
                 (GenericParamKind::Type(bound), None | Some(GenericArg::Infer(_))) => {
                     let h = self.u.var(Kind::Any);
                     self.obligations.push(Oblig::Bound { h, bound, param: g.name.name.clone(), func: name.clone(), span });
@@ -85,7 +133,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 (GenericParamKind::Type(bound), Some(GenericArg::Type(t))) => {
                     let ty = self.ty_of(t)?;
-                    if !matches!(ty, Ty::Scalar(_) | Ty::Param(_)) || !satisfies(ty, bound) {
+                    if matches!(ty, Ty::Array(_) | Ty::ParamArray(_) | Ty::Unit) || !satisfies(ty, bound) {
                         let shown = self.u.ty_name(ty);
                         return Err(Diagnostic::error(
                             t.span(),
@@ -97,16 +145,29 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     }
                     Slot::Type(self.u.known(ty))
                 }
-                (GenericParamKind::Type(_), Some(GenericArg::Const(e))) => {
-                    let msg = match &e.kind {
-                        A::Path(n) => format!("cannot find type `{}` in this scope", n.name),
-                        _ => format!("expected a type for `{}`, found a constant", g.name.name),
-                    };
-                    return Err(Diagnostic::error(e.span, msg)
-                        .label("not a type")
-                        .secondary(g.span, format!("`{}` of `{name}` is a type parameter", g.name.name))
-                        .into());
-                }
+                (GenericParamKind::Type(bound), Some(GenericArg::Const(e))) => match &e.kind {
+                    // A struct's name parses as a constant: it is a type here.
+                    A::Path(n) if self.mcx.m.scopes.type_name(self.module, &n.name).is_some() => {
+                        let ty = self.ty_of(&TypeExpr::Named(vec![n.clone()], n.span))?;
+                        if !satisfies(ty, bound) {
+                            let shown = self.u.ty_name(ty);
+                            return Err(Diagnostic::error(e.span, format!("the type `{shown}` does not satisfy the bound `{}`", describe_param(&g.name.name, bound)))
+                                .label(format!("`{shown}` is not {}", bound_admits(bound)))
+                                .into());
+                        }
+                        Slot::Type(self.u.known(ty))
+                    }
+                    _ => {
+                        let msg = match &e.kind {
+                            A::Path(n) => format!("cannot find type `{}` in this scope", n.name),
+                            _ => format!("expected a type for `{}`, found a constant", g.name.name),
+                        };
+                        return Err(Diagnostic::error(e.span, msg)
+                            .label("not a type")
+                            .secondary(g.span, format!("`{}` of `{name}` is a type parameter", g.name.name))
+                            .into());
+                    }
+                },
                 (GenericParamKind::Const(s), Some(GenericArg::Const(e))) => Slot::Const(self.eval_const_here(e, Some(s))?),
                 (GenericParamKind::Const(s), Some(GenericArg::Type(t))) => {
                     return Err(Diagnostic::error(t.span(), format!("expected a `{s}` constant for `{}`, found a type", g.name.name))
@@ -115,11 +176,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .into());
                 }
                 (GenericParamKind::Const(s), None | Some(GenericArg::Infer(_)))
-                    if let Some(j) = length_param(f, &g.name.name).filter(|j| *j < args.len()) =>
+                    if let Some(j) = length_param(params, &g.name.name).filter(|j| *j < total) =>
                 {
                     // `fn f<const N: usize>(a: [T; N])`: `N` is the argument's length, as in Rust.
                     if early[j].is_none() {
-                        early[j] = Some(self.expr(&args[j])?);
+                        early[j] = Some(self.expr(&args[j - n_given])?);
                     }
                     let x = early[j].as_ref().map(|x| (x.ty, x.span));
                     let len = x.and_then(|(h, _)| match self.u.compound(h) {
@@ -152,30 +213,86 @@ impl<'c, 'm> FnCx<'c, 'm> {
             };
             slots.push(slot);
         }
-        if f.params.len() != args.len() {
-            let want = f.params.len();
-            return Err(Diagnostic::error(
-                span,
-                format!(
-                    "`{name}` takes {want} argument{} but {} {} supplied",
-                    plural(want),
-                    args.len(),
-                    if args.len() == 1 { "was" } else { "were" }
-                ),
-            )
-            .label(format!("expected {want} argument{}", plural(want)))
-            .secondary(f.sig_span, "declared here")
-            .into());
+        if params.len() != total {
+            let want = params.len();
+            let d = if with_receiver {
+                Diagnostic::error(
+                    span,
+                    format!(
+                        "this method takes {want} argument{} but {} argument{} {} supplied",
+                        plural(want),
+                        total,
+                        plural(total),
+                        if total == 1 { "was" } else { "were" }
+                    ),
+                )
+            } else {
+                Diagnostic::error(
+                    span,
+                    format!(
+                        "`{name}` takes {want} argument{} but {} {} supplied",
+                        plural(want),
+                        total,
+                        if total == 1 { "was" } else { "were" }
+                    ),
+                )
+            };
+            return Err(d.label(format!("expected {want} argument{}", plural(want))).secondary(f.sig_span, "declared here").into());
+        }
+        let self_h = match (self_h, &f.owner) {
+            (Some(h), _) => Some(h),
+            (None, Some(ast::ImplOwner { kind: ast::OwnerKind::Impl(i), .. })) => {
+                let d = &self.mcx.m.impls[*i];
+                let scope = HScope { generics: &f.generics, slots: &slots, self_h: None, impl_of: Some(*i), pattern: false };
+                Some(self.mcx.texpr_h(&mut self.u, &d.self_ty, d.module, &scope)?)
+            }
+            _ => None,
+        };
+        let impl_of = match &f.owner {
+            Some(ast::ImplOwner { kind: ast::OwnerKind::Impl(i), .. }) => Some(*i),
+            _ => None,
+        };
+        // The receiver: `self`'s type is `Self`.
+        let mut receiver_out = None;
+        if let Some(r) = receiver {
+            let rh = match &r {
+                super::aggregates::Operand::Place(_, h) => *h,
+                super::aggregates::Operand::Value(v) => v.ty,
+            };
+            if let Some(sh) = self_h
+                && !self.u.unify(sh, rh)
+            {
+                let (w, g) = (self.u.describe(sh), self.u.describe(rh));
+                return Err(Diagnostic::error(span, format!("mismatched types: the method `{name}` is for `{w}`, the value is `{g}`"))
+                    .label("this call")
+                    .into());
+            }
+            receiver_out = Some(r);
         }
         let mut out = Vec::with_capacity(args.len());
         let mut deferred = Vec::new();
-        for ((a, p), pre) in args.iter().zip(&f.params).zip(early) {
-            let x = match pre {
-                Some(x) => x,
-                None => self.expr(a)?,
-            };
+        let mut inout = Vec::new();
+        let mut closure_back = Vec::new();
+        for (k, (p, pre)) in params.iter().zip(early).enumerate() {
+            let a = args.get(k.wrapping_sub(n_given));
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
+            };
+            if let (TypeExpr::Ref { mutable: true, inner, .. }, Some(a)) = (t, a)
+                && !matches!(**inner, TypeExpr::ArrayRef { .. })
+            {
+                // `&mut T`: the argument is a place, written back after the call.
+                let scope = HScope { generics: &f.generics, slots: &slots, self_h, impl_of, pattern: false };
+                let want = self.mcx.texpr_h(&mut self.u, inner, f.module, &scope)?;
+                let (place, x) = self.inout_arg(a, want, span)?;
+                inout.push((k, place));
+                out.push(x);
+                continue;
+            }
+            let x = match (pre, a) {
+                (Some(x), _) => x,
+                (None, Some(a)) => self.expr(a)?,
+                (None, None) => return Err(Diagnostic::error(span, "internal error: an argument is missing").label("here").into()),
             };
             match t {
                 TypeExpr::ArrayRef { elem, ndim, mutable, .. } if matches!(**elem, TypeExpr::Param(_)) => {
@@ -186,139 +303,121 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 TypeExpr::Param(id) => {
                     let h = self.slot_type(f, &slots, id)?;
                     self.assign_compatible(h, &x, span)?;
-                }
-                // A type built from the callee's parameters (`[T; W]`, `(T, u32)`): known once
-                // the instance is; a definition's call is not compiled, its instances are.
-                other if mentions_generics(other, f) => match self.callee_ty_now(f, &slots, other)? {
-                    Some(want) => {
-                        let want = self.u.known(want);
-                        self.assign_compatible(want, &x, span)?;
+                    self.apply_fn_bound(f, &slots, &id.name, x.ty, x.span)?;
+                    if self.is_mutating_closure(x.ty) && !self.generics.is_definition() {
+                        // A closure that changes its state: passed as a `&mut` parameter is.
+                        let (place, v, back) = self.closure_place(a, x, span)?;
+                        inout.push((k, place));
+                        closure_back.extend(back);
+                        out.push(v);
+                        continue;
                     }
-                    // Unknown parameters: the argument's type settles them (`(T, T)` given a
-                    // `(f32, f32)`), or the instance checks it.
-                    None => match self.callee_ty_vars(f, &slots, other)? {
-                        Some(want) => self.unify_or(x.span, want, x.ty, "")?,
-                        None if !self.generics.is_definition() => deferred.push((x.ty, x.span, other)),
-                        None => {}
-                    },
-                },
-                other => {
-                    let want = self.mcx.ty_of(other, f.module)?;
+                }
+                TypeExpr::ArrayRef { .. } => {
+                    let want = self.mcx.ty_in(t, f.module, &GenericEnv::none())?;
                     let want = self.u.known(want);
                     self.assign_compatible(want, &x, span)?;
+                }
+                other => {
+                    let scope = HScope { generics: &f.generics, slots: &slots, self_h, impl_of, pattern: false };
+                    match self.mcx.texpr_h(&mut self.u, other, f.module, &scope) {
+                        Ok(want) => self.assign_compatible(want, &x, span)?,
+                        // Known once the instance is (in a definition, a fragment of a type
+                        // parameter is checked by each instance).
+                        Err(_) if mentions_generics(other, f) => {
+                            if !self.generics.is_definition() {
+                                deferred.push((x.ty, x.span, other));
+                            }
+                        }
+                        Err(e) => return Err(e),
+                    }
                 }
             }
             out.push(x);
         }
         let ret = match &f.ret {
             RetTy::Ty(TypeExpr::Param(id)) => self.slot_type(f, &slots, id)?,
-            RetTy::Ty(t) if mentions_generics(t, f) => self.generic_ret(f, &slots, t, span)?,
             RetTy::Ty(t) => {
-                let t = self.mcx.ty_of(t, f.module)?;
-                self.u.known(t)
+                let scope = HScope { generics: &f.generics, slots: &slots, self_h, impl_of, pattern: false };
+                self.mcx.texpr_h(&mut self.u, t, f.module, &scope)?
             }
             _ => self.u.known(Ty::Unit),
         };
-        let id = if self.generics.is_definition() {
-            // A definition calls the callee's definition: its arguments may be type parameters,
-            // and its body is checked against its bounds once.
-            let id = self.mcx.ensure_checked(f, GenericEnv::definition(f), name.clone(), Some(func.span))?;
+        if f.generics.iter().any(|g| !g.bounds.is_empty()) {
+            self.trait_checks.push((f, slots.clone(), self_h, span));
+        }
+        let plain = f.generics.is_empty() && !matches!(f.owner, Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(_), .. }));
+        let id = if plain {
+            let id = self.mcx.ensure_fn(f, Some(func.span))?;
             if !self.callees.contains(&id) {
                 self.callees.push(id);
             }
             id
+        } else if self.generics.is_definition() {
+            // A definition calls the callee's definition: its arguments may be type parameters,
+            // and its body is checked against its bounds once (a trait's required method has no
+            // body: the instance calls an `impl`'s).
+            if f.required {
+                DEFINITION_CALL
+            } else {
+                let env = self.mcx.definition_env(f)?;
+                let id = self.mcx.ensure_checked(f, env, name.clone(), Some(func.span))?;
+                if !self.callees.contains(&id) {
+                    self.callees.push(id);
+                }
+                id
+            }
         } else {
             let placeholder = PENDING_BASE - self.pending.len();
-            self.pending.push(PendingCall { placeholder, func: f, slots, span, deferred });
+            let impl_self = impl_of.zip(self_h);
+            self.pending.push(PendingCall { placeholder, func: f, slots, span, deferred, self_h: if impl_of.is_some() { None } else { self_h }, impl_self });
             placeholder
         };
-        Ok(Expr { kind: ExprKind::Call(id, out), ty: ret, span })
+        let call = match receiver_out {
+            Some(super::aggregates::Operand::Place(p, _)) if f.receiver == Some(ast::SelfKind::RefMut) => {
+                self.check_borrow_mut_place(&p, span)?;
+                Expr { kind: ExprKind::CallRef(id, p, out), ty: ret, span }
+            }
+            Some(super::aggregates::Operand::Value(v)) if f.receiver == Some(ast::SelfKind::RefMut) => {
+                // A temporary is a place of its own, as in Rust.
+                let h = v.ty;
+                let tmp = self.declare(&ast::Ident { name: "_".into(), span: v.span }, h, true, false);
+                let call = Expr { kind: ExprKind::CallRef(id, Place::Local(tmp), out), ty: ret, span };
+                Expr { kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(tmp, Some(v))], tail: Some(Box::new(call)) }), ty: ret, span }
+            }
+            Some(r) => {
+                let v = self.operand_value(r, span);
+                let mut all = vec![v];
+                all.extend(out);
+                Expr { kind: ExprKind::Call(id, all), ty: ret, span }
+            }
+            None => Expr { kind: ExprKind::Call(id, out), ty: ret, span },
+        };
+        if inout.is_empty() {
+            return Ok(call);
+        }
+        let x = self.write_back(call, inout, with_receiver, span)?;
+        if closure_back.is_empty() {
+            return Ok(x);
+        }
+        // The variables the closures passed in changed, written back from them.
+        Ok(self.then_stmts(x, closure_back, span))
     }
 
-    /// The result type of a call whose callee returns a type built from its generic parameters
-    /// (`-> [T; N]`): the type the call's generic arguments, known by now (written, or inferred
-    /// from earlier arguments), give it.
-    fn generic_ret(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr, span: Span) -> CResult<H> {
-        match self.callee_ty_now(f, slots, t)? {
-            Some(want) => Ok(self.u.known(want)),
-            None => match self.callee_ty_vars(f, slots, t)? {
-                Some(h) => Ok(h),
-                None => {
-                    let g = f.generics.iter().zip(slots).find(|(_, s)| matches!(s, Slot::Type(h) if self.u.ty(*h).is_none()));
-                    let name = g.map(|(g, _)| g.name.name.clone()).unwrap_or_default();
-                    Err(cannot_infer(f, &name, span).into())
-                }
-            },
+    /// `{ let t = x; stmts; t }` (`{ x; stmts }` for `()`): a value, then statements.
+    pub(super) fn then_stmts(&mut self, x: CExpr, more: Vec<Stmt<H>>, span: Span) -> CExpr {
+        let ty = x.ty;
+        if self.u.ty(ty) == Some(Ty::Unit) {
+            let mut stmts = vec![Stmt::Expr(x)];
+            stmts.extend(more);
+            let unit = self.mk(ExprKind::Unit, Ty::Unit, span);
+            return Expr { kind: ExprKind::Block(Block { stmts, tail: Some(Box::new(unit)) }), ty, span };
         }
-    }
-
-    /// A callee's declared type with its type parameters as this call's type variables, which
-    /// unifying it with an argument settles: for types made of type parameters, scalars, named
-    /// types, tuples, and arrays whose length is known (`None` otherwise).
-    fn callee_ty_vars(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<H>> {
-        Ok(match t {
-            TypeExpr::Param(id) => Some(self.slot_type(f, slots, id)?),
-            TypeExpr::Tuple(ts, _) => {
-                let mut hs = Vec::with_capacity(ts.len());
-                for t in ts {
-                    match self.callee_ty_vars(f, slots, t)? {
-                        Some(h) => hs.push(h),
-                        None => return Ok(None),
-                    }
-                }
-                Some(self.u.tuple(hs))
-            }
-            TypeExpr::Fixed { elem, len, .. } => {
-                let generic = |n: &str| f.generics.iter().position(|g| g.name.name == n).and_then(|i| slots.get(i));
-                let n = match &len.kind {
-                    A::Path(n) if generic(&n.name).is_some() => match generic(&n.name) {
-                        Some(Slot::Const(Some(v))) => v.as_i128().and_then(|v| u64::try_from(v).ok()),
-                        _ => None,
-                    },
-                    // A constant of the module (`[T; 3]`, `[T; TILE]`); one built from a const
-                    // parameter (`N + 1`) does not evaluate here.
-                    _ => self
-                        .mcx
-                        .eval_const(len, Some(Scalar::Usize), f.module)
-                        .ok()
-                        .and_then(|v| v.as_i128())
-                        .and_then(|v| u64::try_from(v).ok()),
-                };
-                let Some(n) = n else { return Ok(None) };
-                match self.callee_ty_vars(f, slots, elem)? {
-                    Some(e) => Some(self.u.array(e, n)),
-                    None => None,
-                }
-            }
-            TypeExpr::ArrayRef { .. } => None,
-            // A fragment of a type parameter is known once the instance is.
-            TypeExpr::Builtin { .. } if mentions_generics(t, f) => None,
-            other => {
-                let t = self.mcx.ty_of(other, f.module)?;
-                Some(self.u.known(t))
-            }
-        })
-    }
-
-    /// A callee's declared type in the terms of this call, if every type argument is known now
-    /// (a constant of a definition may be unknown: an array's length is then unknown too).
-    fn callee_ty_now(&mut self, f: &'m ast::FnItem, slots: &[Slot], t: &TypeExpr) -> CResult<Option<Ty>> {
-        let mut args = Vec::with_capacity(slots.len());
-        for s in slots {
-            args.push(match s {
-                Slot::Type(h) => match self.u.ty(*h) {
-                    Some(t) => (Some(t), None),
-                    None => return Ok(None),
-                },
-                Slot::Const(v) => (None, *v),
-            });
-        }
-        let definition = self.generics.is_definition();
-        if !definition && args.iter().zip(&f.generics).any(|((_, v), g)| matches!(g.kind, GenericParamKind::Const(_)) && v.is_none()) {
-            return Ok(None);
-        }
-        let env = GenericEnv::at_call(f, &args, definition);
-        self.mcx.ty_in(t, f.module, &env).map(Some)
+        let t = self.declare(&ast::Ident { name: "_".into(), span }, ty, false, false);
+        let mut stmts = vec![Stmt::Let(t, Some(x))];
+        stmts.extend(more);
+        let tail = Expr { kind: ExprKind::Local(t), ty, span };
+        Expr { kind: ExprKind::Block(Block { stmts, tail: Some(Box::new(tail)) }), ty, span }
     }
 
     fn slot_type(&mut self, f: &ast::FnItem, slots: &[Slot], id: &ast::Ident) -> CResult<H> {
@@ -364,7 +463,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// Makes the instance each pending call needs, now that the body's types are settled.
     pub(super) fn instantiate_pending(&mut self) -> CResult<()> {
         let pending = std::mem::take(&mut self.pending);
-        for p in pending {
+        for mut p in pending {
+            if let Some((imp, h)) = p.impl_self
+                && p.slots.iter().any(|s| matches!(s, Slot::Const(None)))
+            {
+                // `impl<T, const N: usize> Stack<T, N>`: `N` of the type the call settled on.
+                let d = &self.mcx.m.impls[imp];
+                let n = d.generics.len().min(p.slots.len());
+                let head: Vec<Slot> = p.slots[..n].to_vec();
+                let head = self.mcx.const_slots(&mut self.u, &d.self_ty, d.module, &d.generics, head, h);
+                p.slots[..n].copy_from_slice(&head);
+            }
             let mut values = Vec::with_capacity(p.slots.len());
             for (g, s) in p.func.generics.iter().zip(&p.slots) {
                 values.push(match s {
@@ -380,19 +489,85 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     }
                 });
             }
-            self.mcx.check_generic_args(p.func, &values, p.span, &super::generics::instance_name(&p.func.name.name, &values))?;
-            let env = GenericEnv::instance(p.func, &values);
-            for (h, at, t) in &p.deferred {
-                let want = self.mcx.ty_in(t, p.func.module, &env)?;
-                if self.u.settle(*h) != Some(want) {
-                    let wh = self.u.known(want);
-                    return Err(self.mismatch(*at, wh, *h, "").into());
+            let self_ty = match p.self_h {
+                Some(h) => match self.u.settle(h) {
+                    Some(t) => Some(t),
+                    None => {
+                        return Err(Diagnostic::error(p.span, "type annotations needed")
+                            .label("cannot infer the type this is called on")
+                            .help("annotate the value's type, or name it: `Type::f(..)`")
+                            .into());
+                    }
+                },
+                None => None,
+            };
+            // A trait's function called on a type: the `impl` block's, else the trait's own.
+            let (func, values, self_ty) = match (&p.func.owner, self_ty) {
+                (Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(t), .. }), Some(st)) => self.mcx.resolve_trait_member(*t, p.func, values, st, p.span)?,
+                _ => (p.func, values, self_ty),
+            };
+            self.mcx.check_generic_args(func, &values, p.span, &super::generics::instance_name(&func.name.name, &values))?;
+            if !p.deferred.is_empty() {
+                let env = GenericEnv::instance(p.func, &values);
+                for (h, at, t) in &p.deferred {
+                    let want = self.mcx.ty_in(t, p.func.module, &env)?;
+                    if self.u.settle(*h) != Some(want) {
+                        let wh = self.u.known(want);
+                        return Err(self.mismatch(*at, wh, *h, "").into());
+                    }
                 }
             }
-            let id = self.mcx.ensure_instance(p.func, &values, Some(p.span))?;
+            let id = if func.generics.is_empty() && self_ty.is_none() {
+                self.mcx.ensure_fn(func, Some(p.span))?
+            } else {
+                self.mcx.ensure_instance(func, &values, self_ty, Some(p.span))?
+            };
             self.instantiated.push((p.placeholder, id));
             if !self.callees.contains(&id) {
                 self.callees.push(id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the trait bounds of every call's callee, now that the body's types are settled:
+    /// rustc's E0277 where a type does not implement a bound's trait.
+    pub(super) fn check_call_bounds(&mut self) -> CResult<()> {
+        let checks = std::mem::take(&mut self.trait_checks);
+        for (f, slots, self_h, span) in checks {
+            let mut values = Vec::with_capacity(slots.len());
+            for s in &slots {
+                values.push(match s {
+                    Slot::Type(h) => match self.u.settle(*h) {
+                        Some(t) => GenericValue::Type(t),
+                        // Unsettled: reported as such elsewhere.
+                        None => return Ok(()),
+                    },
+                    Slot::Const(Some(v)) => GenericValue::Const(*v),
+                    Slot::Const(None) => GenericValue::Const(ScalarValue::Int(Scalar::Usize, 0)),
+                });
+            }
+            let mut env = GenericEnv::instance(f, &values);
+            env.self_ty = self_h.and_then(|h| self.u.settle(h));
+            for (g, v) in f.generics.iter().zip(&values) {
+                let GenericValue::Type(t) = v else { continue };
+                for b in &g.bounds {
+                    let Some(r) = self.mcx.trait_ref(b, f.module, &env, *t)? else { continue };
+                    if self.mcx.implements(*t, &r, &self.generics)? {
+                        continue;
+                    }
+                    let shown = self.mcx.ty_name_in(*t, &self.generics);
+                    let tr = self.mcx.trait_text(&r, &|x| self.mcx.ty_name_in(x, &self.generics));
+                    let mut d = Diagnostic::error(span, format!("the trait bound `{shown}: {tr}` is not satisfied"))
+                        .label(format!("the trait `{tr}` is not implemented for `{shown}`"))
+                        .secondary(b.span, format!("required by this bound in `{}`", f.name.name));
+                    d = if matches!(t, Ty::Param(_)) {
+                        d.help(format!("consider restricting type parameter `{shown}` with trait `{tr}`: `{shown}: {tr}`"))
+                    } else {
+                        d.help(format!("implement the trait: `impl {tr} for {shown} {{ .. }}`"))
+                    };
+                    return Err(d.into());
+                }
             }
         }
         Ok(())
@@ -411,6 +586,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .label("not a type parameter")
                 .into());
         };
+        // A constant of a trait (`T::N` with `T: Dim`, or any trait `T`'s value implements).
+        if let Some(x) = self.trait_const(ty, name, span)? {
+            return Ok(x);
+        }
+        // A function of a trait called without its parentheses is not a value.
+        let assoc_fn = match ty {
+            Ty::Param(_) => self.generics.bounds_of(ty).any(|b| matches!(b.id, super::traits::TraitId::User(t) if self.mcx.trait_member(t, &name.name).is_some())),
+            _ => false,
+        };
+        if assoc_fn {
+            return Err(Diagnostic::error(span, format!("`{}::{}` is a function", param.name, name.name)).label("call it").help(format!("write `{}::{}(..)`", param.name, name.name)).into());
+        }
         let (needs, result) = match name.name.as_str() {
             "ZERO" | "ONE" | "MIN" | "MAX" => (Bound::Num, None),
             "EPSILON" | "MIN_POSITIVE" | "INFINITY" | "NEG_INFINITY" | "NAN" => (Bound::Float, None),
@@ -464,9 +651,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
             self.mcx.const_type(e, expected, &scope, self.module)?;
             return Ok(None);
         }
+        let types: Vec<(String, Ty)> = self.generics.type_params().map(|(n, t)| (n.to_string(), t)).collect();
+        if types.iter().any(|(_, t)| matches!(t, Ty::Param(_))) && mentions_type_param_const(e) {
+            return Ok(None);
+        }
         let saved = std::mem::replace(&mut self.mcx.const_scope, scope);
+        let saved_types = std::mem::replace(&mut self.mcx.type_scope, types);
         let r = self.mcx.eval_const(e, expected, self.module);
         self.mcx.const_scope = saved;
+        self.mcx.type_scope = saved_types;
         r.map(Some)
     }
 }
@@ -495,8 +688,8 @@ pub(super) fn cannot_infer(f: &ast::FnItem, param: &str, span: Span) -> Diagnost
 /// Whether `e` names one of the const parameters in `scope` (its value is needed).
 /// The parameter of `f` whose type is an array of length `name` (`a: [T; N]`), which
 /// gives the const parameter `name` its value at a call.
-fn length_param(f: &ast::FnItem, name: &str) -> Option<usize> {
-    f.params.iter().position(|p| matches!(&p.ty, Some(TypeExpr::Fixed { len, .. }) if matches!(&len.kind, A::Path(n) if n.name == name)))
+fn length_param(params: &[ast::Param], name: &str) -> Option<usize> {
+    params.iter().position(|p| matches!(&p.ty, Some(TypeExpr::Fixed { len, .. }) if matches!(&len.kind, A::Path(n) if n.name == name)))
 }
 
 /// Whether a declared type is built from `f`'s generic parameters (a type parameter, or a
@@ -532,89 +725,26 @@ fn mentions_generics(t: &TypeExpr, f: &ast::FnItem) -> bool {
             }
             ast::GenericArg::Infer(_) => false,
         }),
-        TypeExpr::Unit(_) | TypeExpr::Scalar(..) | TypeExpr::Named(..) => false,
+        TypeExpr::Named(p, _) => p.len() == 1 && p[0].name == "Self" && f.owner.is_some(),
+        TypeExpr::Generic { args, .. } => args.iter().any(|a| match a {
+            GenericArg::Type(t) => mentions_generics(t, f),
+            GenericArg::Const(e) => matches!(&e.kind, A::Path(n) if f.generics.iter().any(|g| g.name.name == n.name)),
+            GenericArg::Infer(_) => false,
+        }),
+        TypeExpr::Ref { inner, .. } => mentions_generics(inner, f),
+        TypeExpr::Assoc { .. } => true,
+        TypeExpr::Unit(_) | TypeExpr::Scalar(..) | TypeExpr::Infer(_) => false,
     }
 }
 
-pub(super) fn mentions(e: &ast::Expr, scope: &[(String, Scalar, Option<ScalarValue>)]) -> bool {
+/// Whether a constant expression names a constant of a type parameter (`D::DIM`).
+fn mentions_type_param_const(e: &ast::Expr) -> bool {
     match &e.kind {
-        A::Path(n) => scope.iter().any(|(s, _, _)| *s == n.name),
-        A::Unary(_, x) | A::Cast(x, _) => mentions(x, scope),
-        A::Binary(_, a, b) | A::Logic(_, a, b) => mentions(a, scope) || mentions(b, scope),
-        A::Block(b) => b.tail.as_ref().is_some_and(|t| mentions(t, scope)),
+        A::ParamConst { .. } => true,
+        A::Unary(_, x) | A::Cast(x, _) => mentions_type_param_const(x),
+        A::Binary(_, a, b) | A::Logic(_, a, b) => mentions_type_param_const(a) || mentions_type_param_const(b),
+        A::Block(b) => b.tail.as_ref().is_some_and(|t| mentions_type_param_const(t)),
         _ => false,
     }
 }
 
-impl<'m> ModuleCx<'m> {
-    /// The type of a constant expression that depends on const parameters without values:
-    /// the rules of `eval_const`, without evaluating.
-    pub(super) fn const_type(
-        &mut self,
-        e: &ast::Expr,
-        expected: Option<Scalar>,
-        scope: &[(String, Scalar, Option<ScalarValue>)],
-        module: ast::ModId,
-    ) -> CResult<Scalar> {
-        crate::stack::ensure(64 << 10, 4 << 20, || self.const_type_inner(e, expected, scope, module))
-    }
-
-    fn const_type_inner(
-        &mut self,
-        e: &ast::Expr,
-        expected: Option<Scalar>,
-        scope: &[(String, Scalar, Option<ScalarValue>)],
-        module: ast::ModId,
-    ) -> CResult<Scalar> {
-        let check = |t: Scalar| -> CResult<Scalar> {
-            match expected {
-                Some(x) if x != t => Err(Diagnostic::error(e.span, format!("mismatched types: expected `{x}`, found `{t}`"))
-                    .label(format!("expected `{x}`"))
-                    .into()),
-                _ => Ok(t),
-            }
-        };
-        match &e.kind {
-            A::Path(n) if scope.iter().any(|(s, _, _)| *s == n.name) => {
-                let t = scope.iter().find(|(s, _, _)| *s == n.name).map(|(_, t, _)| *t).unwrap_or(Scalar::Usize);
-                check(t)
-            }
-            A::Unary(_, x) => self.const_type(x, expected, scope, module),
-            A::Binary(op, a, b) => {
-                if op.is_comparison() {
-                    let ta = self.const_type(a, None, scope, module)?;
-                    self.const_type(b, Some(ta), scope, module)?;
-                    check(Scalar::Bool)
-                } else if op.is_shift() {
-                    let ta = self.const_type(a, expected, scope, module)?;
-                    self.const_type(b, None, scope, module)?;
-                    Ok(ta)
-                } else {
-                    let ta = self.const_type(a, expected, scope, module)?;
-                    self.const_type(b, Some(ta), scope, module)
-                }
-            }
-            A::Logic(_, a, b) => {
-                self.const_type(a, Some(Scalar::Bool), scope, module)?;
-                self.const_type(b, Some(Scalar::Bool), scope, module)?;
-                check(Scalar::Bool)
-            }
-            A::Cast(x, t) => {
-                self.const_type(x, None, scope, module)?;
-                match t {
-                    TypeExpr::Scalar(s, _) => check(*s),
-                    _ => Err(Diagnostic::error(t.span(), "casts are to scalar types").label("here").into()),
-                }
-            }
-            A::Block(b) if b.stmts.is_empty() && b.tail.is_some() => match &b.tail {
-                Some(t) => self.const_type(t, expected, scope, module),
-                None => Err(Diagnostic::error(e.span, "expected a constant expression").label("not constant").into()),
-            },
-            // Everything else does not depend on the parameters: its value gives its type.
-            _ => {
-                let v = self.eval_const(e, expected, module)?;
-                Ok(v.ty())
-            }
-        }
-    }
-}

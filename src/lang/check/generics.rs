@@ -17,6 +17,7 @@ use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
 use super::items::ModuleCx;
+use super::traits::TraitRef;
 use super::{CResult, plural};
 
 /// A generic argument of an instance: a concrete type or a constant.
@@ -86,11 +87,28 @@ enum Binding {
     Const(Scalar, Option<ScalarValue>),
 }
 
+/// The index of the type parameter that stands for `Self` in a trait's provided method
+/// checked at its definition.
+pub(super) const SELF_INDEX: u8 = 255;
+
 /// The generic parameters of the function being checked and what each stands for.
 #[derive(Clone, Debug, Default)]
 pub(super) struct GenericEnv {
     params: Vec<(String, Binding)>,
     definition: bool,
+    /// What `Self` stands for (an `impl` block's type, or the type a trait's method is called
+    /// on), when the function has one.
+    pub(super) self_ty: Option<Ty>,
+    /// The traits each type parameter (and `Self`) is known to implement: its bounds with their
+    /// supertraits. At a definition they are all a body may rely on; in an instance they say
+    /// which trait's method a call on the parameter's value means.
+    pub(super) bounds: Vec<(Ty, TraitRef)>,
+    /// The names of type parameters that are not declared ones (`Self`, `<T as Add>::Output`),
+    /// by index.
+    pub(super) extra_names: Vec<(u8, String)>,
+    /// While a template (a generic struct or enum) is made: the lengths of its arrays that
+    /// depend on its const parameters, which its instances evaluate.
+    pub(super) template_lens: Option<std::rc::Rc<std::cell::RefCell<Vec<super::adt::LenExpr>>>>,
 }
 
 impl GenericEnv {
@@ -99,7 +117,8 @@ impl GenericEnv {
         GenericEnv::default()
     }
 
-    /// The definition of `f`: each type parameter opaque, each constant unknown.
+    /// The definition of `f`: each type parameter opaque, each constant unknown (its bounds are
+    /// entered by [`ModuleCx::definition_env`]).
     pub(super) fn definition(f: &ast::FnItem) -> GenericEnv {
         let params = f
             .generics
@@ -113,7 +132,42 @@ impl GenericEnv {
                 (g.name.name.clone(), b)
             })
             .collect();
-        GenericEnv { params, definition: true }
+        GenericEnv { params, definition: true, ..GenericEnv::default() }
+    }
+
+    /// The parameters of a template (a generic struct or enum): each type opaque, each
+    /// constant unknown.
+    pub(super) fn template(generics: &[ast::GenericParamDef]) -> GenericEnv {
+        let params = generics
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let b = match g.kind {
+                    GenericParamKind::Type(bound) => Binding::Type(Ty::Param(TypeParam { index: i as u8, bound })),
+                    GenericParamKind::Const(s) => Binding::Const(s, None),
+                };
+                (g.name.name.clone(), b)
+            })
+            .collect();
+        GenericEnv { params, definition: true, ..GenericEnv::default() }
+    }
+
+    /// A trait's generic parameters bound to `args` (missing ones stand for `Self`), with
+    /// `Self` standing for `self_ty`.
+    pub(super) fn trait_env(t: &ast::TraitItem, args: &[Ty], self_ty: Ty) -> GenericEnv {
+        let params = t
+            .generics
+            .iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let b = match g.kind {
+                    GenericParamKind::Type(_) => Binding::Type(args.get(i).copied().unwrap_or(self_ty)),
+                    GenericParamKind::Const(s) => Binding::Const(s, None),
+                };
+                (g.name.name.clone(), b)
+            })
+            .collect();
+        GenericEnv { params, definition: false, self_ty: Some(self_ty), ..GenericEnv::default() }
     }
 
     /// The instance of `f` for `args` (already checked against its parameters).
@@ -130,7 +184,7 @@ impl GenericEnv {
                 (g.name.name.clone(), b)
             })
             .collect();
-        GenericEnv { params, definition: false }
+        GenericEnv { params, definition: false, ..GenericEnv::default() }
     }
 
     /// `f`'s parameters as a call sees them before its instance is made: each type as the
@@ -150,7 +204,7 @@ impl GenericEnv {
                 (g.name.name.clone(), b)
             })
             .collect();
-        GenericEnv { params, definition }
+        GenericEnv { params, definition, ..GenericEnv::default() }
     }
 
     /// Whether this is a generic body checked at its definition.
@@ -160,7 +214,15 @@ impl GenericEnv {
 
     /// The names of the type parameters, by index, for messages.
     pub(super) fn names(&self) -> Vec<String> {
-        self.params.iter().map(|(n, _)| n.clone()).collect()
+        let mut names: Vec<String> = self.params.iter().map(|(n, _)| n.clone()).collect();
+        for (i, n) in &self.extra_names {
+            let i = *i as usize;
+            if names.len() <= i {
+                names.resize(i + 1, String::new());
+            }
+            names[i] = n.clone();
+        }
+        names
     }
 
     /// What the type parameter `name` stands for.
@@ -188,6 +250,24 @@ impl GenericEnv {
                 Binding::Type(_) => None,
             })
             .collect()
+    }
+
+    /// The traits `t` is known to implement here (its bounds, with supertraits).
+    pub(super) fn bounds_of(&self, t: Ty) -> impl Iterator<Item = &TraitRef> {
+        self.bounds.iter().filter(move |(s, _)| *s == t).map(|(_, r)| r)
+    }
+
+    /// The position of generic parameter `name`.
+    pub(super) fn param_index(&self, name: &str) -> Option<usize> {
+        self.params.iter().position(|(n, _)| n == name)
+    }
+
+    /// The type parameters with their values, by name.
+    pub(super) fn type_params(&self) -> impl Iterator<Item = (&str, Ty)> {
+        self.params.iter().filter_map(|(n, b)| match b {
+            Binding::Type(t) => Some((n.as_str(), *t)),
+            Binding::Const(..) => None,
+        })
     }
 }
 
@@ -223,7 +303,10 @@ pub(super) fn satisfies(t: Ty, bound: Bound) -> bool {
         Ty::Scalar(s) => bound.admits(s),
         Ty::Param(p) => p.bound.implies(bound),
         Ty::Never => true,
-        _ => false,
+        Ty::Array(_) | Ty::ParamArray(_) | Ty::Unit => false,
+        // Structs, enums, tuples, arrays, closures: a type parameter without a kernel bound
+        // stands for any value (its traits are checked on their own).
+        Ty::Agg(_) | Ty::Enum(_) => bound == Bound::Any,
     }
 }
 
@@ -250,27 +333,73 @@ impl<'m> ModuleCx<'m> {
     /// captures leaks into the instance being built).
     pub(super) fn ensure_definition(&mut self, f: &'m ast::FnItem, call: Option<Span>) -> CResult<()> {
         let item = f as *const ast::FnItem as usize;
-        if self.definitions_checked.contains(&item) {
+        if self.definitions_checked.contains(&item) || f.required {
             return Ok(());
         }
         let mut sub = ModuleCx::new(self.m, self.env);
         sub.in_progress.clone_from(&self.in_progress);
-        sub.ensure_checked(f, GenericEnv::definition(f), f.name.name.clone(), call)?;
+        let env = sub.definition_env(f)?;
+        sub.ensure_checked(f, env, f.name.name.clone(), call)?;
         self.definitions_checked.insert(item);
         Ok(())
     }
 
     /// The instance of generic `f` for `args` (checked against its parameters first), checked
-    /// once per module context.
-    pub(super) fn ensure_instance(&mut self, f: &'m ast::FnItem, args: &[GenericValue], call: Option<Span>) -> CResult<FuncId> {
+    /// once per module context; `self_ty` is `Self` of a trait's provided method.
+    pub(super) fn ensure_instance(&mut self, f: &'m ast::FnItem, args: &[GenericValue], self_ty: Option<Ty>, call: Option<Span>) -> CResult<FuncId> {
         self.ensure_definition(f, call)?;
-        let name = instance_name(&f.name.name, args);
+        let name = self.instance_label(f, args, self_ty);
         // The definition checked, what fails now depends on the arguments: say which.
         let note = format!("in the instance `{name}`");
-        self.ensure_checked(f, GenericEnv::instance(f, args), name, call).map_err(|d| {
+        let env = self.instance_env(f, args, self_ty)?;
+        self.ensure_checked(f, env, name, call).map_err(|d| {
             let d = *d;
             if d.notes.contains(&note) { d.into() } else { d.note(note).into() }
         })
+    }
+
+    /// The name of an instance: `axpy::<f32>`, `Vec2<f32>::len`, `<Circle as Shape>::describe`.
+    pub(super) fn instance_label(&self, f: &ast::FnItem, args: &[GenericValue], self_ty: Option<Ty>) -> String {
+        let show = |t: Ty| {
+            let adts = self.adts.borrow();
+            adts.ty_name(&self.types.borrow(), t)
+        };
+        let own_args: Vec<GenericValue> = args.iter().skip(f.impl_generics).copied().collect();
+        let shown: Vec<String> = own_args
+            .iter()
+            .map(|a| match a {
+                GenericValue::Type(t) => show(*t),
+                c => c.to_string(),
+            })
+            .collect();
+        let own = if shown.is_empty() { f.name.name.clone() } else { format!("{}::<{}>", f.name.name, shown.join(", ")) };
+        match &f.owner {
+            Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(t), .. }) => {
+                let tr = &self.m.items[*t].name().name;
+                match self_ty {
+                    Some(s) => format!("<{} as {tr}>::{own}", show(s)),
+                    None => format!("{tr}::{own}"),
+                }
+            }
+            Some(ast::ImplOwner { kind: ast::OwnerKind::Impl(i), .. }) if f.impl_generics > 0 => {
+                let d = &self.m.impls[*i];
+                let head = match &d.self_ty {
+                    ast::TypeExpr::Named(p, _) | ast::TypeExpr::Generic { path: p, .. } => p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"),
+                    _ => String::new(),
+                };
+                let impl_args: Vec<String> = args
+                    .iter()
+                    .take(f.impl_generics)
+                    .map(|a| match a {
+                        GenericValue::Type(t) => show(*t),
+                        c => c.to_string(),
+                    })
+                    .collect();
+                format!("{head}<{}>::{own}", impl_args.join(", "))
+            }
+            _ if args.iter().all(|a| matches!(a, GenericValue::Const(_) | GenericValue::Type(Ty::Scalar(_)))) => instance_name(&f.name.name, args),
+            _ => own,
+        }
     }
 
     /// Checks generic arguments against `f`'s parameters: their count, their kinds, each type
@@ -295,7 +424,7 @@ impl<'m> ModuleCx<'m> {
         for (g, a) in f.generics.iter().zip(args) {
             match (g.kind, a) {
                 (GenericParamKind::Type(bound), GenericValue::Type(t)) => {
-                    if !satisfies(*t, bound) || !matches!(t, Ty::Scalar(_) | Ty::Param(_)) {
+                    if !satisfies(*t, bound) || (f.is_kernel && !matches!(t, Ty::Scalar(_) | Ty::Param(_))) {
                         let what = describe_param(&g.name.name, bound);
                         let mut d = Diagnostic::error(at, format!("the type `{t}` in `{written}` does not satisfy the bound `{what}`"))
                             .label(format!("`{}` = `{t}`, which is not {}", g.name.name, bound_admits(bound)));

@@ -173,7 +173,7 @@ pub(super) fn check_instance(m: &ast::SourceModule, env: &Env, name: &KernelName
         return Err(diag(cx.no_such_kernel(&name.base).into()));
     };
     cx.check_generic_args(f, &name.args, generics_span(f), &name.canonical).map_err(diag)?;
-    let id = cx.ensure_instance(f, &name.args, None).map_err(diag)?;
+    let id = cx.ensure_instance(f, &name.args, None, None).map_err(diag)?;
     let mut p = cx.finish(id).map_err(diag)?;
     // `#[kernel(..)]`'s options are every instance's, as they are a kernel's that is not generic.
     p.fmad = f.options.fmad;
@@ -214,7 +214,8 @@ pub fn check_generic_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Res
     let Some(f) = m.func(name).filter(|f| f.is_kernel && f.is_generic()) else {
         return Err(diag(cx.no_such_kernel(name).into()));
     };
-    let id = cx.ensure_checked(f, GenericEnv::definition(f), f.name.name.clone(), None).map_err(diag)?;
+    let env = cx.definition_env(f).map_err(diag)?;
+    let id = cx.ensure_checked(f, env, f.name.name.clone(), None).map_err(diag)?;
     let mut program = cx.finish(id).map_err(diag)?;
     program.tune = f.tune.clone();
     let generics = params_of(f);

@@ -43,6 +43,9 @@ pub(super) struct ModuleCx<'m> {
     /// The const parameters a constant expression being evaluated may name, with their types
     /// and values (set while a body of a generic function evaluates one).
     pub(super) const_scope: Vec<(String, Scalar, Option<ScalarValue>)>,
+    /// The type parameters a constant expression may name (`T::DIM`), with what they stand
+    /// for.
+    pub(super) type_scope: Vec<(String, Ty)>,
     pub(super) consts_in_progress: Vec<usize>,
     /// The enums used so far, by [`EnumTy::id`], and the id of each enum item.
     pub(super) enums: Vec<EnumDef>,
@@ -66,6 +69,17 @@ pub(super) struct ModuleCx<'m> {
     /// The tensor-core fragment types used so far and the struct standing for each
     /// (`check::tensor`).
     pub(super) frags: Vec<(super::tensor::FragTy, AggId)>,
+    /// The generic structs and enums with fields, and their instances; shared with each
+    /// function's unifier.
+    pub(super) adts: Rc<RefCell<super::adt::Adts>>,
+    /// The template of `Option`, once used.
+    pub(super) option: Option<super::adt::AdtId>,
+    /// The `impl` blocks of each trait (built on first use).
+    pub(super) impl_index: Option<HashMap<super::traits::TraitId, Vec<usize>>>,
+    /// `std::cmp::Ordering`, once used.
+    pub(super) ordering: Option<EnumTy>,
+    /// The signature of each closure met so far, by its type's template.
+    pub(super) closure_sigs: super::closures::ClosureSigs,
 }
 
 impl<'m> ModuleCx<'m> {
@@ -81,6 +95,7 @@ impl<'m> ModuleCx<'m> {
             captures: Vec::new(),
             consts: HashMap::new(),
             const_scope: Vec::new(),
+            type_scope: Vec::new(),
             consts_in_progress: Vec::new(),
             enums: Vec::new(),
             enum_ids: HashMap::new(),
@@ -94,6 +109,11 @@ impl<'m> ModuleCx<'m> {
             factories_in_progress: Vec::new(),
             closure_names: HashMap::new(),
             frags: Vec::new(),
+            adts: Rc::default(),
+            option: None,
+            impl_index: None,
+            ordering: None,
+            closure_sigs: Default::default(),
         }
     }
 
@@ -183,7 +203,8 @@ impl<'m> ModuleCx<'m> {
     ) -> CResult<FuncId> {
         let name = &f.name.name;
         let key = f as *const ast::FnItem as usize;
-        let instance_key = (key, if f.is_generic() { func_name.clone() } else { String::new() });
+        let per_self = matches!(f.owner, Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(_), .. }));
+        let instance_key = (key, if f.is_generic() || per_self { func_name.clone() } else { String::new() });
         if let Some(pos) = self.in_progress.iter().position(|(k, _, _)| *k == key) {
             let mut chain: Vec<&str> = self.in_progress[pos..].iter().map(|(_, n, _)| n.as_str()).collect();
             chain.push(name);
@@ -206,11 +227,9 @@ impl<'m> ModuleCx<'m> {
         if let Some(&id) = self.fn_ids.get(&instance_key) {
             return Ok(id);
         }
-        let self_ty = match &f.owner {
-            Some(o) => Some(self.owner_ty(o, f.module)?),
-            None => None,
-        };
-        let saved = std::mem::replace(&mut self.self_ty, self_ty);
+        let mut generics = generics;
+        self.owner_self(f, &mut generics)?;
+        let saved = std::mem::replace(&mut self.self_ty, generics.self_ty);
         let r = self.check_new_fn(f, generics, func_name, call, key, instance_key);
         self.self_ty = saved;
         r
@@ -258,6 +277,7 @@ impl<'m> ModuleCx<'m> {
             }
         };
         let mut params = Vec::new();
+        let mut inouts = Vec::new();
         for p in &f.params {
             let Some(t) = &p.ty else {
                 return Err(Diagnostic::error(p.span, "parameter types must be written").label("missing type").into());
@@ -266,15 +286,36 @@ impl<'m> ModuleCx<'m> {
             if ty == Ty::Unit {
                 return Err(Diagnostic::error(t.span(), "parameters cannot have type `()`").label("here").into());
             }
+            if super::refs::is_inout(t) || self.is_mutating_closure_ty(ty) {
+                if f.is_kernel {
+                    return Err(Diagnostic::error(t.span(), "kernel parameters cannot be `&mut` references to values")
+                        .label("a `&mut` reference")
+                        .help("write results into a `&mut` array parameter: `out: &mut [T]`")
+                        .into());
+                }
+                inouts.push(ty);
+            }
             params.push(ty);
         }
+        // A function with `&mut` parameters returns their final values beside its result.
+        let declared = ret;
+        let ret = if inouts.is_empty() {
+            ret
+        } else {
+            let mut parts = Vec::new();
+            if ret != Ty::Unit {
+                parts.push(ret);
+            }
+            parts.extend(inouts);
+            Ty::Agg(self.types.borrow_mut().intern(AggTy::Tuple(parts)))
+        };
         let id = self.reserve(Sig { params, ret });
         self.fn_ids.insert(instance_key, id);
         self.in_progress.push((key, name.clone(), f.name.span));
         let r = crate::stack::ensure(256 << 10, 8 << 20, || {
             let mut cx = FnCx::new(self, None, f.module);
             cx.set_generics(generics);
-            cx.check_fn_body(f, func_name, kind, ret)
+            cx.check_fn_body(f, func_name, kind, declared)
         });
         let r = r.map(|mut func| {
             func.ref_self = f.receiver == Some(ast::SelfKind::RefMut);
@@ -315,7 +356,16 @@ impl<'m> ModuleCx<'m> {
                     .into()
                 })
             }
-            TypeExpr::Named(path, span) => self.named_ty(path, *span, module),
+            TypeExpr::Named(path, span) => self.named_ty_in(path, *span, module, generics),
+            TypeExpr::Generic { path, args, span } => self.generic_named_ty(path, args, *span, module, generics),
+            // `&T` is passed by value; a `&mut T` parameter's writes are the caller's (the
+            // call writes its place back, `refs.rs`).
+            TypeExpr::Ref { inner, .. } => self.ty_in(inner, module, generics),
+            TypeExpr::Assoc { base, trait_, name, span } => self.assoc_ty(base, trait_.as_deref(), name, *span, module, generics),
+            TypeExpr::Infer(span) => Err(Diagnostic::error(*span, "the type placeholder `_` is not allowed here")
+                .label("not allowed in this type")
+                .help("write the type out")
+                .into()),
             TypeExpr::Builtin { name, args, span } => self.frag_type(name, args, *span, module, generics),
             TypeExpr::Tuple(ts, _) => {
                 let mut out = Vec::new();
@@ -339,24 +389,53 @@ impl<'m> ModuleCx<'m> {
 
     /// A type named by a path in `module`: an enum, a struct, or `Self`.
     pub(super) fn named_ty(&mut self, path: &[ast::Ident], span: Span, module: ModId) -> CResult<Ty> {
+        self.named_ty_in(path, span, module, &GenericEnv::none())
+    }
+
+    /// A type named by a path in `module` (`Self` is what `generics` says, else the `impl`
+    /// block's type).
+    pub(super) fn named_ty_in(&mut self, path: &[ast::Ident], span: Span, module: ModId, generics: &GenericEnv) -> CResult<Ty> {
         if path.len() == 1 && path[0].name == "Self" {
-            return self.self_ty.ok_or_else(|| {
-                Diagnostic::error(span, "`Self` is only available in `impl` blocks").label("`Self` is only available in impls").into()
+            return generics.self_ty.or(self.self_ty).ok_or_else(|| {
+                Diagnostic::error(span, "`Self` is only available in `impl` blocks and traits")
+                    .label("`Self` is only available in impls and traits")
+                    .into()
             });
         }
         let res =
             if path.len() == 1 { self.m.scopes.type_name(module, &path[0].name) } else { self.m.scopes.path(self.m, module, path)?.1 };
+        let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
         match res {
+            Some(Res::Item(i)) if self.is_template(i) => {
+                let adt = self.adt_of_item(i, span)?;
+                if !self.adts.borrow().def(adt).params.is_empty() {
+                    let params: Vec<String> = self.adts.borrow().def(adt).params.iter().map(|(n, _)| n.clone()).collect();
+                    return Err(Diagnostic::error(span, format!("missing generics for `{name}`"))
+                        .label(format!("expected {} generic argument{}", params.len(), super::plural(params.len())))
+                        .help(format!("add the arguments: `{name}<{}>`", params.join(", ")))
+                        .into());
+                }
+                self.adt_instance(adt, &[], span)
+            }
             Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Enum(_)) => Ok(Ty::Enum(self.enum_ty(i)?)),
             Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Struct(_)) => Ok(Ty::Agg(self.struct_ty(i, span)?)),
-            Some(Res::Module(_)) => Err(Diagnostic::error(span, "expected a type, found a module").label("a module").into()),
-            _ => {
-                let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
-                Err(Diagnostic::error(span, format!("unknown type `{name}`"))
-                    .label("not a kernel type")
-                    .help("supported types: the scalars (`f32`, `u8`, `bool`, ..), `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, `[T; N]`, tuples, and the kernel's structs and enums")
+            Some(Res::Item(i)) if matches!(self.m.items[i], ast::Item::Trait(_)) => {
+                Err(Diagnostic::error(span, format!("expected a type, found trait `{name}`"))
+                    .label("a trait, not a type")
+                    .note("trait objects (`dyn Trait`) are not supported in kernels: calls are resolved statically")
+                    .help(format!("take a generic parameter bounded by the trait: `fn f<T: {name}>(x: T)` or `x: impl {name}`"))
                     .into())
             }
+            Some(Res::Module(_)) => Err(Diagnostic::error(span, "expected a type, found a module").label("a module").into()),
+            None if super::templates::is_ordering_path(path) => Ok(Ty::Enum(self.ordering_ty()?)),
+            _ if super::templates::is_option_path(path) => Err(Diagnostic::error(span, "missing generics for `Option`")
+                .label("expected 1 generic argument")
+                .help("write `Option<T>`: `Option<f32>`")
+                .into()),
+            _ => Err(Diagnostic::error(span, format!("unknown type `{name}`"))
+                .label("not a kernel type")
+                .help("supported types: the scalars (`f32`, `u8`, `bool`, ..), `&[T]`, `&mut [T]`, `&Array<T, N>`, `&mut Array<T, N>`, `[T; N]`, tuples, `Option<T>`, and the kernel's structs and enums")
+                .into()),
         }
     }
 
@@ -365,13 +444,27 @@ impl<'m> ModuleCx<'m> {
     /// [`UNKNOWN_LEN`]).
     pub(super) fn eval_len(&mut self, len: &ast::Expr, module: ModId, generics: &GenericEnv) -> CResult<u64> {
         let scope = generics.const_scope();
-        if scope.iter().any(|(_, _, v)| v.is_none()) && super::generic_call::mentions(len, &scope) {
+        if scope.iter().any(|(_, _, v)| v.is_none()) && super::consts::mentions(len, &scope) {
             self.const_type(len, Some(Scalar::Usize), &scope, module)?;
+            if let Some(lens) = &generics.template_lens
+                && let Some(x) = super::templates::len_expr(len, &|n| generics.param_index(n))
+            {
+                let mut l = lens.borrow_mut();
+                l.push(x);
+                return Ok(super::adt::Adts::len_marker(l.len() - 1));
+            }
+            return Ok(UNKNOWN_LEN);
+        }
+        // `[T; D::DIM]` at a definition, where `D` is a parameter: a length of some value.
+        let types: Vec<(String, Ty)> = generics.type_params().map(|(n, t)| (n.to_string(), t)).collect();
+        if mentions_param_const(len, &types) {
             return Ok(UNKNOWN_LEN);
         }
         let saved = std::mem::replace(&mut self.const_scope, scope);
+        let saved_types = std::mem::replace(&mut self.type_scope, types);
         let r = self.eval_const(len, Some(Scalar::Usize), module);
         self.const_scope = saved;
+        self.type_scope = saved_types;
         let v = r?.as_i128().unwrap_or(0);
         u64::try_from(v)
             .ok()
@@ -407,3 +500,17 @@ impl<'m> ModuleCx<'m> {
         }
     }
 }
+
+/// Whether a constant expression names a constant of a type parameter that has no value here
+/// (`D::DIM` at `D`'s definition).
+fn mentions_param_const(e: &ast::Expr, types: &[(String, Ty)]) -> bool {
+    use ast::ExprKind as A;
+    match &e.kind {
+        A::ParamConst { param, .. } => types.iter().any(|(n, t)| *n == param.name && matches!(t, Ty::Param(_))),
+        A::Unary(_, x) | A::Cast(x, _) => mentions_param_const(x, types),
+        A::Binary(_, a, b) | A::Logic(_, a, b) => mentions_param_const(a, types) || mentions_param_const(b, types),
+        A::Block(b) => b.tail.as_ref().is_some_and(|t| mentions_param_const(t, types)),
+        _ => false,
+    }
+}
+

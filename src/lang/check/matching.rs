@@ -18,7 +18,17 @@ type Ranges = Vec<(CExpr, CExpr)>;
 
 impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn match_expr(&mut self, scrutinee: &ast::Expr, arms: &[ast::Arm], span: Span) -> CResult<CExpr> {
+        if let Some((p, h)) = self.mut_ref_place(scrutinee)?
+            && self.needs_pattern_match(h, arms)
+        {
+            // `match self` in a `&mut self` method: the arms' bindings are its parts.
+            let whole = self.operand_value(super::aggregates::Operand::Place(p, h), scrutinee.span);
+            return self.pattern_match_in(None, whole, arms, span);
+        }
         let s = self.expr(scrutinee)?;
+        if self.needs_pattern_match(s.ty, arms) {
+            return self.pattern_match(s, arms, span);
+        }
         match self.u.ty(s.ty) {
             Some(Ty::Enum(_) | Ty::Never) => {}
             Some(Ty::Scalar(sc)) if sc.is_int() || sc == Scalar::Bool => {}
@@ -139,6 +149,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     h = Expr { kind: ExprKind::Binary(BinOp::Sub, Box::new(h), Box::new(one)), ty: sty, span: sp };
                 }
                 Ok((Some(vec![(l, h)]), None))
+            }
+            Pat::TupleStruct { span, .. } | Pat::Struct { span, .. } | Pat::Tuple { span, .. } | Pat::Ref(_, span) => {
+                let d = self.u.describe(sty);
+                Err(Diagnostic::error(*span, format!("mismatched types: this pattern takes a value apart, but the value matched is a `{d}`"))
+                    .label("expected a constant, a range or a name")
+                    .into())
             }
             Pat::Or(alts, _) => {
                 let mut all = Vec::new();

@@ -13,9 +13,15 @@
 //! obligations, `stmt`, `expr`, `path`, `place` and `call` check what their names say, and
 //! `resolve` turns the inferred body into the final IR.
 
+mod adt;
 mod aggregates;
 mod body;
+mod bounds;
 mod call;
+mod chains;
+mod checked;
+mod closures;
+mod const_eval;
 mod consts;
 mod enums;
 mod expr;
@@ -23,17 +29,27 @@ mod factory;
 mod fold;
 mod generic_call;
 mod generics;
+mod impls;
 mod instances;
 mod items;
+mod iter;
 mod matching;
 mod mbarrier;
+mod methods;
+mod ops;
+mod option;
 mod path;
+mod patterns;
 mod place;
+mod refs;
 mod resolve;
 mod stmt;
 mod structs;
+mod templates;
+mod traits;
 mod tensor;
 mod unify;
+mod variants;
 
 use crate::ir::*;
 use crate::lang::ast::{self, Item, RetTy};
@@ -295,9 +311,23 @@ fn check_items(m: &ast::SourceModule, env: &Env, bound_too: bool) -> Result<Modu
         TOUCHED_GLOBALS.with(|t| t.set(false));
         let mut cx = ModuleCx::new(m, env);
         let r = match item {
+            // A trait's constant has a value for each type (checked where used); so has a
+            // generic `impl` block's.
+            Item::Const(c)
+                if matches!(c.owner, Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(_), .. }))
+                    || matches!(c.owner, Some(ast::ImplOwner { kind: ast::OwnerKind::Impl(i), .. }) if !m.impls[i].generics.is_empty()) =>
+            {
+                Ok(())
+            }
             Item::Const(c) => cx.const_value(index, c.name.span).map(|_| ()),
-            Item::Enum(_) => cx.enum_ty(index).map(|_| ()),
-            Item::Struct(s) => cx.struct_ty(index, s.name.span).map(|_| ()),
+            Item::Enum(e) if e.is_c_like() => cx.enum_ty(index).map(|_| ()),
+            Item::Enum(e) => cx.adt_of_item(index, e.name.span).map(|_| ()),
+            Item::Struct(s) if s.generics.is_empty() => cx.struct_ty(index, s.name.span).map(|_| ()),
+            Item::Struct(s) => cx.adt_of_item(index, s.name.span).map(|_| ()),
+            Item::Trait(_) => cx.check_trait(index),
+            Item::Fn(f) if matches!(f.owner, Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(_), .. })) => {
+                if f.required { Ok(()) } else { cx.ensure_definition(f, None) }
+            }
             Item::Fn(f) => match &f.ret {
                 RetTy::ImplKernel(_) | RetTy::ImplFn { .. } => {
                     let mut bound = Vec::new();
@@ -380,6 +410,17 @@ fn check_items(m: &ast::SourceModule, env: &Env, bound_too: bool) -> Result<Modu
         let bound = factory_with_params || TOUCHED_GLOBALS.with(|t| t.get());
         if let Err(e) = r
             && (bound_too || !bound)
+            && !errors.contains(&*e)
+        {
+            errors.push(*e);
+        }
+    }
+    // The `impl` blocks: their types, traits and members.
+    for k in 0..m.impls.len() {
+        TOUCHED_GLOBALS.with(|t| t.set(false));
+        let mut cx = ModuleCx::new(m, env);
+        if let Err(e) = cx.check_impl(k)
+            && (bound_too || !TOUCHED_GLOBALS.with(|t| t.get()))
             && !errors.contains(&*e)
         {
             errors.push(*e);

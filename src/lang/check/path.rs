@@ -20,6 +20,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let span = n.span;
         if let Some(l) = self.lookup_local(&n.name) {
             let ty = self.locals[l].ty;
+            if let Some(p) = self.locals[l].alias.clone() {
+                self.use_local(super::refs::place_root(&p));
+                return Ok(self.operand_value(super::aggregates::Operand::Place(p, ty), span));
+            }
+            self.use_local(l);
             return Ok(Expr { kind: ExprKind::Local(l), ty, span });
         }
         if let Some(scope) = self.scope_items {
@@ -47,6 +52,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .label("a type")
                 .help(format!("write a value of this type: `{}::ZERO`, or `x as {}`", n.name, n.name))
                 .into());
+        }
+        if let Some(v) = self.variant_path(std::slice::from_ref(n), span)? {
+            return self.variant_unit(v, span);
         }
         if let Some(res) = self.mcx.m.scopes.value(self.module, &n.name) {
             // A bound global of the same name must not be silently shadowed by the item.
@@ -86,6 +94,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// another module.
     pub(super) fn qpath(&mut self, path: &[ast::Ident], span: Span) -> CResult<CExpr> {
         let text = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+        if let Some(v) = self.variant_path(path, span)? {
+            return self.variant_unit(v, span);
+        }
+        if let Some(x) = self.ordering_variant(path, span)? {
+            return Ok(x);
+        }
+        if let Some(x) = self.assoc_const_path(path, span)? {
+            return Ok(x);
+        }
         if let Some((_, _, i)) = self.mcx.assoc_path(path, self.module)? {
             return self.item_value(Res::Item(i), &text, span);
         }
@@ -126,6 +143,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// a function is not a value.
     fn item_value(&mut self, res: Res, name: &str, span: Span) -> CResult<CExpr> {
         match res {
+            Res::Variant(e, _) if self.mcx.is_template(e) => {
+                let v = self.variant_path(&[ast::Ident { name: name.rsplit("::").next().unwrap_or(name).to_string(), span }], span)?;
+                match v {
+                    Some(v) => self.variant_unit(v, span),
+                    None => Err(Diagnostic::error(span, format!("cannot find `{name}`")).label("here").into()),
+                }
+            }
             Res::Variant(e, k) => {
                 let t = self.mcx.enum_ty(e)?;
                 let d = self.mcx.enums[t.id as usize].variants[k].1;
@@ -146,6 +170,27 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         Ok(self.capture_expr(id, ty, span))
                     }
                 },
+                // A function as a value: the closure that calls it (`apply(double, x)`).
+                Item::Fn(f) if !f.is_kernel && !f.is_generic() && f.receiver.is_none() && matches!(f.ret, ast::RetTy::Unit | ast::RetTy::Ty(_)) => {
+                    let params: Vec<ast::Param> = (0..f.params.len())
+                        .map(|k| ast::Param { name: ast::Ident { name: format!("#fn{k}"), span }, mutable: false, ty: None, span })
+                        .collect();
+                    let args = params.iter().map(|p| ast::Expr { kind: ast::ExprKind::Path(p.name.clone()), span }).collect();
+                    let segs: Vec<&str> = name.split("::").collect();
+                    let (qualifier, func) = segs.split_at(segs.len() - 1);
+                    let call = ast::Expr {
+                        kind: ast::ExprKind::Call {
+                            qualifier: qualifier.iter().map(|q| ast::Ident { name: q.to_string(), span }).collect(),
+                            qual_args: Vec::new(),
+                            qself: None,
+                            func: ast::Ident { name: func[0].to_string(), span },
+                            generics: Vec::new(),
+                            args,
+                        },
+                        span,
+                    };
+                    self.closure(true, &params, None, &call, span)
+                }
                 Item::Fn(f) => Err(Diagnostic::error(span, format!("`{name}` is a function"))
                     .label("functions are not values in kernels")
                     .secondary(f.name.span, "defined here")
@@ -155,6 +200,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .label("an enum type")
                     .help(format!("name a variant: `{name}::Variant`"))
                     .into()),
+                Item::Trait(_) => Err(Diagnostic::error(span, format!("expected a value, found trait `{name}`"))
+                    .label("a trait")
+                    .into()),
+                Item::Struct(s) if s.kind == ast::StructKind::Unit => match self.struct_constructor(i, None, span)? {
+                    Some(x) => Ok(x),
+                    None => Err(Diagnostic::error(span, format!("expected a value, found struct `{name}`")).label("a struct type").into()),
+                },
                 Item::Struct(_) => Err(Diagnostic::error(span, format!("expected a value, found struct `{name}`"))
                     .label("a struct type")
                     .help(format!("build one: `{name} {{ field: value, .. }}`"))
@@ -224,5 +276,100 @@ impl<'c, 'm> FnCx<'c, 'm> {
             CaptureTy::Array { ty, .. } => Ty::Array(ty),
         };
         self.mk(ExprKind::Capture(id), t, span)
+    }
+
+    /// `Ordering::Less` and friends (`std::cmp::Ordering`), where the crate names no
+    /// `Ordering` of its own.
+    fn ordering_variant(&mut self, path: &[ast::Ident], span: Span) -> CResult<Option<CExpr>> {
+        let Some((last, ty_path)) = path.split_last() else { return Ok(None) };
+        if !super::templates::is_ordering_path(ty_path) || self.mcx.m.scopes.type_name(self.module, "Ordering").is_some() && ty_path.len() == 1 {
+            return Ok(None);
+        }
+        let t = self.mcx.ordering_ty()?;
+        let v = match last.name.as_str() {
+            "Less" => -1,
+            "Equal" => 0,
+            "Greater" => 1,
+            other => {
+                return Err(Diagnostic::error(last.span, format!("no variant named `{other}` in enum `Ordering`"))
+                    .label("variant not found")
+                    .help("the variants of `Ordering` are: `Less`, `Equal`, `Greater`")
+                    .into());
+            }
+        };
+        Ok(Some(self.mk(ExprKind::Lit(int_value(t.repr, v)), Ty::Enum(t), span)))
+    }
+
+    /// `T::N`, `Self::N`, `Shape::N` where `N` is a constant of a trait the type implements (or
+    /// of its bounds, at a definition); `None` if the path is not such.
+    fn assoc_const_path(&mut self, path: &[ast::Ident], span: Span) -> CResult<Option<CExpr>> {
+        let Some((last, ty_path)) = path.split_last() else { return Ok(None) };
+        if ty_path.is_empty() {
+            return Ok(None);
+        }
+        let Some(h) = self.qualifier_type(ty_path, &[], span)? else { return Ok(None) };
+        let Some(t) = self.u.ty(h) else { return Ok(None) };
+        self.trait_const(t, last, span)
+    }
+
+    /// `Tile::<4>::LEN`, `<T as Dim>::N`: an associated constant (inherent, or of a trait) or a
+    /// unit variant of a type written with its arguments.
+    pub(super) fn assoc_path_value(&mut self, ty: &ast::TypeExpr, trait_: Option<&[ast::Ident]>, name: &ast::Ident, span: Span) -> CResult<CExpr> {
+        let t = self.ty_of(ty)?;
+        if trait_.is_none()
+            && let Some(ti) = self.mcx.type_item(t)
+            && let Some(i) = self.mcx.assoc_item(ti, &name.name)?
+            && let Item::Const(c) = &self.mcx.m.items[i]
+        {
+            // A constant of a generic `impl` block: its value for this instance.
+            let saved = self.mcx.self_ty.replace(t);
+            let r = self.const_of_instance(c, t, span);
+            self.mcx.self_ty = saved;
+            return r;
+        }
+        if let Some(x) = self.trait_const(t, name, span)? {
+            return Ok(x);
+        }
+        let tn = self.u.ty_name(t);
+        Err(Diagnostic::error(name.span, format!("no associated item named `{}` found for `{tn}`", name.name)).label("associated item not found").into())
+    }
+
+    /// An inherent constant of a (possibly generic) `impl` block, for the instance `t`: its
+    /// initialiser checked with the block's parameters bound to `t`'s arguments.
+    fn const_of_instance(&mut self, c: &'m ast::ConstItem, t: Ty, span: Span) -> CResult<CExpr> {
+        let Some(ast::ImplOwner { kind: ast::OwnerKind::Impl(imp), .. }) = c.owner else {
+            return Err(Diagnostic::error(span, "expected an associated constant").label("here").into());
+        };
+        let h = self.u.known(t);
+        let snap = self.u.snapshot();
+        let slots = self.mcx.match_impl(&mut self.u, imp, h, &[])?;
+        let Some(slots) = slots else {
+            self.u.rollback(snap);
+            return Err(Diagnostic::error(span, "this constant is not defined for this type").label("here").into());
+        };
+        let d = &self.mcx.m.impls[imp];
+        let mut values = Vec::new();
+        for s in slots {
+            values.push(match s {
+                super::generic_call::Slot::Type(h) => super::generics::GenericValue::Type(self.u.settle(h).unwrap_or(Ty::Unit)),
+                super::generic_call::Slot::Const(v) => super::generics::GenericValue::Const(v.unwrap_or(ScalarValue::Int(Scalar::Usize, 0))),
+            });
+        }
+        let mut env = super::bounds::impl_env(d, &values);
+        env.self_ty = Some(t);
+        let saved_generics = std::mem::replace(&mut self.generics, env);
+        let saved_module = std::mem::replace(&mut self.module, c.module);
+        let saved_scope = std::mem::take(&mut self.scope);
+        let r = self.expr(&c.value);
+        let want = self.ty_of(&c.ty);
+        self.scope = saved_scope;
+        self.module = saved_module;
+        self.generics = saved_generics;
+        let mut x = r?;
+        let want = want?;
+        let wh = self.u.known(want);
+        self.assign_compatible(wh, &x, c.ty.span())?;
+        x.span = span;
+        Ok(x)
     }
 }

@@ -38,6 +38,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn check_writable(&mut self, p: &Place<H>, lhs: &ast::Expr, whole_ok: bool) -> CResult<()> {
         match p {
             Place::Local(l) => {
+                self.assign_local(*l);
                 let info = &self.locals[*l];
                 if let Some(Ty::Array(_) | Ty::ParamArray(_)) = self.u.ty(info.ty) {
                     return Err(Diagnostic::error(lhs.span, format!("cannot assign to array `{}`", info.name))
@@ -56,6 +57,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     return Err(Diagnostic::error(lhs.span, "cannot assign to `self`, which is behind a `&` reference")
                         .label("`self` is a `&` reference, so the data it refers to cannot be written")
                         .help("take `&mut self` to change the value the method is called on")
+                        .into());
+                }
+                if info.shared_ref {
+                    let what = lhs_text(lhs).unwrap_or_else(|| format!("*{name}"));
+                    return Err(Diagnostic::error(lhs.span, format!("cannot assign to `{what}`, which is behind a `&` reference"))
+                        .label(format!("`{name}` is a `&` reference, so the data it refers to cannot be written"))
+                        .secondary(decl, "declared here")
+                        .help("take a `&mut` reference to change the caller's value")
                         .into());
                 }
                 if whole_ok {
@@ -197,5 +206,16 @@ pub(super) fn index_root(e: &ast::Expr) -> &ast::Expr {
         },
         A::Field(base, _) => index_root(base),
         _ => e,
+    }
+}
+
+/// The source form of a place written as a path, a dereference and fields (`*v`, `p.x.0`).
+fn lhs_text(e: &ast::Expr) -> Option<String> {
+    match &e.kind {
+        A::Path(n) => Some(n.name.clone()),
+        A::Deref(x) => Some(format!("*{}", lhs_text(x)?)),
+        A::Field(b, ast::Member::Named(m)) => Some(format!("{}.{}", lhs_text(b)?, m.name)),
+        A::Field(b, ast::Member::Index(k, _)) => Some(format!("{}.{k}", lhs_text(b)?)),
+        _ => None,
     }
 }

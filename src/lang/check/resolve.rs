@@ -50,6 +50,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         })
     }
 
+    /// A closure's body, resolved as the body around it is.
+    pub(super) fn resolve_closure_body(&mut self, e: CExpr) -> CResult<Expr> {
+        self.resolve(e)
+    }
+
     fn resolve(&mut self, e: CExpr) -> CResult<Expr> {
         crate::stack::ensure(64 << 10, 4 << 20, || self.resolve_inner(e))
     }
@@ -77,6 +82,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             K::Lit(v) => K::Lit(v),
             K::Unit => K::Unit,
+            K::Zeroed => K::Zeroed,
             K::Local(l) => K::Local(l),
             K::Capture(c) => K::Capture(c),
             K::Unary(op, x) => K::Unary(op, self.resolve_box(*x)?),

@@ -22,24 +22,24 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let mut stmts = Vec::new();
         for s in &b.stmts {
             match s {
+                AStmt::Let { name, ty, init: Some(ast::Expr { kind: ast::ExprKind::RefMut(x), span: at }), .. }
+                    if ty.as_ref().is_none_or(|t| matches!(t, ast::TypeExpr::Ref { mutable: true, .. })) =>
+                {
+                    self.let_mut_ref(name, ty.as_ref(), x, *at, &mut stmts)?;
+                }
                 AStmt::Let { name, mutable, ty, init, span } => {
                     let ann = match ty {
                         Some(t) => {
-                            let ty = self.ty_of(t)?;
-                            if ty == Ty::Unit {
+                            let h = self.annotation(t)?;
+                            if self.u.ty(h) == Some(Ty::Unit) {
                                 return Err(Diagnostic::error(t.span(), "variables of type `()` are not supported").label("here").into());
                             }
-                            Some((self.u.known(ty), t.span()))
+                            Some((h, t.span()))
                         }
                         None => None,
                     };
                     let init = match init {
-                        Some(e) => {
-                            if let A::Closure { .. } = e.kind {
-                                return Err(closure_outside_factory(e.span).into());
-                            }
-                            Some(self.expr(e)?)
-                        }
+                        Some(e) => Some(self.expr(e)?),
                         None => None,
                     };
                     let h = match (&ann, &init) {
@@ -67,15 +67,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     stmts.push(Stmt::Let(id, init));
                 }
                 AStmt::LetPat { pat, ty, init, .. } => {
-                    if let A::Closure { .. } = init.kind {
-                        return Err(closure_outside_factory(init.span).into());
-                    }
                     self.destructure(pat, ty.as_ref(), init, &mut stmts)?;
                 }
+                AStmt::LetElse { pat, ty, init, els, .. } => {
+                    self.let_else(pat, ty.as_ref(), init, els, &mut stmts)?;
+                }
                 AStmt::Expr(e, semi) => {
-                    if let A::Closure { .. } = e.kind {
-                        return Err(closure_outside_factory(e.span).into());
-                    }
                     let x = self.expr(e)?;
                     if !semi {
                         // A block-like expression statement without `;` must be `()`, like Rust.
@@ -93,12 +90,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
         }
         let tail = match &b.tail {
-            Some(t) => {
-                if let A::Closure { .. } = t.kind {
-                    return Err(closure_outside_factory(t.span).into());
-                }
-                Some(Box::new(self.expr(t)?))
-            }
+            Some(t) => Some(Box::new(self.expr(t)?)),
             None => None,
         };
         Ok(Block { stmts, tail })
@@ -145,6 +137,69 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
     }
 
+    /// The type a `let` annotation says, where `_` is left to inference (`Vec2<_>`, `[_; 4]`).
+    pub(super) fn annotation(&mut self, t: &ast::TypeExpr) -> CResult<H> {
+        use ast::TypeExpr as T;
+        if !has_infer(t) {
+            let ty = self.ty_of(t)?;
+            return Ok(self.u.known(ty));
+        }
+        Ok(match t {
+            T::Infer(_) => self.u.var(Kind::Any),
+            T::Tuple(ts, _) => {
+                let mut hs = Vec::new();
+                for t in ts {
+                    hs.push(self.annotation(t)?);
+                }
+                self.u.tuple(hs)
+            }
+            T::Fixed { elem, len, .. } => {
+                let e = self.annotation(elem)?;
+                let n = match self.eval_const_here(len, Some(Scalar::Usize))? {
+                    Some(v) => v.as_i128().and_then(|v| u64::try_from(v).ok()).unwrap_or(UNKNOWN_LEN),
+                    None => UNKNOWN_LEN,
+                };
+                self.u.array(e, n)
+            }
+            T::Ref { inner, .. } => self.annotation(inner)?,
+            T::Generic { path, args, span } => {
+                let Some(adt) = self.mcx.template_named(path, self.module, *span)? else {
+                    return Err(Diagnostic::error(*span, "the type placeholder `_` is not allowed here").label("here").into());
+                };
+                let params = self.mcx.adts.borrow().def(adt).params.clone();
+                if params.len() != args.len() {
+                    return Err(Diagnostic::error(*span, format!("expected {} generic arguments", params.len())).label("here").into());
+                }
+                let mut out = Vec::new();
+                for ((_, kind), a) in params.iter().zip(args) {
+                    out.push(match (kind, a) {
+                        (None, ast::GenericArg::Type(t)) => super::unify::ArgH::Ty(self.annotation(t)?),
+                        (None, ast::GenericArg::Infer(_)) => super::unify::ArgH::Ty(self.u.var(Kind::Any)),
+                        (None, ast::GenericArg::Const(e)) => {
+                            let A::Path(n) = &e.kind else { return Err(Diagnostic::error(e.span, "expected a type").label("here").into()) };
+                            let t = self.ty_of(&T::Named(vec![n.clone()], n.span))?;
+                            super::unify::ArgH::Ty(self.u.known(t))
+                        }
+                        (Some(s), ast::GenericArg::Const(e)) => {
+                            let v = self.eval_const_here(e, Some(*s))?.and_then(|v| match v {
+                                ScalarValue::Bool(b) => Some(b as u64),
+                                ScalarValue::Int(_, x) => Some(x),
+                                _ => None,
+                            });
+                            super::unify::ArgH::Const(*s, v)
+                        }
+                        (Some(s), _) => super::unify::ArgH::Const(*s, None),
+                    });
+                }
+                self.u.adt(adt, out, false)
+            }
+            other => {
+                let ty = self.ty_of(other)?;
+                self.u.known(ty)
+            }
+        })
+    }
+
     /// The type of a block: its tail's, `!` if a statement diverges, else `()`.
     pub(super) fn body_type(&mut self, b: &CBlock) -> H {
         if let Some(t) = &b.tail {
@@ -163,6 +218,24 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 }
 
+/// Whether a type has `_` in it.
+fn has_infer(t: &ast::TypeExpr) -> bool {
+    use ast::TypeExpr as T;
+    match t {
+        T::Infer(_) => true,
+        T::Tuple(ts, _) => ts.iter().any(has_infer),
+        T::Fixed { elem, .. } | T::ArrayRef { elem, .. } => has_infer(elem),
+        T::Ref { inner, .. } => has_infer(inner),
+        T::Generic { args, .. } => args.iter().any(|a| match a {
+            ast::GenericArg::Infer(_) => true,
+            ast::GenericArg::Type(t) => has_infer(t),
+            ast::GenericArg::Const(_) => false,
+        }),
+        _ => false,
+    }
+}
+
+#[allow(dead_code)]
 pub(super) fn closure_outside_factory(span: Span) -> Diagnostic {
     Diagnostic::error(span, "closures are only supported in factories")
         .label("closure outside a factory")

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::ir::*;
-use crate::lang::ast::{self, ImplOwner, Item, ModId};
+use crate::lang::ast::{self, ImplOwner, Item, ModId, OwnerKind};
 use crate::lang::diag::Diagnostic;
 use crate::lang::names::Res;
 use crate::span::Span;
@@ -71,68 +71,102 @@ impl<'m> ModuleCx<'m> {
     /// The type item (struct or enum) a type is, for its associated items.
     pub(super) fn type_item(&self, t: Ty) -> Option<usize> {
         match t {
-            Ty::Agg(id) => self.struct_ids.iter().find(|(_, s)| **s == id).map(|(i, _)| *i),
+            Ty::Agg(id) => self.item_of_agg(id),
             Ty::Enum(e) => self.enum_ids.iter().find(|(_, x)| x.id == e.id).map(|(i, _)| *i),
             _ => None,
         }
     }
 
-    /// The type an `impl` block names.
-    pub(super) fn owner_ty(&mut self, o: &ImplOwner, module: ModId) -> CResult<Ty> {
-        match self.owner_item(o, module)? {
-            Some(i) => match &self.m.items[i] {
-                Item::Enum(_) => Ok(Ty::Enum(self.enum_ty(i)?)),
-                _ => Ok(Ty::Agg(self.struct_ty(i, o.span)?)),
-            },
-            None => Err(self.bad_owner(o)),
+    /// The type an `impl` block or trait of an associated constant names, where it needs no
+    /// generic arguments (a trait's constant has none: its `Self` is the type it is used on).
+    pub(super) fn owner_ty(&mut self, o: &ImplOwner, _module: ModId) -> CResult<Ty> {
+        match o.kind {
+            OwnerKind::Impl(i) => {
+                let d = &self.m.impls[i];
+                if !d.generics.is_empty() {
+                    return Err(Diagnostic::error(o.span, "a constant of a generic `impl` block is not supported")
+                        .label("generic `impl`")
+                        .help("declare the constant in a trait, or outside the block")
+                        .into());
+                }
+                let saved = self.self_ty.take();
+                let r = self.ty_in(&d.self_ty, d.module, &GenericEnv::none());
+                self.self_ty = saved;
+                r.map_err(|_| self.bad_owner(i))
+            }
+            OwnerKind::Trait(_) => Err(Diagnostic::error(o.span, "a trait's constant is used through a type")
+                .label("in this trait")
+                .help("write `Type::NAME` or `T::NAME`")
+                .into()),
         }
     }
 
-    /// The struct or enum item an `impl` block names (`None`: not one of the kernel's).
-    fn owner_item(&self, o: &ImplOwner, module: ModId) -> CResult<Option<usize>> {
-        let res = if o.self_ty.len() == 1 {
-            self.m.scopes.type_name(module, &o.self_ty[0].name)
-        } else {
-            self.m.scopes.path(self.m, module, &o.self_ty)?.1
+    /// The struct or enum item an `impl` block is for (`None`: a scalar, a tuple, a type
+    /// parameter, `Option`).
+    pub(super) fn impl_for_item(&self, i: usize) -> Option<usize> {
+        self.impl_head_item(i).ok().flatten()
+    }
+
+    /// The struct or enum item an inherent `impl` block names (`None`: not one of the
+    /// crate's).
+    fn impl_head_item(&self, i: usize) -> CResult<Option<usize>> {
+        let d = &self.m.impls[i];
+        let path = match &d.self_ty {
+            ast::TypeExpr::Named(p, _) | ast::TypeExpr::Generic { path: p, .. } => p,
+            _ => return Ok(None),
         };
+        let res = if path.len() == 1 { self.m.scopes.type_name(d.module, &path[0].name) } else { self.m.scopes.path(self.m, d.module, path)?.1 };
         Ok(match res {
             Some(Res::Item(i)) if self.m.items[i].is_type() => Some(i),
             _ => None,
         })
     }
 
-    fn bad_owner(&self, o: &ImplOwner) -> Box<Diagnostic> {
-        let name = o.self_ty.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
-        Diagnostic::error(o.span, format!("cannot find type `{name}` for this `impl` block"))
-            .label("not a struct or enum of the kernel")
-            .help("`impl` blocks add methods to the kernel's own structs and enums")
-            .into()
+    pub(super) fn bad_owner(&self, i: usize) -> Box<Diagnostic> {
+        let d = &self.m.impls[i];
+        match &d.self_ty {
+            ast::TypeExpr::Named(p, _) | ast::TypeExpr::Generic { path: p, .. } => {
+                let name = p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
+                Diagnostic::error(d.self_ty.span(), format!("cannot find type `{name}` for this `impl` block"))
+                    .label("not a struct or enum of the kernel")
+                    .help("`impl` blocks add methods to the kernel's own structs and enums")
+                    .into()
+            }
+            other => Diagnostic::error(other.span(), "cannot define inherent `impl` for this type")
+                .label("not a struct or enum of the kernel")
+                .help("define a trait and `impl` it for the type: `trait Scale { fn scale(self) -> Self; } impl Scale for f32 { .. }`")
+                .into(),
+        }
     }
 
-    /// The associated items of every type, by the type's item: built once per context, with
+    /// The inherent `impl` blocks of every type, by the type's item: built once per context, with
     /// the errors of `impl` blocks that name no type or name one item twice.
     fn assoc_table(&mut self) -> CResult<&HashMap<usize, Vec<(String, usize)>>> {
         if self.assoc.is_none() {
             let mut table: HashMap<usize, Vec<(String, usize)>> = HashMap::new();
-            for (i, item) in self.m.items.iter().enumerate() {
-                let Some(o) = item.owner() else { continue };
-                let Some(t) = self.owner_item(o, item.module())? else { return Err(self.bad_owner(o)) };
-                let name = item.name();
-                let list = table.entry(t).or_default();
-                if let Some((_, prev)) = list.iter().find(|(n, _)| *n == name.name) {
-                    return Err(Diagnostic::error(name.span, format!("duplicate definitions with name `{}`", name.name))
-                        .label("duplicate definition")
-                        .secondary(self.m.items[*prev].name().span, "other definition here")
-                        .into());
+            for (k, d) in self.m.impls.iter().enumerate() {
+                if d.trait_.is_some() {
+                    continue;
                 }
-                list.push((name.name.clone(), i));
+                let Some(t) = self.impl_head_item(k)? else { return Err(self.bad_owner(k)) };
+                let list = table.entry(t).or_default();
+                for &i in &d.items {
+                    let name = self.m.items[i].name();
+                    if let Some((_, prev)) = list.iter().find(|(n, _)| *n == name.name) {
+                        return Err(Diagnostic::error(name.span, format!("duplicate definitions with name `{}`", name.name))
+                            .label("duplicate definition")
+                            .secondary(self.m.items[*prev].name().span, "other definition here")
+                            .into());
+                    }
+                    list.push((name.name.clone(), i));
+                }
             }
             self.assoc = Some(table);
         }
         Ok(self.assoc.get_or_insert_with(HashMap::new))
     }
 
-    /// The associated item `name` of type item `t` (a function or a constant).
+    /// The inherent associated item `name` of type item `t` (a function or a constant).
     pub(super) fn assoc_item(&mut self, t: usize, name: &str) -> CResult<Option<usize>> {
         Ok(self.assoc_table()?.get(&t).and_then(|l| l.iter().find(|(n, _)| n == name)).map(|(_, i)| *i))
     }
@@ -145,9 +179,14 @@ impl<'m> ModuleCx<'m> {
         }
     }
 
-    /// A path whose last segment names an associated item of a type: `Particle::new`,
-    /// `common::Mode::from`, `Self::G`. The type (resolved in `module`, `Self` in the current
-    /// `impl` block) and the item, if the path has that shape and the type has the item.
+    /// Checks every inherent `impl` block names a type of the crate and defines each name once.
+    pub(super) fn check_impl_heads(&mut self) -> CResult<()> {
+        self.assoc_table().map(|_| ())
+    }
+
+    /// A path whose last segment names an inherent associated item of a type that needs no
+    /// generic arguments: `Particle::new`, `common::Mode::from`, `Self::G`. The type (resolved
+    /// in `module`, `Self` in the current `impl` block), its item and the associated item.
     pub(super) fn assoc_path(&mut self, path: &[ast::Ident], module: ModId) -> CResult<Option<(Ty, usize, usize)>> {
         let Some((last, ty_path)) = path.split_last() else { return Ok(None) };
         if ty_path.is_empty() {
@@ -168,7 +207,7 @@ impl<'m> ModuleCx<'m> {
                 }
             };
             match res {
-                Some(Res::Item(i)) if self.m.items[i].is_type() => {
+                Some(Res::Item(i)) if self.m.items[i].is_type() && !self.is_template(i) => {
                     let span = ty_path[ty_path.len() - 1].span;
                     match &self.m.items[i] {
                         Item::Enum(_) => Ty::Enum(self.enum_ty(i)?),

@@ -29,11 +29,20 @@ pub(super) enum Node {
     Compound(u32),
 }
 
-/// A tuple or array type being inferred.
+/// A tuple, array or instance of a generic struct or enum being inferred.
 #[derive(Clone, Debug)]
 pub(super) enum Compound {
     Tuple(Vec<H>),
     Array(H, u64),
+    /// `Vec2<?T>`: a template of the module's [`Adts`] and its arguments.
+    Adt(AdtId, Vec<ArgH>),
+}
+
+/// An argument of an instance being inferred: a type, or a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum ArgH {
+    Ty(H),
+    Const(Scalar, Option<u64>),
 }
 
 /// Deeper nesting of aggregate types than this is an error, not a stack overflow.
@@ -50,14 +59,159 @@ pub(super) struct Unifier {
     enum_names: Rc<RefCell<Vec<String>>>,
     /// The aggregate types of the program being checked.
     pub(super) types: Rc<RefCell<Types>>,
+    /// The module's generic structs and enums with fields, and their instances.
+    pub(super) adts: Rc<RefCell<Adts>>,
 }
 
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use super::adt::{AdtId, Adts, GArg};
+
+/// A state of the unifier to return to ([`Unifier::snapshot`]).
+pub(super) struct Snapshot {
+    nodes: Vec<Node>,
+    compounds: Vec<Compound>,
+}
+
 impl Unifier {
-    pub(super) fn new(enum_names: Rc<RefCell<Vec<String>>>, types: Rc<RefCell<Types>>) -> Unifier {
-        Unifier { nodes: Vec::new(), compounds: Vec::new(), enum_names, param_names: Vec::new(), types }
+    pub(super) fn new(enum_names: Rc<RefCell<Vec<String>>>, types: Rc<RefCell<Types>>, adts: Rc<RefCell<Adts>>) -> Unifier {
+        Unifier { nodes: Vec::new(), compounds: Vec::new(), enum_names, param_names: Vec::new(), types, adts }
+    }
+
+    /// The current state, to try a unification and undo it ([`Unifier::rollback`]).
+    pub(super) fn snapshot(&self) -> Snapshot {
+        Snapshot { nodes: self.nodes.clone(), compounds: self.compounds.clone() }
+    }
+
+    /// Back to `s`: every variable and compound made before it as it was (those made since
+    /// stay, as they are: a handle never dangles).
+    pub(super) fn rollback(&mut self, s: Snapshot) {
+        let n = s.nodes.len();
+        self.nodes[..n].copy_from_slice(&s.nodes);
+        let c = s.compounds.len();
+        for (k, x) in s.compounds.into_iter().enumerate().take(c) {
+            self.compounds[k] = x;
+        }
+    }
+
+    /// A tuple of `hs` that stays a compound even when every element is known (nothing is
+    /// entered in the program's types): for patterns tried and undone.
+    pub(super) fn tuple_lazy(&mut self, hs: Vec<H>) -> H {
+        self.compounds.push(Compound::Tuple(hs));
+        self.nodes.push(Node::Compound((self.compounds.len() - 1) as u32));
+        (self.nodes.len() - 1) as H
+    }
+
+    /// An array, as [`Unifier::tuple_lazy`].
+    pub(super) fn array_lazy(&mut self, elem: H, len: u64) -> H {
+        self.compounds.push(Compound::Array(elem, len));
+        self.nodes.push(Node::Compound((self.compounds.len() - 1) as u32));
+        (self.nodes.len() - 1) as H
+    }
+
+    /// The instance of template `adt` for `args`: settled (entered in the program's types)
+    /// once every argument is known and `lazy` is false.
+    pub(super) fn adt(&mut self, adt: AdtId, args: Vec<ArgH>, lazy: bool) -> H {
+        let consts_known = args.iter().all(|a| !matches!(a, ArgH::Const(_, None)));
+        if !lazy && consts_known && let Some(t) = self.adt_settled(adt, &args, 0) {
+            return self.known(t);
+        }
+        self.compounds.push(Compound::Adt(adt, args));
+        self.nodes.push(Node::Compound((self.compounds.len() - 1) as u32));
+        (self.nodes.len() - 1) as H
+    }
+
+    /// The instance when every argument is known.
+    fn adt_settled(&mut self, adt: AdtId, args: &[ArgH], depth: u32) -> Option<Ty> {
+        let mut out = Vec::with_capacity(args.len());
+        for a in args {
+            out.push(match a {
+                ArgH::Ty(h) => GArg::Ty(self.ty_depth(*h, depth + 1)?),
+                ArgH::Const(s, v) => GArg::Const(*s, *v),
+            });
+        }
+        let id = self.adts.borrow_mut().instantiate(&mut self.types.borrow_mut(), adt, &out)?;
+        Some(Ty::Agg(id))
+    }
+
+    /// A template's type `t` (its parameters [`Ty::Param`] by position) with `args` for them:
+    /// the type of a field of an instance being inferred.
+    pub(super) fn inst_h(&mut self, t: Ty, args: &[ArgH], lens: &[super::adt::LenExpr]) -> H {
+        self.inst_depth(t, args, lens, 0)
+    }
+
+    fn inst_depth(&mut self, t: Ty, args: &[ArgH], lens: &[super::adt::LenExpr], depth: u32) -> H {
+        if depth > MAX_TYPE_DEPTH {
+            return self.known(t);
+        }
+        let gargs = || -> Vec<GArg> {
+            args.iter()
+                .map(|a| match a {
+                    ArgH::Ty(_) => GArg::Ty(Ty::Unit),
+                    ArgH::Const(s, v) => GArg::Const(*s, *v),
+                })
+                .collect()
+        };
+        match t {
+            Ty::Param(p) => match args.get(p.index as usize) {
+                Some(ArgH::Ty(h)) => *h,
+                _ => self.known(t),
+            },
+            Ty::Agg(id) => {
+                let inst = self.adts.borrow().instance_of(id);
+                if let Some((adt, inner)) = inst {
+                    let mut out = Vec::with_capacity(inner.len());
+                    for a in inner {
+                        out.push(match a {
+                            GArg::Ty(t) => ArgH::Ty(self.inst_depth(t, args, lens, depth + 1)),
+                            GArg::Const(s, Some(v)) if super::adt::Adts::is_marker(v) => {
+                                ArgH::Const(s, super::adt::Adts::eval_marker(v, lens, &gargs()))
+                            }
+                            GArg::Const(s, v) => ArgH::Const(s, v),
+                        });
+                    }
+                    return self.adt(adt, out, false);
+                }
+                let agg = self.types.borrow().get(id).cloned();
+                match agg {
+                    Some(AggTy::Tuple(ts)) => {
+                        let hs = ts.into_iter().map(|t| self.inst_depth(t, args, lens, depth + 1)).collect();
+                        self.tuple(hs)
+                    }
+                    Some(AggTy::Array { elem, len }) => {
+                        let e = self.inst_depth(elem, args, lens, depth + 1);
+                        let len = if super::adt::Adts::is_marker(len) { super::adt::Adts::eval_marker(len, lens, &gargs()).unwrap_or(UNKNOWN_LEN) } else { len };
+                        self.array(e, len)
+                    }
+                    _ => self.known(t),
+                }
+            }
+            t => self.known(t),
+        }
+    }
+
+    /// The template and arguments of an instance's type (settled or being inferred).
+    pub(super) fn adt_of(&mut self, h: H) -> Option<(AdtId, Vec<ArgH>)> {
+        let r = self.find(h);
+        match self.nodes[r as usize] {
+            Node::Compound(c) => match self.compounds[c as usize].clone() {
+                Compound::Adt(a, args) => Some((a, args)),
+                _ => None,
+            },
+            Node::Known(Ty::Agg(id)) => {
+                let (a, args) = self.adts.borrow().instance_of(id)?;
+                let args = args
+                    .into_iter()
+                    .map(|g| match g {
+                        GArg::Ty(t) => ArgH::Ty(self.known(t)),
+                        GArg::Const(s, v) => ArgH::Const(s, v),
+                    })
+                    .collect();
+                Some((a, args))
+            }
+            _ => None,
+        }
     }
 
     /// A type as the source writes it (an enum, a struct and a type parameter by its name).
@@ -118,6 +272,7 @@ impl Unifier {
             }
             _ => None,
         }
+        .filter(|c| !matches!(c, Compound::Adt(..)))
     }
 
     /// Whether `h` occurs in the type of `r` (a variable must not become a type containing
@@ -134,6 +289,7 @@ impl Unifier {
             Node::Compound(c) => match self.compounds[c as usize].clone() {
                 Compound::Tuple(hs) => hs.into_iter().any(|x| self.occurs(h, x, depth + 1)),
                 Compound::Array(e, _) => self.occurs(h, e, depth + 1),
+                Compound::Adt(_, args) => args.into_iter().any(|a| matches!(a, ArgH::Ty(x) if self.occurs(h, x, depth + 1))),
             },
             _ => false,
         }
@@ -180,6 +336,11 @@ impl Unifier {
                         AggTy::Tuple(ts)
                     }
                     Compound::Array(e, len) => AggTy::Array { elem: self.ty_depth(e, depth + 1)?, len },
+                    Compound::Adt(a, args) => {
+                        let t = self.adt_settled(a, &args, depth)?;
+                        self.nodes[r as usize] = Node::Known(t);
+                        return Some(t);
+                    }
                 };
                 let id = self.types.borrow_mut().intern(t);
                 self.nodes[r as usize] = Node::Known(Ty::Agg(id));
@@ -211,6 +372,18 @@ impl Unifier {
                 Compound::Array(e, len) => {
                     let e = self.describe_depth(e, depth + 1);
                     if len == UNKNOWN_LEN { format!("[{e}; _]") } else { format!("[{e}; {len}]") }
+                }
+                Compound::Adt(a, args) => {
+                    let name = self.adts.borrow().def(a).name.clone();
+                    let parts: Vec<String> = args
+                        .into_iter()
+                        .map(|x| match x {
+                            ArgH::Ty(h) => self.describe_depth(h, depth + 1),
+                            ArgH::Const(s, Some(v)) => ScalarValue::Int(s, v).as_i128().unwrap_or(0).to_string(),
+                            ArgH::Const(..) => "_".into(),
+                        })
+                        .collect();
+                    format!("{name}<{}>", parts.join(", "))
                 }
             },
         }
@@ -258,7 +431,45 @@ impl Unifier {
             (Node::Known(Ty::Never), _) | (_, Node::Known(Ty::Never)) => true,
             (Node::Known(x), Node::Known(y)) => self.same(x, y, depth),
             (Node::Compound(_), Node::Compound(_) | Node::Known(Ty::Agg(_))) | (Node::Known(Ty::Agg(_)), Node::Compound(_)) => {
+                if let (Some((a1, x1)), Some((a2, x2))) = (self.adt_of(ra), self.adt_of(rb)) {
+                    let ok = a1 == a2
+                        && x1.len() == x2.len()
+                        && x1.into_iter().zip(x2).all(|(p, q)| match (p, q) {
+                            (ArgH::Ty(p), ArgH::Ty(q)) => self.unify_depth(p, q, depth + 1),
+                            (ArgH::Const(_, Some(v)), ArgH::Const(_, Some(w))) => v == w,
+                            (ArgH::Const(..), ArgH::Const(..)) => true,
+                            _ => false,
+                        });
+                    if ok {
+                        // A constant one side does not know yet is the other's.
+                        let (x1, x2) = (self.adt_of(ra).map(|x| x.1).unwrap_or_default(), self.adt_of(rb).map(|x| x.1).unwrap_or_default());
+                        let merged: Vec<ArgH> = x1
+                            .iter()
+                            .zip(&x2)
+                            .map(|(p, q)| match (p, q) {
+                                (ArgH::Const(s, None), ArgH::Const(_, Some(v))) => ArgH::Const(*s, Some(*v)),
+                                (p, _) => *p,
+                            })
+                            .collect();
+                        for r in [ra, rb] {
+                            if let Node::Compound(c) = self.nodes[r as usize]
+                                && let Compound::Adt(a, _) = &self.compounds[c as usize]
+                            {
+                                self.compounds[c as usize] = Compound::Adt(*a, merged.clone());
+                            }
+                        }
+                        if matches!(self.nodes[rb as usize], Node::Known(_)) {
+                            self.nodes[ra as usize] = Node::Link(rb);
+                        } else {
+                            self.nodes[rb as usize] = Node::Link(ra);
+                        }
+                    }
+                    return ok;
+                }
                 let (Some(x), Some(y)) = (self.compound(ra), self.compound(rb)) else { return false };
+                // An array of unknown length (a template's field before its constants are
+                // known) takes the other's length: the other is the representative.
+                let a_unknown_len = matches!(x, Compound::Array(_, UNKNOWN_LEN)) && !matches!(y, Compound::Array(_, UNKNOWN_LEN));
                 let ok = match (x, y) {
                     (Compound::Tuple(p), Compound::Tuple(q)) if p.len() == q.len() => {
                         p.into_iter().zip(q).all(|(p, q)| self.unify_depth(p, q, depth + 1))
@@ -270,7 +481,7 @@ impl Unifier {
                 };
                 if ok {
                     // The settled side stays the representative.
-                    if matches!(self.nodes[rb as usize], Node::Known(_)) {
+                    if matches!(self.nodes[rb as usize], Node::Known(_)) || a_unknown_len {
                         self.nodes[ra as usize] = Node::Link(rb);
                     } else {
                         self.nodes[rb as usize] = Node::Link(ra);
@@ -334,6 +545,13 @@ impl Unifier {
                     }
                     Compound::Array(e, _) => {
                         self.settle_depth(e, depth + 1)?;
+                    }
+                    Compound::Adt(_, args) => {
+                        for a in args {
+                            if let ArgH::Ty(x) = a {
+                                self.settle_depth(x, depth + 1)?;
+                            }
+                        }
                     }
                 }
                 self.ty_depth(r, depth)

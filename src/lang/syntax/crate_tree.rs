@@ -173,12 +173,13 @@ fn build(root: &Arc<SourceFile>, mut loader: Option<&mut dyn SourceLoader>, file
         lower.module = p.module;
         parse_file(&file, &mut lower, false)?;
     }
-    let Lower { items, mut modules, uses, .. } = lower;
+    let Lower { mut items, mut modules, uses, mut impls, .. } = lower;
     for (m, u) in uses {
         modules[m].uses.push(u);
     }
     check_unique(&items, &modules)?;
-    let mut m = SourceModule { file: root.clone(), files: files.clone(), items, modules, scopes: Default::default() };
+    super::generics::clear_shadowed_bounds(&mut items, &mut impls);
+    let mut m = SourceModule { file: root.clone(), files: files.clone(), items, impls, modules, scopes: Default::default() };
     m.scopes = crate::lang::names::Scopes::build(&m)?;
     Ok(m)
 }
@@ -256,11 +257,18 @@ fn normalize(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// No module defines a name twice in a namespace: functions, constants and statics share the
-/// value namespace; enums and modules the type namespace.
+/// No module defines a name twice in a namespace: functions, constants, statics and tuple and
+/// unit structs share the value namespace; types, traits and modules the type namespace.
 fn check_unique(items: &[Item], modules: &[ModuleDecl]) -> PResult<()> {
-    let mut named: Vec<(ModId, bool, &str, Span)> =
-        items.iter().map(|i| (i.module(), matches!(i, Item::Enum(_)), i.name().name.as_str(), i.name().span)).collect();
+    let mut named: Vec<(ModId, bool, &str, Span)> = Vec::new();
+    for i in items.iter().filter(|i| i.owner().is_none()) {
+        if i.in_type_namespace() {
+            named.push((i.module(), true, i.name().name.as_str(), i.name().span));
+        }
+        if i.in_value_namespace() {
+            named.push((i.module(), false, i.name().name.as_str(), i.name().span));
+        }
+    }
     named.extend(modules.iter().filter_map(|m| Some((m.parent?, true, m.name.as_str(), m.span))));
     let mut seen: std::collections::HashMap<(ModId, bool, &str), Span> = std::collections::HashMap::new();
     for (m, types, name, span) in named {

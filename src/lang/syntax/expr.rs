@@ -42,13 +42,21 @@ impl Lower {
                         syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty)?)),
                         p => (p, None),
                     };
+                    if let Some(init) = &l.init
+                        && let Some((_, els)) = &init.diverge
+                    {
+                        // `let PATTERN = value else { .. };`
+                        let pat = self.pattern(pat)?;
+                        let value = self.expr(&init.expr)?;
+                        let els = match &**els {
+                            syn::Expr::Block(b) if b.label.is_none() => self.block(&b.block)?,
+                            other => return Err(Diagnostic::error(spn(other), "expected a block after `else`").label("here").into()),
+                        };
+                        stmts.push(Stmt::LetElse { pat, ty, init: value, els, span: local_span(l) });
+                        continue;
+                    }
                     let init = match &l.init {
-                        Some(init) => {
-                            if let Some((e, _)) = &init.diverge {
-                                return Err(unsupported(spn(e), "`let .. else`", "use `if`").into());
-                            }
-                            Some(self.expr(&init.expr)?)
-                        }
+                        Some(init) => Some(self.expr(&init.expr)?),
                         None => None,
                     };
                     match self.let_pat(pat)? {
@@ -112,13 +120,38 @@ impl Lower {
                 for a in &l.attrs {
                     check_attr(a, false)?;
                 }
-                ExprKind::Lit(lit(&l.lit)?)
+                match &l.lit {
+                    // A message (`expect("..")`); the checker says where strings may not go.
+                    syn::Lit::Str(s) => ExprKind::Str(s.value()),
+                    other => ExprKind::Lit(lit(other)?),
+                }
             }
             E::Paren(p) => return self.expr(&p.expr),
             E::Group(g) => return self.expr(&g.expr),
             E::Path(p) => {
-                if p.qself.is_some() {
-                    return Err(unsupported(span, "qualified paths", "write a plain name").into());
+                if let Some(q) = &p.qself {
+                    // `<T as Trait>::NAME`, `<T>::NAME`.
+                    let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+                    if segs.len() != q.position + 1 || segs.iter().any(|s| !s.arguments.is_none()) {
+                        return Err(unsupported(span, "this qualified path", "write `<T as Trait>::NAME`").into());
+                    }
+                    let ty = Box::new(self.ty(&q.ty)?);
+                    let trait_ = (q.position > 0).then(|| segs[..q.position].iter().map(|s| ident(&s.ident)).collect());
+                    return Ok(Expr { kind: ExprKind::AssocPath { ty, trait_, name: ident(&segs[segs.len() - 1].ident) }, span });
+                }
+                let n = p.path.segments.len();
+                if n >= 2
+                    && p.path.segments.iter().take(n - 2).all(|s| s.arguments.is_none())
+                    && !p.path.segments[n - 2].arguments.is_none()
+                    && p.path.segments[n - 1].arguments.is_none()
+                {
+                    // `Tile::<4>::LEN`: an associated item of a type with its arguments.
+                    let mut tp = p.path.clone();
+                    let last = tp.segments.pop().map(|s| s.into_value());
+                    tp.segments.pop_punct();
+                    let ty = self.ty(&syn::Type::Path(syn::TypePath { qself: None, path: tp }))?;
+                    let Some(last) = last else { return Err(Diagnostic::error(span, "expected a path").label("here").into()) };
+                    return Ok(Expr { kind: ExprKind::AssocPath { ty: Box::new(ty), trait_: None, name: ident(&last.ident) }, span });
                 }
                 return self.path_expr(&p.path, span);
             }
@@ -128,11 +161,9 @@ impl Lower {
                 let op = match u.op {
                     syn::UnOp::Neg(_) => UnOp::Neg,
                     syn::UnOp::Not(_) => UnOp::Not,
-                    // `*self` in a method is `self`'s value: kernels have no other references.
+                    // `*self` in a method is `self`'s value.
                     syn::UnOp::Deref(_) if matches!(&*u.expr, E::Path(p) if p.path.is_ident("self")) => return self.expr(&u.expr),
-                    syn::UnOp::Deref(_) => {
-                        return Err(unsupported(span, "dereferencing with `*`", "index the array instead: `a[i]`").into());
-                    }
+                    syn::UnOp::Deref(_) => return Ok(Expr { kind: ExprKind::Deref(self.boxed(&u.expr)?), span }),
                     _ => return Err(unsupported(span, "this operator", "use arithmetic and logic operators").into()),
                 };
                 ExprKind::Unary(op, self.boxed(&u.expr)?)
@@ -193,21 +224,45 @@ impl Lower {
             }
             E::Call(c) => {
                 let E::Path(p) = &*c.func else {
-                    return Err(unsupported(spn(&c.func), "calls through expressions", "call a function or closure by name").into());
+                    // `(self.f)(x)`, `(f)(x)`: a call of a closure value held in a place.
+                    if let E::Paren(inner) = &*c.func
+                        && let E::Path(p) = &*inner.expr
+                        && p.qself.is_none()
+                        && p.path.get_ident().is_some()
+                    {
+                        return self.expr(&syn::Expr::Call(syn::ExprCall { func: inner.expr.clone(), ..c.clone() }));
+                    }
+                    return Err(unsupported(spn(&c.func), "calls through expressions", "bind the function to a local first: `let f = ..; f(x)`").into());
                 };
-                if p.qself.is_some() || p.path.leading_colon.is_some() {
+                if p.path.leading_colon.is_some() {
                     return Err(Diagnostic::error(spn(&c.func), format!("unknown function `{}`", quote_path(&p.path)))
                         .label("paths are not supported here")
                         .help("call a device function, closure or builtin by its name or its module path (`common::dot(..)`)")
                         .into());
                 }
                 let n = p.path.segments.len();
+                let qself = match &p.qself {
+                    Some(q) => Some(Box::new(self.ty(&q.ty)?)),
+                    None => None,
+                };
                 let mut qualifier = Vec::new();
-                for s in p.path.segments.iter().take(n - 1) {
-                    if !s.arguments.is_none() {
-                        return Err(Diagnostic::error(spn(s), "generic arguments are only written after the function's name")
-                            .label("here")
-                            .into());
+                let mut qual_args = Vec::new();
+                for (i, s) in p.path.segments.iter().take(n - 1).enumerate() {
+                    match &s.arguments {
+                        syn::PathArguments::None => {}
+                        syn::PathArguments::AngleBracketed(ab) if i + 2 == n => {
+                            for a in &ab.args {
+                                match a {
+                                    syn::GenericArgument::Lifetime(_) => {}
+                                    other => qual_args.push(self.generic_arg(other)?),
+                                }
+                            }
+                        }
+                        _ => {
+                            return Err(Diagnostic::error(spn(s), "generic arguments are written on the type or the function's name")
+                                .label("here")
+                                .into());
+                        }
                     }
                     qualifier.push(ident(&s.ident));
                 }
@@ -221,24 +276,51 @@ impl Lower {
                 };
                 ExprKind::Call {
                     qualifier,
+                    qual_args,
+                    qself,
                     func: ident(&seg.ident),
                     generics,
                     args: c.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()?,
                 }
             }
             E::MethodCall(m) => {
-                if let Some(t) = &m.turbofish {
-                    return Err(Diagnostic::error(spn(t), "methods take no generic arguments").label("remove this").into());
-                }
+                let generics = match &m.turbofish {
+                    Some(t) => t.args.iter().map(|g| self.generic_arg(g)).collect::<PResult<_>>()?,
+                    None => Vec::new(),
+                };
+                // `(0..n).map(..)`: a range as an iterator chain's source.
+                let receiver = match range_of(&m.receiver).map(|r| (r, &r.start, &r.end)) {
+                    Some((r, Some(a), Some(b))) => {
+                        let at = spn(r);
+                        let inclusive = Expr { kind: ExprKind::Lit(Lit::Bool(matches!(r.limits, syn::RangeLimits::Closed(_)))), span: at };
+                        let func = Ident { name: RANGE_SOURCE.into(), span: at };
+                        let args = vec![self.expr(a)?, self.expr(b)?, inclusive];
+                        Box::new(Expr { kind: ExprKind::Call { qualifier: Vec::new(), qual_args: Vec::new(), qself: None, func, generics: Vec::new(), args }, span: at })
+                    }
+                    _ => self.boxed(&m.receiver)?,
+                };
                 ExprKind::MethodCall {
-                    receiver: self.boxed(&m.receiver)?,
+                    receiver,
                     method: ident(&m.method),
+                    generics,
                     args: m.args.iter().map(|a| self.expr(a)).collect::<PResult<_>>()?,
                 }
             }
             E::If(i) => {
                 if let E::Let(l) = &*i.cond {
-                    return Err(unsupported(spn(l), "`if let`", "use a plain `if` with a condition").into());
+                    let pat = Box::new(self.pattern(&l.pat)?);
+                    let value = self.boxed(&l.expr)?;
+                    let then = self.block(&i.then_branch)?;
+                    let els = match &i.else_branch {
+                        Some((_, e)) => Some(self.boxed(e)?),
+                        None => None,
+                    };
+                    return Ok(Expr { kind: ExprKind::IfLet { pat, value, then, els }, span });
+                }
+                if let E::Binary(b) = &*i.cond
+                    && contains_let(&b.left) | contains_let(&b.right)
+                {
+                    return Err(unsupported(spn(&*i.cond), "`let` chains", "nest the `if let`s").into());
                 }
                 let cond = self.boxed(&i.cond)?;
                 let then = self.block(&i.then_branch)?;
@@ -250,7 +332,12 @@ impl Lower {
             }
             E::While(w) => {
                 if let E::Let(l) = &*w.cond {
-                    return Err(unsupported(spn(l), "`while let`", "use a plain `while` with a condition").into());
+                    let pat = Box::new(self.pattern(&l.pat)?);
+                    let value = self.boxed(&l.expr)?;
+                    return Ok(Expr {
+                        kind: ExprKind::WhileLet { label: w.label.as_ref().map(label), pat, value, body: self.block(&w.body)? },
+                        span,
+                    });
                 }
                 ExprKind::While(w.label.as_ref().map(label), self.boxed(&w.cond)?, self.block(&w.body)?)
             }
@@ -278,20 +365,46 @@ impl Lower {
                 if let Some(a) = &c.asyncness {
                     return Err(unsupported(spn(a), "async closures", "remove `async`").into());
                 }
+                if let Some(c) = &c.constness {
+                    return Err(unsupported(spn(c), "`const` closures", "remove `const`").into());
+                }
                 let mut params = Vec::new();
-                for p in &c.inputs {
+                // Parameters written as patterns (`|&x|`, `|(a, b)|`) are bound by a `let` at
+                // the start of the body.
+                let mut lets = Vec::new();
+                for (k, p) in c.inputs.iter().enumerate() {
                     let (pat, ty) = match p {
                         syn::Pat::Type(pt) => (&*pt.pat, Some(self.ty(&pt.ty)?)),
                         other => (other, None),
                     };
-                    let (name, mutable) = self.binding_pat(pat)?;
-                    params.push(Param { name, mutable, ty, span: spn(p) });
+                    let mut pat = pat;
+                    while let syn::Pat::Reference(r) = pat {
+                        pat = &r.pat;
+                    }
+                    match pat {
+                        syn::Pat::Ident(_) | syn::Pat::Wild(_) => {
+                            let (name, mutable) = self.binding_pat(pat)?;
+                            params.push(Param { name, mutable, ty, span: spn(p) });
+                        }
+                        other => {
+                            let lp = self.let_pat(other)?;
+                            let name = Ident { name: format!("#arg{k}"), span: spn(p) };
+                            let init = Expr { kind: ExprKind::Path(name.clone()), span: name.span };
+                            lets.push(Stmt::LetPat { pat: lp, ty: None, init, span: spn(p) });
+                            params.push(Param { name, mutable: false, ty, span: spn(p) });
+                        }
+                    }
                 }
                 let ret = match &c.output {
                     syn::ReturnType::Default => None,
                     syn::ReturnType::Type(_, t) => Some(self.ty(t)?),
                 };
-                ExprKind::Closure { params, ret, body: self.boxed(&c.body)? }
+                let mut body = self.boxed(&c.body)?;
+                if !lets.is_empty() {
+                    let at = body.span;
+                    body = Box::new(Expr { kind: ExprKind::Block(Block { stmts: lets, tail: Some(body), span: at }), span: at });
+                }
+                ExprKind::Closure { is_move: c.capture.is_some(), params, ret, body }
             }
             E::Reference(r) if r.mutability.is_none() => ExprKind::Ref(self.boxed(&r.expr)?),
             E::Reference(r) => ExprKind::RefMut(self.boxed(&r.expr)?),
@@ -350,10 +463,10 @@ impl Lower {
                     .help("write `for i in a..b { .. }`")
                     .into());
             }
-            E::Try(t) => return Err(unsupported(spn(&t.question_token), "the `?` operator", "kernels have no error values").into()),
+            E::Try(t) => ExprKind::Try(self.boxed(&t.expr)?),
             E::Async(a) => return Err(unsupported(spn(&a.async_token), "`async` blocks", "remove `async`").into()),
             E::Await(a) => return Err(unsupported(spn(&a.await_token), "`.await`", "remove `.await`").into()),
-            E::Let(l) => return Err(unsupported(spn(l), "`let` expressions", "use `let` as a statement").into()),
+            E::Let(l) => return Err(unsupported(spn(l), "`let` expressions here", "use `if let`, `while let` or `let` as a statement").into()),
             E::Const(c) => return Err(unsupported(spn(&c.const_token), "`const` blocks", "use a `const` item").into()),
             E::Yield(y) => return Err(unsupported(spn(&y.yield_token), "`yield`", "remove it").into()),
             E::TryBlock(t) => return Err(unsupported(spn(&t.try_token), "`try` blocks", "remove it").into()),
@@ -385,7 +498,7 @@ impl Lower {
         }
     }
 
-    fn path_expr(&mut self, path: &syn::Path, span: Span) -> PResult<Expr> {
+    pub(super) fn path_expr(&mut self, path: &syn::Path, span: Span) -> PResult<Expr> {
         let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
         for s in &path.segments {
             if !s.arguments.is_none() {
@@ -406,7 +519,9 @@ impl Lower {
         if let Some(e) = assoc_const(&trimmed, span) {
             return Ok(e);
         }
-        if path.leading_colon.is_some() || segs[0] == "std" || segs[0] == "core" {
+        // `std::cmp::Ordering::Less`, `std::option::Option::None`: the checker knows them.
+        let std_enum = matches!(trimmed.as_slice(), ["cmp", "Ordering", _] | ["option", "Option", _]);
+        if (path.leading_colon.is_some() || segs[0] == "std" || segs[0] == "core") && !std_enum {
             return Err(Diagnostic::error(span, format!("unknown path `{}`", quote_path(path)))
                 .label("not found")
                 .help("kernels name their own items (`common::SCALE`, `Mode::Add`) and numeric constants like `f32::MAX`, `i32::MIN` and `f32::consts::PI`").into());
@@ -419,6 +534,13 @@ impl Lower {
         let mut iter = &*f.expr;
         while let syn::Expr::Paren(p) = iter {
             iter = &p.expr;
+        }
+        if let syn::Expr::MethodCall(m) = iter
+            && m.method == "rev"
+            && m.args.is_empty()
+            && let Some(r) = range_of(&m.receiver)
+        {
+            return self.rev_loop(f, r);
         }
         let is_range = match iter {
             syn::Expr::Range(_) => true,
@@ -476,6 +598,58 @@ impl Lower {
     }
 }
 
+impl Lower {
+    /// `for i in (a..b).rev() { body }`: `{ let lo = a; let hi = b; for k in lo..hi { let i =
+    /// hi - 1 - k + lo; body } }` (`hi - k + lo` for `a..=b`), with hidden names for `lo`,
+    /// `hi` and `k`: each value once, in the loop's order, without overflow.
+    fn rev_loop(&mut self, f: &syn::ExprForLoop, r: &syn::ExprRange) -> PResult<ExprKind> {
+        let (Some(start), Some(end)) = (&r.start, &r.end) else {
+            return Err(Diagnostic::error(spn(r), "the range needs a start and an end").label("write `a..b`").into());
+        };
+        let (var, mutable) = self.binding_pat(&f.pat)?;
+        if mutable {
+            return Err(Diagnostic::error(var.span, "the loop variable cannot be `mut`").label("remove `mut`").into());
+        }
+        let span = spn(f);
+        let inclusive = matches!(r.limits, syn::RangeLimits::Closed(_));
+        let name = |n: &str| Ident { name: n.to_string(), span };
+        let path = |n: &str| Expr { kind: ExprKind::Path(name(n)), span };
+        let bin = |op: crate::ir::BinOp, a: Expr, b: Expr| Expr { kind: ExprKind::Binary(op, Box::new(a), Box::new(b)), span };
+        let one = Expr { kind: ExprKind::Lit(Lit::Int(1, None)), span };
+        let top = if inclusive { path("#hi") } else { bin(BinOp::Sub, path("#hi"), one) };
+        let value = bin(BinOp::Add, bin(BinOp::Sub, top, path("#k")), path("#lo"));
+        let let_ = |n: Ident, init: Expr| Stmt::Let { name: n, mutable: false, ty: None, init: Some(init), span };
+        let mut body = self.block(&f.body)?;
+        body.stmts.insert(0, let_(var, value));
+        let lo = self.expr(start)?;
+        let hi = self.expr(end)?;
+        let for_ = Expr {
+            kind: ExprKind::For {
+                label: f.label.as_ref().map(label),
+                var: name("#k"),
+                start: Box::new(path("#lo")),
+                end: Box::new(path("#hi")),
+                inclusive,
+                step: None,
+                body,
+            },
+            span,
+        };
+        Ok(ExprKind::Block(Block { stmts: vec![let_(name("#lo"), lo), let_(name("#hi"), hi)], tail: Some(Box::new(for_)), span }))
+    }
+}
+
+/// The range `r` is, under parentheses.
+fn range_of(mut r: &syn::Expr) -> Option<&syn::ExprRange> {
+    while let syn::Expr::Paren(p) = r {
+        r = &p.expr;
+    }
+    match r {
+        syn::Expr::Range(x) => Some(x),
+        _ => None,
+    }
+}
+
 fn macro_error(m: &syn::Macro) -> Diagnostic {
     let name = quote_path(&m.path);
     let help = match name.as_str() {
@@ -510,4 +684,13 @@ pub(super) fn quote_path(p: &syn::Path) -> String {
     }
     s.push_str(&p.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::"));
     s
+}
+
+/// Whether an expression holds a `let` (a `let` chain: `if let A = a && b`).
+fn contains_let(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Let(_) => true,
+        syn::Expr::Binary(b) => contains_let(&b.left) || contains_let(&b.right),
+        _ => false,
+    }
 }

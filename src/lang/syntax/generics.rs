@@ -17,8 +17,21 @@ use super::{Lower, PResult, unsupported};
 pub(crate) const BOUND_LIST: &str = "`Float` (f16, bf16, f32, f64), `Half` (f16, bf16), `Int` (every integer type) and `Num` (both)";
 
 impl Lower {
-    /// The generic parameters of a function, with the bounds of its `where` clause merged in.
-    pub(super) fn generics(&mut self, g: &syn::Generics) -> PResult<Vec<GenericParamDef>> {
+    /// The generic parameters of a function, a type or an `impl` block, with the bounds of its
+    /// `where` clause merged in, and the `where` predicates on other types.
+    pub(super) fn generics(&mut self, g: &syn::Generics) -> PResult<(Vec<GenericParamDef>, Vec<WherePred>)> {
+        // A bound may name any of the parameters (`T: Add<Output = T>`).
+        let saved = self.type_params.len();
+        self.type_params.extend(g.params.iter().filter_map(|p| match p {
+            syn::GenericParam::Type(t) => Some(t.ident.to_string()),
+            _ => None,
+        }));
+        let r = self.generics_inner(g);
+        self.type_params.truncate(saved);
+        r
+    }
+
+    fn generics_inner(&mut self, g: &syn::Generics) -> PResult<(Vec<GenericParamDef>, Vec<WherePred>)> {
         let mut out: Vec<GenericParamDef> = Vec::new();
         for p in &g.params {
             let def = match p {
@@ -29,21 +42,26 @@ impl Lower {
                     if let Some(a) = t.attrs.first() {
                         return Err(Diagnostic::error(spn(a), "attributes on generic parameters are not supported").label("here").into());
                     }
-                    if let Some(d) = &t.default {
-                        return Err(Diagnostic::error(spn(d), "type parameters of functions have no defaults")
+                    // `trait Mix<Rhs = Self>`: an `impl` or bound that names no argument means
+                    // `Self`, as the operator traits' `Rhs` does.
+                    let self_default = matches!(&t.default, Some(syn::Type::Path(p)) if p.qself.is_none() && p.path.is_ident("Self"));
+                    if let Some(d) = t.default.as_ref().filter(|_| !self_default) {
+                        return Err(Diagnostic::error(spn(d), "type parameters have no defaults in kernels")
                             .label("remove the default")
-                            .help("name the type where the function is used: `f::<f32>(..)`")
+                            .help("name the type where it is used: `f::<f32>(..)`")
                             .into());
                     }
-                    let mut bound = Bound::Any;
+                    let mut bounds = Vec::new();
                     for b in &t.bounds {
-                        bound = meet(bound, self.bound(b)?, spn(t))?;
+                        if let Some(b) = self.trait_bound(b)? {
+                            bounds.push(b);
+                        }
                     }
-                    GenericParamDef { name: ident(&t.ident), kind: GenericParamKind::Type(bound), span: spn(t) }
+                    GenericParamDef { name: ident(&t.ident), kind: GenericParamKind::Type(Bound::Any), bounds, span: spn(t) }
                 }
                 syn::GenericParam::Const(c) => {
                     if let Some(d) = &c.default {
-                        return Err(Diagnostic::error(spn(d), "const parameters of functions have no defaults")
+                        return Err(Diagnostic::error(spn(d), "const parameters have no defaults in kernels")
                             .label("remove the default")
                             .into());
                     }
@@ -56,7 +74,7 @@ impl Lower {
                                 .into());
                         }
                     };
-                    GenericParamDef { name: ident(&c.ident), kind: GenericParamKind::Const(ty), span: spn(c) }
+                    GenericParamDef { name: ident(&c.ident), kind: GenericParamKind::Const(ty), bounds: Vec::new(), span: spn(c) }
                 }
             };
             if let Some(prev) = out.iter().find(|p| p.name.name == def.name.name) {
@@ -70,81 +88,168 @@ impl Lower {
             }
             out.push(def);
         }
+        let mut preds = Vec::new();
         if let Some(w) = &g.where_clause {
-            for pred in &w.predicates {
-                let syn::WherePredicate::Type(pt) = pred else {
-                    return Err(unsupported(spn(pred), "lifetime bounds", "remove it").into());
-                };
-                if let Some(l) = &pt.lifetimes {
-                    return Err(unsupported(spn(l), "higher-ranked bounds", "remove it").into());
+            // The clause's types may name the parameters just declared.
+            let saved = self.type_params.len();
+            self.type_params.extend(out.iter().filter(|p| matches!(p.kind, GenericParamKind::Type(_))).map(|p| p.name.name.clone()));
+            let r = self.where_clause(w, &mut out, &mut preds);
+            self.type_params.truncate(saved);
+            r?;
+        }
+        for p in &mut out {
+            if let GenericParamKind::Type(_) = p.kind {
+                let mut bound = Bound::Any;
+                for b in &p.bounds {
+                    if let Some(k) = kernel_bound(b) {
+                        bound = meet(bound, k, b.span)?;
+                    }
                 }
-                let target = match &pt.bounded_ty {
-                    syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => p.path.get_ident().map(ident),
-                    _ => None,
-                };
-                let Some(target) = target else {
-                    return Err(Diagnostic::error(spn(&pt.bounded_ty), "a `where` clause bounds a type parameter of this function")
-                        .label("not a type parameter")
-                        .help("write `where T: Float`")
-                        .into());
-                };
-                let Some(i) = out.iter().position(|p| p.name.name == target.name && matches!(p.kind, GenericParamKind::Type(_))) else {
-                    return Err(Diagnostic::error(target.span, format!("`{}` is not a type parameter of this function", target.name))
-                        .label("not declared in `<..>`")
-                        .help(format!("declare it first: `fn f<{}: Float>(..)`", target.name))
-                        .into());
-                };
-                for b in &pt.bounds {
-                    let GenericParamKind::Type(cur) = out[i].kind else { continue };
-                    let b = self.bound(b)?;
-                    out[i].kind = GenericParamKind::Type(meet(cur, b, spn(pt))?);
-                }
+                p.kind = GenericParamKind::Type(bound);
             }
         }
-        Ok(out)
+        Ok((out, preds))
     }
 
-    /// One bound: `Float`, `Int` or `Num`; `Copy` and `Clone` hold for every kernel type and
-    /// add nothing.
-    fn bound(&mut self, b: &syn::TypeParamBound) -> PResult<Bound> {
-        let syn::TypeParamBound::Trait(t) = b else {
-            return Err(unsupported(spn(b), "this kind of bound", &format!("bound type parameters with {BOUND_LIST}")).into());
-        };
-        if !matches!(t.modifier, syn::TraitBoundModifier::None) || t.lifetimes.is_some() {
-            return Err(unsupported(spn(t), "this kind of bound", &format!("bound type parameters with {BOUND_LIST}")).into());
-        }
-        let name = t.path.segments.iter().map(|s| s.ident.to_string()).collect::<Vec<_>>().join("::");
-        let last = t.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
-        let plain = t.path.segments.len() == 1 || name == format!("kache::{last}");
-        if t.path.segments.iter().any(|s| !s.arguments.is_none()) {
-            return Err(Diagnostic::error(spn(t), format!("unknown bound `{name}<..>`"))
-                .label("not a kernel bound")
-                .help(format!("bound type parameters with {BOUND_LIST}"))
-                .into());
-        }
-        match last.as_str() {
-            "Float" if plain => Ok(Bound::Float),
-            "Half" if plain => Ok(Bound::Half),
-            "Int" if plain => Ok(Bound::Int),
-            "Num" if plain => Ok(Bound::Num),
-            "Copy" | "Clone" | "Send" | "Sync" | "Sized" => Ok(Bound::Any),
-            _ => {
-                let close = match last.to_ascii_lowercase().as_str() {
-                    "float" | "real" | "floating" | "floatingpoint" => Some("Float"),
-                    "half" | "f16" | "bf16" | "float16" => Some("Half"),
-                    "int" | "integer" | "primint" => Some("Int"),
-                    "num" | "number" | "numeric" | "primitive" | "scalar" => Some("Num"),
-                    _ => None,
-                };
-                let mut d = Diagnostic::error(spn(t), format!("unknown bound `{name}`"))
-                    .label("not a kernel bound")
-                    .help(format!("bound type parameters with {BOUND_LIST}"));
-                if let Some(c) = close {
-                    d = d.note(format!("did you mean `{c}`?"));
+    fn where_clause(&mut self, w: &syn::WhereClause, out: &mut [GenericParamDef], preds: &mut Vec<WherePred>) -> PResult<()> {
+        for pred in &w.predicates {
+            let syn::WherePredicate::Type(pt) = pred else {
+                // `'a: 'b`: kernels have no lifetimes to bound.
+                continue;
+            };
+            if let Some(l) = &pt.lifetimes {
+                return Err(unsupported(spn(l), "higher-ranked bounds", "remove it").into());
+            }
+            let mut bounds = Vec::new();
+            for b in &pt.bounds {
+                if let Some(b) = self.trait_bound(b)? {
+                    bounds.push(b);
                 }
-                Err(d.into())
+            }
+            let target = match &pt.bounded_ty {
+                syn::Type::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => p.path.get_ident().map(ident),
+                _ => None,
+            };
+            match target.and_then(|t| out.iter().position(|p| p.name.name == t.name && matches!(p.kind, GenericParamKind::Type(_)))) {
+                Some(i) => out[i].bounds.extend(bounds),
+                None => {
+                    let ty = self.ty(&pt.bounded_ty)?;
+                    preds.push(WherePred { ty, bounds, span: spn(pt) });
+                }
             }
         }
+        Ok(())
+    }
+
+    /// One bound as written: a trait path with its arguments; `None` for a lifetime bound
+    /// (`T: 'static`) and `?Sized`, which change nothing in kernels.
+    pub(super) fn trait_bound(&mut self, b: &syn::TypeParamBound) -> PResult<Option<TraitBound>> {
+        let t = match b {
+            syn::TypeParamBound::Trait(t) => t,
+            syn::TypeParamBound::Lifetime(_) => return Ok(None),
+            other => return Err(unsupported(spn(other), "this kind of bound", "bound type parameters with traits").into()),
+        };
+        if let syn::TraitBoundModifier::Maybe(_) = t.modifier {
+            return Ok(None);
+        }
+        if t.lifetimes.is_some() {
+            return Err(unsupported(spn(t), "higher-ranked bounds", "remove `for<..>`").into());
+        }
+        let span = spn(t);
+        let mut path = Vec::new();
+        for seg in t.path.segments.iter() {
+            path.push(ident(&seg.ident));
+        }
+        let mut bound = TraitBound { path, args: Vec::new(), assoc: Vec::new(), fn_sugar: None, span };
+        let n = t.path.segments.len();
+        for (i, seg) in t.path.segments.iter().enumerate() {
+            match &seg.arguments {
+                syn::PathArguments::None => {}
+                _ if i + 1 != n => {
+                    return Err(Diagnostic::error(spn(seg), "generic arguments are written on the trait's name").label("here").into());
+                }
+                syn::PathArguments::AngleBracketed(ab) => {
+                    for a in &ab.args {
+                        match a {
+                            syn::GenericArgument::AssocType(at) => {
+                                if at.generics.is_some() {
+                                    return Err(unsupported(spn(at), "generic associated types", "remove the arguments").into());
+                                }
+                                bound.assoc.push((ident(&at.ident), self.ty(&at.ty)?));
+                            }
+                            syn::GenericArgument::Lifetime(_) => {}
+                            other => bound.args.push(self.generic_arg(other)?),
+                        }
+                    }
+                }
+                syn::PathArguments::Parenthesized(p) => {
+                    let params = p.inputs.iter().map(|t| self.ty(t)).collect::<PResult<Vec<_>>>()?;
+                    let ret = match &p.output {
+                        syn::ReturnType::Default => None,
+                        syn::ReturnType::Type(_, t) => Some(Box::new(self.ty(t)?)),
+                    };
+                    bound.fn_sugar = Some((params, ret));
+                }
+            }
+        }
+        Ok(Some(bound))
+    }
+}
+
+/// The kernel bound a trait bound names, if it is one (`Float`, `Int`, `Num`, `kache::Float`).
+/// A crate that declares a trait of one of these names means its own trait: the parse of the
+/// crate clears the kernel bounds of such names afterwards ([`clear_shadowed_bounds`]).
+pub(super) fn kernel_bound(b: &TraitBound) -> Option<Bound> {
+    let plain = b.path.len() == 1 || (b.path.len() == 2 && b.path[0].name == "kache");
+    if !plain || !b.args.is_empty() || !b.assoc.is_empty() || b.fn_sugar.is_some() {
+        return None;
+    }
+    match b.name() {
+        "Float" => Some(Bound::Float),
+        "Half" => Some(Bound::Half),
+        "Int" => Some(Bound::Int),
+        "Num" => Some(Bound::Num),
+        _ => None,
+    }
+}
+
+/// Where the crate declares a trait named like a kernel bound (`trait Float { .. }`), a bound of
+/// that name is the crate's trait: the kernel bound it stood for is removed.
+pub(super) fn clear_shadowed_bounds(items: &mut [Item], impls: &mut [ImplDecl]) {
+    let shadowed: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Trait(t) if matches!(t.name.name.as_str(), "Float" | "Half" | "Int" | "Num") => Some(t.name.name.clone()),
+            _ => None,
+        })
+        .collect();
+    if shadowed.is_empty() {
+        return;
+    }
+    let fix = |gs: &mut Vec<GenericParamDef>| {
+        for g in gs {
+            if let GenericParamKind::Type(_) = g.kind {
+                let mut bound = Bound::Any;
+                for b in &g.bounds {
+                    if let Some(k) = kernel_bound(b).filter(|_| !(b.path.len() == 1 && shadowed.iter().any(|s| s == b.name()))) {
+                        bound = meet(bound, k, b.span).unwrap_or(bound);
+                    }
+                }
+                g.kind = GenericParamKind::Type(bound);
+            }
+        }
+    };
+    for item in items {
+        match item {
+            Item::Fn(f) => fix(&mut f.generics),
+            Item::Struct(s) => fix(&mut s.generics),
+            Item::Enum(e) => fix(&mut e.generics),
+            Item::Trait(t) => fix(&mut t.generics),
+            Item::Const(_) => {}
+        }
+    }
+    for i in impls {
+        fix(&mut i.generics);
     }
 }
 

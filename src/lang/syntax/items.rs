@@ -142,6 +142,7 @@ impl Lower {
                     owner: None,
                     ty: self.ty(&c.ty)?,
                     value: self.expr(&c.expr)?,
+                    required: false,
                     span: spn(c),
                 })
             }
@@ -165,6 +166,7 @@ impl Lower {
                     owner: None,
                     ty: self.ty(&s.ty)?,
                     value: self.expr(&s.expr)?,
+                    required: false,
                     span: spn(s),
                 })
             }
@@ -181,7 +183,10 @@ impl Lower {
             I::Struct(s) => Item::Struct(self.struct_item(s)?),
             I::Enum(e) => Item::Enum(self.enum_item(e)?),
             I::Union(u) => return Err(unsupported(spn(&u.ident), "unions", "use separate arrays").into()),
-            I::Trait(t) => return Err(unsupported(spn(&t.ident), "traits", "write plain functions").into()),
+            I::Trait(t) => {
+                self.trait_item(t)?;
+                return Ok(None);
+            }
             I::Impl(i) => {
                 self.impl_block(i)?;
                 return Ok(None);
@@ -200,17 +205,20 @@ impl Lower {
     }
 
     fn fn_item(&mut self, f: &syn::ItemFn) -> PResult<FnItem> {
-        self.fn_parts(&f.attrs, &f.vis, &f.sig, &f.block, None)
+        self.fn_parts(&f.attrs, &f.vis, &f.sig, Some(&f.block), None, &[])
     }
 
-    /// A function item or an associated function of an `impl` block (`owner`).
-    fn fn_parts(
+    /// A function item, or an associated function of an `impl` block or a trait (`owner`,
+    /// whose generic parameters `outer` come first in the function's). A trait's method may
+    /// have no body.
+    pub(super) fn fn_parts(
         &mut self,
         attrs: &[syn::Attribute],
         vis: &syn::Visibility,
         sig: &syn::Signature,
-        block: &syn::Block,
+        block: Option<&syn::Block>,
         owner: Option<&ImplOwner>,
+        outer: &[GenericParamDef],
     ) -> PResult<FnItem> {
         let mut is_kernel = false;
         let mut options = KernelOptions::default();
@@ -232,24 +240,27 @@ impl Lower {
         if let Some(a) = &sig.asyncness {
             return Err(unsupported(spn(a), "`async` functions", "remove `async`").into());
         }
-        if let Some(c) = &sig.constness {
-            return Err(unsupported(spn(c), "`const fn`", "remove `const`; device functions are inlined anyway").into());
-        }
         if let Some(a) = &sig.abi {
             return Err(unsupported(spn(a), "`extern` functions", "remove the ABI").into());
         }
-        let generics = self.generics(&sig.generics)?;
-        if owner.is_some() && !generics.is_empty() {
-            return Err(unsupported(
-                spn(&sig.generics),
-                "generic associated functions",
-                "write a generic function outside the `impl` block",
-            )
-            .into());
-        }
-        self.type_params = generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()).collect();
-        let r = self.fn_rest(vis, sig, block, is_kernel, options, generics, owner);
-        self.type_params.clear();
+        let saved = self.type_params.clone();
+        self.type_params.extend(outer.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
+        let r = self.generics(&sig.generics).and_then(|(own, preds)| {
+            for g in &own {
+                if let Some(prev) = outer.iter().find(|p| p.name.name == g.name.name) {
+                    return Err(Diagnostic::error(g.name.span, format!("the name `{}` is already used for a generic parameter", g.name.name))
+                        .label("already used")
+                        .secondary(prev.name.span, "first use of the name, in the enclosing block")
+                        .into());
+                }
+            }
+            let mut generics = outer.to_vec();
+            generics.extend(own);
+            self.type_params.extend(generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
+            let parts = FnHead { is_kernel, options, generics, impl_generics: outer.len(), where_preds: preds, is_const: sig.constness.is_some() };
+            self.fn_rest(vis, sig, block, parts, owner)
+        });
+        self.type_params = saved;
         let mut f = r?;
         let mut tunes = attrs.iter().filter(|a| a.path().is_ident("tune"));
         if let Some(a) = tunes.next() {
@@ -267,17 +278,15 @@ impl Lower {
         Ok(f)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn fn_rest(
         &mut self,
         vis: &syn::Visibility,
         sig: &syn::Signature,
-        block: &syn::Block,
-        is_kernel: bool,
-        options: KernelOptions,
-        generics: Vec<GenericParamDef>,
+        block: Option<&syn::Block>,
+        head: FnHead,
         owner: Option<&ImplOwner>,
     ) -> PResult<FnItem> {
+        let FnHead { is_kernel, options, mut generics, impl_generics, where_preds, is_const } = head;
         if let Some(v) = &sig.variadic {
             return Err(unsupported(spn(v), "variadic functions", "list the parameters").into());
         }
@@ -292,16 +301,19 @@ impl Lower {
                             .help("declare methods in an `impl` block: `impl Particle { fn speed(&self) -> f32 { .. } }`")
                             .into());
                     }
-                    if r.colon_token.is_some() {
-                        return Err(unsupported(spn(r), "`self` with a type", "write `self`, `&self` or `&mut self`").into());
+                    if r.colon_token.is_some() && !self_type_ok(&r.ty) {
+                        return Err(unsupported(spn(r), "`self` with this type", "write `self`, `&self` or `&mut self`").into());
                     }
                     if let Some((_, Some(l))) = &r.reference {
                         return Err(unsupported(spn(l), "lifetimes", "remove the lifetime").into());
                     }
-                    let kind = match &r.reference {
-                        None => SelfKind::Value,
-                        Some(_) if r.mutability.is_some() => SelfKind::RefMut,
-                        Some(_) => SelfKind::Ref,
+                    let kind = match (&r.reference, &*r.ty) {
+                        (Some(_), _) if r.mutability.is_some() => SelfKind::RefMut,
+                        (Some(_), _) => SelfKind::Ref,
+                        // `self: &Self`, `self: &mut Self`
+                        (None, syn::Type::Reference(t)) if r.colon_token.is_some() && t.mutability.is_some() => SelfKind::RefMut,
+                        (None, syn::Type::Reference(_)) if r.colon_token.is_some() => SelfKind::Ref,
+                        (None, _) => SelfKind::Value,
                     };
                     receiver = Some(kind);
                     let span = spn(r);
@@ -326,7 +338,32 @@ impl Lower {
                         .help("give each parameter its own name")
                         .into());
                     }
-                    params.push(Param { name, mutable, ty: Some(self.ty(&pt.ty)?), span: spn(pt) });
+                    // `x: &impl Trait`, `x: &mut impl Trait`: a reference to one.
+                    let (inner_ty, by_ref) = match &*pt.ty {
+                        syn::Type::Reference(r) if matches!(*r.elem, syn::Type::ImplTrait(_)) => (&*r.elem, Some((r.mutability.is_some(), spn(r)))),
+                        t => (t, None),
+                    };
+                    let ty = match self.impl_trait_bounds(inner_ty)? {
+                        // `x: impl Trait`: an anonymous type parameter bounded by the trait.
+                        Some(bounds) => {
+                            let text = quote::ToTokens::to_token_stream(inner_ty).to_string();
+                            let mut pname = text.clone();
+                            let mut n = 1;
+                            while generics.iter().any(|g| g.name.name == pname) {
+                                n += 1;
+                                pname = format!("{text} #{n}");
+                            }
+                            let pid = Ident { name: pname, span: spn(inner_ty) };
+                            let bound = bounds.iter().filter_map(super::generics::kernel_bound).next().unwrap_or(crate::ir::Bound::Any);
+                            generics.push(GenericParamDef { name: pid.clone(), kind: GenericParamKind::Type(bound), bounds, span: pid.span });
+                            match by_ref {
+                                Some((mutable, span)) => TypeExpr::Ref { inner: Box::new(TypeExpr::Param(pid)), mutable, span },
+                                None => TypeExpr::Param(pid),
+                            }
+                        }
+                        None => self.ty(&pt.ty)?,
+                    };
+                    params.push(Param { name, mutable, ty: Some(ty), span: spn(pt) });
                 }
             }
         }
@@ -335,6 +372,10 @@ impl Lower {
             syn::ReturnType::Type(_, t) => self.ret_ty(t)?,
         };
         let sig_span = Span::new(spn(&sig.fn_token).lo as usize, spn(&sig.output).hi.max(spn(&sig.paren_token.span.join()).hi) as usize);
+        let body = match block {
+            Some(b) => self.block(b)?,
+            None => Block { stmts: Vec::new(), tail: None, span: sig_span },
+        };
         Ok(FnItem {
             name: ident(&sig.ident),
             module: self.module,
@@ -343,12 +384,16 @@ impl Lower {
             options,
             params,
             ret,
-            body: self.block(block)?,
+            body,
             sig_span,
             generics,
             owner: owner.cloned(),
             receiver,
             tune: None,
+            impl_generics,
+            where_preds,
+            required: block.is_none(),
+            is_const,
         })
     }
 
@@ -382,30 +427,41 @@ impl Lower {
             }
             check_attr(a, false)?;
         }
-        if !s.generics.params.is_empty() {
-            return Err(unsupported(
-                spn(&s.generics),
-                "generic structs",
-                "write the field types out (a generic function can take the fields)",
-            )
-            .into());
-        }
-        let fields = match &s.fields {
-            syn::Fields::Named(n) => n.named.iter().collect::<Vec<_>>(),
-            syn::Fields::Unnamed(u) => {
-                return Err(unsupported(spn(u), "tuple structs", "name the fields: `struct Pair { a: f32, b: f32 }`").into());
-            }
-            syn::Fields::Unit => {
-                return Err(unsupported(spn(&s.ident), "unit structs", "give the struct a field, or use a `const`").into());
-            }
+        let (generics, _) = self.generics(&s.generics)?;
+        let saved = self.type_params.len();
+        self.type_params.extend(generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
+        let r = self.struct_fields(&s.fields);
+        self.type_params.truncate(saved);
+        let (kind, out) = r?;
+        Ok(StructItem {
+            name: ident(&s.ident),
+            module: self.module,
+            public: is_pub(&s.vis),
+            derives,
+            kind,
+            generics,
+            fields: out,
+            span: spn(&s.ident),
+        })
+    }
+
+    /// The fields of a struct or of an enum's variant: named, numbered (a tuple struct's are
+    /// named `0`, `1`, ..) or none.
+    pub(super) fn struct_fields(&mut self, fields: &syn::Fields) -> PResult<(StructKind, Vec<FieldDecl>)> {
+        let (kind, list) = match fields {
+            syn::Fields::Named(n) => (StructKind::Named, n.named.iter().collect::<Vec<_>>()),
+            syn::Fields::Unnamed(u) => (StructKind::Tuple, u.unnamed.iter().collect::<Vec<_>>()),
+            syn::Fields::Unit => (StructKind::Unit, Vec::new()),
         };
         let mut out: Vec<FieldDecl> = Vec::new();
-        for f in fields {
+        for (k, f) in list.into_iter().enumerate() {
             for a in &f.attrs {
                 check_attr(a, false)?;
             }
-            let Some(id) = &f.ident else { continue };
-            let name = ident(id);
+            let name = match &f.ident {
+                Some(id) => ident(id),
+                None => Ident { name: k.to_string(), span: spn(&f.ty) },
+            };
             if let Some(prev) = out.iter().find(|p| p.name.name == name.name) {
                 return Err(Diagnostic::error(name.span, format!("field `{}` is already declared", name.name))
                     .label("field already declared")
@@ -414,81 +470,7 @@ impl Lower {
             }
             out.push(FieldDecl { name, ty: self.ty(&f.ty)? });
         }
-        Ok(StructItem { name: ident(&s.ident), module: self.module, public: is_pub(&s.vis), derives, fields: out, span: spn(&s.ident) })
-    }
-
-    /// The items of an `impl Type { .. }` block, each an item of the module that names its
-    /// block's type.
-    fn impl_block(&mut self, i: &syn::ItemImpl) -> PResult<()> {
-        for a in &i.attrs {
-            check_attr(a, false)?;
-        }
-        if let Some((_, path, _)) = &i.trait_ {
-            return Err(unsupported(
-                spn(path),
-                "trait implementations",
-                "write inherent methods: `impl Particle { .. }` (`#[derive(Clone, Copy)]` gives the usual traits)",
-            )
-            .into());
-        }
-        if !i.generics.params.is_empty() {
-            return Err(unsupported(spn(&i.generics), "generic `impl` blocks", "implement a concrete type").into());
-        }
-        if let Some(u) = &i.unsafety {
-            return Err(unsupported(spn(u), "`unsafe impl`", "remove `unsafe`").into());
-        }
-        let self_ty = match &*i.self_ty {
-            syn::Type::Path(p)
-                if p.qself.is_none() && p.path.leading_colon.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) =>
-            {
-                p.path.segments.iter().map(|s| ident(&s.ident)).collect::<Vec<_>>()
-            }
-            other => {
-                return Err(Diagnostic::error(spn(other), "`impl` blocks are for the kernel's structs and enums")
-                    .label("not a struct or enum of the kernel")
-                    .into());
-            }
-        };
-        let owner = ImplOwner { self_ty, span: spn(&i.self_ty) };
-        let module = self.module;
-        for item in &i.items {
-            match item {
-                syn::ImplItem::Fn(f) => {
-                    if let Some(d) = &f.defaultness {
-                        return Err(unsupported(spn(d), "`default` functions", "remove `default`").into());
-                    }
-                    let fi = self.fn_parts(&f.attrs, &f.vis, &f.sig, &f.block, Some(&owner))?;
-                    self.items.push(Item::Fn(fi));
-                }
-                syn::ImplItem::Const(c) => {
-                    for a in &c.attrs {
-                        check_attr(a, false)?;
-                    }
-                    if !c.generics.params.is_empty() {
-                        return Err(unsupported(spn(&c.generics), "generic constants", "remove the generic parameters").into());
-                    }
-                    let ci = ConstItem {
-                        name: ident(&c.ident),
-                        module,
-                        public: is_pub(&c.vis),
-                        is_static: false,
-                        owner: Some(owner.clone()),
-                        ty: self.ty(&c.ty)?,
-                        value: self.expr(&c.expr)?,
-                        span: spn(c),
-                    };
-                    self.items.push(Item::Const(ci));
-                }
-                syn::ImplItem::Type(t) => {
-                    return Err(unsupported(spn(&t.ident), "associated types", "write the type out").into());
-                }
-                syn::ImplItem::Macro(m) => {
-                    return Err(unsupported(spn(&m.mac.path), "macros", "write the code out; kache has no macros").into());
-                }
-                other => return Err(unsupported(spn(other), "this kind of associated item", "write functions and constants").into()),
-            }
-        }
-        Ok(())
+        Ok((kind, out))
     }
 
     /// `use` trees, flattened into one [`UseDecl`] per name they bind.
@@ -561,9 +543,25 @@ impl Lower {
             }
             check_attr(a, false)?;
         }
-        if !e.generics.params.is_empty() {
-            return Err(unsupported(spn(&e.generics), "generic enums", "remove the generic parameters").into());
-        }
+        let (generics, _) = self.generics(&e.generics)?;
+        let saved = self.type_params.len();
+        self.type_params.extend(generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
+        let r = self.variants(e);
+        self.type_params.truncate(saved);
+        let variants = r?;
+        Ok(EnumItem {
+            name: ident(&e.ident),
+            module: self.module,
+            public: is_pub(&e.vis),
+            repr,
+            derives,
+            generics,
+            variants,
+            span: spn(&e.ident),
+        })
+    }
+
+    fn variants(&mut self, e: &syn::ItemEnum) -> PResult<Vec<VariantDecl>> {
         let mut variants = Vec::new();
         for v in &e.variants {
             for a in &v.attrs {
@@ -571,19 +569,21 @@ impl Lower {
                     check_attr(a, false)?;
                 }
             }
-            if !matches!(v.fields, syn::Fields::Unit) {
-                return Err(Diagnostic::error(spn(&v.fields), "enum variants with data are not supported in kernels")
-                    .label("fields")
-                    .help("kernel enums are C-like: `enum Mode { Add, Mul = 4 }`")
-                    .into());
-            }
+            let fields = match self.struct_fields(&v.fields)? {
+                (StructKind::Unit, _) => VariantFields::Unit,
+                (StructKind::Tuple, f) => VariantFields::Tuple(f.into_iter().map(|f| f.ty).collect()),
+                (StructKind::Named, f) => VariantFields::Named(f),
+            };
             let discriminant = match &v.discriminant {
+                Some((_, x)) if !matches!(fields, VariantFields::Unit) => {
+                    return Err(unsupported(spn(x), "discriminants on enums with fields", "remove the discriminant").into());
+                }
                 Some((_, x)) => Some(self.expr(x)?),
                 None => None,
             };
-            variants.push(VariantDecl { name: ident(&v.ident), discriminant });
+            variants.push(VariantDecl { name: ident(&v.ident), discriminant, fields });
         }
-        Ok(EnumItem { name: ident(&e.ident), module: self.module, public: is_pub(&e.vis), repr, derives, variants, span: spn(&e.ident) })
+        Ok(variants)
     }
 
     fn mod_item(&mut self, m: &syn::ItemMod) -> PResult<()> {
@@ -697,5 +697,24 @@ impl Lower {
                 .into()),
             other => Err(unsupported(spn(other), "this pattern", "bind a plain name, like `x` or `mut x`").into()),
         }
+    }
+}
+
+/// The head of a function: what its attributes and generic parameters say.
+pub(super) struct FnHead {
+    pub(super) is_kernel: bool,
+    pub(super) options: KernelOptions,
+    pub(super) generics: Vec<GenericParamDef>,
+    pub(super) impl_generics: usize,
+    pub(super) where_preds: Vec<WherePred>,
+    pub(super) is_const: bool,
+}
+
+/// `self: Self`, `self: &Self`, `self: &mut Self`.
+fn self_type_ok(t: &syn::Type) -> bool {
+    match t {
+        syn::Type::Path(p) => p.qself.is_none() && p.path.is_ident("Self"),
+        syn::Type::Reference(r) => r.lifetime.is_none() && self_type_ok(&r.elem),
+        _ => false,
     }
 }

@@ -13,12 +13,14 @@
 mod crate_tree;
 mod expr;
 mod generics;
+pub(crate) mod index_mut;
 mod items;
 mod limits;
 mod literals;
 mod patterns;
 mod spans;
 mod split;
+mod traits;
 mod tune;
 mod types;
 
@@ -27,6 +29,7 @@ pub use generics::parse_instance_name;
 pub use limits::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES};
 pub(crate) use literals::assoc_const;
 pub use literals::parse_scalar_literal;
+pub(crate) use generics::BOUND_LIST;
 pub(crate) use types::SCALAR_LIST;
 
 use std::str::FromStr;
@@ -170,6 +173,8 @@ struct Lower {
     module: ModId,
     /// Every item lowered so far.
     items: Vec<Item>,
+    /// Every `impl` block lowered so far.
+    impls: Vec<ImplDecl>,
     /// Every module declared so far (the root first).
     modules: Vec<ModuleDecl>,
     /// `use` declarations, by module.
@@ -192,7 +197,7 @@ struct Lower {
 
 /// How far a [`Lower`] had got: a file's parse that is given up returns it there.
 struct Mark {
-    lengths: [usize; 4],
+    lengths: [usize; 5],
     module: ModId,
     child_dir: String,
     file_dir: String,
@@ -201,7 +206,7 @@ struct Mark {
 impl Lower {
     fn mark(&self) -> Mark {
         Mark {
-            lengths: [self.items.len(), self.modules.len(), self.uses.len(), self.pending.len()],
+            lengths: [self.items.len(), self.modules.len(), self.uses.len(), self.pending.len(), self.impls.len()],
             module: self.module,
             child_dir: self.child_dir.clone(),
             file_dir: self.file_dir.clone(),
@@ -210,8 +215,9 @@ impl Lower {
 
     /// Back to `mark`: a file's parse only appends to what came before it.
     fn reset(&mut self, mark: Mark) {
-        let [items, modules, uses, pending] = mark.lengths;
+        let [items, modules, uses, pending, impls] = mark.lengths;
         self.items.truncate(items);
+        self.impls.truncate(impls);
         self.modules.truncate(modules);
         self.uses.truncate(uses);
         self.pending.truncate(pending);

@@ -67,7 +67,7 @@ impl Lower {
         Ok(ExprKind::Match(Box::new(scrutinee), arms))
     }
 
-    fn pattern(&mut self, p: &syn::Pat) -> PResult<Pat> {
+    pub(super) fn pattern(&mut self, p: &syn::Pat) -> PResult<Pat> {
         let span = spn(p);
         self.enter(span)?;
         let r = self.pattern_inner(p);
@@ -107,11 +107,31 @@ impl Lower {
                 Pat::Range { lo, hi, inclusive: matches!(r.limits, syn::RangeLimits::Closed(_)), span }
             }
             P::Const(c) => Pat::Const(self.expr(&syn::Expr::Const(c.clone()))?),
-            P::Tuple(_) => return Err(unsupported(span, "tuple patterns", "match on one value").into()),
-            P::TupleStruct(_) | P::Struct(_) => {
-                return Err(unsupported(span, "struct patterns", "match on integers, `bool` or C-like enums").into());
+            P::Tuple(t) => {
+                let (elems, rest) = self.pattern_list(t.elems.iter())?;
+                Pat::Tuple { elems, rest, span }
             }
-            P::Reference(_) => return Err(unsupported(span, "reference patterns", "match on the value").into()),
+            P::TupleStruct(t) => {
+                if t.qself.is_some() {
+                    return Err(unsupported(span, "qualified paths", "write the variant's path").into());
+                }
+                let (elems, rest) = self.pattern_list(t.elems.iter())?;
+                Pat::TupleStruct { path: pattern_path(&t.path)?, elems, rest, span }
+            }
+            P::Struct(st) => {
+                if st.qself.is_some() {
+                    return Err(unsupported(span, "qualified paths", "write the variant's path").into());
+                }
+                let mut fields = Vec::new();
+                for f in &st.fields {
+                    let syn::Member::Named(name) = &f.member else {
+                        return Err(unsupported(spn(&f.member), "numbered fields", "name the field").into());
+                    };
+                    fields.push((ident(name), self.pattern(&f.pat)?));
+                }
+                Pat::Struct { path: pattern_path(&st.path)?, fields, rest: st.rest.is_some(), span }
+            }
+            P::Reference(r) => Pat::Ref(Box::new(self.pattern(&r.pat)?), span),
             P::Slice(_) | P::Rest(_) => return Err(unsupported(span, "slice patterns", "match on one value").into()),
             P::Type(_) => {
                 return Err(Diagnostic::error(span, "type ascription is not allowed in patterns").label("remove the type").into());
@@ -119,6 +139,25 @@ impl Lower {
             P::Macro(m) => return Err(unsupported(spn(&m.mac.path), "macros", "write the pattern out").into()),
             _ => return Err(unsupported(span, "this pattern", "use literals, ranges, `|`, `_`, names and enum variants").into()),
         })
+    }
+
+    /// The patterns of a tuple or tuple struct, and where `..` is among them.
+    fn pattern_list<'p>(&mut self, list: impl Iterator<Item = &'p syn::Pat>) -> PResult<(Vec<Pat>, Option<usize>)> {
+        let mut elems = Vec::new();
+        let mut rest = None;
+        for e in list {
+            if let syn::Pat::Rest(r) = e {
+                if rest.is_some() {
+                    return Err(Diagnostic::error(spn(r), "`..` can only be used once per tuple pattern")
+                        .label("can only be used once per tuple pattern")
+                        .into());
+                }
+                rest = Some(elems.len());
+                continue;
+            }
+            elems.push(self.pattern(e)?);
+        }
+        Ok((elems, rest))
     }
 
     /// A literal pattern; syn keeps the `-` of a negative number inside the literal's digits.
@@ -158,6 +197,8 @@ impl Lower {
             }
             syn::Pat::Wild(w) => Ok(LetPat::Wild(spn(w))),
             syn::Pat::Paren(pp) => self.let_pat(&pp.pat),
+            // `&x`, `&(a, b)`: the value behind a reference is the value.
+            syn::Pat::Reference(r) if r.mutability.is_none() => self.let_pat(&r.pat),
             syn::Pat::Tuple(t) => {
                 let mut elems = Vec::new();
                 let mut rest = None;
@@ -179,20 +220,50 @@ impl Lower {
                 if s.qself.is_some() {
                     return Err(unsupported(spn(s), "qualified paths", "write the struct's name").into());
                 }
-                let path = s.path.segments.iter().map(|seg| ident(&seg.ident)).collect();
+                let path = pattern_path(&s.path)?;
                 let mut fields = Vec::new();
                 for f in &s.fields {
-                    let syn::Member::Named(name) = &f.member else {
-                        return Err(unsupported(spn(&f.member), "numbered fields", "name the field").into());
+                    let name = match &f.member {
+                        syn::Member::Named(name) => ident(name),
+                        syn::Member::Unnamed(i) => Ident { name: i.index.to_string(), span: spn(i) },
                     };
-                    fields.push((ident(name), self.let_pat(&f.pat)?));
+                    fields.push((name, self.let_pat(&f.pat)?));
                 }
                 Ok(LetPat::Struct { path, fields, rest: s.rest.is_some(), span: spn(s) })
             }
-            syn::Pat::TupleStruct(t) => Err(unsupported(spn(t), "tuple struct patterns", "name the fields: `let P { a, b } = p;`").into()),
+            syn::Pat::TupleStruct(t) => {
+                if t.qself.is_some() {
+                    return Err(unsupported(spn(t), "qualified paths", "write the struct's name").into());
+                }
+                let mut elems = Vec::new();
+                let mut rest = None;
+                for e in &t.elems {
+                    if let syn::Pat::Rest(r) = e {
+                        if rest.is_some() {
+                            return Err(Diagnostic::error(spn(r), "`..` can only be used once per tuple pattern")
+                                .label("can only be used once per tuple pattern")
+                                .into());
+                        }
+                        rest = Some(elems.len());
+                        continue;
+                    }
+                    elems.push(self.let_pat(e)?);
+                }
+                Ok(LetPat::TupleStruct { path: pattern_path(&t.path)?, elems, rest, span: spn(t) })
+            }
             syn::Pat::Slice(s) => Err(unsupported(spn(s), "slice patterns", "index the array: `let a = xs[0];`").into()),
-            syn::Pat::Reference(r) => Err(unsupported(spn(r), "reference patterns", "bind the value").into()),
+            // `&x`: references are values in kernels.
+            syn::Pat::Reference(r) => self.let_pat(&r.pat),
             other => Err(unsupported(spn(other), "this pattern", "bind a name, `_`, or take a tuple or struct apart").into()),
         }
     }
+}
+
+/// The path of a struct or variant pattern (`Some`, `Shape::Circle`); generic arguments on it
+/// change nothing (the scrutinee's type gives them).
+fn pattern_path(p: &syn::Path) -> PResult<Vec<Ident>> {
+    if p.leading_colon.is_some() {
+        return Err(unsupported(spn(p), "paths from the crate root `::`", "write the path from a name in scope").into());
+    }
+    Ok(p.segments.iter().map(|s| ident(&s.ident)).collect())
 }

@@ -41,8 +41,15 @@ impl Lower {
             syn::Type::Tuple(tt) if tt.elems.is_empty() => Ok(TypeExpr::Unit(span)),
             syn::Type::Tuple(tt) => Ok(TypeExpr::Tuple(tt.elems.iter().map(|t| self.ty(t)).collect::<PResult<_>>()?, span)),
             syn::Type::Path(p) => {
-                if p.qself.is_some() {
-                    return Err(unsupported(span, "qualified paths", "write the type out").into());
+                if let Some(q) = &p.qself {
+                    // `<T as Trait>::Name` (or `<T>::Name`): an associated type.
+                    let base = self.ty(&q.ty)?;
+                    let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+                    let (Some(last), true) = (segs.last(), segs.len() == q.position + 1) else {
+                        return Err(unsupported(span, "this qualified path", "write `<T as Trait>::Name`").into());
+                    };
+                    let trait_ = (q.position > 0).then(|| segs[..q.position].iter().map(|s| ident(&s.ident)).collect());
+                    return Ok(TypeExpr::Assoc { base: Box::new(base), trait_, name: ident(&last.ident), span });
                 }
                 if let Some(s) = self.scalar_name(&p.path)? {
                     return Ok(TypeExpr::Scalar(s, span));
@@ -65,7 +72,33 @@ impl Lower {
                 if let Some(t) = self.builtin_type(&p.path, span)? {
                     return Ok(t);
                 }
-                if p.path.leading_colon.is_some() || p.path.segments.iter().any(|s| !s.arguments.is_none()) {
+                if matches!(name.as_str(), "Box" | "Rc" | "Arc") {
+                    if let Some(d) = dyn_inside(t) {
+                        return Err(trait_object_error(d).into());
+                    }
+                    return Err(Diagnostic::error(span, format!("`{name}` is not supported in kernels"))
+                        .label("heap allocation is not available on the device")
+                        .help("hold the value itself")
+                        .into());
+                }
+                if let Some(d) = dyn_inside(t) {
+                    return Err(trait_object_error(d).into());
+                }
+                let segs: Vec<&syn::PathSegment> = p.path.segments.iter().collect();
+                // `T::Output`, `Self::Output`: an associated type of a type parameter or `Self`.
+                if segs.len() == 2
+                    && p.path.leading_colon.is_none()
+                    && segs.iter().all(|s| s.arguments.is_none())
+                    && (segs[0].ident == "Self" || self.is_type_param(&segs[0].ident))
+                {
+                    let base = if segs[0].ident == "Self" {
+                        TypeExpr::Named(vec![ident(&segs[0].ident)], spn(segs[0]))
+                    } else {
+                        TypeExpr::Param(ident(&segs[0].ident))
+                    };
+                    return Ok(TypeExpr::Assoc { base: Box::new(base), trait_: None, name: ident(&segs[1].ident), span });
+                }
+                if p.path.leading_colon.is_some() || segs[..segs.len() - 1].iter().any(|s| !s.arguments.is_none()) {
                     return Err(Diagnostic::error(span, format!("unknown type `{}`", quote_path(&p.path)))
                         .label("not a kernel type")
                         .help(format!(
@@ -73,8 +106,23 @@ impl Lower {
                         ))
                         .into());
                 }
-                // An enum of the kernel's modules, or an unknown name: the checker says which.
-                Ok(TypeExpr::Named(p.path.segments.iter().map(|s| super::expr::ident(&s.ident)).collect(), span))
+                let path: Vec<Ident> = segs.iter().map(|s| ident(&s.ident)).collect();
+                match &segs[segs.len() - 1].arguments {
+                    syn::PathArguments::None => Ok(TypeExpr::Named(path, span)),
+                    syn::PathArguments::AngleBracketed(ab) => {
+                        let mut args = Vec::new();
+                        for a in &ab.args {
+                            match a {
+                                syn::GenericArgument::Lifetime(_) => {}
+                                other => args.push(self.generic_arg(other)?),
+                            }
+                        }
+                        Ok(TypeExpr::Generic { path, args, span })
+                    }
+                    syn::PathArguments::Parenthesized(pa) => {
+                        Err(Diagnostic::error(spn(pa), "unexpected parenthesised arguments").label("here").into())
+                    }
+                }
             }
             syn::Type::Reference(r) => {
                 if let Some(l) = &r.lifetime {
@@ -119,16 +167,15 @@ impl Lower {
                     syn::Type::Path(p) if p.path.is_ident("str") => {
                         Err(unsupported(span, "strings", "kernels work on numbers and arrays").into())
                     }
-                    syn::Type::Array(_) => Err(Diagnostic::error(span, "references to fixed-size arrays are not supported")
-                        .label("not a kernel type")
-                        .help("take the array by value (`a: [f32; 3]`) or a slice (`&[T]`, `&mut [T]`)")
-                        .into()),
-                    _ => Err(unsupported(
-                        span,
-                        "references to this type",
-                        "references are only for arrays: `&[T]`, `&mut [T]`, `&Array<T, N>`",
-                    )
-                    .into()),
+                    syn::Type::TraitObject(t) => Err(trait_object_error(spn(t)).into()),
+                    // `&T`, `&mut T` of a value: passed by value, or written through.
+                    inner => {
+                        let inner = self.ty(inner)?;
+                        if let TypeExpr::Ref { span: at, .. } = inner {
+                            return Err(unsupported(at, "references to references", "take one reference: `&T`").into());
+                        }
+                        Ok(TypeExpr::Ref { inner: Box::new(inner), mutable, span })
+                    }
                 }
             }
             syn::Type::Array(a) => {
@@ -146,9 +193,9 @@ impl Lower {
             syn::Type::ImplTrait(_) => {
                 Err(Diagnostic::error(span, "`impl Trait` is only supported as a factory's return type").label("not supported here").into())
             }
-            syn::Type::TraitObject(_) => Err(unsupported(span, "trait objects", "call functions directly").into()),
+            syn::Type::TraitObject(_) => Err(trait_object_error(span).into()),
             syn::Type::Never(_) => Err(unsupported(span, "the never type", "return nothing").into()),
-            syn::Type::Infer(_) => Err(Diagnostic::error(span, "the type must be written here").label("`_` is not allowed").into()),
+            syn::Type::Infer(_) => Ok(TypeExpr::Infer(span)),
             _ => Err(unsupported(span, "this type", &format!("supported types: {SCALAR_LIST}, `&[T]`, `&mut [T]`, `&Array<T, N>`")).into()),
         }
     }
@@ -170,6 +217,19 @@ impl Lower {
         Ok(Some(TypeExpr::Builtin { name: ident(&seg.ident), args, span }))
     }
 
+    /// `impl Trait` in a parameter's type: each becomes an anonymous type parameter of the
+    /// function (as Rust's argument-position `impl Trait` is); `None` for any other type.
+    pub(super) fn impl_trait_bounds(&mut self, t: &syn::Type) -> PResult<Option<Vec<TraitBound>>> {
+        let syn::Type::ImplTrait(it) = t else { return Ok(None) };
+        let mut bounds = Vec::new();
+        for b in &it.bounds {
+            if let Some(b) = self.trait_bound(b)? {
+                bounds.push(b);
+            }
+        }
+        Ok(Some(bounds))
+    }
+
     /// A type parameter of the function being lowered, named by `path`.
     pub(super) fn type_param(&self, path: &syn::Path) -> PResult<Option<TypeExpr>> {
         let Some(id) = path.get_ident() else { return Ok(None) };
@@ -182,11 +242,40 @@ impl Lower {
     fn elem_type(&mut self, t: &syn::Type) -> PResult<Box<TypeExpr>> {
         match self.ty(t)? {
             // A named type is a struct (an element) or an enum (not one): the checker says which.
-            e @ (TypeExpr::Scalar(..) | TypeExpr::Param(_) | TypeExpr::Named(..)) => Ok(Box::new(e)),
+            e @ (TypeExpr::Scalar(..) | TypeExpr::Param(_) | TypeExpr::Named(..) | TypeExpr::Generic { .. }) => Ok(Box::new(e)),
             other => Err(Diagnostic::error(other.span(), "array elements must be scalars or structs")
                 .label("not a scalar or a struct")
                 .help(format!("supported element types: {SCALAR_LIST}, and the kernel's structs"))
                 .into()),
         }
     }
+}
+
+/// The first `dyn Trait` inside a type (`Box<dyn Shape>`, `&dyn Shape`), if any.
+fn dyn_inside(t: &syn::Type) -> Option<crate::span::Span> {
+    match t {
+        syn::Type::TraitObject(o) => Some(spn(o)),
+        syn::Type::Reference(r) => dyn_inside(&r.elem),
+        syn::Type::Paren(p) => dyn_inside(&p.elem),
+        syn::Type::Group(g) => dyn_inside(&g.elem),
+        syn::Type::Slice(s) => dyn_inside(&s.elem),
+        syn::Type::Array(a) => dyn_inside(&a.elem),
+        syn::Type::Tuple(t) => t.elems.iter().find_map(dyn_inside),
+        syn::Type::Path(p) => p.path.segments.iter().find_map(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(ab) => ab.args.iter().find_map(|a| match a {
+                syn::GenericArgument::Type(t) => dyn_inside(t),
+                _ => None,
+            }),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// The error for `dyn Trait`: kernels dispatch statically.
+fn trait_object_error(span: crate::span::Span) -> Diagnostic {
+    Diagnostic::error(span, "trait objects (`dyn Trait`) are not supported in kernels")
+        .label("a trait object")
+        .note("kernels call trait methods by static dispatch: each call is resolved to one `impl` when the kernel is compiled")
+        .help("take a generic parameter instead: `fn f<S: Shape>(s: S)` or `fn f(s: impl Shape)`")
 }

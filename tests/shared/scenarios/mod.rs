@@ -20,6 +20,7 @@ mod atomics;
 mod control;
 mod generics;
 mod helpers;
+mod language;
 mod matching;
 mod math;
 mod programs;
@@ -34,6 +35,7 @@ pub use arrays::*;
 pub use atomics::*;
 pub use control::*;
 pub use generics::*;
+pub use language::*;
 pub use matching::*;
 pub use math::*;
 pub use programs::*;
@@ -150,4 +152,11 @@ pub const ALL: &[(&str, Scenario)] = &[
     ("nbody_structs", nbody_structs),
     // A register array read and written by loops that the GPU code unrolls whole.
     ("rows_in_registers", rows_in_registers),
+    // The language Rust users expect: traits, operator traits, generic structs, `Option`,
+    // closures.
+    ("lang_traits", lang_traits),
+    ("lang_operators", lang_operators),
+    ("lang_generic_structs", lang_generic_structs),
+    ("lang_option", lang_option),
+    ("lang_closures", lang_closures),
 ];

@@ -128,7 +128,7 @@ fn describe_sites(p: &Program, files: &[Arc<SourceFile>], kernel: &str) -> Fault
             if let ExprKind::Builtin(crate::ir::Builtin::Unwrap, _) = &s.array.kind {
                 // The span is the method's name (`unwrap`) or `expect`'s message.
                 let text = file.map(|f| f.snippet(s.array.span)).unwrap_or_default();
-                let message = match syn::parse_str::<syn::LitStr>(&text) {
+                let message = match syn::parse_str::<syn::LitStr>(text) {
                     Ok(l) => l.value(),
                     Err(_) => "called `Option::unwrap()` on a `None` value".to_string(),
                 };

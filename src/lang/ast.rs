@@ -645,7 +645,12 @@ impl TypeExpr {
     /// Where.
     pub fn span(&self) -> Span {
         match self {
-            TypeExpr::Unit(s) | TypeExpr::Scalar(_, s) | TypeExpr::Named(_, s) | TypeExpr::Tuple(_, s) | TypeExpr::Infer(s) | TypeExpr::Builtin { span: s, .. } => *s,
+            TypeExpr::Unit(s)
+            | TypeExpr::Scalar(_, s)
+            | TypeExpr::Named(_, s)
+            | TypeExpr::Tuple(_, s)
+            | TypeExpr::Infer(s)
+            | TypeExpr::Builtin { span: s, .. } => *s,
             TypeExpr::Param(i) => i.span,
             TypeExpr::ArrayRef { span, .. }
             | TypeExpr::Fixed { span, .. }

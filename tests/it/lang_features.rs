@@ -78,7 +78,14 @@ pub fn by_hand(x: &[f32], y: &[f32], out: &mut [u32]) {
 fn instruction_mix(ptx: &str) -> BTreeMap<String, usize> {
     let mut mix = BTreeMap::new();
     for line in ptx.lines().map(str::trim) {
-        if line.is_empty() || line.starts_with("//") || line.starts_with('.') || line.ends_with(':') || line.starts_with('{') || line.starts_with('}') || line.starts_with(')') {
+        if line.is_empty()
+            || line.starts_with("//")
+            || line.starts_with('.')
+            || line.ends_with(':')
+            || line.starts_with('{')
+            || line.starts_with('}')
+            || line.starts_with(')')
+        {
             continue;
         }
         // `@%p1 bra $L__BB0_2;`: the predicate is not the opcode.
@@ -184,8 +191,16 @@ fn an_impl_a_kernel_uses_is_keyed_and_an_unused_one_is_not() {
     let base = key_of(IMPLS);
     let same = [
         ("the unused impl's body edited", IMPLS.replace("3.0 * self.r * self.r", "3.25 * self.r")),
-        ("the unused impl removed", IMPLS.replace("impl Shape for Circle {\n    fn area(&self) -> f32 {\n        3.0 * self.r * self.r\n    }\n}", "")),
-        ("the impls reformatted", IMPLS.replace("fn area(&self) -> f32 {\n        self.side * self.side\n    }", "fn area(&self)->f32{ self.side*self.side }").replace("    fn add(", "\n\n    fn add(")),
+        (
+            "the unused impl removed",
+            IMPLS.replace("impl Shape for Circle {\n    fn area(&self) -> f32 {\n        3.0 * self.r * self.r\n    }\n}", ""),
+        ),
+        (
+            "the impls reformatted",
+            IMPLS
+                .replace("fn area(&self) -> f32 {\n        self.side * self.side\n    }", "fn area(&self)->f32{ self.side*self.side }")
+                .replace("    fn add(", "\n\n    fn add("),
+        ),
         ("a comment added", IMPLS.replace("impl Add for Square {", "// adds sides\nimpl Add for Square {")),
     ];
     for (what, src) in same {
@@ -196,7 +211,13 @@ fn an_impl_a_kernel_uses_is_keyed_and_an_unused_one_is_not() {
         ("the used impl's body edited", IMPLS.replace("self.side * self.side", "self.side * self.side + 1.0")),
         ("the operator impl edited", IMPLS.replace("self.side + o.side", "self.side - o.side")),
         ("the default method edited", IMPLS.replace("2.0 * self.area()", "4.0 * self.area()")),
-        ("the default method overridden", IMPLS.replace("impl Shape for Square {\n", "impl Shape for Square {\n    fn twice(&self) -> f32 {\n        self.area() + self.area()\n    }\n")),
+        (
+            "the default method overridden",
+            IMPLS.replace(
+                "impl Shape for Square {\n",
+                "impl Shape for Square {\n    fn twice(&self) -> f32 {\n        self.area() + self.area()\n    }\n",
+            ),
+        ),
     ];
     for (what, src) in miss {
         assert_ne!(src, IMPLS, "{what}: the edit did not apply");
@@ -236,7 +257,15 @@ fn unwrap_and_expect_of_none_are_faults_of_the_launch_at_the_call() {
 }
 
 /// Every kernel of the language corpus compiles for every architecture, and ptxas accepts it.
-const LANG_FILES: &[&str] = &["lang_traits.rs", "lang_ops.rs", "lang_option.rs", "lang_closures.rs", "lang_generic_structs.rs", "lang_refs_iter.rs", "lang_mixed.rs"];
+const LANG_FILES: &[&str] = &[
+    "lang_traits.rs",
+    "lang_ops.rs",
+    "lang_option.rs",
+    "lang_closures.rs",
+    "lang_generic_structs.rs",
+    "lang_refs_iter.rs",
+    "lang_mixed.rs",
+];
 
 #[test]
 fn the_language_corpus_assembles_for_sm_70_80_and_90() {

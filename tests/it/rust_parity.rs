@@ -18,7 +18,6 @@ use super::common;
 enum Elem {
     F32,
     I32,
-    U32,
 }
 
 impl Elem {
@@ -26,7 +25,6 @@ impl Elem {
         match self {
             Elem::F32 => "f32",
             Elem::I32 => "i32",
-            Elem::U32 => "u32",
         }
     }
 }
@@ -68,10 +66,6 @@ fn input_i32(i: usize) -> i32 {
     ((i * 37) % 101) as i32 - 50
 }
 
-fn input_u32(i: usize) -> u32 {
-    ((i * 37) % 101) as u32
-}
-
 /// What the kernels of a file call that is not Rust's: the thread's indices.
 const PRELUDE: &str = r#"
     use std::cell::Cell;
@@ -108,7 +102,6 @@ fn native_program() -> String {
         let input = match elem {
             Elem::F32 => "((i * 37) % 101) as f32 * 0.125 - 3.0",
             Elem::I32 => "((i * 37) % 101) as i32 - 50",
-            Elem::U32 => "((i * 37) % 101) as u32",
         };
         let bits = match elem {
             Elem::F32 => "v.to_bits()",
@@ -169,12 +162,6 @@ fn kache_result(jit: &kache::Jit, c: usize) -> Result<String, String> {
             let mut out = dev.alloc::<i32>(&[N]).unwrap();
             k.launch(&dev, grid, (&x, &mut out)).map_err(|e| e.to_string())?;
             join(out.download().unwrap().iter().map(|v| *v as u32).collect())
-        }
-        Elem::U32 => {
-            let x = dev.upload(&(0..N).map(input_u32).collect::<Vec<_>>()).unwrap();
-            let mut out = dev.alloc::<u32>(&[N]).unwrap();
-            k.launch(&dev, grid, (&x, &mut out)).map_err(|e| e.to_string())?;
-            join(out.download().unwrap())
         }
     })
 }

@@ -495,10 +495,14 @@ impl Expr {
         }
         use ExprKind as K;
         match &self.kind {
-            K::Lit(_) | K::Path(_) | K::ParamConst { .. } | K::AssocPath { .. } | K::QPath(_) | K::Unit | K::Str(_) | K::Continue(_) => false,
+            K::Lit(_) | K::Path(_) | K::ParamConst { .. } | K::AssocPath { .. } | K::QPath(_) | K::Unit | K::Str(_) | K::Continue(_) => {
+                false
+            }
             K::Match(s, arms) => s.any(f) || arms.iter().any(|a| a.guard.as_ref().is_some_and(|g| g.any(f)) || a.body.any(f)),
             K::Unary(_, x) | K::Cast(x, _) | K::Deref(x) | K::Try(x) | K::Ref(x) | K::RefMut(x) | K::Field(x, _) => x.any(f),
-            K::Binary(_, a, b) | K::Logic(_, a, b) | K::Assign(a, b) | K::CompoundAssign(_, a, b) | K::ArrayRepeat(a, b) => a.any(f) || b.any(f),
+            K::Binary(_, a, b) | K::Logic(_, a, b) | K::Assign(a, b) | K::CompoundAssign(_, a, b) | K::ArrayRepeat(a, b) => {
+                a.any(f) || b.any(f)
+            }
             K::Index { array, indices, .. } => array.any(f) || indices.iter().any(|i| i.any(f)),
             K::Call { args, .. } | K::ArrayLit(args) | K::Tuple(args) => args.iter().any(|a| a.any(f)),
             K::MethodCall { receiver, args, .. } => receiver.any(f) || args.iter().any(|a| a.any(f)),

@@ -108,10 +108,6 @@ impl AdtDef {
             AdtShape::Struct { .. } => &[],
         }
     }
-
-    pub(super) fn is_enum(&self) -> bool {
-        matches!(self.shape, AdtShape::Enum { .. })
-    }
 }
 
 /// Every template of the module and every instance made so far.
@@ -215,11 +211,6 @@ impl Adts {
         };
         types.set_fields(id, fields);
         Some(id)
-    }
-
-    /// `t` with the template's parameters replaced by `args`.
-    pub(super) fn subst(&mut self, types: &mut Types, t: Ty, args: &[GArg], lens: &[LenExpr]) -> Option<Ty> {
-        self.subst_depth(types, t, args, lens, 0)
     }
 
     fn subst_depth(&mut self, types: &mut Types, t: Ty, args: &[GArg], lens: &[LenExpr], depth: u32) -> Option<Ty> {

@@ -130,7 +130,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
             self.u.ty(ty),
             Some(Ty::Array(ArrayTy { writable: false, .. }) | Ty::ParamArray(ParamArrayTy { writable: false, .. }))
         );
-        self.locals.push(LocalInfo { name: name.name.clone(), ty, mutable, deferred_init, span: name.span, declared_readonly, not_ref: false, shared_ref: false, mut_ref: false, alias: None });
+        self.locals.push(LocalInfo {
+            name: name.name.clone(),
+            ty,
+            mutable,
+            deferred_init,
+            span: name.span,
+            declared_readonly,
+            not_ref: false,
+            shared_ref: false,
+            mut_ref: false,
+            alias: None,
+        });
         if name.name != "_" {
             self.scope.push((name.name.clone(), id));
         }
@@ -158,7 +169,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let by_ref = matches!(decl, TypeExpr::Ref { .. } | TypeExpr::ArrayRef { .. })
                 || (p.name.name == "self" && matches!(f.receiver, Some(ast::SelfKind::Ref | ast::SelfKind::RefMut)));
             self.locals[l].not_ref = !by_ref && matches!(t, Ty::Scalar(_) | Ty::Enum(_) | Ty::Agg(_));
-            self.locals[l].shared_ref = matches!(decl, TypeExpr::Ref { mutable: false, inner, .. } if !matches!(**inner, TypeExpr::ArrayRef { .. }));
+            self.locals[l].shared_ref =
+                matches!(decl, TypeExpr::Ref { mutable: false, inner, .. } if !matches!(**inner, TypeExpr::ArrayRef { .. }));
             self.locals[l].mut_ref = super::refs::is_inout(decl) || (p.name.name == "self" && f.receiver == Some(ast::SelfKind::RefMut));
             if inout {
                 self.inout_params.push(l);

@@ -74,10 +74,7 @@ impl<'m> ModuleCx<'m> {
                     let s = Ty::Param(TypeParam { index: SELF_INDEX, bound: Bound::Any });
                     env.self_ty = Some(s);
                     env.extra_names.push((SELF_INDEX, "Self".into()));
-                    let args: Vec<Ty> = f.generics[..f.impl_generics]
-                        .iter()
-                        .filter_map(|g| env.type_param(&g.name.name))
-                        .collect();
+                    let args: Vec<Ty> = f.generics[..f.impl_generics].iter().filter_map(|g| env.type_param(&g.name.name)).collect();
                     let mut list = Vec::new();
                     self.with_supertraits(TraitRef { id: TraitId::User(t), args, assoc: Vec::new() }, s, &mut list, 0)?;
                     for r in list {
@@ -93,7 +90,9 @@ impl<'m> ModuleCx<'m> {
         let d = &self.m.impls[i];
         if e.message.starts_with("unknown type") {
             let name = match &d.self_ty {
-                TypeExpr::Named(p, _) | TypeExpr::Generic { path: p, .. } => p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"),
+                TypeExpr::Named(p, _) | TypeExpr::Generic { path: p, .. } => {
+                    p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::")
+                }
                 _ => String::new(),
             };
             return Diagnostic::error(d.self_ty.span(), format!("cannot find type `{name}` for this `impl` block"))
@@ -281,7 +280,11 @@ impl<'m> ModuleCx<'m> {
                         ast::Item::Struct(s) => s.derives.clone(),
                         _ => Vec::new(),
                     };
-                    return if derives.iter().any(|d| d == t.name() || d.ends_with(&format!("::{}", t.name()))) { Some(true) } else { None };
+                    return if derives.iter().any(|d| d == t.name() || d.ends_with(&format!("::{}", t.name()))) {
+                        Some(true)
+                    } else {
+                        None
+                    };
                 }
                 // Tuples and arrays: when their elements have it.
                 let parts = self.types.borrow().components(id);
@@ -291,7 +294,11 @@ impl<'m> ModuleCx<'m> {
                         continue;
                     }
                     seen.push(p);
-                    let r = TraitRef { id: TraitId::Std(t), args: if matches!(t, S::PartialEq | S::PartialOrd) { vec![p] } else { Vec::new() }, assoc: Vec::new() };
+                    let r = TraitRef {
+                        id: TraitId::Std(t),
+                        args: if matches!(t, S::PartialEq | S::PartialOrd) { vec![p] } else { Vec::new() },
+                        assoc: Vec::new(),
+                    };
                     if !self.implements_depth(p, &r, &GenericEnv::none(), 1).unwrap_or(false) {
                         return Some(false);
                     }
@@ -435,13 +442,20 @@ impl<'m> ModuleCx<'m> {
             }
         }
         // Const parameters take their values from the type they name.
-        let slots = self.const_slots(u, &d.self_ty, d.module, &d.generics, slots, self_h);
+        let slots = self.const_slots(u, &d.self_ty, &d.generics, slots, self_h);
         Ok(Some(slots))
     }
 
     /// The values of an `impl` block's const parameters, read where its type names them
     /// (`impl<const N: usize> Tile<N>` matched against `Tile<16>`).
-    pub(super) fn const_slots(&self, u: &mut Unifier, t: &TypeExpr, module: ast::ModId, generics: &[ast::GenericParamDef], mut slots: Vec<Slot>, h: H) -> Vec<Slot> {
+    pub(super) fn const_slots(
+        &self,
+        u: &mut Unifier,
+        t: &TypeExpr,
+        generics: &[ast::GenericParamDef],
+        mut slots: Vec<Slot>,
+        h: H,
+    ) -> Vec<Slot> {
         if let TypeExpr::Generic { args, .. } = t
             && let Some((_, hargs)) = u.adt_of(h)
         {
@@ -459,7 +473,7 @@ impl<'m> ModuleCx<'m> {
                 if let ast::GenericArg::Type(inner) = a
                     && let ArgH::Ty(ih) = ha
                 {
-                    slots = self.const_slots(u, inner, module, generics, slots, ih);
+                    slots = self.const_slots(u, inner, generics, slots, ih);
                 }
             }
         }
@@ -521,7 +535,9 @@ impl<'m> ModuleCx<'m> {
                         (Some(s), a) => {
                             let e = match a {
                                 ast::GenericArg::Const(e) => Some(e.clone()),
-                                ast::GenericArg::Type(TypeExpr::Param(n)) => Some(ast::Expr { kind: ast::ExprKind::Path(n.clone()), span: n.span }),
+                                ast::GenericArg::Type(TypeExpr::Param(n)) => {
+                                    Some(ast::Expr { kind: ast::ExprKind::Path(n.clone()), span: n.span })
+                                }
                                 _ => None,
                             };
                             let v = match &e {
@@ -660,7 +676,15 @@ impl<'m> ModuleCx<'m> {
         self.assoc_of_ty(b, &trait_, name, span, module, env)
     }
 
-    fn assoc_of_ty(&mut self, b: Ty, trait_: &Option<Vec<ast::Ident>>, name: &ast::Ident, span: Span, module: ast::ModId, env: &GenericEnv) -> CResult<Ty> {
+    fn assoc_of_ty(
+        &mut self,
+        b: Ty,
+        trait_: &Option<Vec<ast::Ident>>,
+        name: &ast::Ident,
+        span: Span,
+        module: ast::ModId,
+        env: &GenericEnv,
+    ) -> CResult<Ty> {
         let want = match trait_ {
             Some(p) => {
                 let tb = ast::TraitBound { path: p.clone(), args: Vec::new(), assoc: Vec::new(), fn_sugar: None, span };
@@ -676,10 +700,13 @@ impl<'m> ModuleCx<'m> {
             .collect();
         if let Some(t) = known.first() {
             if known.iter().any(|x| x != t) {
-                return Err(Diagnostic::error(span, format!("ambiguous associated type `{}` in bounds of `{}`", name.name, self.ty_name_in(b, env)))
-                    .label(format!("ambiguous associated type `{}`", name.name))
-                    .help(format!("name the trait: `<{} as Trait>::{}`", self.ty_name_in(b, env), name.name))
-                    .into());
+                return Err(Diagnostic::error(
+                    span,
+                    format!("ambiguous associated type `{}` in bounds of `{}`", name.name, self.ty_name_in(b, env)),
+                )
+                .label(format!("ambiguous associated type `{}`", name.name))
+                .help(format!("name the trait: `<{} as Trait>::{}`", self.ty_name_in(b, env), name.name))
+                .into());
             }
             return Ok(*t);
         }
@@ -690,8 +717,17 @@ impl<'m> ModuleCx<'m> {
                     let mut v: Vec<TraitId> = self.traits_with_assoc(&name.name).into_iter().map(TraitId::User).collect();
                     if name.name == "Output" {
                         v.extend(
-                            [StdTrait::Add, StdTrait::Sub, StdTrait::Mul, StdTrait::Div, StdTrait::Rem, StdTrait::Neg, StdTrait::Not, StdTrait::Index]
-                                .map(TraitId::Std),
+                            [
+                                StdTrait::Add,
+                                StdTrait::Sub,
+                                StdTrait::Mul,
+                                StdTrait::Div,
+                                StdTrait::Rem,
+                                StdTrait::Neg,
+                                StdTrait::Not,
+                                StdTrait::Index,
+                            ]
+                            .map(TraitId::Std),
                         );
                     }
                     v

@@ -2,16 +2,13 @@
 //! and methods on numbers and arrays.
 
 use crate::ir::*;
-use crate::lang::ast::{self, ExprKind as A, GenericArg, Item, TypeExpr};
+use crate::lang::ast::{self, ExprKind as A, GenericArg, TypeExpr};
 use crate::lang::builtins::{self, ArgTy, Function, Receiver};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
-use crate::lang::names::Res;
-
 use super::aggregates::Operand;
 use super::body::{CExpr, FnCx};
-use super::factory::ScopeItem;
 use super::generics::{array_of, array_view};
 use super::unify::Class;
 use super::unify::Compound;
@@ -55,7 +52,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
         Ok(out)
     }
 
-    pub(super) fn builtin_call(&mut self, b: Function, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    pub(super) fn builtin_call(
+        &mut self,
+        b: Function,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let name = func.name.as_str();
         match b {
             Function::Index(bi) => {
@@ -393,7 +397,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// A builtin method: on numbers, arrays and fixed-size arrays.
-    pub(super) fn builtin_method(&mut self, r: Operand, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    pub(super) fn builtin_method(
+        &mut self,
+        r: Operand,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let name = method.name.as_str();
         let rh = match &r {
             Operand::Place(_, h) => *h,

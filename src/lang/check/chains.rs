@@ -101,7 +101,14 @@ impl G {
         if args.is_empty() {
             return self.e(A::QPath(vec![self.id("#option"), self.id(v)]));
         }
-        self.e(A::Call { qualifier: vec![self.id("#option")], qual_args: Vec::new(), qself: None, func: self.id(v), generics: Vec::new(), args })
+        self.e(A::Call {
+            qualifier: vec![self.id("#option")],
+            qual_args: Vec::new(),
+            qself: None,
+            func: self.id(v),
+            generics: Vec::new(),
+            args,
+        })
     }
     /// `f(args)` of a closure written in the chain (its body, its parameters bound to `args`)
     /// or of a function value.
@@ -110,14 +117,27 @@ impl G {
             && params.len() == args.len()
             && !body.any(&mut |e| matches!(e.kind, A::Return(_) | A::Try(_)))
         {
-            let stmts = params.iter().zip(args).map(|(p, a)| AStmt::Let { name: p.name.clone(), mutable: p.mutable, ty: p.ty.clone(), init: Some(a), span: self.span }).collect();
+            let stmts = params
+                .iter()
+                .zip(args)
+                .map(|(p, a)| AStmt::Let { name: p.name.clone(), mutable: p.mutable, ty: p.ty.clone(), init: Some(a), span: self.span })
+                .collect();
             return self.e(A::Block(self.block(stmts, Some((**body).clone()))));
         }
         match &f.kind {
-            A::Path(n) => self.e(A::Call { qualifier: Vec::new(), qual_args: Vec::new(), qself: None, func: n.clone(), generics: Vec::new(), args }),
+            A::Path(n) => {
+                self.e(A::Call { qualifier: Vec::new(), qual_args: Vec::new(), qself: None, func: n.clone(), generics: Vec::new(), args })
+            }
             A::QPath(p) if p.len() >= 2 => {
                 let (q, last) = p.split_at(p.len() - 1);
-                self.e(A::Call { qualifier: q.to_vec(), qual_args: Vec::new(), qself: None, func: last[0].clone(), generics: Vec::new(), args })
+                self.e(A::Call {
+                    qualifier: q.to_vec(),
+                    qual_args: Vec::new(),
+                    qself: None,
+                    func: last[0].clone(),
+                    generics: Vec::new(),
+                    args,
+                })
             }
             // Refused before (`fn_arg_ok`).
             _ => self.e(A::Unit),
@@ -205,7 +225,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Err(Diagnostic::error(span, format!("`{name}` takes {arity} argument{}", super::plural(arity))).label("here").into());
         }
         if rev && step.is_some() {
-            return Err(Diagnostic::error(span, "`rev()` of a `step_by` range is not supported").label("here").help("write the loop out").into());
+            return Err(Diagnostic::error(span, "`rev()` of a `step_by` range is not supported")
+                .label("here")
+                .help("write the loop out")
+                .into());
         }
         // The functions the chain calls: closures written out where they are called, or
         // functions and closures by name.
@@ -268,10 +291,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 Stage::Zip(o) => {
                     let Some(Src::Array(b)) = source(o).or(Some(Src::Array(o))) else {
-                        return Err(Diagnostic::error(o.span, "`zip` of a range is not supported").label("here").help("zip with an array: `a.iter().zip(b.iter())`").into());
+                        return Err(Diagnostic::error(o.span, "`zip` of a range is not supported")
+                            .label("here")
+                            .help("zip with an array: `a.iter().zip(b.iter())`")
+                            .into());
                     };
                     if !matches!(src, Src::Array(_)) || j != 0 || rev {
-                        return Err(Diagnostic::error(o.span, "`zip` is supported right after an array's `iter()`").label("here").help("write the loop out").into());
+                        return Err(Diagnostic::error(o.span, "`zip` is supported right after an array's `iter()`")
+                            .label("here")
+                            .help("write the loop out")
+                            .into());
                     }
                     pre.push(g.assign_len_min(b));
                     body.push(g.let_("#v", false, g.e(A::Tuple(vec![g.path("#v"), g.index(b.clone(), g.path("#k"))]))));
@@ -279,13 +308,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Stage::Take(n) => {
                     pre.push(g.let_(&format!("{cnt}max"), false, (*n).clone()));
                     pre.push(g.let_(&cnt, true, g.int(0, Some(Scalar::Usize))));
-                    body.push(g.stmt(g.if_(g.bin(BinOp::Ge, g.path(&cnt), g.path(&format!("{cnt}max"))), vec![g.stmt(g.e(A::Break(None, None)))])));
+                    body.push(g.stmt(
+                        g.if_(g.bin(BinOp::Ge, g.path(&cnt), g.path(&format!("{cnt}max"))), vec![g.stmt(g.e(A::Break(None, None)))]),
+                    ));
                     body.push(g.add_one(&cnt));
                 }
                 Stage::Skip(n) => {
                     pre.push(g.let_(&format!("{cnt}max"), false, (*n).clone()));
                     pre.push(g.let_(&cnt, true, g.int(0, Some(Scalar::Usize))));
-                    body.push(g.stmt(g.if_(g.bin(BinOp::Lt, g.path(&cnt), g.path(&format!("{cnt}max"))), vec![g.add_one(&cnt), g.stmt(g.e(A::Continue(None)))])));
+                    body.push(g.stmt(g.if_(
+                        g.bin(BinOp::Lt, g.path(&cnt), g.path(&format!("{cnt}max"))),
+                        vec![g.add_one(&cnt), g.stmt(g.e(A::Continue(None)))],
+                    )));
                 }
             }
         }
@@ -293,7 +327,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let v = || g.path("#v");
         let result = match name {
             "sum" => {
-                pre.push(g.let_("#acc", true, g.e(A::Call { qualifier: vec![g.id("Default")], qual_args: Vec::new(), qself: None, func: g.id("default"), generics: Vec::new(), args: Vec::new() })));
+                pre.push(g.let_(
+                    "#acc",
+                    true,
+                    g.e(A::Call {
+                        qualifier: vec![g.id("Default")],
+                        qual_args: Vec::new(),
+                        qself: None,
+                        func: g.id("default"),
+                        generics: Vec::new(),
+                        args: Vec::new(),
+                    }),
+                ));
                 body.push(g.assign("#acc", g.bin(BinOp::Add, g.path("#acc"), v())));
                 Some(g.path("#acc"))
             }
@@ -318,7 +363,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             "position" => {
                 pre.push(g.let_("#acc", true, g.option("None", Vec::new())));
                 pre.push(g.let_("#pos", true, g.int(0, Some(Scalar::Usize))));
-                body.push(g.stmt(g.if_(g.call(&args[0], vec![v()]), vec![g.assign("#acc", g.option("Some", vec![g.path("#pos")])), brk()])));
+                body.push(
+                    g.stmt(g.if_(g.call(&args[0], vec![v()]), vec![g.assign("#acc", g.option("Some", vec![g.path("#pos")])), brk()])),
+                );
                 body.push(g.add_one("#pos"));
                 Some(g.path("#acc"))
             }

@@ -52,7 +52,17 @@ fn option(name: &str, args: Vec<AExpr>, span: Span) -> AExpr {
     if args.is_empty() {
         return AExpr { kind: A::QPath(vec![ident("#option", span), ident(name, span)]), span };
     }
-    AExpr { kind: A::Call { qualifier: vec![ident("#option", span)], qual_args: Vec::new(), qself: None, func: ident(name, span), generics: Vec::new(), args }, span }
+    AExpr {
+        kind: A::Call {
+            qualifier: vec![ident("#option", span)],
+            qual_args: Vec::new(),
+            qself: None,
+            func: ident(name, span),
+            generics: Vec::new(),
+            args,
+        },
+        span,
+    }
 }
 
 impl<'c, 'm> FnCx<'c, 'm> {
@@ -87,7 +97,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let back = method(r(), "wrapping_div", vec![pa()], span);
                 let mut t = and(bin(BinOp::Ne, pa(), zero(), span), bin(BinOp::Ne, back, pb(), span), span);
                 if signed {
-                    let min_case = |x: AExpr, y: AExpr| and(bin(BinOp::Eq, x, neg_one(span), span), bin(BinOp::Eq, y, min_of(s, span), span), span);
+                    let min_case =
+                        |x: AExpr, y: AExpr| and(bin(BinOp::Eq, x, neg_one(span), span), bin(BinOp::Eq, y, min_of(s, span), span), span);
                     t = or(or(t, min_case(pa(), pb()), span), min_case(pb(), pa()), span);
                 }
                 (t, ("wrapping_mul", r()))

@@ -120,7 +120,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `[move] |params| body`
-    pub(super) fn closure(&mut self, is_move: bool, params: &[ast::Param], ret: Option<&TypeExpr>, body: &ast::Expr, span: Span) -> CResult<CExpr> {
+    pub(super) fn closure(
+        &mut self,
+        is_move: bool,
+        params: &[ast::Param],
+        ret: Option<&TypeExpr>,
+        body: &ast::Expr,
+        span: Span,
+    ) -> CResult<CExpr> {
         let index = self.closures.len();
         let name = format!("{{closure#{}}}", index + 1);
         let adt = self.mcx.adts.borrow_mut().add(AdtDef {
@@ -212,7 +219,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// `f(args)` where local `l` holds a closure (of this body, or a type parameter's value in
     /// an instance) or, at a definition, a value of a type parameter bounded by `Fn`.
-    pub(super) fn local_closure_call(&mut self, l: LocalId, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<Option<CExpr>> {
+    pub(super) fn local_closure_call(
+        &mut self,
+        l: LocalId,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<Option<CExpr>> {
         let h = self.locals[l].ty;
         self.use_local(l);
         // A closure of this body.
@@ -248,7 +262,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         // A type parameter bounded by a closure trait (a definition).
         if let Some(p @ Ty::Param(_)) = self.u.ty(h) {
-            let b = self.generics.bounds_of(p).find(|b| matches!(b.id, TraitId::Std(StdTrait::Fn | StdTrait::FnMut | StdTrait::FnOnce))).cloned();
+            let b = self
+                .generics
+                .bounds_of(p)
+                .find(|b| matches!(b.id, TraitId::Std(StdTrait::Fn | StdTrait::FnMut | StdTrait::FnOnce)))
+                .cloned();
             let Some(b) = b else {
                 let d = self.u.describe(h);
                 return Err(Diagnostic::error(func.span, format!("expected function, found `{d}`"))
@@ -257,7 +275,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .into());
             };
             let params: Vec<H> = match b.args.first() {
-                Some(Ty::Agg(id)) => self.mcx.types.borrow().components(*id).into_iter().collect::<Vec<_>>().into_iter().map(|t| self.u.known(t)).collect(),
+                Some(Ty::Agg(id)) => {
+                    self.mcx.types.borrow().components(*id).into_iter().collect::<Vec<_>>().into_iter().map(|t| self.u.known(t)).collect()
+                }
                 _ => Vec::new(),
             };
             let ret = b.assoc.iter().find(|(n, _)| n == "Output").map(|(_, t)| *t).unwrap_or(Ty::Unit);
@@ -298,7 +318,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// local itself (`FnMut`), then the variables it changed written back (`byref`: the
     /// captured local and its field).
     #[allow(clippy::too_many_arguments)]
-    fn closure_call_expr(&mut self, func: FuncId, l: LocalId, h: H, mutates: bool, out: Vec<CExpr>, ret: H, byref: &[(LocalId, usize)], span: Span) -> CResult<CExpr> {
+    fn closure_call_expr(
+        &mut self,
+        func: FuncId,
+        l: LocalId,
+        h: H,
+        mutates: bool,
+        out: Vec<CExpr>,
+        ret: H,
+        byref: &[(LocalId, usize)],
+        span: Span,
+    ) -> CResult<CExpr> {
         if !self.callees.contains(&func) {
             self.callees.push(func);
         }
@@ -372,10 +402,19 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let cparams = self.closures[k].params.clone();
             let cret = self.closures[k].ret;
             if ps.len() != cparams.len() {
-                return Err(Diagnostic::error(span, format!("this closure takes {} argument{}, but `{}` takes {}", cparams.len(), super::plural(cparams.len()), b.path_text(), ps.len()))
-                    .label("mismatched closure")
-                    .secondary(b.span, "required by this bound")
-                    .into());
+                return Err(Diagnostic::error(
+                    span,
+                    format!(
+                        "this closure takes {} argument{}, but `{}` takes {}",
+                        cparams.len(),
+                        super::plural(cparams.len()),
+                        b.path_text(),
+                        ps.len()
+                    ),
+                )
+                .label("mismatched closure")
+                .secondary(b.span, "required by this bound")
+                .into());
             }
             for (p, c) in ps.iter().zip(cparams) {
                 let want = self.mcx.texpr_h(&mut self.u, p, f.module, &scope)?;
@@ -400,14 +439,20 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let c = &self.closures[k];
                 (c.first_local, c.end_local, c.func, c.captures.clone(), c.span, c.mutates())
             };
-            let ty = self.u.settle(self.closures[k].ty).ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the closure's type"))?;
+            let ty = self
+                .u
+                .settle(self.closures[k].ty)
+                .ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the closure's type"))?;
             let body = self.resolve_closure_body(body)?;
             let cap_index: HashMap<LocalId, (u32, Ty)> =
                 caps.iter().enumerate().map(|(j, (l, h))| (*l, (j as u32, self.u.settle(*h).unwrap_or(Ty::Unit)))).collect();
             let body = rewrite(body, first, end, &cap_index, ty, span)?;
             let mut locals = vec![LocalDecl { name: "self".into(), ty }];
             for l in first..end {
-                let t = self.u.settle(self.locals[l].ty).ok_or_else(|| Diagnostic::error(self.locals[l].span, "type annotations needed").label("cannot infer the type"))?;
+                let t = self
+                    .u
+                    .settle(self.locals[l].ty)
+                    .ok_or_else(|| Diagnostic::error(self.locals[l].span, "type annotations needed").label("cannot infer the type"))?;
                 locals.push(LocalDecl { name: self.locals[l].name.clone(), ty: t });
             }
             let ret = self.u.settle(self.closures[k].ret).unwrap_or(Ty::Unit);
@@ -451,9 +496,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let ret = c.ret;
             let mut ps = Vec::with_capacity(params.len());
             for h in params {
-                ps.push(self.u.settle(h).ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this closure's parameter"))?);
+                ps.push(self.u.settle(h).ok_or_else(|| {
+                    Diagnostic::error(span, "type annotations needed").label("cannot infer the type of this closure's parameter")
+                })?);
             }
-            let ret = self.u.settle(ret).ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the closure's result"))?;
+            let ret = self
+                .u
+                .settle(ret)
+                .ok_or_else(|| Diagnostic::error(span, "type annotations needed").label("cannot infer the closure's result"))?;
             let mut sig_params = vec![self.u.settle(self.closures[k].ty).unwrap_or(Ty::Unit)];
             sig_params.extend(ps.iter().copied());
             self.mcx.sigs[func] = Sig { params: sig_params, ret };
@@ -506,7 +556,13 @@ fn rewrite(e: Expr, first: LocalId, end: LocalId, caps: &HashMap<LocalId, (u32, 
         f(e.kind, e.ty, e.span)
     }
     let _ = rw;
-    fn walk(e: Expr, m: &dyn Fn(LocalId) -> Option<LocalId>, caps: &HashMap<LocalId, (u32, Ty)>, ty: Ty, bad: &dyn Fn(LocalId) -> Box<Diagnostic>) -> CResult<Expr> {
+    fn walk(
+        e: Expr,
+        m: &dyn Fn(LocalId) -> Option<LocalId>,
+        caps: &HashMap<LocalId, (u32, Ty)>,
+        ty: Ty,
+        bad: &dyn Fn(LocalId) -> Box<Diagnostic>,
+    ) -> CResult<Expr> {
         let w = |x: Expr| walk(x, m, caps, ty, bad);
         let wb = |x: Box<Expr>| -> CResult<Box<Expr>> { Ok(Box::new(walk(*x, m, caps, ty, bad)?)) };
         let wv = |v: Vec<Expr>| -> CResult<Vec<Expr>> { v.into_iter().map(|x| walk(x, m, caps, ty, bad)).collect() };
@@ -531,9 +587,9 @@ fn rewrite(e: Expr, first: LocalId, end: LocalId, caps: &HashMap<LocalId, (u32, 
             K::Repeat(x) => K::Repeat(wb(x)?),
             K::Field(x, k) => K::Field(wb(x)?, k),
             K::Elem(a, i) => K::Elem(wb(a)?, wb(i)?),
-            K::CallRef(f, p, args) => K::CallRef(f, place(p, m, caps, ty, bad, span)?, wv(args)?),
-            K::Assign(p, v) => K::Assign(place(p, m, caps, ty, bad, span)?, wb(v)?),
-            K::CompoundAssign(op, p, v) => K::CompoundAssign(op, place(p, m, caps, ty, bad, span)?, wb(v)?),
+            K::CallRef(f, p, args) => K::CallRef(f, place(p, m, caps, ty, bad)?, wv(args)?),
+            K::Assign(p, v) => K::Assign(place(p, m, caps, ty, bad)?, wb(v)?),
+            K::CompoundAssign(op, p, v) => K::CompoundAssign(op, place(p, m, caps, ty, bad)?, wb(v)?),
             K::Call(f, args) => K::Call(f, wv(args)?),
             K::Builtin(b, args) => K::Builtin(b, wv(args)?),
             K::If(c, t, f) => K::If(wb(c)?, block(t, m, caps, ty, bad)?, f.map(|b| block(b, m, caps, ty, bad)).transpose()?),
@@ -556,7 +612,10 @@ fn rewrite(e: Expr, first: LocalId, end: LocalId, caps: &HashMap<LocalId, (u32, 
                 let mut out = Vec::with_capacity(arms.len());
                 for a in arms {
                     out.push(MatchArm {
-                        ranges: a.ranges.map(|r| r.into_iter().map(|(lo, hi)| Ok((w(lo)?, w(hi)?))).collect::<CResult<Vec<_>>>()).transpose()?,
+                        ranges: a
+                            .ranges
+                            .map(|r| r.into_iter().map(|(lo, hi)| Ok((w(lo)?, w(hi)?))).collect::<CResult<Vec<_>>>())
+                            .transpose()?,
                         binding: a.binding.map(|b| m(b).ok_or_else(|| bad(b))).transpose()?,
                         guard: a.guard.map(w).transpose()?,
                         body: w(a.body)?,
@@ -565,11 +624,24 @@ fn rewrite(e: Expr, first: LocalId, end: LocalId, caps: &HashMap<LocalId, (u32, 
                 }
                 K::Match(s, out)
             }
-            k @ (K::Lit(_) | K::PendingLit(_) | K::Unit | K::Zeroed | K::Capture(_) | K::SharedArray { .. } | K::DynSharedArray(_) | K::Continue(_)) => k,
+            k @ (K::Lit(_)
+            | K::PendingLit(_)
+            | K::Unit
+            | K::Zeroed
+            | K::Capture(_)
+            | K::SharedArray { .. }
+            | K::DynSharedArray(_)
+            | K::Continue(_)) => k,
         };
         Ok(Expr { kind, ty: e.ty, span })
     }
-    fn block(b: Block, m: &dyn Fn(LocalId) -> Option<LocalId>, caps: &HashMap<LocalId, (u32, Ty)>, ty: Ty, bad: &dyn Fn(LocalId) -> Box<Diagnostic>) -> CResult<Block> {
+    fn block(
+        b: Block,
+        m: &dyn Fn(LocalId) -> Option<LocalId>,
+        caps: &HashMap<LocalId, (u32, Ty)>,
+        ty: Ty,
+        bad: &dyn Fn(LocalId) -> Box<Diagnostic>,
+    ) -> CResult<Block> {
         let mut stmts = Vec::with_capacity(b.stmts.len());
         for s in b.stmts {
             stmts.push(match s {
@@ -579,16 +651,25 @@ fn rewrite(e: Expr, first: LocalId, end: LocalId, caps: &HashMap<LocalId, (u32, 
         }
         Ok(Block { stmts, tail: b.tail.map(|t| walk(*t, m, caps, ty, bad).map(Box::new)).transpose()? })
     }
-    fn place(p: Place, m: &dyn Fn(LocalId) -> Option<LocalId>, caps: &HashMap<LocalId, (u32, Ty)>, ty: Ty, bad: &dyn Fn(LocalId) -> Box<Diagnostic>, span: Span) -> CResult<Place> {
+    fn place(
+        p: Place,
+        m: &dyn Fn(LocalId) -> Option<LocalId>,
+        caps: &HashMap<LocalId, (u32, Ty)>,
+        ty: Ty,
+        bad: &dyn Fn(LocalId) -> Box<Diagnostic>,
+    ) -> CResult<Place> {
         Ok(match p {
             Place::Local(l) => match (m(l), caps.get(&l)) {
                 (Some(n), _) => Place::Local(n),
                 (None, Some((k, _))) => Place::Field(Box::new(Place::Local(0)), *k),
                 (None, None) => return Err(bad(l)),
             },
-            Place::Index(a, i) => Place::Index(Box::new(walk(*a, m, caps, ty, bad)?), i.into_iter().map(|x| walk(x, m, caps, ty, bad)).collect::<CResult<Vec<_>>>()?),
-            Place::Field(inner, k) => Place::Field(Box::new(place(*inner, m, caps, ty, bad, span)?), k),
-            Place::Elem(inner, i) => Place::Elem(Box::new(place(*inner, m, caps, ty, bad, span)?), Box::new(walk(*i, m, caps, ty, bad)?)),
+            Place::Index(a, i) => Place::Index(
+                Box::new(walk(*a, m, caps, ty, bad)?),
+                i.into_iter().map(|x| walk(x, m, caps, ty, bad)).collect::<CResult<Vec<_>>>()?,
+            ),
+            Place::Field(inner, k) => Place::Field(Box::new(place(*inner, m, caps, ty, bad)?), k),
+            Place::Elem(inner, i) => Place::Elem(Box::new(place(*inner, m, caps, ty, bad)?), Box::new(walk(*i, m, caps, ty, bad)?)),
         })
     }
     walk(e, &map_local, caps, ty, &bad)

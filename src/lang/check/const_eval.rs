@@ -43,7 +43,13 @@ struct Interp<'a> {
 impl<'m> ModuleCx<'m> {
     /// The value of a call of the function named `path` (a `const fn`) on `args`, in a
     /// constant expression of `module`; `expected` types the result.
-    pub(super) fn eval_const_call(&mut self, path: &[ast::Ident], args: &[ast::Expr], module: ast::ModId, span: Span) -> CResult<ScalarValue> {
+    pub(super) fn eval_const_call(
+        &mut self,
+        path: &[ast::Ident],
+        args: &[ast::Expr],
+        module: ast::ModId,
+        span: Span,
+    ) -> CResult<ScalarValue> {
         let res = if path.len() == 1 { self.m.scopes.value(module, &path[0].name) } else { self.m.scopes.path(self.m, module, path)?.0 };
         let name = path.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
         let Some(crate::lang::names::Res::Item(i)) = res else {
@@ -61,10 +67,14 @@ impl<'m> ModuleCx<'m> {
                 .into());
         }
         if f.is_generic() {
-            return Err(Diagnostic::error(span, format!("a generic `const fn` (`{name}`) is not supported in a constant")).label("generic").into());
+            return Err(Diagnostic::error(span, format!("a generic `const fn` (`{name}`) is not supported in a constant"))
+                .label("generic")
+                .into());
         }
         if f.params.len() != args.len() {
-            return Err(Diagnostic::error(span, format!("`{name}` takes {} arguments but {} were supplied", f.params.len(), args.len())).label("here").into());
+            return Err(Diagnostic::error(span, format!("`{name}` takes {} arguments but {} were supplied", f.params.len(), args.len()))
+                .label("here")
+                .into());
         }
         let mut values = Vec::with_capacity(args.len());
         for (a, p) in args.iter().zip(&f.params) {

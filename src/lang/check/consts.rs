@@ -502,7 +502,13 @@ impl<'m> ModuleCx<'m> {
 
 impl<'m> ModuleCx<'m> {
     /// The scalar constant `name` of a trait that type `t` implements.
-    fn trait_const_named(&mut self, t: Ty, name: &str, span: Span, check_ty: impl Fn(ScalarValue) -> CResult<ScalarValue>) -> CResult<ScalarValue> {
+    fn trait_const_named(
+        &mut self,
+        t: Ty,
+        name: &str,
+        span: Span,
+        check_ty: impl Fn(ScalarValue) -> CResult<ScalarValue>,
+    ) -> CResult<ScalarValue> {
         for tr in self.traits_with_member(name) {
             if let Some(v) = self.trait_const_value(t, tr, name, span)? {
                 return check_ty(v);
@@ -511,4 +517,3 @@ impl<'m> ModuleCx<'m> {
         Err(Diagnostic::error(span, format!("no associated constant `{name}` found for this type")).label("not found").into())
     }
 }
-

@@ -12,7 +12,6 @@ use super::body::{CExpr, FnCx};
 use super::bounds::HScope;
 use super::consts::mentions;
 use super::generics::{GenericEnv, GenericValue, array_view, bound_admits, describe_param, satisfies};
-use super::items::ModuleCx;
 use super::unify::{H, Kind, Oblig};
 use super::{CResult, plural};
 
@@ -67,18 +66,6 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn set_generics(&mut self, g: GenericEnv) {
         self.u.param_names = g.names();
         self.generics = g;
-    }
-
-    /// A call of the generic function `f`.
-    pub(super) fn call_generic(
-        &mut self,
-        f: &'m ast::FnItem,
-        func: &ast::Ident,
-        generics: &[GenericArg],
-        args: &[ast::Expr],
-        span: Span,
-    ) -> CResult<CExpr> {
-        self.call_item(f, func, generics, CallPre::default(), args, span)
     }
 
     /// A call of `f` (generic or not, an associated function or method of an `impl` block or a
@@ -151,9 +138,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         let ty = self.ty_of(&TypeExpr::Named(vec![n.clone()], n.span))?;
                         if !satisfies(ty, bound) {
                             let shown = self.u.ty_name(ty);
-                            return Err(Diagnostic::error(e.span, format!("the type `{shown}` does not satisfy the bound `{}`", describe_param(&g.name.name, bound)))
-                                .label(format!("`{shown}` is not {}", bound_admits(bound)))
-                                .into());
+                            return Err(Diagnostic::error(
+                                e.span,
+                                format!("the type `{shown}` does not satisfy the bound `{}`", describe_param(&g.name.name, bound)),
+                            )
+                            .label(format!("`{shown}` is not {}", bound_admits(bound)))
+                            .into());
                         }
                         Slot::Type(self.u.known(ty))
                     }
@@ -370,7 +360,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
         } else {
             let placeholder = PENDING_BASE - self.pending.len();
             let impl_self = impl_of.zip(self_h);
-            self.pending.push(PendingCall { placeholder, func: f, slots, span, deferred, self_h: if impl_of.is_some() { None } else { self_h }, impl_self });
+            self.pending.push(PendingCall {
+                placeholder,
+                func: f,
+                slots,
+                span,
+                deferred,
+                self_h: if impl_of.is_some() { None } else { self_h },
+                impl_self,
+            });
             placeholder
         };
         let call = match receiver_out {
@@ -471,7 +469,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let d = &self.mcx.m.impls[imp];
                 let n = d.generics.len().min(p.slots.len());
                 let head: Vec<Slot> = p.slots[..n].to_vec();
-                let head = self.mcx.const_slots(&mut self.u, &d.self_ty, d.module, &d.generics, head, h);
+                let head = self.mcx.const_slots(&mut self.u, &d.self_ty, &d.generics, head, h);
                 p.slots[..n].copy_from_slice(&head);
             }
             let mut values = Vec::with_capacity(p.slots.len());
@@ -503,7 +501,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             };
             // A trait's function called on a type: the `impl` block's, else the trait's own.
             let (func, values, self_ty) = match (&p.func.owner, self_ty) {
-                (Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(t), .. }), Some(st)) => self.mcx.resolve_trait_member(*t, p.func, values, st, p.span)?,
+                (Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(t), .. }), Some(st)) => {
+                    self.mcx.resolve_trait_member(*t, p.func, values, st, p.span)?
+                }
                 _ => (p.func, values, self_ty),
             };
             self.mcx.check_generic_args(func, &values, p.span, &super::generics::instance_name(&func.name.name, &values))?;
@@ -592,11 +592,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         // A function of a trait called without its parentheses is not a value.
         let assoc_fn = match ty {
-            Ty::Param(_) => self.generics.bounds_of(ty).any(|b| matches!(b.id, super::traits::TraitId::User(t) if self.mcx.trait_member(t, &name.name).is_some())),
+            Ty::Param(_) => self
+                .generics
+                .bounds_of(ty)
+                .any(|b| matches!(b.id, super::traits::TraitId::User(t) if self.mcx.trait_member(t, &name.name).is_some())),
             _ => false,
         };
         if assoc_fn {
-            return Err(Diagnostic::error(span, format!("`{}::{}` is a function", param.name, name.name)).label("call it").help(format!("write `{}::{}(..)`", param.name, name.name)).into());
+            return Err(Diagnostic::error(span, format!("`{}::{}` is a function", param.name, name.name))
+                .label("call it")
+                .help(format!("write `{}::{}(..)`", param.name, name.name))
+                .into());
         }
         let (needs, result) = match name.name.as_str() {
             "ZERO" | "ONE" | "MIN" | "MAX" => (Bound::Num, None),
@@ -747,4 +753,3 @@ fn mentions_type_param_const(e: &ast::Expr) -> bool {
         _ => false,
     }
 }
-

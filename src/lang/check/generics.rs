@@ -187,26 +187,6 @@ impl GenericEnv {
         GenericEnv { params, definition: false, ..GenericEnv::default() }
     }
 
-    /// `f`'s parameters as a call sees them before its instance is made: each type as the
-    /// caller knows it (a type parameter of a definition included), each constant with its
-    /// value or, in a definition, unknown (`None`).
-    pub(super) fn at_call(f: &ast::FnItem, args: &[(Option<Ty>, Option<ScalarValue>)], definition: bool) -> GenericEnv {
-        let params = f
-            .generics
-            .iter()
-            .zip(args)
-            .map(|(g, (t, v))| {
-                let b = match (g.kind, t) {
-                    (GenericParamKind::Type(_), Some(t)) => Binding::Type(*t),
-                    (GenericParamKind::Type(bound), None) => Binding::Type(Ty::Param(TypeParam { index: 0, bound })),
-                    (GenericParamKind::Const(s), _) => Binding::Const(s, *v),
-                };
-                (g.name.name.clone(), b)
-            })
-            .collect();
-        GenericEnv { params, definition, ..GenericEnv::default() }
-    }
-
     /// Whether this is a generic body checked at its definition.
     pub(super) fn is_definition(&self) -> bool {
         self.definition
@@ -346,7 +326,13 @@ impl<'m> ModuleCx<'m> {
 
     /// The instance of generic `f` for `args` (checked against its parameters first), checked
     /// once per module context; `self_ty` is `Self` of a trait's provided method.
-    pub(super) fn ensure_instance(&mut self, f: &'m ast::FnItem, args: &[GenericValue], self_ty: Option<Ty>, call: Option<Span>) -> CResult<FuncId> {
+    pub(super) fn ensure_instance(
+        &mut self,
+        f: &'m ast::FnItem,
+        args: &[GenericValue],
+        self_ty: Option<Ty>,
+        call: Option<Span>,
+    ) -> CResult<FuncId> {
         self.ensure_definition(f, call)?;
         let name = self.instance_label(f, args, self_ty);
         // The definition checked, what fails now depends on the arguments: say which.
@@ -384,7 +370,9 @@ impl<'m> ModuleCx<'m> {
             Some(ast::ImplOwner { kind: ast::OwnerKind::Impl(i), .. }) if f.impl_generics > 0 => {
                 let d = &self.m.impls[*i];
                 let head = match &d.self_ty {
-                    ast::TypeExpr::Named(p, _) | ast::TypeExpr::Generic { path: p, .. } => p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::"),
+                    ast::TypeExpr::Named(p, _) | ast::TypeExpr::Generic { path: p, .. } => {
+                        p.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::")
+                    }
                     _ => String::new(),
                 };
                 let impl_args: Vec<String> = args
@@ -397,7 +385,9 @@ impl<'m> ModuleCx<'m> {
                     .collect();
                 format!("{head}<{}>::{own}", impl_args.join(", "))
             }
-            _ if args.iter().all(|a| matches!(a, GenericValue::Const(_) | GenericValue::Type(Ty::Scalar(_)))) => instance_name(&f.name.name, args),
+            _ if args.iter().all(|a| matches!(a, GenericValue::Const(_) | GenericValue::Type(Ty::Scalar(_)))) => {
+                instance_name(&f.name.name, args)
+            }
             _ => own,
         }
     }

@@ -57,9 +57,7 @@ impl<'m> ModuleCx<'m> {
         let saved = self.self_ty.take();
         let r = self.ty_in(&d.self_ty, d.module, &env);
         self.self_ty = saved;
-        if let Err(e) = r {
-            return Err(e);
-        }
+        r?;
         for g in &d.generics {
             for b in &g.bounds {
                 self.trait_named(b, d.module)?;
@@ -138,7 +136,8 @@ impl<'m> ModuleCx<'m> {
                     }
                 }
                 let required = std_members(s).1;
-                let mut missing: Vec<String> = required.iter().filter(|r| !members.iter().any(|m| m.name == **r)).map(|r| format!("`{r}`")).collect();
+                let mut missing: Vec<String> =
+                    required.iter().filter(|r| !members.iter().any(|m| m.name == **r)).map(|r| format!("`{r}`")).collect();
                 let needs_output = s.is_binary_op() || matches!(s, StdTrait::Neg | StdTrait::Not | StdTrait::Index);
                 if needs_output && !d.assoc_types.iter().any(|(n, _)| n.name == "Output") {
                     missing.push("`Output`".into());
@@ -198,7 +197,12 @@ impl<'c, 'm> super::body::FnCx<'c, 'm> {
     /// `N` of type `t` where `N` is an associated constant of a trait: of a bound at a
     /// definition (its value unknown there, its type the trait's), else of the `impl` of the
     /// trait for `t` (or the trait's default); `None` if no trait declares it.
-    pub(super) fn trait_const(&mut self, t: crate::ir::Ty, name: &ast::Ident, span: crate::span::Span) -> CResult<Option<super::body::CExpr>> {
+    pub(super) fn trait_const(
+        &mut self,
+        t: crate::ir::Ty,
+        name: &ast::Ident,
+        span: crate::span::Span,
+    ) -> CResult<Option<super::body::CExpr>> {
         use crate::ir::*;
         let traits = self.mcx.traits_with_member(&name.name);
         for tr in traits {
@@ -212,7 +216,7 @@ impl<'c, 'm> super::body::FnCx<'c, 'm> {
                 env.self_ty = Some(t);
                 let ty = self.mcx.ty_in(&c.ty, c.module, &env)?;
                 let zero = match ty {
-                    Ty::Scalar(s) if s == Scalar::Bool => ScalarValue::Bool(false),
+                    Ty::Scalar(Scalar::Bool) => ScalarValue::Bool(false),
                     Ty::Scalar(s) if s.is_int() => ScalarValue::Int(s, 0),
                     Ty::Scalar(Scalar::F32) => ScalarValue::F32(0.0),
                     Ty::Scalar(Scalar::F64) => ScalarValue::F64(0.0),
@@ -230,7 +234,13 @@ impl<'c, 'm> super::body::FnCx<'c, 'm> {
 impl<'m> ModuleCx<'m> {
     /// The value of trait `tr`'s scalar constant `name` for type `t`: the `impl`'s, else the
     /// trait's default (with `Self` = `t`); `None` if `t` does not implement the trait.
-    pub(super) fn trait_const_value(&mut self, t: crate::ir::Ty, tr: usize, name: &str, span: crate::span::Span) -> CResult<Option<crate::ir::ScalarValue>> {
+    pub(super) fn trait_const_value(
+        &mut self,
+        t: crate::ir::Ty,
+        tr: usize,
+        name: &str,
+        span: crate::span::Span,
+    ) -> CResult<Option<crate::ir::ScalarValue>> {
         use crate::ir::*;
         let Some((imp, _)) = self.find_impl(TraitId::User(tr), t, &[])? else { return Ok(None) };
         let item = match self.impl_member(imp, name) {

@@ -11,7 +11,7 @@ use crate::lang::source::SourceFile;
 use crate::lang::syntax::parse_instance_name;
 use crate::span::Span;
 
-use super::generics::{GenericEnv, GenericParam, GenericValue, instance_name, params_of};
+use super::generics::{GenericParam, GenericValue, instance_name, params_of};
 use super::items::ModuleCx;
 use super::{Env, check_shared_total};
 

@@ -513,4 +513,3 @@ fn mentions_param_const(e: &ast::Expr, types: &[(String, Ty)]) -> bool {
         _ => false,
     }
 }
-

@@ -38,7 +38,9 @@ enum Walk<'a> {
 
 fn method<'a>(e: &'a ast::Expr, name: &str, n_args: usize) -> Option<(&'a ast::Expr, &'a [ast::Expr])> {
     match &e.kind {
-        A::MethodCall { receiver, method, args, generics } if method.name == name && args.len() == n_args && generics.is_empty() => Some((receiver, args)),
+        A::MethodCall { receiver, method, args, generics } if method.name == name && args.len() == n_args && generics.is_empty() => {
+            Some((receiver, args))
+        }
         _ => None,
     }
 }
@@ -79,7 +81,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// `for pat in iter { body }` where `iter` walks an array (see the module's doc): the loop
     /// over its indices, checked; `None` for any other `for` over a value.
-    pub(super) fn iter_loop(&mut self, label: &Option<ast::Ident>, pat: &LetPat, iter: &ast::Expr, body: &ast::Block, span: Span) -> CResult<Option<super::body::CExpr>> {
+    pub(super) fn iter_loop(
+        &mut self,
+        label: &Option<ast::Ident>,
+        pat: &LetPat,
+        iter: &ast::Expr,
+        body: &ast::Block,
+        span: Span,
+    ) -> CResult<Option<super::body::CExpr>> {
         let Some(walk) = self.walk(iter) else { return Ok(None) };
         let at = iter.span;
         let name = |n: &str| ast::Ident { name: n.to_string(), span: at };
@@ -91,10 +100,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let mut elems = Vec::new();
         let (len, pats): (ast::Expr, Vec<(&LetPat, Option<Source>)>) = match (&walk, pat) {
             (Walk::One(s), p) => (len_of(s.array()), vec![(p, Some(*s))]),
-            (Walk::Enumerate(s), LetPat::Tuple { elems: e, rest: None, .. }) if e.len() == 2 => (len_of(s.array()), vec![(&e[0], None), (&e[1], Some(*s))]),
+            (Walk::Enumerate(s), LetPat::Tuple { elems: e, rest: None, .. }) if e.len() == 2 => {
+                (len_of(s.array()), vec![(&e[0], None), (&e[1], Some(*s))])
+            }
             (Walk::Zip(a, b), LetPat::Tuple { elems: e, rest: None, .. }) if e.len() == 2 => {
                 let min = ast::Expr {
-                    kind: A::MethodCall { receiver: Box::new(len_of(a.array())), method: name("min"), generics: Vec::new(), args: vec![len_of(b.array())] },
+                    kind: A::MethodCall {
+                        receiver: Box::new(len_of(a.array())),
+                        method: name("min"),
+                        generics: Vec::new(),
+                        args: vec![len_of(b.array())],
+                    },
                     span: at,
                 };
                 (min, vec![(&e[0], Some(*a)), (&e[1], Some(*b))])
@@ -107,7 +123,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
         };
         for (p, s) in pats {
-            let elem = |a: &ast::Expr| ast::Expr { kind: A::Index { array: Box::new(a.clone()), indices: vec![path("#k")], multi: false }, span: at };
+            let elem = |a: &ast::Expr| ast::Expr {
+                kind: A::Index { array: Box::new(a.clone()), indices: vec![path("#k")], multi: false },
+                span: at,
+            };
             let init = match s {
                 None => path("#k"),
                 Some(Source::Val(a)) => elem(a),
@@ -124,7 +143,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
             };
             elems.push(match p {
-                LetPat::Bind { name, mutable } => ast::Stmt::Let { name: name.clone(), mutable: *mutable, ty: None, init: Some(init), span: at },
+                LetPat::Bind { name, mutable } => {
+                    ast::Stmt::Let { name: name.clone(), mutable: *mutable, ty: None, init: Some(init), span: at }
+                }
                 p => ast::Stmt::LetPat { pat: p.clone(), ty: None, init, span: at },
             });
         }
@@ -133,7 +154,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
         b.stmts = elems;
         let zero = ast::Expr { kind: A::Lit(ast::Lit::Int(0, Some(Scalar::Usize))), span: at };
         let for_ = ast::Expr {
-            kind: A::For { label: label.clone(), var: name("#k"), start: Box::new(zero), end: Box::new(len), inclusive: false, step: None, body: b },
+            kind: A::For {
+                label: label.clone(),
+                var: name("#k"),
+                start: Box::new(zero),
+                end: Box::new(len),
+                inclusive: false,
+                step: None,
+                body: b,
+            },
             span,
         };
         self.expr(&for_).map(Some)

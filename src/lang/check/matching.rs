@@ -152,9 +152,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             Pat::TupleStruct { span, .. } | Pat::Struct { span, .. } | Pat::Tuple { span, .. } | Pat::Ref(_, span) => {
                 let d = self.u.describe(sty);
-                Err(Diagnostic::error(*span, format!("mismatched types: this pattern takes a value apart, but the value matched is a `{d}`"))
-                    .label("expected a constant, a range or a name")
-                    .into())
+                Err(Diagnostic::error(
+                    *span,
+                    format!("mismatched types: this pattern takes a value apart, but the value matched is a `{d}`"),
+                )
+                .label("expected a constant, a range or a name")
+                .into())
             }
             Pat::Or(alts, _) => {
                 let mut all = Vec::new();

@@ -13,11 +13,11 @@ use crate::lang::names::Res;
 use crate::span::Span;
 
 use super::aggregates::Operand;
-use super::bounds::HScope;
 use super::body::{CExpr, FnCx};
+use super::bounds::HScope;
 use super::factory::ScopeItem;
 use super::generic_call::{CallPre, Slot};
-use super::traits::{StdTrait, TraitId};
+use super::traits::TraitId;
 use super::unify::{H, Kind};
 use super::{CResult, close_matches};
 
@@ -133,7 +133,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// A call of the function item `i`, named `name` at the call.
-    fn call_fn_item(&mut self, i: usize, name: &str, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    fn call_fn_item(
+        &mut self,
+        i: usize,
+        name: &str,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let m = self.mcx.m;
         let Item::Fn(f) = &m.items[i] else {
             return Err(Diagnostic::error(func.span, format!("`{name}` is not a function")).label("not callable").into());
@@ -276,7 +284,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `<T as Trait>::f(..)` and `<T>::f(..)`.
-    fn qself_call(&mut self, q: &TypeExpr, qualifier: &[ast::Ident], func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    fn qself_call(
+        &mut self,
+        q: &TypeExpr,
+        qualifier: &[ast::Ident],
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let t = self.ty_of(q)?;
         let self_h = self.u.known(t);
         if qualifier.is_empty() {
@@ -287,27 +303,44 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 return Ok(x);
             }
             let tn = self.u.describe(self_h);
-            return Err(Diagnostic::error(func.span, format!("no function or associated item named `{}` found for `{tn}`", func.name)).label("not found").into());
+            return Err(Diagnostic::error(func.span, format!("no function or associated item named `{}` found for `{tn}`", func.name))
+                .label("not found")
+                .into());
         }
         let Some(tr) = self.trait_qualifier(qualifier)? else {
             let text = qualifier.iter().map(|i| i.name.as_str()).collect::<Vec<_>>().join("::");
-            return Err(Diagnostic::error(qualifier[0].span, format!("cannot find trait `{text}` in this scope")).label("not a trait").into());
+            return Err(Diagnostic::error(qualifier[0].span, format!("cannot find trait `{text}` in this scope"))
+                .label("not a trait")
+                .into());
         };
         self.trait_call(tr, Some(self_h), func, generics, args, span)
     }
 
     /// A trait's function called through the trait: `Trait::f(x)`, `<T as Trait>::f()`.
-    fn trait_call(&mut self, tr: TraitId, self_h: Option<H>, func: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    fn trait_call(
+        &mut self,
+        tr: TraitId,
+        self_h: Option<H>,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         match tr {
             TraitId::User(t) => {
                 let Some(i) = self.mcx.trait_member(t, &func.name) else {
                     let tn = self.mcx.m.items[t].name().name.clone();
-                    return Err(Diagnostic::error(func.span, format!("cannot find method or associated constant `{}` in trait `{tn}`", func.name))
-                        .label("not a member of the trait")
-                        .into());
+                    return Err(Diagnostic::error(
+                        func.span,
+                        format!("cannot find method or associated constant `{}` in trait `{tn}`", func.name),
+                    )
+                    .label("not a member of the trait")
+                    .into());
                 };
                 let Item::Fn(f) = &self.mcx.m.items[i] else {
-                    return Err(Diagnostic::error(func.span, format!("`{}` is an associated constant, not a function", func.name)).label("not callable").into());
+                    return Err(Diagnostic::error(func.span, format!("`{}` is an associated constant, not a function", func.name))
+                        .label("not callable")
+                        .into());
                 };
                 let self_h = match self_h {
                     Some(h) => h,
@@ -341,7 +374,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// A call of a member found for a type (`recv` a method's receiver, else `args` holds
     /// every argument).
-    pub(super) fn call_member(&mut self, m: Member<'m>, func: &ast::Ident, generics: &[GenericArg], recv: Option<Operand>, args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    pub(super) fn call_member(
+        &mut self,
+        m: Member<'m>,
+        func: &ast::Ident,
+        generics: &[GenericArg],
+        recv: Option<Operand>,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let pre = CallPre { prefix: m.prefix, self_h: m.self_h, receiver: recv, args: Vec::new() };
         self.call_item(m.f, func, generics, pre, args, span)
     }
@@ -450,7 +491,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `recv.name(args)`.
-    pub(super) fn method(&mut self, receiver: &ast::Expr, method: &ast::Ident, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+    pub(super) fn method(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        generics: &[GenericArg],
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<CExpr> {
         let name = method.name.as_str();
         if let Some(x) = self.iter_chain(receiver, name, args, span)? {
             return Ok(x);
@@ -489,7 +537,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if let Some(x) = self.std_method(&r, rh, receiver, method, args, span)? {
             return Ok(x);
         }
-        if builtin_first && !matches!(t, Some(Ty::Param(_))) && builtins::method(name).is_none() && !matches!(t, Some(Ty::Array(_) | Ty::ParamArray(_))) && self.u.compound(rh).is_none()
+        if builtin_first
+            && !matches!(t, Some(Ty::Param(_)))
+            && builtins::method(name).is_none()
+            && !matches!(t, Some(Ty::Array(_) | Ty::ParamArray(_)))
+            && self.u.compound(rh).is_none()
             && let Some(m) = self.find_member(rh, name, method.span)?
         {
             return self.call_member(m, method, generics, Some(r), args, span);
@@ -500,7 +552,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
             {
                 let tn = self.u.ty_name(t.unwrap_or(Ty::Unit));
                 let names = self.mcx.assoc_names(ti);
-                let mut d = Diagnostic::error(method.span, format!("no method named `{name}` found for `{tn}` in the current scope")).label("method not found");
+                let mut d = Diagnostic::error(method.span, format!("no method named `{name}` found for `{tn}` in the current scope"))
+                    .label("method not found");
                 if let Some(c) = close_matches(name, names.iter().map(String::as_str)).first() {
                     d = d.help(format!("a method with a similar name exists: `{c}`"));
                 }
@@ -508,14 +561,19 @@ impl<'c, 'm> FnCx<'c, 'm> {
             }
             if let Some(Ty::Param(_)) = t {
                 let tn = self.u.describe(rh);
-                return Err(Diagnostic::error(method.span, format!("no method named `{name}` found for type parameter `{tn}` in the current scope"))
-                    .label(format!("method not found in `{tn}`"))
-                    .help(format!("restrict the type parameter with a trait that has `{name}`: `{tn}: Trait`"))
-                    .into());
+                return Err(Diagnostic::error(
+                    method.span,
+                    format!("no method named `{name}` found for type parameter `{tn}` in the current scope"),
+                )
+                .label(format!("method not found in `{tn}`"))
+                .help(format!("restrict the type parameter with a trait that has `{name}`: `{tn}: Trait`"))
+                .into());
             }
             if t.is_none() && self.u.adt_of(rh).is_some() {
                 let d = self.u.describe(rh);
-                return Err(Diagnostic::error(method.span, format!("no method named `{name}` found for `{d}` in the current scope")).label("method not found").into());
+                return Err(Diagnostic::error(method.span, format!("no method named `{name}` found for `{d}` in the current scope"))
+                    .label("method not found")
+                    .into());
             }
         }
         if !generics.is_empty() {
@@ -548,7 +606,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// The standard traits' methods on a value: `clone`, `eq`, `ne`, `lt` and the other
     /// comparisons, `into`, `add` and the other operators' methods.
-    fn std_method(&mut self, r: &Operand, rh: H, receiver: &ast::Expr, method: &ast::Ident, args: &[ast::Expr], span: Span) -> CResult<Option<CExpr>> {
+    fn std_method(
+        &mut self,
+        r: &Operand,
+        rh: H,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> CResult<Option<CExpr>> {
         let name = method.name.as_str();
         let op = match name {
             "eq" => Some(BinOp::Eq),
@@ -608,11 +674,6 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
     }
 
-    /// The `impl` block `imp` is inherent to or implements for an item (its type's head).
-    pub(super) fn impl_item_of(&self, imp: usize) -> Option<usize> {
-        self.mcx.impl_for_item(imp)
-    }
-
     /// `a.partial_cmp(&b)` (an `Option<Ordering>`, `None` where unordered: a NaN) and
     /// `a.cmp(&b)` (an `Ordering`) of numbers.
     fn scalar_ordering(&mut self, a: CExpr, b: CExpr, partial: bool, span: Span) -> CResult<CExpr> {
@@ -642,8 +703,18 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let cmp = |op: BinOp| ast::Expr { kind: ast::ExprKind::Binary(op, Box::new(p("#a")), Box::new(p("#b"))), span };
         let block = |e: ast::Expr| ast::Block { stmts: Vec::new(), tail: Some(Box::new(e)), span };
         let last = if partial {
-            let none = ast::Expr { kind: ast::ExprKind::QPath(vec![ast::Ident { name: "#option".into(), span }, ast::Ident { name: "None".into(), span }]), span };
-            ast::Expr { kind: ast::ExprKind::If(Box::new(cmp(BinOp::Eq)), block(ord("Equal")), Some(Box::new(ast::Expr { kind: ast::ExprKind::Block(block(none)), span }))), span }
+            let none = ast::Expr {
+                kind: ast::ExprKind::QPath(vec![ast::Ident { name: "#option".into(), span }, ast::Ident { name: "None".into(), span }]),
+                span,
+            };
+            ast::Expr {
+                kind: ast::ExprKind::If(
+                    Box::new(cmp(BinOp::Eq)),
+                    block(ord("Equal")),
+                    Some(Box::new(ast::Expr { kind: ast::ExprKind::Block(block(none)), span })),
+                ),
+                span,
+            }
         } else {
             ord("Equal")
         };
@@ -655,7 +726,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         self.scope.truncate(mark);
         let x = r?;
         let ty = x.ty;
-        Ok(Expr { kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(la, Some(a)), Stmt::Let(lb, Some(b))], tail: Some(Box::new(x)) }), ty, span })
+        Ok(Expr {
+            kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(la, Some(a)), Stmt::Let(lb, Some(b))], tail: Some(Box::new(x)) }),
+            ty,
+            span,
+        })
     }
 
     /// A call's generics, where the callee takes none.

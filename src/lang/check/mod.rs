@@ -46,8 +46,8 @@ mod resolve;
 mod stmt;
 mod structs;
 mod templates;
-mod traits;
 mod tensor;
+mod traits;
 mod unify;
 mod variants;
 
@@ -326,7 +326,11 @@ fn check_items(m: &ast::SourceModule, env: &Env, bound_too: bool) -> Result<Modu
             Item::Struct(s) => cx.adt_of_item(index, s.name.span).map(|_| ()),
             Item::Trait(_) => cx.check_trait(index),
             Item::Fn(f) if matches!(f.owner, Some(ast::ImplOwner { kind: ast::OwnerKind::Trait(_), .. })) => {
-                if f.required { Ok(()) } else { cx.ensure_definition(f, None) }
+                if f.required {
+                    Ok(())
+                } else {
+                    cx.ensure_definition(f, None)
+                }
             }
             Item::Fn(f) => match &f.ret {
                 RetTy::ImplKernel(_) | RetTy::ImplFn { .. } => {

@@ -93,7 +93,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .note(format!("an implementation of `std::ops::{}<{r}>` might be missing for `{t}`", tr.name()));
         let (plain, _) = StdTrait::of_binop(op);
         if self.op_impl(plain, pty, Some(rhs.ty))?.is_some() {
-            d = d.help(format!("`{t}` has `{}` but not `{}`: write `x = x {} y`, or implement `{}`", plain.name(), tr.name(), op.symbol(), tr.name()));
+            d = d.help(format!(
+                "`{t}` has `{}` but not `{}`: write `x = x {} y`, or implement `{}`",
+                plain.name(),
+                tr.name(),
+                op.symbol(),
+                tr.name()
+            ));
         } else {
             d = d.help(self.restrict_help(pty, tr, Some(rhs.ty)));
         }
@@ -141,7 +147,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None => match self.head_item(a) {
                     Some(i) => self.mcx.impl_for_item(imp) == Some(i),
                     // A number not yet settled (`0.5 * v`): an `impl` for a number type may fit.
-                    None => matches!(self.u.get(a), super::unify::Node::Var(_)) && matches!(self.mcx.m.impls[imp].self_ty, ast::TypeExpr::Scalar(..)),
+                    None => {
+                        matches!(self.u.get(a), super::unify::Node::Var(_))
+                            && matches!(self.mcx.m.impls[imp].self_ty, ast::TypeExpr::Scalar(..))
+                    }
                 },
             };
             if !head_ok {
@@ -224,7 +233,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         };
         let setter = crate::lang::syntax::index_mut::SETTER;
         let Some(k) = self.mcx.impl_member(imp, setter) else {
-            return Err(Diagnostic::error(self.mcx.m.impls[imp].span, "not all trait items implemented, missing: `index_mut`").label("missing").into());
+            return Err(Diagnostic::error(self.mcx.m.impls[imp].span, "not all trait items implemented, missing: `index_mut`")
+                .label("missing")
+                .into());
         };
         let Item::Fn(f) = &self.mcx.m.items[k] else { return Ok(None) };
         let name = ast::Ident { name: "index_mut".into(), span: lhs.span };
@@ -264,9 +275,17 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 BinOp::Gt => "gt",
                 _ => "ge",
             };
-            let method = if self.mcx.impl_member(imp, own).is_some() { own } else if eq { "eq" } else { "partial_cmp" };
+            let method = if self.mcx.impl_member(imp, own).is_some() {
+                own
+            } else if eq {
+                "eq"
+            } else {
+                "partial_cmp"
+            };
             let Some(i) = self.mcx.impl_member(imp, method) else {
-                return Err(Diagnostic::error(self.mcx.m.impls[imp].span, format!("not all trait items implemented, missing: `{method}`")).label("missing").into());
+                return Err(Diagnostic::error(self.mcx.m.impls[imp].span, format!("not all trait items implemented, missing: `{method}`"))
+                    .label("missing")
+                    .into());
             };
             let Item::Fn(f) = &self.mcx.m.items[i] else { return Err(Diagnostic::error(span, "expected a function").label("here").into()) };
             let name = ast::Ident { name: method.to_string(), span };
@@ -383,7 +402,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
             value = self.mk(ExprKind::Unary(UnOp::Not, Box::new(value)), Ty::Scalar(Scalar::Bool), span);
         }
         let ty = value.ty;
-        Ok(Some(Expr { kind: ExprKind::Block(Block { stmts: vec![Stmt::Let(la, Some(ea.clone_init())), Stmt::Let(lb, Some(eb.clone_init()))], tail: Some(Box::new(value)) }), ty, span }))
+        Ok(Some(Expr {
+            kind: ExprKind::Block(Block {
+                stmts: vec![Stmt::Let(la, Some(ea.clone_init())), Stmt::Let(lb, Some(eb.clone_init()))],
+                tail: Some(Box::new(value)),
+            }),
+            ty,
+            span,
+        }))
     }
 
     /// `x op y` of two parts of a derived comparison.
@@ -439,7 +465,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             BinOp::Mul => format!("cannot multiply `{ta}` by `{tb}`"),
             BinOp::Div => format!("cannot divide `{ta}` by `{tb}`"),
             BinOp::Rem => format!("cannot calculate the remainder of `{ta}` divided by `{tb}`"),
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => format!("no implementation for `{ta} {} {tb}`", op.symbol()),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                format!("no implementation for `{ta} {} {tb}`", op.symbol())
+            }
             _ => format!("binary operation `{}` cannot be applied to type `{ta}`", op.symbol()),
         };
         let rhs = if op.is_comparison() { None } else { Some(b) };
@@ -453,7 +481,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// How to give type `a` trait `tr`: a bound on a type parameter, else an `impl`.
     fn restrict_help(&mut self, a: H, tr: StdTrait, rhs: Option<H>) -> String {
         let ta = self.u.describe(a);
-        let output = if tr.is_binary_op() || matches!(tr, StdTrait::Neg | StdTrait::Not) { format!("<Output = {ta}>") } else { String::new() };
+        let output =
+            if tr.is_binary_op() || matches!(tr, StdTrait::Neg | StdTrait::Not) { format!("<Output = {ta}>") } else { String::new() };
         let rhs_text = match rhs.map(|r| self.u.describe(r)) {
             Some(r) if r != ta && tr.is_binary_op() => format!("<{r}, Output = {ta}>"),
             _ => output,
@@ -461,7 +490,11 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if matches!(self.u.ty(a), Some(Ty::Param(_))) {
             format!("consider restricting type parameter `{ta}` with trait `{}`: `{ta}: {}{rhs_text}`", tr.name(), tr.path())
         } else if matches!(tr, StdTrait::PartialEq | StdTrait::PartialOrd) {
-            format!("add `#[derive({})]` to the type, or implement `{}` for it", if tr == StdTrait::PartialEq { "PartialEq" } else { "PartialEq, PartialOrd" }, tr.name())
+            format!(
+                "add `#[derive({})]` to the type, or implement `{}` for it",
+                if tr == StdTrait::PartialEq { "PartialEq" } else { "PartialEq, PartialOrd" },
+                tr.name()
+            )
         } else {
             format!("implement it: `impl {}{rhs_text} for {ta} {{ .. }}`", tr.path())
         }
@@ -547,7 +580,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 _ => {
                     let (a, b) = (self.u.describe(x.ty), self.u.describe(to));
-                    return Err(Diagnostic::error(span, format!("the trait bound `{b}: From<{a}>` is not satisfied")).label("no conversion").into());
+                    return Err(Diagnostic::error(span, format!("the trait bound `{b}: From<{a}>` is not satisfied"))
+                        .label("no conversion")
+                        .into());
                 }
             }
         }

@@ -40,7 +40,17 @@ fn none_pat(span: Span) -> Pat {
 }
 
 fn some(x: AExpr, span: Span) -> AExpr {
-    AExpr { kind: A::Call { qualifier: vec![ident("#option", span)], qual_args: Vec::new(), qself: None, func: ident("Some", span), generics: Vec::new(), args: vec![x] }, span }
+    AExpr {
+        kind: A::Call {
+            qualifier: vec![ident("#option", span)],
+            qual_args: Vec::new(),
+            qself: None,
+            func: ident("Some", span),
+            generics: Vec::new(),
+            args: vec![x],
+        },
+        span,
+    }
 }
 
 fn none(span: Span) -> AExpr {
@@ -48,7 +58,10 @@ fn none(span: Span) -> AExpr {
 }
 
 fn call(f: &str, args: Vec<AExpr>, span: Span) -> AExpr {
-    AExpr { kind: A::Call { qualifier: Vec::new(), qual_args: Vec::new(), qself: None, func: ident(f, span), generics: Vec::new(), args }, span }
+    AExpr {
+        kind: A::Call { qualifier: Vec::new(), qual_args: Vec::new(), qself: None, func: ident(f, span), generics: Vec::new(), args },
+        span,
+    }
 }
 
 fn lit_bool(b: bool, span: Span) -> AExpr {
@@ -71,20 +84,38 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `opt.name(args)` on an `Option`: `None` if `r` is not one or `name` not its method.
-    pub(super) fn option_method(&mut self, r: &Operand, rh: H, receiver: &ast::Expr, method: &Ident, args: &[AExpr], span: Span) -> CResult<Option<CExpr>> {
+    pub(super) fn option_method(
+        &mut self,
+        r: &Operand,
+        rh: H,
+        receiver: &ast::Expr,
+        method: &Ident,
+        args: &[AExpr],
+        span: Span,
+    ) -> CResult<Option<CExpr>> {
         let Some(targs) = self.is_option(rh) else { return Ok(None) };
         let name = method.name.as_str();
         let s = method.span;
         let arity = match name {
-            "is_some" | "is_none" | "unwrap" | "unwrap_or_default" | "take" | "copied" | "cloned" | "as_ref" | "as_mut" | "unwrap_unchecked" => 0,
-            "expect" | "unwrap_or" | "unwrap_or_else" | "map" | "and_then" | "or" | "or_else" | "xor" | "and" | "filter" | "is_some_and" | "is_none_or" | "replace" | "insert" | "get_or_insert" | "get_or_insert_with" | "zip" => 1,
+            "is_some" | "is_none" | "unwrap" | "unwrap_or_default" | "take" | "copied" | "cloned" | "as_ref" | "as_mut"
+            | "unwrap_unchecked" => 0,
+            "expect" | "unwrap_or" | "unwrap_or_else" | "map" | "and_then" | "or" | "or_else" | "xor" | "and" | "filter"
+            | "is_some_and" | "is_none_or" | "replace" | "insert" | "get_or_insert" | "get_or_insert_with" | "zip" => 1,
             "map_or" | "map_or_else" => 2,
             _ => return Ok(None),
         };
         if args.len() != arity {
-            return Err(Diagnostic::error(span, format!("this method takes {arity} argument{} but {} {} supplied", super::plural(arity), args.len(), if args.len() == 1 { "was" } else { "were" }))
-                .label(format!("expected {arity} argument{}", super::plural(arity)))
-                .into());
+            return Err(Diagnostic::error(
+                span,
+                format!(
+                    "this method takes {arity} argument{} but {} {} supplied",
+                    super::plural(arity),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            )
+            .label(format!("expected {arity} argument{}", super::plural(arity)))
+            .into());
         }
         // Methods that change the value: `&mut self` on the caller's place.
         if matches!(name, "take" | "replace" | "insert" | "get_or_insert" | "get_or_insert_with") {
@@ -101,14 +132,30 @@ impl<'c, 'm> FnCx<'c, 'm> {
             let oe = || path("#o", s);
             let x = || path("#x", s);
             let body = match name {
-                "is_some" => matched(oe(), vec![arm(some_pat("_", s), lit_bool(true, s), s), arm(Pat::Wild(s), lit_bool(false, s), s)], span),
-                "is_none" => matched(oe(), vec![arm(some_pat("_", s), lit_bool(false, s), s), arm(Pat::Wild(s), lit_bool(true, s), s)], span),
-                "unwrap_or" => self.with_arg(&mut stmts, &args[0], "#d", |d| matched(oe(), vec![arm(some_pat("#x", s), x(), s), arm(none_pat(s), d, s)], span))?,
+                "is_some" => {
+                    matched(oe(), vec![arm(some_pat("_", s), lit_bool(true, s), s), arm(Pat::Wild(s), lit_bool(false, s), s)], span)
+                }
+                "is_none" => {
+                    matched(oe(), vec![arm(some_pat("_", s), lit_bool(false, s), s), arm(Pat::Wild(s), lit_bool(true, s), s)], span)
+                }
+                "unwrap_or" => self.with_arg(&mut stmts, &args[0], "#d", |d| {
+                    matched(oe(), vec![arm(some_pat("#x", s), x(), s), arm(none_pat(s), d, s)], span)
+                })?,
                 "unwrap_or_else" => self.with_arg(&mut stmts, &args[0], "#f", |f| {
                     matched(oe(), vec![arm(some_pat("#x", s), x(), s), arm(none_pat(s), call_of(f, Vec::new(), s), s)], span)
                 })?,
                 "unwrap_or_default" => {
-                    let default = AExpr { kind: A::Call { qualifier: vec![ident("Default", s)], qual_args: Vec::new(), qself: None, func: ident("default", s), generics: Vec::new(), args: Vec::new() }, span: s };
+                    let default = AExpr {
+                        kind: A::Call {
+                            qualifier: vec![ident("Default", s)],
+                            qual_args: Vec::new(),
+                            qself: None,
+                            func: ident("default", s),
+                            generics: Vec::new(),
+                            args: Vec::new(),
+                        },
+                        span: s,
+                    };
                     matched(oe(), vec![arm(some_pat("#x", s), x(), s), arm(none_pat(s), default, s)], span)
                 }
                 "map" => self.with_arg(&mut stmts, &args[0], "#f", |f| {
@@ -124,19 +171,30 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     matched(oe(), vec![arm(some_pat("#x", s), call_of(f, vec![x()], s), s), arm(none_pat(s), lit_bool(true, s), s)], span)
                 })?,
                 "filter" => self.with_arg(&mut stmts, &args[0], "#f", |f| {
-                    let test = AExpr { kind: A::If(Box::new(call_of(f, vec![x()], s)), block(some(x(), s), s), Some(Box::new(block_expr(none(s), s)))), span: s };
+                    let test = AExpr {
+                        kind: A::If(Box::new(call_of(f, vec![x()], s)), block(some(x(), s), s), Some(Box::new(block_expr(none(s), s)))),
+                        span: s,
+                    };
                     matched(oe(), vec![arm(some_pat("#x", s), test, s), arm(none_pat(s), none(s), s)], span)
                 })?,
-                "or" => self.with_arg(&mut stmts, &args[0], "#d", |d| matched(oe(), vec![arm(some_pat("#x", s), some(x(), s), s), arm(none_pat(s), d, s)], span))?,
+                "or" => self.with_arg(&mut stmts, &args[0], "#d", |d| {
+                    matched(oe(), vec![arm(some_pat("#x", s), some(x(), s), s), arm(none_pat(s), d, s)], span)
+                })?,
                 "or_else" => self.with_arg(&mut stmts, &args[0], "#f", |f| {
                     matched(oe(), vec![arm(some_pat("#x", s), some(x(), s), s), arm(none_pat(s), call_of(f, Vec::new(), s), s)], span)
                 })?,
-                "and" => self.with_arg(&mut stmts, &args[0], "#d", |d| matched(oe(), vec![arm(some_pat("_", s), d, s), arm(none_pat(s), none(s), s)], span))?,
+                "and" => self.with_arg(&mut stmts, &args[0], "#d", |d| {
+                    matched(oe(), vec![arm(some_pat("_", s), d, s), arm(none_pat(s), none(s), s)], span)
+                })?,
                 "xor" => self.with_arg(&mut stmts, &args[0], "#d", |d| {
                     let pair = AExpr { kind: A::Tuple(vec![oe(), d]), span: s };
                     let both = Pat::Tuple { elems: vec![some_pat("#x", s), none_pat(s)], rest: None, span: s };
                     let other = Pat::Tuple { elems: vec![none_pat(s), some_pat("#y", s)], rest: None, span: s };
-                    matched(pair, vec![arm(both, some(x(), s), s), arm(other, some(path("#y", s), s), s), arm(Pat::Wild(s), none(s), s)], span)
+                    matched(
+                        pair,
+                        vec![arm(both, some(x(), s), s), arm(other, some(path("#y", s), s), s), arm(Pat::Wild(s), none(s), s)],
+                        span,
+                    )
                 })?,
                 "zip" => self.with_arg(&mut stmts, &args[0], "#d", |d| {
                     let pair = AExpr { kind: A::Tuple(vec![oe(), d]), span: s };
@@ -154,7 +212,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     let (l, _) = self.bind_arg(&mut stmts, &args[0], "#g")?;
                     let _ = l;
                     self.with_arg(&mut stmts, &args[1], "#f", |f| {
-                        matched(oe(), vec![arm(some_pat("#x", s), call_of(f, vec![x()], s), s), arm(none_pat(s), call_of(path("#g", s), Vec::new(), s), s)], span)
+                        matched(
+                            oe(),
+                            vec![
+                                arm(some_pat("#x", s), call_of(f, vec![x()], s), s),
+                                arm(none_pat(s), call_of(path("#g", s), Vec::new(), s), s),
+                            ],
+                            span,
+                        )
                     })?
                 }
                 // References are values: these give the value itself.
@@ -190,7 +255,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// `o.unwrap()` / `o.expect(msg)` of the `Option` in local `o`: its value, or a fault at
     /// `site` (the method's name, or `expect`'s message).
     fn unwrap_of(&mut self, o: LocalId, oh: H, targs: &[ArgH], site: Span, span: Span) -> CResult<CExpr> {
-        let ArgH::Ty(t) = targs[0] else { return Err(Diagnostic::error(span, "internal error: `Option` without a type").label("here").into()) };
+        let ArgH::Ty(t) = targs[0] else {
+            return Err(Diagnostic::error(span, "internal error: `Option` without a type").label("here").into());
+        };
         let whole = Expr { kind: ExprKind::Local(o), ty: oh, span };
         let u32h = self.u.known(Ty::Scalar(Scalar::U32));
         let tag = Expr { kind: ExprKind::Field(Box::new(whole.clone()), 0), ty: u32h, span };
@@ -219,8 +286,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
             _ => {
                 let (_, v) = self.bind_arg(&mut stmts, &args[0], "#v")?;
                 match name {
-                    "get_or_insert" => matched(path("#old", s), vec![arm(some_pat("#x", s), some(path("#x", s), s), s), arm(none_pat(s), some(v, s), s)], s),
-                    "get_or_insert_with" => matched(path("#old", s), vec![arm(some_pat("#x", s), some(path("#x", s), s), s), arm(none_pat(s), some(call_of(v, Vec::new(), s), s), s)], s),
+                    "get_or_insert" => matched(
+                        path("#old", s),
+                        vec![arm(some_pat("#x", s), some(path("#x", s), s), s), arm(none_pat(s), some(v, s), s)],
+                        s,
+                    ),
+                    "get_or_insert_with" => matched(
+                        path("#old", s),
+                        vec![arm(some_pat("#x", s), some(path("#x", s), s), s), arm(none_pat(s), some(call_of(v, Vec::new(), s), s), s)],
+                        s,
+                    ),
                     _ => some(v, s),
                 }
             }

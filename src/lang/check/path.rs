@@ -171,7 +171,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     }
                 },
                 // A function as a value: the closure that calls it (`apply(double, x)`).
-                Item::Fn(f) if !f.is_kernel && !f.is_generic() && f.receiver.is_none() && matches!(f.ret, ast::RetTy::Unit | ast::RetTy::Ty(_)) => {
+                Item::Fn(f)
+                    if !f.is_kernel && !f.is_generic() && f.receiver.is_none() && matches!(f.ret, ast::RetTy::Unit | ast::RetTy::Ty(_)) =>
+                {
                     let params: Vec<ast::Param> = (0..f.params.len())
                         .map(|k| ast::Param { name: ast::Ident { name: format!("#fn{k}"), span }, mutable: false, ty: None, span })
                         .collect();
@@ -200,9 +202,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .label("an enum type")
                     .help(format!("name a variant: `{name}::Variant`"))
                     .into()),
-                Item::Trait(_) => Err(Diagnostic::error(span, format!("expected a value, found trait `{name}`"))
-                    .label("a trait")
-                    .into()),
+                Item::Trait(_) => Err(Diagnostic::error(span, format!("expected a value, found trait `{name}`")).label("a trait").into()),
                 Item::Struct(s) if s.kind == ast::StructKind::Unit => match self.struct_constructor(i, None, span)? {
                     Some(x) => Ok(x),
                     None => Err(Diagnostic::error(span, format!("expected a value, found struct `{name}`")).label("a struct type").into()),
@@ -282,7 +282,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// `Ordering` of its own.
     fn ordering_variant(&mut self, path: &[ast::Ident], span: Span) -> CResult<Option<CExpr>> {
         let Some((last, ty_path)) = path.split_last() else { return Ok(None) };
-        if !super::templates::is_ordering_path(ty_path) || self.mcx.m.scopes.type_name(self.module, "Ordering").is_some() && ty_path.len() == 1 {
+        if !super::templates::is_ordering_path(ty_path)
+            || self.mcx.m.scopes.type_name(self.module, "Ordering").is_some() && ty_path.len() == 1
+        {
             return Ok(None);
         }
         let t = self.mcx.ordering_ty()?;
@@ -314,7 +316,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// `Tile::<4>::LEN`, `<T as Dim>::N`: an associated constant (inherent, or of a trait) or a
     /// unit variant of a type written with its arguments.
-    pub(super) fn assoc_path_value(&mut self, ty: &ast::TypeExpr, trait_: Option<&[ast::Ident]>, name: &ast::Ident, span: Span) -> CResult<CExpr> {
+    pub(super) fn assoc_path_value(
+        &mut self,
+        ty: &ast::TypeExpr,
+        trait_: Option<&[ast::Ident]>,
+        name: &ast::Ident,
+        span: Span,
+    ) -> CResult<CExpr> {
         let t = self.ty_of(ty)?;
         if trait_.is_none()
             && let Some(ti) = self.mcx.type_item(t)
@@ -331,7 +339,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             return Ok(x);
         }
         let tn = self.u.ty_name(t);
-        Err(Diagnostic::error(name.span, format!("no associated item named `{}` found for `{tn}`", name.name)).label("associated item not found").into())
+        Err(Diagnostic::error(name.span, format!("no associated item named `{}` found for `{tn}`", name.name))
+            .label("associated item not found")
+            .into())
     }
 
     /// An inherent constant of a (possibly generic) `impl` block, for the instance `t`: its
@@ -352,7 +362,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
         for s in slots {
             values.push(match s {
                 super::generic_call::Slot::Type(h) => super::generics::GenericValue::Type(self.u.settle(h).unwrap_or(Ty::Unit)),
-                super::generic_call::Slot::Const(v) => super::generics::GenericValue::Const(v.unwrap_or(ScalarValue::Int(Scalar::Usize, 0))),
+                super::generic_call::Slot::Const(v) => {
+                    super::generics::GenericValue::Const(v.unwrap_or(ScalarValue::Int(Scalar::Usize, 0)))
+                }
             });
         }
         let mut env = super::bounds::impl_env(d, &values);

@@ -38,6 +38,10 @@ enum Pt {
 /// too many to list.
 type Ctors = Option<Vec<(String, Vec<H>)>>;
 
+/// One alternative of `a | b`: its test, the names it binds (each with its local and its value)
+/// and where it is.
+type AltBinds = (CExpr, Vec<(String, LocalId, CExpr)>, Span);
+
 /// One arm to lower: its test, its bindings' statements, guard and body.
 struct LoweredArm {
     test: Option<CExpr>,
@@ -52,7 +56,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// tuple, or a pattern takes one apart.
     pub(super) fn needs_pattern_match(&mut self, scrutinee: H, arms: &[ast::Arm]) -> bool {
         let t = self.u.ty(scrutinee);
-        matches!(t, Some(Ty::Agg(_))) || self.u.adt_of(scrutinee).is_some() || self.u.compound(scrutinee).is_some()
+        matches!(t, Some(Ty::Agg(_)))
+            || self.u.adt_of(scrutinee).is_some()
+            || self.u.compound(scrutinee).is_some()
             || arms.iter().any(|a| self.takes_apart(&a.pat))
     }
 
@@ -61,8 +67,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
             Pat::TupleStruct { .. } | Pat::Struct { .. } | Pat::Tuple { .. } | Pat::Ref(..) => true,
             Pat::Or(alts, _) => alts.iter().any(|a| self.takes_apart(a)),
             Pat::Bind { sub: Some(s), .. } => self.takes_apart(s),
-            Pat::Bind { name, sub: None, .. } => self.lookup_local(&name.name).is_none() && self.variant_path(std::slice::from_ref(name), name.span).ok().flatten().is_some(),
-            Pat::Const(ast::Expr { kind: ast::ExprKind::Path(n), .. }) => self.variant_path(std::slice::from_ref(n), n.span).ok().flatten().is_some(),
+            Pat::Bind { name, sub: None, .. } => {
+                self.lookup_local(&name.name).is_none() && self.variant_path(std::slice::from_ref(name), name.span).ok().flatten().is_some()
+            }
+            Pat::Const(ast::Expr { kind: ast::ExprKind::Path(n), .. }) => {
+                self.variant_path(std::slice::from_ref(n), n.span).ok().flatten().is_some()
+            }
             Pat::Const(ast::Expr { kind: ast::ExprKind::QPath(p), span }) => self.variant_path(p, *span).ok().flatten().is_some(),
             _ => false,
         }
@@ -107,7 +117,13 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// A `match` taking apart `whole` (a read of a hidden local holding the value `held`, or of
     /// a `&mut` place, whose bindings are then names for its parts).
-    pub(super) fn pattern_match_in(&mut self, held: Option<(LocalId, CExpr)>, whole: CExpr, arms: &[ast::Arm], span: Span) -> CResult<CExpr> {
+    pub(super) fn pattern_match_in(
+        &mut self,
+        held: Option<(LocalId, CExpr)>,
+        whole: CExpr,
+        arms: &[ast::Arm],
+        span: Span,
+    ) -> CResult<CExpr> {
         let (sty, sspan) = (whole.ty, whole.span);
         let saved = std::mem::replace(&mut self.bind_by_ref, held.is_none());
         let r = self.match_arms(held, whole, arms, span, sty, sspan);
@@ -115,7 +131,15 @@ impl<'c, 'm> FnCx<'c, 'm> {
         r
     }
 
-    fn match_arms(&mut self, held: Option<(LocalId, CExpr)>, whole: CExpr, arms: &[ast::Arm], span: Span, sty: H, sspan: Span) -> CResult<CExpr> {
+    fn match_arms(
+        &mut self,
+        held: Option<(LocalId, CExpr)>,
+        whole: CExpr,
+        arms: &[ast::Arm],
+        span: Span,
+        sty: H,
+        sspan: Span,
+    ) -> CResult<CExpr> {
         let mut lowered = Vec::new();
         let mut rows: Vec<(Pt, bool, Span)> = Vec::new();
         let mut ty: Option<H> = None;
@@ -320,9 +344,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let hs = match self.u.compound(vty) {
                     Some(Compound::Tuple(hs)) if fits(elems.len(), *rest, hs.len()) => hs,
                     Some(Compound::Tuple(hs)) => {
-                        return Err(Diagnostic::error(*span, format!("mismatched types: expected a tuple with {} elements, found one with {}", hs.len(), elems.len()))
-                            .label(format!("expected {} elements", hs.len()))
-                            .into());
+                        return Err(Diagnostic::error(
+                            *span,
+                            format!("mismatched types: expected a tuple with {} elements, found one with {}", hs.len(), elems.len()),
+                        )
+                        .label(format!("expected {} elements", hs.len()))
+                        .into());
                     }
                     None if self.u.ty(vty).is_none() && self.u.adt_of(vty).is_none() => {
                         let hs: Vec<H> = (0..elems.len()).map(|_| self.u.var(Kind::Any)).collect();
@@ -347,16 +374,22 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let (h, view) = self.struct_named(path, *span)?;
                 self.unify_pat(vty, h, *span)?;
                 if view.kind != ast::StructKind::Tuple {
-                    return Err(Diagnostic::error(*span, format!("expected a tuple struct or a tuple variant, found struct `{}`", view.name))
-                        .label("not a tuple struct")
-                        .help(format!("take it apart by its fields' names: `{} {{ .. }}`", view.name))
-                        .into());
+                    return Err(Diagnostic::error(
+                        *span,
+                        format!("expected a tuple struct or a tuple variant, found struct `{}`", view.name),
+                    )
+                    .label("not a tuple struct")
+                    .help(format!("take it apart by its fields' names: `{} {{ .. }}`", view.name))
+                    .into());
                 }
                 let hs: Vec<H> = view.fields.iter().map(|(_, h)| *h).collect();
                 if !fits(elems.len(), *rest, hs.len()) {
-                    return Err(Diagnostic::error(*span, format!("this pattern has {} fields, but `{}` has {}", elems.len(), view.name, hs.len()))
-                        .label(format!("expected {} fields", hs.len()))
-                        .into());
+                    return Err(Diagnostic::error(
+                        *span,
+                        format!("this pattern has {} fields, but `{}` has {}", elems.len(), view.name, hs.len()),
+                    )
+                    .label(format!("expected {} fields", hs.len()))
+                    .into());
                 }
                 self.fields_test(elems, *rest, &hs, value, None, binds, 0)
             }
@@ -370,16 +403,22 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 let mut ordered: Vec<Pat> = vec![Pat::Wild(*span); view.fields.len()];
                 let mut seen = vec![false; view.fields.len()];
                 for (n, p) in fields {
-                    let Some(k) = view.fields.iter().position(|(f, _)| *f == n.name) else { return Err(self.no_field(&view, &n.name, n.span)) };
+                    let Some(k) = view.fields.iter().position(|(f, _)| *f == n.name) else {
+                        return Err(self.no_field(&view, &n.name, n.span));
+                    };
                     seen[k] = true;
                     ordered[k] = p.clone();
                 }
                 if !rest && seen.contains(&false) {
-                    let missing: Vec<String> = view.fields.iter().zip(&seen).filter(|(_, s)| !**s).map(|((n, _), _)| format!("`{n}`")).collect();
-                    return Err(Diagnostic::error(*span, format!("pattern does not mention field{} {}", super::plural(missing.len()), missing.join(", ")))
-                        .label(format!("missing {}", missing.join(", ")))
-                        .help("name every field, or ignore the rest with `..`")
-                        .into());
+                    let missing: Vec<String> =
+                        view.fields.iter().zip(&seen).filter(|(_, s)| !**s).map(|((n, _), _)| format!("`{n}`")).collect();
+                    return Err(Diagnostic::error(
+                        *span,
+                        format!("pattern does not mention field{} {}", super::plural(missing.len()), missing.join(", ")),
+                    )
+                    .label(format!("missing {}", missing.join(", ")))
+                    .help("name every field, or ignore the rest with `..`")
+                    .into());
                 }
                 let hs: Vec<H> = view.fields.iter().map(|(_, h)| *h).collect();
                 self.fields_test(&ordered, None, &hs, value, None, binds, 0)
@@ -389,17 +428,24 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// The names every alternative of `a | b` binds (rustc's E0408 where one does not): each
     /// the value of the alternative that matched.
-    fn or_bindings(&mut self, alts: Vec<(CExpr, Vec<(String, LocalId, CExpr)>, Span)>, binds: &mut Vec<Stmt<H>>) -> CResult<()> {
+    fn or_bindings(&mut self, alts: Vec<AltBinds>, binds: &mut Vec<Stmt<H>>) -> CResult<()> {
         let names: Vec<String> = alts[0].1.iter().map(|(n, _, _)| n.clone()).collect();
         for (_, vals, at) in &alts {
-            for n in names.iter().filter(|n| !vals.iter().any(|(m, _, _)| m == *n)).chain(vals.iter().map(|(m, _, _)| m).filter(|m| !names.contains(m))) {
+            let missing = names.iter().find(|n| !vals.iter().any(|(m, _, _)| m == *n));
+            let extra = vals.iter().map(|(m, _, _)| m).find(|m| !names.contains(m));
+            if let Some(n) = missing.or(extra) {
                 return Err(Diagnostic::error(*at, format!("variable `{n}` is not bound in all patterns"))
                     .label(format!("pattern doesn't bind `{n}`"))
                     .into());
             }
         }
         for n in names {
-            let (_, l0, _) = alts[0].1.iter().find(|(m, _, _)| *m == n).cloned().ok_or_else(|| Diagnostic::error(alts[0].2, "internal error: a binding went missing").label("here"))?;
+            let (_, l0, _) = alts[0]
+                .1
+                .iter()
+                .find(|(m, _, _)| *m == n)
+                .cloned()
+                .ok_or_else(|| Diagnostic::error(alts[0].2, "internal error: a binding went missing").label("here"))?;
             let (h, mutable, span) = (self.locals[l0].ty, self.locals[l0].mutable, self.locals[l0].span);
             let mut chosen: Option<CExpr> = None;
             for (t, vals, _) in alts.iter().rev() {
@@ -495,29 +541,43 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     for (n, p) in pats {
                         let n = n.map(|n| n.name.clone()).unwrap_or_default();
                         let Some(k) = shape.fields.iter().position(|(f, _)| *f == n) else {
-                            return Err(Diagnostic::error(span, format!("variant `{vname}` does not have a field named `{n}`")).label("unknown field").into());
+                            return Err(Diagnostic::error(span, format!("variant `{vname}` does not have a field named `{n}`"))
+                                .label("unknown field")
+                                .into());
                         };
                         seen[k] = true;
                         o[k] = (*p).clone();
                     }
                     if rest.is_none() && seen.contains(&false) {
-                        let missing: Vec<String> = shape.fields.iter().zip(&seen).filter(|(_, s)| !**s).map(|((n, _), _)| format!("`{n}`")).collect();
-                        return Err(Diagnostic::error(span, format!("pattern does not mention field{} {}", super::plural(missing.len()), missing.join(", ")))
-                            .label(format!("missing {}", missing.join(", ")))
-                            .help("name every field, or ignore the rest with `..`")
-                            .into());
+                        let missing: Vec<String> =
+                            shape.fields.iter().zip(&seen).filter(|(_, s)| !**s).map(|((n, _), _)| format!("`{n}`")).collect();
+                        return Err(Diagnostic::error(
+                            span,
+                            format!("pattern does not mention field{} {}", super::plural(missing.len()), missing.join(", ")),
+                        )
+                        .label(format!("missing {}", missing.join(", ")))
+                        .help("name every field, or ignore the rest with `..`")
+                        .into());
                     }
                     o
                 }
                 _ => {
                     let elems: Vec<Pat> = pats.iter().map(|(_, p)| (*p).clone()).collect();
                     if shape.kind == ast::StructKind::Named && !elems.is_empty() {
-                        return Err(Diagnostic::error(span, format!("`{vname}` has named fields")).label(format!("write `{} {{ .. }}`", shape.name)).into());
+                        return Err(Diagnostic::error(span, format!("`{vname}` has named fields"))
+                            .label(format!("write `{} {{ .. }}`", shape.name))
+                            .into());
                     }
                     if !fits(elems.len(), rest, hs.len()) {
                         return Err(Diagnostic::error(
                             span,
-                            format!("this pattern has {} field{}, but the corresponding tuple variant has {} field{}", elems.len(), super::plural(elems.len()), hs.len(), super::plural(hs.len())),
+                            format!(
+                                "this pattern has {} field{}, but the corresponding tuple variant has {} field{}",
+                                elems.len(),
+                                super::plural(elems.len()),
+                                hs.len(),
+                                super::plural(hs.len())
+                            ),
                         )
                         .label(format!("expected {} field{}", hs.len(), super::plural(hs.len())))
                         .into());
@@ -642,7 +702,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     fn check_coverage(&mut self, rows: &[(Pt, bool, Span)], sty: H, at: Span, exhaustive: bool) -> CResult<()> {
         let mut seen: Vec<Vec<Pt>> = Vec::new();
         for (pt, guarded, span) in rows {
-            if self.useful(&seen, &[pt.clone()], &[sty], 0).is_none() {
+            if self.useful(&seen, std::slice::from_ref(pt), &[sty], 0).is_none() {
                 self.mcx.warnings.push((*span, "unreachable pattern: every value it matches is matched by an earlier arm".to_string()));
             }
             if !guarded {
@@ -780,7 +840,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `if let PATTERN = value { then } else ..`
-    pub(super) fn if_let(&mut self, pat: &Pat, value: &ast::Expr, then: &ast::Block, els: Option<&ast::Expr>, span: Span) -> CResult<CExpr> {
+    pub(super) fn if_let(
+        &mut self,
+        pat: &Pat,
+        value: &ast::Expr,
+        then: &ast::Block,
+        els: Option<&ast::Expr>,
+        span: Span,
+    ) -> CResult<CExpr> {
         let (held, whole) = self.scrutinee(value)?;
         let (sty, sspan) = (whole.ty, whole.span);
         let mark = self.scope.len();
@@ -858,7 +925,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// `while let PATTERN = value { body }`: a `loop` that matches the value each time round
     /// and leaves when it does not match.
-    pub(super) fn while_let(&mut self, label: &Option<ast::Ident>, pat: &Pat, value: &ast::Expr, body: &ast::Block, span: Span) -> CResult<CExpr> {
+    pub(super) fn while_let(
+        &mut self,
+        label: &Option<ast::Ident>,
+        pat: &Pat,
+        value: &ast::Expr,
+        body: &ast::Block,
+        span: Span,
+    ) -> CResult<CExpr> {
         let id = self.push_loop(label, false);
         let r = (|| -> CResult<CExpr> {
             let (held, whole) = self.scrutinee(value)?;
@@ -893,7 +967,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `let PATTERN = value else { .. };`: the bindings are the block's from here on.
-    pub(super) fn let_else(&mut self, pat: &Pat, ty: Option<&ast::TypeExpr>, init: &ast::Expr, els: &ast::Block, out: &mut Vec<Stmt<H>>) -> CResult<()> {
+    pub(super) fn let_else(
+        &mut self,
+        pat: &Pat,
+        ty: Option<&ast::TypeExpr>,
+        init: &ast::Expr,
+        els: &ast::Block,
+        out: &mut Vec<Stmt<H>>,
+    ) -> CResult<()> {
         let s = self.expr(init)?;
         let sty = match ty {
             Some(t) => {

@@ -132,24 +132,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let th = self.u.tuple(hs);
         let parts = parts.into_iter().enumerate().map(|(k, x)| (k as u32, x)).collect();
         let tuple = Expr { kind: ExprKind::Aggregate { parts, base: None }, ty: th, span };
-        if stmts.is_empty() {
-            tuple
-        } else {
-            Expr { kind: ExprKind::Block(Block { stmts, tail: Some(Box::new(tuple)) }), ty: th, span }
-        }
-    }
-
-    /// The type a function with `&mut` parameters returns, its result's type being `ret`.
-    pub(super) fn inout_ret(&mut self, ret: Ty, inouts: &[Ty]) -> Ty {
-        if inouts.is_empty() {
-            return ret;
-        }
-        let mut parts = Vec::new();
-        if ret != Ty::Unit {
-            parts.push(ret);
-        }
-        parts.extend_from_slice(inouts);
-        Ty::Agg(self.mcx.types.borrow_mut().intern(AggTy::Tuple(parts)))
+        if stmts.is_empty() { tuple } else { Expr { kind: ExprKind::Block(Block { stmts, tail: Some(Box::new(tuple)) }), ty: th, span } }
     }
 
     /// `*x`: the value `x` refers to (a `&` or `&mut` parameter's value is the parameter).
@@ -169,7 +152,14 @@ impl<'c, 'm> FnCx<'c, 'm> {
 impl<'c, 'm> FnCx<'c, 'm> {
     /// `let r = &mut place;`: `r` names the place (its indices computed once, here), as the
     /// reference would; Rust forbids any other use of the place while `r` lives.
-    pub(super) fn let_mut_ref(&mut self, name: &ast::Ident, ty: Option<&TypeExpr>, x: &ast::Expr, at: Span, out: &mut Vec<Stmt<H>>) -> CResult<()> {
+    pub(super) fn let_mut_ref(
+        &mut self,
+        name: &ast::Ident,
+        ty: Option<&TypeExpr>,
+        x: &ast::Expr,
+        at: Span,
+        out: &mut Vec<Stmt<H>>,
+    ) -> CResult<()> {
         let Operand::Place(p, h) = self.operand(x)? else {
             return Err(Diagnostic::error(x.span, "cannot borrow a temporary value as mutable here")
                 .label("not a place")
@@ -192,7 +182,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
 
     /// `p` with each index that is not a constant or a local computed into a hidden local now.
     fn fix_indices(&mut self, p: Place<H>, out: &mut Vec<Stmt<H>>) -> Place<H> {
-        let mut hold = |me: &mut Self, e: CExpr, out: &mut Vec<Stmt<H>>| -> CExpr {
+        let hold = |me: &mut Self, e: CExpr, out: &mut Vec<Stmt<H>>| -> CExpr {
             if matches!(e.kind, ExprKind::Lit(_)) {
                 return e;
             }
@@ -239,7 +229,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
         if let Operand::Place(_, h) | Operand::Value(Expr { ty: h, .. }) = &o
             && let Some(Ty::Array(_) | Ty::ParamArray(_)) = self.u.ty(*h)
         {
-            return Err(Diagnostic::error(span, "cannot dereference an array").label("an array reference").help("index the array: `a[i]`").into());
+            return Err(Diagnostic::error(span, "cannot dereference an array")
+                .label("an array reference")
+                .help("index the array: `a[i]`")
+                .into());
         }
         Ok(o)
     }
@@ -261,7 +254,9 @@ pub(super) fn expr_place(e: &CExpr) -> Option<Place<H>> {
     match &e.kind {
         ExprKind::Local(l) => Some(Place::Local(*l)),
         ExprKind::Field(b, k) => Some(Place::Field(Box::new(expr_place(b)?), *k)),
-        ExprKind::Elem(b, i) if matches!(i.kind, ExprKind::Local(_) | ExprKind::Lit(_)) => Some(Place::Elem(Box::new(expr_place(b)?), i.clone())),
+        ExprKind::Elem(b, i) if matches!(i.kind, ExprKind::Local(_) | ExprKind::Lit(_)) => {
+            Some(Place::Elem(Box::new(expr_place(b)?), i.clone()))
+        }
         _ => None,
     }
 }

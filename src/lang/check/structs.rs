@@ -115,7 +115,8 @@ impl<'m> ModuleCx<'m> {
             ast::TypeExpr::Named(p, _) | ast::TypeExpr::Generic { path: p, .. } => p,
             _ => return Ok(None),
         };
-        let res = if path.len() == 1 { self.m.scopes.type_name(d.module, &path[0].name) } else { self.m.scopes.path(self.m, d.module, path)?.1 };
+        let res =
+            if path.len() == 1 { self.m.scopes.type_name(d.module, &path[0].name) } else { self.m.scopes.path(self.m, d.module, path)?.1 };
         Ok(match res {
             Some(Res::Item(i)) if self.m.items[i].is_type() => Some(i),
             _ => None,

@@ -101,7 +101,7 @@ impl<'m> ModuleCx<'m> {
         env.template_lens = Some(lens.clone());
         let saved = self.self_ty.take();
         let r = (|| -> CResult<AdtShape> {
-            let mut field = |me: &mut Self, t: &TypeExpr| -> CResult<Ty> {
+            let field = |me: &mut Self, t: &TypeExpr| -> CResult<Ty> {
                 let ty = me.ty_in(t, module, &env)?;
                 me.component_ty(ty, t.span(), "a field")?;
                 Ok(ty)
@@ -187,7 +187,8 @@ impl<'m> ModuleCx<'m> {
     /// The template a type names, when its path names a generic struct, an enum with fields
     /// or `Option`.
     pub(super) fn template_named(&mut self, path: &[ast::Ident], module: ModId, span: Span) -> CResult<Option<AdtId>> {
-        let res = if path.len() == 1 { self.m.scopes.type_name(module, &path[0].name) } else { self.m.scopes.path(self.m, module, path)?.1 };
+        let res =
+            if path.len() == 1 { self.m.scopes.type_name(module, &path[0].name) } else { self.m.scopes.path(self.m, module, path)?.1 };
         match res {
             Some(Res::Item(i)) if self.is_template(i) => Ok(Some(self.adt_of_item(i, span)?)),
             Some(_) => Ok(None),
@@ -255,7 +256,9 @@ impl<'m> ModuleCx<'m> {
                 GArg::Const(s, v)
             }
             (Some(s), GenericArg::Type(t)) => {
-                return Err(Diagnostic::error(t.span(), format!("expected a `{s}` constant for `{pname}`, found a type")).label("a type").into());
+                return Err(Diagnostic::error(t.span(), format!("expected a `{s}` constant for `{pname}`, found a type"))
+                    .label("a type")
+                    .into());
             }
             (_, GenericArg::Infer(at)) => {
                 return Err(Diagnostic::error(*at, "the type placeholder `_` is not allowed here")

@@ -9,7 +9,6 @@ use crate::ir::*;
 use crate::lang::ast::{self, GenericArg, Item, ModId, OwnerKind, TraitBound};
 use crate::lang::diag::Diagnostic;
 use crate::lang::names::Res;
-use crate::span::Span;
 
 use super::CResult;
 use super::generics::GenericEnv;
@@ -281,7 +280,7 @@ impl<'m> ModuleCx<'m> {
         let mut d = Diagnostic::error(b.span, format!("cannot find trait `{}` in this scope", b.path_text())).label("not found");
         let mut names: Vec<&str> = STD.iter().map(|(_, n)| *n).collect();
         names.extend(["Float", "Half", "Int", "Num"]);
-        let user: Vec<String> = self.m.items.iter().filter_map(|i| matches!(i, Item::Trait(_)).then(|| i.name().name.clone())).collect();
+        let user: Vec<String> = self.m.items.iter().filter(|i| matches!(i, Item::Trait(_))).map(|i| i.name().name.clone()).collect();
         names.extend(user.iter().map(String::as_str));
         match super::close_matches(b.name(), names.into_iter()).first() {
             Some(c) => d = d.help(format!("a trait with a similar name exists: `{c}`")),
@@ -320,12 +319,11 @@ impl<'m> ModuleCx<'m> {
             assoc.push((n.name.clone(), self.ty_in(t, module, env)?));
         }
         match id {
-            TraitId::Std(t) if t.is_binary_op() || t.is_assign_op() || t == S::PartialEq || t == S::PartialOrd => {
-                if args.is_empty() {
-                    // `Rhs = Self`.
-                    args.push(self_ty);
-                }
+            // `Rhs = Self`.
+            TraitId::Std(t) if (t.is_binary_op() || t.is_assign_op() || t == S::PartialEq || t == S::PartialOrd) && args.is_empty() => {
+                args.push(self_ty);
             }
+            TraitId::Std(t) if t.is_binary_op() || t.is_assign_op() || t == S::PartialEq || t == S::PartialOrd => {}
             TraitId::Std(t @ (S::Fn | S::FnMut | S::FnOnce)) => {
                 let Some((params, ret)) = &b.fn_sugar else {
                     return Err(Diagnostic::error(b.span, format!("write the closure trait's signature: `{}(f32) -> f32`", t.name()))
@@ -375,9 +373,10 @@ impl<'m> ModuleCx<'m> {
 
     /// The function or constant `name` an item of trait `t` declares (required or provided).
     pub(super) fn trait_member(&self, t: usize, name: &str) -> Option<usize> {
-        self.m.items.iter().position(|i| {
-            i.name().name == name && matches!(i.owner(), Some(ast::ImplOwner { kind: OwnerKind::Trait(x), .. }) if *x == t)
-        })
+        self.m
+            .items
+            .iter()
+            .position(|i| i.name().name == name && matches!(i.owner(), Some(ast::ImplOwner { kind: OwnerKind::Trait(x), .. }) if *x == t))
     }
 
     /// The user traits that declare a member called `name`.
@@ -461,9 +460,4 @@ fn item_kind(i: &Item) -> &'static str {
         Item::Struct(_) => "struct",
         Item::Trait(_) => "trait",
     }
-}
-
-/// The span of a bound, for messages about it.
-pub(super) fn bound_span(b: &TraitBound) -> Span {
-    b.span
 }

@@ -114,7 +114,10 @@ impl Unifier {
     /// once every argument is known and `lazy` is false.
     pub(super) fn adt(&mut self, adt: AdtId, args: Vec<ArgH>, lazy: bool) -> H {
         let consts_known = args.iter().all(|a| !matches!(a, ArgH::Const(_, None)));
-        if !lazy && consts_known && let Some(t) = self.adt_settled(adt, &args, 0) {
+        if !lazy
+            && consts_known
+            && let Some(t) = self.adt_settled(adt, &args, 0)
+        {
             return self.known(t);
         }
         self.compounds.push(Compound::Adt(adt, args));
@@ -181,7 +184,11 @@ impl Unifier {
                     }
                     Some(AggTy::Array { elem, len }) => {
                         let e = self.inst_depth(elem, args, lens, depth + 1);
-                        let len = if super::adt::Adts::is_marker(len) { super::adt::Adts::eval_marker(len, lens, &gargs()).unwrap_or(UNKNOWN_LEN) } else { len };
+                        let len = if super::adt::Adts::is_marker(len) {
+                            super::adt::Adts::eval_marker(len, lens, &gargs()).unwrap_or(UNKNOWN_LEN)
+                        } else {
+                            len
+                        };
                         self.array(e, len)
                     }
                     _ => self.known(t),

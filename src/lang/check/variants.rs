@@ -57,7 +57,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
             if !super::adt::Adts::is_marker(len) {
                 continue;
             }
-            let Some(super::adt::LenExpr::Param(p)) = def.len_exprs.get((len - super::adt::Adts::len_marker(0)) as usize).cloned() else { continue };
+            let Some(super::adt::LenExpr::Param(p)) = def.len_exprs.get((len - super::adt::Adts::len_marker(0)) as usize).cloned() else {
+                continue;
+            };
             if let (Some(ArgH::Const(s, None)), Some(super::unify::Compound::Array(_, n))) = (args.get(p).copied(), self.u.compound(x.ty))
                 && n != UNKNOWN_LEN
             {
@@ -87,7 +89,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 None if self.lookup_local(&name.name).is_some() => Ok(None),
                 None => Ok(option_variant(&name.name).map(|k| VariantRef { adt: self.mcx.option_adt(), index: k })),
             },
-            [first, v] if first.name == "#option" => Ok(option_variant(&v.name).map(|k| VariantRef { adt: self.mcx.option_adt(), index: k })),
+            [first, v] if first.name == "#option" => {
+                Ok(option_variant(&v.name).map(|k| VariantRef { adt: self.mcx.option_adt(), index: k }))
+            }
             [first, v] if first.name == "Self" => {
                 let Some(Ty::Agg(id)) = self.generics.self_ty.or(self.mcx.self_ty) else { return Ok(None) };
                 let Some((adt, _)) = self.mcx.adts.borrow().instance_of(id) else { return Ok(None) };
@@ -226,7 +230,9 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     .into());
             };
             if values[k].is_some() {
-                return Err(Diagnostic::error(n.span, format!("field `{}` specified more than once", n.name)).label("used more than once").into());
+                return Err(Diagnostic::error(n.span, format!("field `{}` specified more than once", n.name))
+                    .label("used more than once")
+                    .into());
             }
             let x = self.expr(e)?;
             self.assign_compatible(want[k].1, &x, n.span)?;
@@ -234,9 +240,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
         }
         let missing: Vec<String> = want.iter().zip(&values).filter(|(_, v)| v.is_none()).map(|((n, _), _)| format!("`{n}`")).collect();
         if !missing.is_empty() {
-            return Err(Diagnostic::error(span, format!("missing field{} {} in initializer of `{name}::{}`", super::plural(missing.len()), missing.join(", "), shape.name))
-                .label(format!("missing {}", missing.join(", ")))
-                .into());
+            return Err(Diagnostic::error(
+                span,
+                format!("missing field{} {} in initializer of `{name}::{}`", super::plural(missing.len()), missing.join(", "), shape.name),
+            )
+            .label(format!("missing {}", missing.join(", ")))
+            .into());
         }
         let values = values.into_iter().flatten().collect();
         Ok(self.variant_value(v, ty, &targs, values, span))
@@ -290,9 +299,10 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .label("call it")
                 .help(format!("build one: `{}(..)`", s.name.name))
                 .into()),
-            (StructKind::Unit, Some(_)) => {
-                Err(Diagnostic::error(span, format!("`{}` is a unit struct", s.name.name)).label("takes no arguments").help(format!("write `{}`", s.name.name)).into())
-            }
+            (StructKind::Unit, Some(_)) => Err(Diagnostic::error(span, format!("`{}` is a unit struct", s.name.name))
+                .label("takes no arguments")
+                .help(format!("write `{}`", s.name.name))
+                .into()),
             (StructKind::Named, _) => Ok(None),
         }
     }

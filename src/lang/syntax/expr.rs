@@ -232,7 +232,12 @@ impl Lower {
                     {
                         return self.expr(&syn::Expr::Call(syn::ExprCall { func: inner.expr.clone(), ..c.clone() }));
                     }
-                    return Err(unsupported(spn(&c.func), "calls through expressions", "bind the function to a local first: `let f = ..; f(x)`").into());
+                    return Err(unsupported(
+                        spn(&c.func),
+                        "calls through expressions",
+                        "bind the function to a local first: `let f = ..; f(x)`",
+                    )
+                    .into());
                 };
                 if p.path.leading_colon.is_some() {
                     return Err(Diagnostic::error(spn(&c.func), format!("unknown function `{}`", quote_path(&p.path)))
@@ -295,7 +300,17 @@ impl Lower {
                         let inclusive = Expr { kind: ExprKind::Lit(Lit::Bool(matches!(r.limits, syn::RangeLimits::Closed(_)))), span: at };
                         let func = Ident { name: RANGE_SOURCE.into(), span: at };
                         let args = vec![self.expr(a)?, self.expr(b)?, inclusive];
-                        Box::new(Expr { kind: ExprKind::Call { qualifier: Vec::new(), qual_args: Vec::new(), qself: None, func, generics: Vec::new(), args }, span: at })
+                        Box::new(Expr {
+                            kind: ExprKind::Call {
+                                qualifier: Vec::new(),
+                                qual_args: Vec::new(),
+                                qself: None,
+                                func,
+                                generics: Vec::new(),
+                                args,
+                            },
+                            span: at,
+                        })
                     }
                     _ => self.boxed(&m.receiver)?,
                 };
@@ -466,7 +481,9 @@ impl Lower {
             E::Try(t) => ExprKind::Try(self.boxed(&t.expr)?),
             E::Async(a) => return Err(unsupported(spn(&a.async_token), "`async` blocks", "remove `async`").into()),
             E::Await(a) => return Err(unsupported(spn(&a.await_token), "`.await`", "remove `.await`").into()),
-            E::Let(l) => return Err(unsupported(spn(l), "`let` expressions here", "use `if let`, `while let` or `let` as a statement").into()),
+            E::Let(l) => {
+                return Err(unsupported(spn(l), "`let` expressions here", "use `if let`, `while let` or `let` as a statement").into());
+            }
             E::Const(c) => return Err(unsupported(spn(&c.const_token), "`const` blocks", "use a `const` item").into()),
             E::Yield(y) => return Err(unsupported(spn(&y.yield_token), "`yield`", "remove it").into()),
             E::TryBlock(t) => return Err(unsupported(spn(&t.try_token), "`try` blocks", "remove it").into()),

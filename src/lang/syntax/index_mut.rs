@@ -18,14 +18,17 @@ const VALUE: &str = "#value";
 /// `index_mut` rewritten to give the value, and the setter beside it.
 pub(super) fn split(f: FnItem) -> PResult<(FnItem, FnItem)> {
     let RetTy::Ty(TypeExpr::Ref { inner, mutable: true, .. }) = &f.ret else {
-        return Err(Diagnostic::error(f.sig_span, "`index_mut` returns `&mut` of the element")
-            .label("expected `-> &mut T`")
-            .into());
+        return Err(Diagnostic::error(f.sig_span, "`index_mut` returns `&mut` of the element").label("expected `-> &mut T`").into());
     };
     let elem = (**inner).clone();
     let mut set = f.clone();
     set.name = Ident { name: SETTER.into(), span: f.name.span };
-    set.params.push(Param { name: Ident { name: VALUE.into(), span: f.name.span }, mutable: false, ty: Some(elem.clone()), span: f.sig_span });
+    set.params.push(Param {
+        name: Ident { name: VALUE.into(), span: f.name.span },
+        mutable: false,
+        ty: Some(elem.clone()),
+        span: f.sig_span,
+    });
     set.ret = RetTy::Unit;
     set.body = block(f.body.clone(), Mode::Set)?;
     let mut get = f;

@@ -248,16 +248,20 @@ impl Lower {
         let r = self.generics(&sig.generics).and_then(|(own, preds)| {
             for g in &own {
                 if let Some(prev) = outer.iter().find(|p| p.name.name == g.name.name) {
-                    return Err(Diagnostic::error(g.name.span, format!("the name `{}` is already used for a generic parameter", g.name.name))
-                        .label("already used")
-                        .secondary(prev.name.span, "first use of the name, in the enclosing block")
-                        .into());
+                    return Err(Diagnostic::error(
+                        g.name.span,
+                        format!("the name `{}` is already used for a generic parameter", g.name.name),
+                    )
+                    .label("already used")
+                    .secondary(prev.name.span, "first use of the name, in the enclosing block")
+                    .into());
                 }
             }
             let mut generics = outer.to_vec();
             generics.extend(own);
             self.type_params.extend(generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
-            let parts = FnHead { is_kernel, options, generics, impl_generics: outer.len(), where_preds: preds, is_const: sig.constness.is_some() };
+            let parts =
+                FnHead { is_kernel, options, generics, impl_generics: outer.len(), where_preds: preds, is_const: sig.constness.is_some() };
             self.fn_rest(vis, sig, block, parts, owner)
         });
         self.type_params = saved;
@@ -340,7 +344,9 @@ impl Lower {
                     }
                     // `x: &impl Trait`, `x: &mut impl Trait`: a reference to one.
                     let (inner_ty, by_ref) = match &*pt.ty {
-                        syn::Type::Reference(r) if matches!(*r.elem, syn::Type::ImplTrait(_)) => (&*r.elem, Some((r.mutability.is_some(), spn(r)))),
+                        syn::Type::Reference(r) if matches!(*r.elem, syn::Type::ImplTrait(_)) => {
+                            (&*r.elem, Some((r.mutability.is_some(), spn(r))))
+                        }
                         t => (t, None),
                     };
                     let ty = match self.impl_trait_bounds(inner_ty)? {
@@ -355,7 +361,12 @@ impl Lower {
                             }
                             let pid = Ident { name: pname, span: spn(inner_ty) };
                             let bound = bounds.iter().filter_map(super::generics::kernel_bound).next().unwrap_or(crate::ir::Bound::Any);
-                            generics.push(GenericParamDef { name: pid.clone(), kind: GenericParamKind::Type(bound), bounds, span: pid.span });
+                            generics.push(GenericParamDef {
+                                name: pid.clone(),
+                                kind: GenericParamKind::Type(bound),
+                                bounds,
+                                span: pid.span,
+                            });
                             match by_ref {
                                 Some((mutable, span)) => TypeExpr::Ref { inner: Box::new(TypeExpr::Param(pid)), mutable, span },
                                 None => TypeExpr::Param(pid),

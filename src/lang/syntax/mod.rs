@@ -25,11 +25,11 @@ mod tune;
 mod types;
 
 pub use crate_tree::{MAX_CRATE_FILES, MemorySources, SourceLoader, parse_crate};
+pub(crate) use generics::BOUND_LIST;
 pub use generics::parse_instance_name;
 pub use limits::{MAX_BRACKET_DEPTH, MAX_EXPR_DEPTH, MAX_SOURCE_BYTES};
 pub(crate) use literals::assoc_const;
 pub use literals::parse_scalar_literal;
-pub(crate) use generics::BOUND_LIST;
 pub(crate) use types::SCALAR_LIST;
 
 use std::str::FromStr;

@@ -62,7 +62,8 @@ impl Lower {
                         return Err(unsupported(spn(&c.generics), "generic constants", "remove the generic parameters").into());
                     }
                     let saved = self.type_params.len();
-                    self.type_params.extend(generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
+                    self.type_params
+                        .extend(generics.iter().filter(|g| matches!(g.kind, GenericParamKind::Type(_))).map(|g| g.name.name.clone()));
                     let r = (|| -> PResult<ConstItem> {
                         Ok(ConstItem {
                             name: ident(&c.ident),

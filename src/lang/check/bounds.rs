@@ -612,9 +612,19 @@ impl<'m> ModuleCx<'m> {
                     None => u.var(Kind::Any),
                 }
             }
-            // A tensor-core fragment: its arguments are numbers and constants.
+            // A tensor-core fragment: its element type a scalar or a type parameter the call's
+            // arguments have settled (`-> FragA<T, 16, 8, 16>`), its shape constants.
             TypeExpr::Builtin { .. } => {
-                let t = self.ty_in(t, module, &GenericEnv::none())?;
+                let values: Vec<Option<GenericValue>> = scope
+                    .slots
+                    .iter()
+                    .map(|s| match s {
+                        Slot::Type(h) => u.ty(*h).map(GenericValue::Type),
+                        Slot::Const(v) => v.map(GenericValue::Const),
+                    })
+                    .collect();
+                let env = GenericEnv::settled(scope.generics, &values);
+                let t = self.ty_in(t, module, &env)?;
                 u.known(t)
             }
             TypeExpr::ArrayRef { elem, ndim, mutable, span } => {

@@ -187,6 +187,25 @@ impl GenericEnv {
         GenericEnv { params, definition: false, ..GenericEnv::default() }
     }
 
+    /// Some of `generics` known, at a call whose arguments settled them: a type parameter
+    /// `None` is left out (a type naming it is not known yet), a constant `None` is unknown.
+    pub(super) fn settled(generics: &[ast::GenericParamDef], values: &[Option<GenericValue>]) -> GenericEnv {
+        let params = generics
+            .iter()
+            .zip(values)
+            .filter_map(|(g, v)| {
+                let b = match (g.kind, v) {
+                    (_, Some(GenericValue::Type(t))) => Binding::Type(*t),
+                    (_, Some(GenericValue::Const(v))) => Binding::Const(v.ty(), Some(*v)),
+                    (GenericParamKind::Const(s), None) => Binding::Const(s, None),
+                    (GenericParamKind::Type(_), None) => return None,
+                };
+                Some((g.name.name.clone(), b))
+            })
+            .collect();
+        GenericEnv { params, definition: false, ..GenericEnv::default() }
+    }
+
     /// Whether this is a generic body checked at its definition.
     pub(super) fn is_definition(&self) -> bool {
         self.definition

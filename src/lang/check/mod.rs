@@ -33,6 +33,7 @@ mod impls;
 mod instances;
 mod items;
 mod iter;
+mod let_patterns;
 mod matching;
 mod mbarrier;
 mod methods;

@@ -126,12 +126,14 @@ fn describe_sites(p: &Program, files: &[Arc<SourceFile>], kernel: &str) -> Fault
             };
             let file = files.iter().rev().find(|f| f.contains(s.array.span));
             if let ExprKind::Builtin(crate::ir::Builtin::Unwrap, _) = &s.array.kind {
-                // The span is the method's name (`unwrap`) or `expect`'s message.
+                // The span is the method's name (`unwrap`), or `expect(` and its message.
                 let text = file.map(|f| f.snippet(s.array.span)).unwrap_or_default();
-                let message = match syn::parse_str::<syn::LitStr>(text) {
-                    Ok(l) => l.value(),
-                    Err(_) => "called `Option::unwrap()` on a `None` value".to_string(),
-                };
+                let message = text
+                    .strip_prefix("expect")
+                    .and_then(|t| t.trim_start().strip_prefix('('))
+                    .and_then(|t| syn::parse_str::<syn::LitStr>(t.trim()).ok())
+                    .map(|l| l.value())
+                    .unwrap_or_else(|| "called `Option::unwrap()` on a `None` value".to_string());
                 return SiteInfo { array: format!("{message}{whose}"), ndim: 0, location: file.map(|f| f.location(s.array.span)) };
             }
             let array = match &s.array.kind {

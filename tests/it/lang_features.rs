@@ -253,7 +253,11 @@ fn unwrap_and_expect_of_none_are_faults_of_the_launch_at_the_call() {
     let src = UNWRAP.replace("half(x[i]).unwrap() + ", "");
     let k = jit.load_source("expect.rs", &src).unwrap_or_else(|e| panic!("{e}")).kernel("halves").unwrap();
     let err = k.launch(&dev, Grid::linear(64, 32), (&dev.upload(&odd).unwrap(), &mut out)).unwrap_err();
-    assert!(matches!(&err, kache::Error::Panic { message, .. } if message == "even"), "{err:?}");
+    // Located at the method's name, as Rust locates it, not at the message.
+    assert!(
+        matches!(&err, kache::Error::Panic { message, location, .. } if message == "even" && location.as_deref() == Some("expect.rs:9:33")),
+        "{err:?}"
+    );
 }
 
 /// Every kernel of the language corpus compiles for every architecture, and ptxas accepts it.

@@ -127,7 +127,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let mut stmts = vec![Stmt::Let(o, Some(v))];
         let r = (|| -> CResult<CExpr> {
             if matches!(name, "unwrap" | "expect" | "unwrap_unchecked") {
-                return self.unwrap_of(o, rh, &targs, if name == "expect" { args[0].span } else { s }, span);
+                return self.unwrap_of(o, rh, &targs, if name == "expect" { s.to(args[0].span) } else { s }, span);
             }
             let oe = || path("#o", s);
             let x = || path("#x", s);
@@ -253,7 +253,8 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `o.unwrap()` / `o.expect(msg)` of the `Option` in local `o`: its value, or a fault at
-    /// `site` (the method's name, or `expect`'s message).
+    /// `site` (the method's name, or `expect(msg` from the name to the message: the fault is
+    /// located at the name, as Rust locates it, and says the message).
     fn unwrap_of(&mut self, o: LocalId, oh: H, targs: &[ArgH], site: Span, span: Span) -> CResult<CExpr> {
         let ArgH::Ty(t) = targs[0] else {
             return Err(Diagnostic::error(span, "internal error: `Option` without a type").label("here").into());

@@ -57,6 +57,10 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
     for k in ["saxpy", "reduce_block", "reduce_warp", "reduce_while", "softmax_rows", "matmul_tiled", "histogram"] {
         // Safe launches (bounds-checked code) and `launch_unchecked`, each checked against the reference.
         want.extend([(k, "kache"), (k, "unchk")]);
+        if k == "saxpy" {
+            // Saxpy with 4 contiguous elements per thread (16-byte accesses), a safe launch.
+            want.push((k, "k-vec4"));
+        }
     }
     // The scan also without its launch bounds and with 8 elements per thread instead of 16
     // (kache's source with another attribute or SCAN_ITEMS).

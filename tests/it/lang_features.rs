@@ -269,6 +269,7 @@ const LANG_FILES: &[&str] = &[
     "lang_generic_structs.rs",
     "lang_refs_iter.rs",
     "lang_mixed.rs",
+    "lang_porting.rs",
 ];
 
 #[test]

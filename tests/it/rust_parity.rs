@@ -52,6 +52,8 @@ const CASES: &[(&str, &str, Elem)] = &[
     ("lang_mixed.rs", "generic_more", Elem::F32),
     ("lang_mixed.rs", "traits_more", Elem::F32),
     ("lang_mixed.rs", "options_more", Elem::F32),
+    ("lang_porting.rs", "k", Elem::F32),
+    ("lang_porting.rs", "k2", Elem::F32),
 ];
 
 /// Threads per case (two blocks of 32).

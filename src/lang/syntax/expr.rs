@@ -432,9 +432,22 @@ impl Lower {
                 if s.qself.is_some() {
                     return Err(unsupported(spn(&s.path), "qualified paths", "write the struct's name").into());
                 }
-                for seg in &s.path.segments {
+                // `Tile::<4> { .. }`, `Range::<f32> { .. }`: the arguments say the value's type, as
+                // `let t: Tile<4> = Tile { .. }` does; written that way, the literal gets the
+                // annotation (an enum variant's arguments, `E::<T>::V { .. }`, stay an error).
+                let mut annotation = None;
+                for (k, seg) in s.path.segments.iter().enumerate() {
                     if !seg.arguments.is_none() {
-                        return Err(unsupported(spn(seg), "generic arguments on structs", "remove them").into());
+                        if s.path.segments.len() != 1 || k != 0 {
+                            return Err(unsupported(
+                                spn(seg),
+                                "generic arguments on enum variants",
+                                "annotate the binding's type instead: `let e: Either<f32> = Either::Left { .. }`",
+                            )
+                            .into());
+                        }
+                        let ty = syn::Type::Path(syn::TypePath { qself: None, path: s.path.clone() });
+                        annotation = Some(self.ty(&ty)?);
                     }
                 }
                 let path = s.path.segments.iter().map(|seg| ident(&seg.ident)).collect();
@@ -457,7 +470,17 @@ impl Lower {
                     }
                     None => None,
                 };
-                ExprKind::StructLit { path, fields, base }
+                let lit = ExprKind::StructLit { path, fields, base };
+                match annotation {
+                    None => lit,
+                    Some(ty) => {
+                        let name = Ident { name: "#literal".into(), span };
+                        let value = Expr { kind: lit, span };
+                        let tail = Expr { kind: ExprKind::Path(name.clone()), span };
+                        let stmts = vec![Stmt::Let { name, mutable: false, ty: Some(ty), init: Some(value), span }];
+                        ExprKind::Block(Block { stmts, tail: Some(Box::new(tail)), span })
+                    }
+                }
             }
             E::Field(f) => {
                 let member = match &f.member {

@@ -15,6 +15,10 @@ pub fn compile(opts: &Options, kache: &[Module], cuda: &[(&str, String)]) -> Vec
         Ok(a) => Target::Nvptx(a),
         Err(e) => return vec![Row::failed("sm_90", "-", e.to_string())],
     };
+    let target_a = match kache::Arch::parse("sm_90a") {
+        Ok(a) => Target::Nvptx(a),
+        Err(e) => return vec![Row::failed("sm_90a", "-", e.to_string())],
+    };
     let write = |file: String, text: &str| -> Result<(), String> {
         match &opts.ptx_dir {
             Some(dir) => std::fs::write(dir.join(&file), text).map_err(|e| format!("{file}: {e}")),
@@ -35,11 +39,17 @@ pub fn compile(opts: &Options, kache: &[Module], cuda: &[(&str, String)]) -> Vec
                 let one = || -> Result<(), String> {
                     let k = module.kernel(&name).map_err(|e| e.to_string())?;
                     let spec = Specialization::uniform(k.program(), Layout::C);
-                    let c = if checked { k.compile(target, &spec) } else { k.compile_unchecked(target, &spec) };
+                    let build = |t| if checked { k.compile(t, &spec) } else { k.compile_unchecked(t, &spec) };
+                    // A kernel of sm_90a's instructions (`wgmma`) compiles for sm_90a, as a
+                    // launch on a Hopper GPU does; every other for sm_90.
+                    let (c, arch) = match build(target) {
+                        Err(e) if e.to_string().contains("needs sm_90a") => (build(target_a), "sm_90a"),
+                        c => (c, "sm_90"),
+                    };
                     let c = c.map_err(|e| e.to_string())?;
                     let ptx = c.ptx().ok_or("no PTX")?;
                     if let Some(p) = &ptxas {
-                        kache::toolchain::ptxas(p, ptx, "sm_90").map_err(|e| format!("ptxas rejected it: {e}"))?;
+                        kache::toolchain::ptxas(p, ptx, arch).map_err(|e| format!("ptxas rejected it: {e}"))?;
                     }
                     write(format!("kache-{name}{}.ptx", if checked { "" } else { "-unchecked" }), ptx)
                 };

@@ -323,3 +323,123 @@ pub fn mma_peak(x: &[bf16], out: &mut [f32], iters: u32) {
     }
     out[global_id_x()] = s;
 }
+
+// The warpgroup MMA of sm_90a (Hopper): `gemm_wg::<T>` computes C = A·Bᵀ with Bᵀ given N x K
+// row-major (as a linear layer's weight is stored: both operands K-major, the layout `wgmma`
+// reads). Blocks of two warpgroups (256 threads) compute 128 x 256 tiles of C, each warpgroup
+// 64 x 256 as one `WgAcc<f32, 256>`; K advances by 64 (four `wgmma` m64n256k16 a step) through a
+// 4-stage ring of 48 KiB stages in dynamic shared memory (192 KiB), filled by `cp_async` two
+// steps ahead, so that one step's `wgmma`s run while the next is waited for (`wgmma_wait::<1>`):
+// a stage is refilled only after the `wgmma`s that read it two steps before are done. Tiles
+// are 128-byte swizzled rows of 64 elements, as `wgmma_desc::<128, _>` reads them.
+
+const WM: usize = 128;
+const WN: usize = 256;
+const WK: usize = 64;
+const W_STAGES: usize = 4;
+const W_A: usize = WM * WK;
+const W_STAGE: usize = W_A + WN * WK;
+
+/// Element (r, c) of a 128-byte swizzled tile of 64-element rows.
+fn w_at(r: usize, c: usize) -> usize {
+    swizzle::<3, 3, 3>(r * WK + c)
+}
+
+/// The block's tile of C (128 x 256): blocks in groups of 8 block-rows, as `block_tile`.
+fn w_tile(m: usize, n: usize) -> (usize, usize) {
+    let bid = block_idx_x() as usize;
+    let (grid_m, grid_n) = (m / WM, n / WN);
+    let per_group = 8 * grid_n;
+    let first = bid / per_group * 8;
+    let rows = (grid_m - first).min(8);
+    let within = bid % per_group;
+    ((first + within % rows) * WM, within / rows * WN)
+}
+
+/// Step `kt`'s tiles of A (128 x 64) and Bᵀ (256 x 64) into stage `slot`: 12 copies of 16
+/// bytes a thread.
+fn w_load<T: Half>(sm: &mut [T], a: &[T], bt: &[T], slot: usize, kt: usize, row0: usize, col0: usize, k: usize, tid: usize) {
+    let base = slot * W_STAGE;
+    for j in 0..4 {
+        let e = j * 256 + tid;
+        let (r, c) = (e / 8, e % 8 * 8);
+        cp_async_cg::<16>(&mut sm[base + w_at(r, c)], &a[(row0 + r) * k + kt * WK + c]);
+    }
+    for j in 0..8 {
+        let e = j * 256 + tid;
+        let (r, c) = (e / 8, e % 8 * 8);
+        cp_async_cg::<16>(&mut sm[base + W_A + w_at(r, c)], &bt[(col0 + r) * k + kt * WK + c]);
+    }
+}
+
+/// The block's 128 x 256 tile of A·Bᵀ: this warpgroup's 64 x 256 part.
+fn w_mainloop<T: Half>(a: &[T], bt: &[T], m: usize, n: usize, k: usize) -> WgAcc<f32, 256> {
+    let sm = dynamic_shared_array::<T>();
+    let tid = thread_idx_x() as usize;
+    let wg = tid / 128;
+    let (row0, col0) = w_tile(m, n);
+    let tiles = k / WK;
+    for s in 0..2 {
+        if s < tiles {
+            w_load(sm, a, bt, s, s, row0, col0, k, tid);
+        }
+        cp_async_commit();
+    }
+    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+    for kt in 0..tiles {
+        // Step kt's copies are done (at most the one group of step kt + 1 pending), visible to
+        // the async proxy, and every thread's are (the barrier).
+        cp_async_wait::<1>();
+        fence_proxy_async();
+        sync_threads();
+        // Stage (kt + 2) % 4 was read by step kt - 2's `wgmma`s, which both warpgroups waited
+        // for (`wgmma_wait::<1>` at the end of step kt - 1) before the barrier above.
+        if kt + 2 < tiles {
+            w_load(sm, a, bt, (kt + 2) % W_STAGES, kt + 2, row0, col0, k, tid);
+        }
+        cp_async_commit();
+        let base = kt % W_STAGES * W_STAGE;
+        wgmma_fence();
+        for kk in 0..WK / 16 {
+            let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
+            let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
+            acc = wgmma(da, db, acc);
+        }
+        wgmma_commit();
+        acc = wgmma_wait::<1>(acc);
+    }
+    wgmma_wait::<0>(acc)
+}
+
+/// Where this thread's pair j (elements 2j, 2j + 1 of its accumulator) is in C: row, column.
+fn w_pair(m: usize, n: usize, j: usize) -> (usize, usize) {
+    let (row0, col0) = w_tile(m, n);
+    let tid = thread_idx_x() as usize;
+    let t = tid % 128;
+    let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
+    (row0 + tid / 128 * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
+}
+
+/// C = A·Bᵀ over 16-bit floats, f32 accumulation, on sm_90a; launch with one block of 256
+/// threads per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = w_mainloop(a, bt, m, n, k);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, j);
+        c[r * n + col] = acc.x[2 * j] as T;
+        c[r * n + col + 1] = acc.x[2 * j + 1] as T;
+    }
+}
+
+/// C = gelu(A·Bᵀ + bias) on sm_90a, as `gemm_bias_gelu` computes it: bias one value per
+/// column, in f32 before the one rounding to T.
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_wg_bias_gelu<T: Half>(a: &[T], bt: &[T], bias: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = w_mainloop(a, bt, m, n, k);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, j);
+        c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
+        c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
+    }
+}

@@ -41,28 +41,48 @@ fn inputs(n: usize, seed: u64) -> Vec<f32> {
     uniform_f32(n * n, seed).iter().map(|v| 2.0 * v - 1.0).collect()
 }
 
-/// `gemm::<T>` (and `gemm_bias_gelu::<T>` where `gelu`) at n x n x n.
-fn half_gemm<T: Element + Copy>(run: &mut Run, n: usize, ty: &str, gelu: bool, to: fn(f32) -> T, from: fn(T) -> f32) -> Result<(), String> {
+/// `gemm::<T>` (and `gemm_bias_gelu::<T>` where `gelu`) at n x n x n; where `wg`, their
+/// twins on sm_90a's warpgroup MMA, `gemm_wg::<T>` and `gemm_wg_bias_gelu::<T>`: C = A·Bᵀ with
+/// Bᵀ given N x K, the same A and B (B transposed on the host, so the check is the same), rows
+/// `gemm_wg_*`, which tensor_table.py sets beside torch's `gemm_*` of the same type and size
+/// (cuBLAS takes either layout of B at the same speed). Those compile for sm_90a only: on
+/// another GPU their rows fail, naming the architecture.
+fn half_gemm<T: Element + Copy>(
+    run: &mut Run,
+    n: usize,
+    ty: &str,
+    gelu: bool,
+    wg: bool,
+    to: fn(f32) -> T,
+    from: fn(T) -> f32,
+) -> Result<(), String> {
     let a: Vec<T> = inputs(n, 11).into_iter().map(to).collect();
     let b: Vec<T> = inputs(n, 12).into_iter().map(to).collect();
+    let mut b_in = b.clone();
+    if wg {
+        for i in 0..n {
+            for j in 0..n {
+                b_in[j * n + i] = b[i * n + j];
+            }
+        }
+    }
     let bias: Vec<T> = uniform_f32(n, 13).into_iter().map(|v| to(2.0 * v - 1.0)).collect();
     let wide = |v: &[T]| v.iter().map(|x| from(*x) as f64).collect::<Vec<f64>>();
     let (aw, bw, biasw) = (wide(&a), wide(&b), wide(&bias));
     let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
-    let bd = run.dev.upload(&b).map_err(|e| e.to_string())?;
+    let bd = run.dev.upload(&b_in).map_err(|e| e.to_string())?;
     let biasd = run.dev.upload(&bias).map_err(|e| e.to_string())?;
     let cd = run.dev.alloc::<T>(&[n * n]).map_err(|e| e.to_string())?;
     let verify = |_: &Run| -> Result<String, String> {
         let c = cd.download().map_err(|e| e.to_string())?;
         sampled(&aw, &bw, &wide(&c), n, if gelu { Some(&biasw) } else { None }, 8e-3)
     };
-    let (name, kernel) = if gelu {
-        (format!("gemm_bias_gelu_{ty}_{n}"), format!("gemm_bias_gelu::<{ty}>"))
-    } else {
-        (format!("gemm_{ty}_{n}"), format!("gemm::<{ty}>"))
-    };
+    let base = format!("{}{}", if wg { "gemm_wg" } else { "gemm" }, if gelu { "_bias_gelu" } else { "" });
+    let (name, kernel) = (format!("{base}_{ty}_{n}"), format!("{base}::<{ty}>"));
     let k = run.k(&kernel)?;
-    let grid = tiles(n).with_shared_mem(65536);
+    // `gemm_wg`: a block of 256 threads per 128 x 256 tile, 4 stages of 48 KiB.
+    let grid =
+        if wg { Grid::new(((n / 128) * (n / 256)) as u32, 256u32).with_shared_mem(4 * 48 * 1024) } else { tiles(n).with_shared_mem(65536) };
     let flops = Some(2.0 * (n as f64).powi(3));
     let mut c = cd.clone();
     let (m_, n_, k_) = (n, n, n);
@@ -135,79 +155,6 @@ fn f32_gemm(run: &mut Run, n: usize, kernel: &str, tol: f64) -> Result<(), Strin
     )
 }
 
-/// `gemm_wg::<T>` (sm_90a's warpgroup MMA) at n x n x n: C = A·Bᵀ with Bᵀ given N x K, the
-/// same A and B as `half_gemm`'s (B transposed on the host, so the check is the same), rows
-/// `gemm_wg_{ty}_{n}`; tensor_table.py sets them beside torch's `gemm_{ty}_{n}` (cuBLAS takes
-/// either layout of B at the same speed). It compiles for sm_90a only: on another GPU its rows
-/// fail, naming the architecture.
-fn wg_gemm<T: Element + Copy>(run: &mut Run, n: usize, ty: &str, gelu: bool, to: fn(f32) -> T, from: fn(T) -> f32) -> Result<(), String> {
-    let a: Vec<T> = inputs(n, 11).into_iter().map(to).collect();
-    let b: Vec<T> = inputs(n, 12).into_iter().map(to).collect();
-    let mut bt = b.clone();
-    for i in 0..n {
-        for j in 0..n {
-            bt[j * n + i] = b[i * n + j];
-        }
-    }
-    let wide = |v: &[T]| v.iter().map(|x| from(*x) as f64).collect::<Vec<f64>>();
-    let bias: Vec<T> = uniform_f32(n, 13).into_iter().map(|v| to(2.0 * v - 1.0)).collect();
-    let (aw, bw, biasw) = (wide(&a), wide(&b), wide(&bias));
-    let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
-    let btd = run.dev.upload(&bt).map_err(|e| e.to_string())?;
-    let biasd = run.dev.upload(&bias).map_err(|e| e.to_string())?;
-    let cd = run.dev.alloc::<T>(&[n * n]).map_err(|e| e.to_string())?;
-    let verify = |_: &Run| -> Result<String, String> {
-        let c = cd.download().map_err(|e| e.to_string())?;
-        sampled(&aw, &bw, &wide(&c), n, if gelu { Some(&biasw) } else { None }, 8e-3)
-    };
-    let (name, kernel) = if gelu {
-        (format!("gemm_wg_bias_gelu_{ty}_{n}"), format!("gemm_wg_bias_gelu::<{ty}>"))
-    } else {
-        (format!("gemm_wg_{ty}_{n}"), format!("gemm_wg::<{ty}>"))
-    };
-    let k = run.k(&kernel)?;
-    let grid = Grid::new(((n / 128) * (n / 256)) as u32, 256u32).with_shared_mem(4 * 48 * 1024);
-    let flops = Some(2.0 * (n as f64).powi(3));
-    let mut c = cd.clone();
-    if gelu {
-        run.measure(
-            &name,
-            None,
-            flops,
-            "kache",
-            |r| k.launch(&r.dev, grid, (&ad, &btd, &biasd, &mut c, n, n, n)).map_err(|e| e.to_string()),
-            &verify,
-        )?;
-        run.measure(
-            &name,
-            None,
-            flops,
-            UNCHECKED,
-            // SAFETY: the checked launch of the same arguments above passed its checks and matched.
-            |r| unsafe { k.launch_unchecked(&r.dev, grid, (&ad, &btd, &biasd, &mut c, n, n, n)) }.map_err(|e| e.to_string()),
-            &verify,
-        )
-    } else {
-        run.measure(
-            &name,
-            None,
-            flops,
-            "kache",
-            |r| k.launch(&r.dev, grid, (&ad, &btd, &mut c, n, n, n)).map_err(|e| e.to_string()),
-            &verify,
-        )?;
-        run.measure(
-            &name,
-            None,
-            flops,
-            UNCHECKED,
-            // SAFETY: as above.
-            |r| unsafe { k.launch_unchecked(&r.dev, grid, (&ad, &btd, &mut c, n, n, n)) }.map_err(|e| e.to_string()),
-            &verify,
-        )
-    }
-}
-
 /// This GPU's `mma.sync` m16n8k16 bf16 throughput: 8 independent accumulators per warp.
 fn mma_peak(run: &mut Run) -> Result<(), String> {
     let (blocks, iters) = match &run.gpu {
@@ -244,17 +191,17 @@ pub fn gemm(run: &mut Run) -> Result<(), String> {
     mma_peak(run)?;
     let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![128] };
     for n in sizes {
-        half_gemm::<bf16>(run, n, "bf16", false, bf16::from_f32, bf16::to_f32)?;
-        half_gemm::<f16>(run, n, "f16", false, f16::from_f32, f16::to_f32)?;
-        half_gemm::<bf16>(run, n, "bf16", true, bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", false, false, bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<f16>(run, n, "f16", false, false, f16::from_f32, f16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", true, false, bf16::from_f32, bf16::to_f32)?;
         f32_gemm(run, n, "gemm_tf32", 4e-3)?;
     }
     // The warpgroup MMA: its tile is 128 x 256, so the host's size is 256.
     let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![256] };
     for n in sizes {
-        wg_gemm::<bf16>(run, n, "bf16", false, bf16::from_f32, bf16::to_f32)?;
-        wg_gemm::<f16>(run, n, "f16", false, f16::from_f32, f16::to_f32)?;
-        wg_gemm::<bf16>(run, n, "bf16", true, bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", false, true, bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<f16>(run, n, "f16", false, true, f16::from_f32, f16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", true, true, bf16::from_f32, bf16::to_f32)?;
     }
     f32_gemm(run, run.size(4096, 128), "sgemm", 1e-5)
 }

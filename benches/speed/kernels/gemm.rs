@@ -40,13 +40,18 @@ fn b_at(r: usize, c: usize) -> usize {
 
 /// The block's tile of C: blocks in groups of 8 block-rows, column-major within a group.
 fn block_tile(m: usize, n: usize) -> (usize, usize) {
+    grouped_tile(m, n, BM, BN)
+}
+
+/// The block's tile (`bm` x `bn`) of C, blocks in groups of 8 block-rows.
+fn grouped_tile(m: usize, n: usize, bm: usize, bn: usize) -> (usize, usize) {
     let bid = block_idx_x() as usize;
-    let (grid_m, grid_n) = (m / BM, n / BN);
+    let (grid_m, grid_n) = (m / bm, n / bn);
     let per_group = 8 * grid_n;
     let first = bid / per_group * 8;
     let rows = (grid_m - first).min(8);
     let within = bid % per_group;
-    ((first + within % rows) * BM, within / rows * BN)
+    ((first + within % rows) * bm, within / rows * bn)
 }
 
 /// The block's 128 x 128 tile of A·B: this warp's 64 x 32 part, as 4 x 4 accumulators. The
@@ -345,15 +350,9 @@ fn w_at(r: usize, c: usize) -> usize {
     swizzle::<3, 3, 3>(r * WK + c)
 }
 
-/// The block's tile of C (128 x 256): blocks in groups of 8 block-rows, as `block_tile`.
+/// The block's tile of C (128 x 256).
 fn w_tile(m: usize, n: usize) -> (usize, usize) {
-    let bid = block_idx_x() as usize;
-    let (grid_m, grid_n) = (m / WM, n / WN);
-    let per_group = 8 * grid_n;
-    let first = bid / per_group * 8;
-    let rows = (grid_m - first).min(8);
-    let within = bid % per_group;
-    ((first + within % rows) * WM, within / rows * WN)
+    grouped_tile(m, n, WM, WN)
 }
 
 /// Step `kt`'s tiles of A (128 x 64) and Bᵀ (256 x 64) into stage `slot`: 12 copies of 16

@@ -271,9 +271,10 @@ def attn_check(q, k, v, o, causal):
                 sc[i + 1:] = -float("inf")
             p = torch.softmax(sc, 0)
             want = p @ v[z, h].double()
-            scale = p @ v[z, h].double().abs()
+            # The scale of the weighted sum (its own name: `scale` is the softmax's).
+            mag = p @ v[z, h].double().abs()
             got = o[0][z, h, i].double() if isinstance(o, list) else o[z, h, i].double()
-            worst = max(worst, ((got - want).abs() / scale.clamp_min(1e-30)).max().item())
+            worst = max(worst, ((got - want).abs() / mag.clamp_min(1e-30)).max().item())
         assert worst < 1e-2, "error %.2e of sum p |v|, tolerance 1e-2" % worst
         return "max err %.1e of sum p |v|, 32 rows" % worst
     return verify

@@ -54,3 +54,21 @@ pub fn dyn_aliases(out: &mut [i32]) {
         out[0] = a[0];
     }
 }
+
+/// 32 KiB of static shared memory beside the launch's dynamic part: with 24 KiB of that, the
+/// block takes 56 KiB, past the 48 KiB a function gets without opting in (the launch opts in).
+/// Each block stages its 128 elements in both arrays and writes their sum, reversed.
+#[kernel]
+pub fn dyn_beside_static(x: &[f32], out: &mut [f32]) {
+    let fixed = shared_array::<f32, 8192>();
+    let dynamic = dynamic_shared_array::<f32>();
+    let t = thread_idx_x() as usize;
+    let i = global_id_x();
+    let last = dynamic.len() - 1;
+    fixed[8191 - t] = if i < x.len() { x[i] } else { 0.0 };
+    dynamic[last - t] = 2.0 * fixed[8191 - t];
+    sync_threads();
+    if i < out.len() {
+        out[i] = fixed[8191 - (127 - t)] + dynamic[last - (127 - t)];
+    }
+}

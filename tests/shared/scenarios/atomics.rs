@@ -54,6 +54,14 @@ pub fn reduce_dynamic_shared(dev: &Device) -> Outcome {
     let want: Vec<i32> = x.chunks(32).flat_map(|c| c.iter().rev().copied().collect::<Vec<_>>()).collect();
     eq("dyn_reverse_blocks", &dl(&xd)?, &want)?;
 
+    // Static and dynamic shared memory past 48 KiB together (32 KiB + 24 KiB), neither alone.
+    let n = 384;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25 - 9.0).collect();
+    let mut out = zeros::<f32>(dev, &[n])?;
+    launch(&m, "dyn_beside_static", dev, Grid::linear(n, 128).with_shared_mem(24 << 10), (&up(dev, &x)?, &mut out))?;
+    let want: Vec<f32> = x.chunks(128).flat_map(|c| c.iter().rev().map(|v| 3.0 * v).collect::<Vec<_>>()).collect();
+    exact("dyn_beside_static", &dl(&out)?, &want)?;
+
     let mut out = zeros::<i32>(dev, &[16])?;
     launch(&m, "dyn_aliases", dev, Grid::linear(16, 16).with_shared_mem(16 * 4), (&mut out,))?;
     let mut want: Vec<i32> = (0..16).map(|t| t * 2).collect();

@@ -36,7 +36,10 @@ def tool(env, under, name):
 def functions(ptxas, nvdisasm, ptx, tmp):
     """{kernel: (registers, [instructions], [loops])} of one PTX file."""
     cubin = os.path.join(tmp, "x.cubin")
-    r = subprocess.run([ptxas, "-arch=sm_90", "-v", "-o", cubin, ptx], capture_output=True, text=True)
+    # The PTX's own target (sm_90a for the warpgroup MMA's kernels), else sm_90.
+    m = re.search(r"^\.target\s+(sm_\w+)", open(ptx).read(), re.M)
+    arch = m.group(1) if m else "sm_90"
+    r = subprocess.run([ptxas, "-arch=" + arch, "-v", "-o", cubin, ptx], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError("ptxas rejected %s: %s" % (ptx, r.stderr.strip()))
     regs = {}

@@ -12,6 +12,7 @@ mod aligned;
 mod frames;
 mod fuse;
 mod host_jit;
+mod latches;
 mod lower;
 mod object;
 mod pipeline;
@@ -128,7 +129,7 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
         Target::Nvptx(_) => {
             let buf = tm.write_to_memory_buffer(&built.linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
             diagnostics.check()?;
-            Artifact::Ptx(String::from_utf8_lossy(buf.as_slice()).into_owned())
+            Artifact::Ptx(latches::conditional_back_edges(&String::from_utf8_lossy(buf.as_slice())))
         }
         Target::Host => Artifact::HostBitcode(built.linked.write_bitcode_to_memory().as_slice().to_vec()),
     };

@@ -333,19 +333,7 @@ impl CudaDevice {
             unsafe { sys::cuModuleUnload(module) };
             return Err(cuda_err("cuModuleGetFunction", r));
         }
-        // The function's static shared memory: a launch whose dynamic shared memory takes the
-        // block past 48 KiB must opt in (`launch_on_legacy`), not only one whose dynamic part
-        // alone passes it.
-        let mut static_shared = 0i32;
-        // SAFETY: valid function handle and out pointer.
-        let r =
-            unsafe { sys::cuFuncGetAttribute(&mut static_shared, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, func) };
-        if r != sys::CUresult::CUDA_SUCCESS {
-            // SAFETY: unloading what we loaded.
-            unsafe { sys::cuModuleUnload(module) };
-            return Err(cuda_err("cuFuncGetAttribute", r));
-        }
-        Ok(LoadedFunction { module, func, static_shared: static_shared.max(0) as u32, ctx: self.ctx.clone() })
+        Ok(LoadedFunction { module, func, static_shared: std::sync::OnceLock::new(), ctx: self.ctx.clone() })
     }
 
     /// The foreign streams among `queues` (cudarc streams of arrays the launch uses), each
@@ -407,7 +395,7 @@ impl CudaDevice {
     fn launch_on_legacy(&self, f: &LoadedFunction, grid: [u32; 3], block: [u32; 3], shared: u32, params: &mut [*mut c_void]) -> Result<()> {
         // Past 48 KiB a block's shared memory, static and dynamic together, needs the
         // function's opt-in (up to the device's limit; beyond it the launch fails as invalid).
-        if shared > 0 && f.static_shared.saturating_add(shared) > 48 << 10 {
+        if shared > 0 && f.static_shared()?.saturating_add(shared) > 48 << 10 {
             // SAFETY: valid function handle.
             check("cuFuncSetAttribute", unsafe {
                 sys::cuFuncSetAttribute(f.func, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
@@ -510,9 +498,25 @@ impl Drop for CudaBuffer {
 pub(crate) struct LoadedFunction {
     module: sys::CUmodule,
     func: sys::CUfunction,
-    /// Its static shared memory, bytes (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`).
-    static_shared: u32,
+    /// Its static shared memory, bytes (`CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES`), read at its
+    /// first launch with dynamic shared memory (not at load: a cache hit's first launch pays
+    /// no driver call it does not need).
+    static_shared: std::sync::OnceLock<u32>,
     ctx: Arc<CudaContext>,
+}
+
+impl LoadedFunction {
+    fn static_shared(&self) -> Result<u32> {
+        if let Some(n) = self.static_shared.get() {
+            return Ok(*n);
+        }
+        let mut n = 0i32;
+        // SAFETY: valid function handle and out pointer.
+        check("cuFuncGetAttribute", unsafe {
+            sys::cuFuncGetAttribute(&mut n, sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, self.func)
+        })?;
+        Ok(*self.static_shared.get_or_init(|| n.max(0) as u32))
+    }
 }
 
 // SAFETY: CUDA module and function handles may be used from any thread with the context bound.

@@ -72,20 +72,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .into());
         }
         self.count(name, 3, args.len(), span, usage)?;
-        let (dst, dh) = self.element_ref(name, &args[0], true)?;
-        let (src, sh) = self.element_ref(name, &args[1], false)?;
-        self.unify_or(args[1].span, dh, sh, &format!(" (`{name}` copies between arrays of one element type)"))?;
-        match self.u.ty(dh) {
-            Some(Ty::Scalar(s)) if s != Scalar::Bool && bytes % s.size() as u64 == 0 => {}
-            Some(Ty::Param(_)) => {}
-            _ => {
-                let d = self.u.describe(dh);
-                return Err(Diagnostic::error(args[0].span, format!("`{name}::<{bytes}>` cannot copy whole elements of `{d}`"))
-                    .label("not a number of whole elements")
-                    .help("copy arrays of numbers whose size divides the bytes copied")
-                    .into());
-            }
-        }
+        let (dst, src) = self.copy_ends(name, bytes, &args[0], &args[1])?;
         let bar = self.barrier_ref(name, &args[2], true)?;
         let op = TensorOp::CpAsyncBulk { bytes: bytes as u32 };
         Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), vec![dst, src, bar]), Ty::Unit, span))

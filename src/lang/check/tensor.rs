@@ -287,20 +287,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                         .into());
                 }
                 self.count(name, 2, args.len(), span, usage)?;
-                let (dst, dh) = self.element_ref(name, &args[0], true)?;
-                let (src, sh) = self.element_ref(name, &args[1], false)?;
-                self.unify_or(args[1].span, dh, sh, &format!(" (`{name}` copies between arrays of one element type)"))?;
-                match self.u.ty(dh) {
-                    Some(Ty::Scalar(s)) if s != Scalar::Bool && bytes % s.size() as u64 == 0 => {}
-                    Some(Ty::Param(_)) => {}
-                    _ => {
-                        let d = self.u.describe(dh);
-                        return Err(Diagnostic::error(args[0].span, format!("`{name}::<{bytes}>` cannot copy whole elements of `{d}`"))
-                            .label("not a number of whole elements")
-                            .help("copy arrays of numbers whose size divides the bytes copied")
-                            .into());
-                    }
-                }
+                let (dst, src) = self.copy_ends(name, bytes, &args[0], &args[1])?;
                 let op = TensorOp::CpAsync { bytes: bytes as u8, bypass_l1 };
                 Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), vec![dst, src]), Ty::Unit, span))
             }
@@ -597,6 +584,25 @@ impl<'c, 'm> FnCx<'c, 'm> {
         self.uses_block_sync = true;
         let ty = xs[2].ty;
         Ok(Expr { kind: ExprKind::Builtin(Builtin::Tensor(TensorOp::Mma(shape)), xs), ty, span })
+    }
+
+    /// The two ends of an asynchronous copy of `bytes` (`&mut dst[i]`, `&src[j]`): arrays of one
+    /// element type, a number (or a type parameter) whose size divides the bytes copied.
+    pub(super) fn copy_ends(&mut self, name: &str, bytes: u64, dst: &ast::Expr, src: &ast::Expr) -> CResult<(CExpr, CExpr)> {
+        let (d, dh) = self.element_ref(name, dst, true)?;
+        let (s, sh) = self.element_ref(name, src, false)?;
+        self.unify_or(src.span, dh, sh, &format!(" (`{name}` copies between arrays of one element type)"))?;
+        match self.u.ty(dh) {
+            Some(Ty::Scalar(e)) if e != Scalar::Bool && bytes.is_multiple_of(e.size() as u64) => Ok((d, s)),
+            Some(Ty::Param(_)) => Ok((d, s)),
+            _ => {
+                let t = self.u.describe(dh);
+                Err(Diagnostic::error(dst.span, format!("`{name}::<{bytes}>` cannot copy whole elements of `{t}`"))
+                    .label("not a number of whole elements")
+                    .help("copy arrays of numbers whose size divides the bytes copied")
+                    .into())
+            }
+        }
     }
 
     /// `&a[i]` (or `&mut a[i]` where `write`): the element an access starts at, as the

@@ -43,7 +43,13 @@ enum Mode {
     Set,
 }
 
-fn block(mut b: Block, m: Mode) -> PResult<Block> {
+/// A block whose value the function returns: its statements as statements, its tail by `tail`.
+fn block(b: Block, m: Mode) -> PResult<Block> {
+    map_block(b, m, tail)
+}
+
+/// `b` with each expression statement mapped by `stmt_expr` and its tail by `last`.
+fn map_block(mut b: Block, m: Mode, last: fn(Expr, Mode) -> PResult<Expr>) -> PResult<Block> {
     let mut stmts = Vec::with_capacity(b.stmts.len());
     for s in b.stmts {
         stmts.push(match s {
@@ -53,7 +59,7 @@ fn block(mut b: Block, m: Mode) -> PResult<Block> {
     }
     b.stmts = stmts;
     b.tail = match b.tail {
-        Some(t) => Some(Box::new(tail(*t, m)?)),
+        Some(t) => Some(Box::new(last(*t, m)?)),
         None => None,
     };
     Ok(b)
@@ -138,18 +144,6 @@ fn stmt_expr(e: Expr, m: Mode) -> PResult<Expr> {
     Ok(Expr { kind, span })
 }
 
-fn stmt_block(mut b: Block, m: Mode) -> PResult<Block> {
-    let mut stmts = Vec::with_capacity(b.stmts.len());
-    for s in b.stmts {
-        stmts.push(match s {
-            Stmt::Expr(e, semi) => Stmt::Expr(stmt_expr(e, m)?, semi),
-            other => other,
-        });
-    }
-    b.stmts = stmts;
-    b.tail = match b.tail {
-        Some(t) => Some(Box::new(stmt_expr(*t, m)?)),
-        None => None,
-    };
-    Ok(b)
+fn stmt_block(b: Block, m: Mode) -> PResult<Block> {
+    map_block(b, m, stmt_expr)
 }

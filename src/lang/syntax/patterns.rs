@@ -108,14 +108,14 @@ impl Lower {
             }
             P::Const(c) => Pat::Const(self.expr(&syn::Expr::Const(c.clone()))?),
             P::Tuple(t) => {
-                let (elems, rest) = self.pattern_list(t.elems.iter())?;
+                let (elems, rest) = self.pattern_list(t.elems.iter(), Self::pattern)?;
                 Pat::Tuple { elems, rest, span }
             }
             P::TupleStruct(t) => {
                 if t.qself.is_some() {
                     return Err(unsupported(span, "qualified paths", "write the variant's path").into());
                 }
-                let (elems, rest) = self.pattern_list(t.elems.iter())?;
+                let (elems, rest) = self.pattern_list(t.elems.iter(), Self::pattern)?;
                 Pat::TupleStruct { path: pattern_path(&t.path)?, elems, rest, span }
             }
             P::Struct(st) => {
@@ -141,8 +141,13 @@ impl Lower {
         })
     }
 
-    /// The patterns of a tuple or tuple struct, and where `..` is among them.
-    fn pattern_list<'p>(&mut self, list: impl Iterator<Item = &'p syn::Pat>) -> PResult<(Vec<Pat>, Option<usize>)> {
+    /// The patterns of a tuple or tuple struct, each lowered by `one` (`pattern` in a `match`,
+    /// `let_pat` in a `let`), and where `..` is among them.
+    fn pattern_list<'p, T>(
+        &mut self,
+        list: impl Iterator<Item = &'p syn::Pat>,
+        one: fn(&mut Self, &syn::Pat) -> PResult<T>,
+    ) -> PResult<(Vec<T>, Option<usize>)> {
         let mut elems = Vec::new();
         let mut rest = None;
         for e in list {
@@ -155,7 +160,7 @@ impl Lower {
                 rest = Some(elems.len());
                 continue;
             }
-            elems.push(self.pattern(e)?);
+            elems.push(one(self, e)?);
         }
         Ok((elems, rest))
     }
@@ -200,20 +205,7 @@ impl Lower {
             // `&x`, `&(a, b)`: the value behind a reference is the value.
             syn::Pat::Reference(r) if r.mutability.is_none() => self.let_pat(&r.pat),
             syn::Pat::Tuple(t) => {
-                let mut elems = Vec::new();
-                let mut rest = None;
-                for e in &t.elems {
-                    if let syn::Pat::Rest(r) = e {
-                        if rest.is_some() {
-                            return Err(Diagnostic::error(spn(r), "`..` can only be used once per tuple pattern")
-                                .label("can only be used once per tuple pattern")
-                                .into());
-                        }
-                        rest = Some(elems.len());
-                        continue;
-                    }
-                    elems.push(self.let_pat(e)?);
-                }
+                let (elems, rest) = self.pattern_list(t.elems.iter(), Self::let_pat)?;
                 Ok(LetPat::Tuple { elems, rest, span: spn(t) })
             }
             syn::Pat::Struct(s) => {
@@ -235,20 +227,7 @@ impl Lower {
                 if t.qself.is_some() {
                     return Err(unsupported(spn(t), "qualified paths", "write the struct's name").into());
                 }
-                let mut elems = Vec::new();
-                let mut rest = None;
-                for e in &t.elems {
-                    if let syn::Pat::Rest(r) = e {
-                        if rest.is_some() {
-                            return Err(Diagnostic::error(spn(r), "`..` can only be used once per tuple pattern")
-                                .label("can only be used once per tuple pattern")
-                                .into());
-                        }
-                        rest = Some(elems.len());
-                        continue;
-                    }
-                    elems.push(self.let_pat(e)?);
-                }
+                let (elems, rest) = self.pattern_list(t.elems.iter(), Self::let_pat)?;
                 Ok(LetPat::TupleStruct { path: pattern_path(&t.path)?, elems, rest, span: spn(t) })
             }
             syn::Pat::Slice(s) => Err(unsupported(spn(s), "slice patterns", "index the array: `let a = xs[0];`").into()),

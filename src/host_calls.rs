@@ -103,4 +103,14 @@ host_calls! {
     __kache_host_bf16_from_i64(x: i64) -> u32 { int_to_bf16(x as i128).to_bits() as u32 }
     __kache_host_f16_from_u64(x: u64) -> u32 { int_to_f16(x as i128).to_bits() as u32 }
     __kache_host_bf16_from_u64(x: u64) -> u32 { int_to_bf16(x as i128).to_bits() as u32 }
+    __kache_host_tma_load_2d(map: u64, dst: u64, x: i32, y: i32) -> u32 {
+        // SAFETY: generated code passes the map of the launch's `TensorMap` argument (a live
+        // `HostTensorMap` the launch keeps, of an array it keeps alive) and a destination the
+        // kernel's checks (or its unsafe launch's caller) vouch for; see `abi::HostTensorMap`.
+        unsafe {
+            let m = &*(map as *const crate::abi::HostTensorMap);
+            m.copy_box(dst as *mut u8, x, y);
+            m.box_bytes() as u32
+        }
+    }
 }

@@ -91,7 +91,7 @@ pub use runtime::CudaSliceView;
 #[cfg(feature = "dlpack")]
 pub use runtime::DlpackArray;
 pub use runtime::tune::{DeviceModel, DeviceTimer, LaunchTimer, TuneCandidate, TuneOutcome};
-pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs};
+pub use runtime::{ArgValue, ByValue, Device, DeviceArray, Dim3, Grid, KernelArg, KernelArgs, TensorMap, TensorMapArg};
 pub use runtime::{FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub use target::{Arch, HostCpu, Specialization, Target};
 

@@ -26,6 +26,8 @@ mod foreign;
 mod math_check;
 #[path = "shared/scenarios/mod.rs"]
 mod scenarios;
+#[path = "shared/tma_boxes.rs"]
+mod tma_boxes;
 
 fn gpu() -> Option<Device> {
     match Device::cuda(0) {
@@ -66,6 +68,18 @@ fn corpus_scenarios_on_cuda() {
 /// Every float method on the GPU (libdevice) within the bound `docs/language.md` documents,
 /// plus one ulp for Rust's own rounding; the worst error per method is printed. Integer
 /// methods and float tests exactly.
+/// The tensor memory accelerator's boxes (sm_90 on): every swizzle, several element types,
+/// boxes across and outside the array's edges, equal to the reference the host backend meets.
+#[test]
+fn tensor_copies_on_cuda_equal_the_host_backends_boxes() {
+    let Some(d) = gpu() else { return };
+    if d.compute_capability().is_some_and(|(major, _)| major < 9) {
+        eprintln!("skipping: the tensor copy needs sm_90, this GPU is {}", d.describe());
+        return;
+    }
+    tma_boxes::all_boxes(&d, &Jit::new(Config::in_memory()).unwrap());
+}
+
 #[test]
 fn math_methods_on_cuda_within_the_documented_ulps() {
     let Some(d) = gpu() else { return };

@@ -5,7 +5,8 @@ run (benches/speed/run.sh writes it): TFLOP/s, the fraction of the dense peak me
 same run (cuBLAS at 8192^3: bf16 for the 16-bit rows, TF32 for the tf32 rows; the FP32 FMA
 roofline for sgemm), and the ratio to torch and to Triton (their time over the row's: above 1
 is faster). The issue's targets are checked at the end, each with the faster of kache's GEMMs
-(`gemm`, mma.sync; `gemm_wg`, sm_90a's warpgroup MMA).
+(`gemm`, mma.sync; `gemm_wg` and `gemm_tma`, sm_90a's warpgroup MMA, tiles by cp.async or by
+the tensor memory accelerator).
 
 usage: tensor_table.py OUT_DIR
 """
@@ -42,7 +43,7 @@ def main():
             continue
         # gemm_wg_* (the warpgroup MMA, C = A·Bᵀ) is measured against torch's and Triton's
         # gemm_* of the same type and size.
-        twin = k.replace("gemm_wg_", "gemm_")
+        twin = k.replace("gemm_wg_", "gemm_").replace("gemm_tma_", "gemm_")
         torch, triton = find(twin, "torch"), find(twin, "triton")
         if k.startswith("sgemm"):
             peak = fma
@@ -60,8 +61,10 @@ def main():
     print("targets (kache's safe launch; unchk in brackets):")
 
     def ratio(k, other, impl="kache"):
-        # The faster of kache's kernels for the row: `gemm` (mma.sync) or `gemm_wg` (wgmma).
-        mine = [r for r in (find(k, impl), find(k.replace("gemm_", "gemm_wg_", 1), impl)) if r]
+        # The fastest of kache's kernels for the row: `gemm` (mma.sync), `gemm_wg` (wgmma, tiles
+        # by cp_async) or `gemm_tma` (wgmma, tiles by tensor copies).
+        twins = (k, k.replace("gemm_", "gemm_wg_", 1), k.replace("gemm_", "gemm_tma_", 1))
+        mine = [r for r in (find(t, impl) for t in twins) if r]
         b = find(k, other)
         return b["median_ms"] / min(r["median_ms"] for r in mine) if mine and b else None
 

@@ -23,6 +23,36 @@ pub enum FragKind {
     WgAcc,
     /// `WgDesc<T, R>`: a shared-memory matrix descriptor of R rows of 16-bit elements, K-major.
     WgDesc,
+    /// `TensorMap<T, W, H, S>`: a tiled tensor map (TMA descriptor) of a 2-d array of `T`,
+    /// boxes of H rows of W elements, swizzled by `S` bytes (0, 32, 64 or 128); passed by the
+    /// host ([`TENSOR_MAP_FIELD`]).
+    TensorMap,
+}
+
+/// The one field of a `TensorMap`, which no kernel can name: the address of the descriptor the
+/// launch passes (the driver's `CUtensorMap` in global memory on a GPU, an
+/// `abi::HostTensorMap` on the host). Only a launch makes one: a kernel cannot build or read it.
+pub const TENSOR_MAP_FIELD: &str = "(tensor map)";
+
+/// The name of the kernel type `TensorMap<elem, w, h, swizzle>`, as the checker names the
+/// struct it stands for and as a launch checks a host tensor map against it.
+pub fn tensor_map_type_name(elem: &str, w: u64, h: u64, swizzle: u64) -> String {
+    format!("TensorMap<{elem}, {w}, {h}, {swizzle}>")
+}
+
+/// The widest box row and the most rows of a tensor map's box (the driver's limit).
+pub const TENSOR_MAP_MAX_BOX: u64 = 256;
+
+/// The byte offset in shared memory of byte `o` of a box whose rows are swizzled by `swizzle`
+/// bytes (0, 32, 64 or 128), the destination aligned to `8 * swizzle`: the 16-byte chunk index
+/// (bits 4..) XOR the row-of-128-bytes index (bits 7..), as the TMA writes and
+/// `swizzle::<B, 4, 3>` of bytes reads.
+pub fn tensor_map_swizzle(o: u64, swizzle: u64) -> u64 {
+    if swizzle < 32 {
+        return o;
+    }
+    let mask = swizzle / 16 - 1;
+    o ^ (((o >> 7) & mask) << 4)
 }
 
 impl FragKind {
@@ -34,6 +64,7 @@ impl FragKind {
             FragKind::C => "FragC",
             FragKind::WgAcc => "WgAcc",
             FragKind::WgDesc => "WgDesc",
+            FragKind::TensorMap => "TensorMap",
         }
     }
 }
@@ -99,7 +130,7 @@ impl MmaShape {
             FragKind::B => k * n / 32,
             FragKind::C => m * n / 32,
             // Not `mma` operands.
-            FragKind::WgAcc | FragKind::WgDesc => 0,
+            FragKind::WgAcc | FragKind::WgDesc | FragKind::TensorMap => 0,
         }
     }
 
@@ -134,7 +165,7 @@ impl MmaShape {
         // Elements per 32-bit register: 2 for 16-bit types, 4 for 8-bit ones, 1 for 32-bit.
         let per = 4 / self.ab.size() as u32;
         match kind {
-            FragKind::C | FragKind::WgAcc | FragKind::WgDesc => (g + 8 * ((i / 2) % 2), 2 * t + i % 2),
+            FragKind::C | FragKind::WgAcc | FragKind::WgDesc | FragKind::TensorMap => (g + 8 * ((i / 2) % 2), 2 * t + i % 2),
             FragKind::A => {
                 let (reg, sub) = (i / per, i % per);
                 // Registers cycle through (row g, row g+8) and then move K on by 4 registers' width.
@@ -230,6 +261,17 @@ pub enum TensorOp {
         /// A multiple of 16.
         bytes: u32,
     },
+    /// `cp_async_bulk_tensor_2d(&mut dst[i], &map, x, y, &mut bar[k])`: the box of `map` at
+    /// element coordinates (`x`, `y`) (column, row; out of the array read as zeros) copied to
+    /// shared `dst` by the tensor memory accelerator, swizzled as the map says, completing the
+    /// box's bytes on the barrier
+    /// (`cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes`).
+    CpAsyncBulkTensor {
+        /// Bytes of the box (its element size times W times H).
+        bytes: u32,
+        /// The map's swizzle in bytes: 0, 32, 64 or 128.
+        swizzle: u8,
+    },
 }
 
 /// Each `wgmma` multiplies a K of 16 elements (of `f16` or `bf16`): 32 bytes of a row.
@@ -284,7 +326,8 @@ impl TensorOp {
             | TensorOp::FenceProxyAsync
             | TensorOp::MbarrierArriveExpectTx
             | TensorOp::MbarrierTryWait
-            | TensorOp::CpAsyncBulk { .. } => 90,
+            | TensorOp::CpAsyncBulk { .. }
+            | TensorOp::CpAsyncBulkTensor { .. } => 90,
             TensorOp::MbarrierInit | TensorOp::MbarrierArrive | TensorOp::MbarrierInval => 80,
         }
     }
@@ -334,6 +377,7 @@ impl TensorOp {
             TensorOp::MbarrierTryWait => "mbarrier_try_wait_parity".into(),
             TensorOp::MbarrierInval => "mbarrier_inval".into(),
             TensorOp::CpAsyncBulk { .. } => "cp_async_bulk".into(),
+            TensorOp::CpAsyncBulkTensor { .. } => "cp_async_bulk_tensor_2d".into(),
         }
     }
 

@@ -279,6 +279,8 @@ pub enum TensorFn {
     Mbarrier(TensorOp),
     /// `cp_async_bulk::<BYTES>(&mut dst[i], &src[j], &mut bar[k])`
     CpAsyncBulk,
+    /// `cp_async_bulk_tensor_2d(&mut dst[i], &map, x, y, &mut bar[k])`
+    CpAsyncBulkTensor,
 }
 
 /// Every builtin function, by name.
@@ -357,12 +359,19 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("mbarrier_try_wait_parity", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierTryWait))),
     ("mbarrier_inval", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierInval))),
     ("cp_async_bulk", Function::Tensor(TensorFn::CpAsyncBulk)),
+    ("cp_async_bulk_tensor_2d", Function::Tensor(TensorFn::CpAsyncBulkTensor)),
 ];
 
 /// The builtin generic types: the tensor-core fragments (`FragA<bf16, 16, 8, 16>`), the
 /// warpgroup accumulator (`WgAcc<f32, 128>`) and shared-memory descriptor (`WgDesc<bf16, 64>`).
-pub const TYPES: &[(&str, FragKind)] =
-    &[("FragA", FragKind::A), ("FragB", FragKind::B), ("FragC", FragKind::C), ("WgAcc", FragKind::WgAcc), ("WgDesc", FragKind::WgDesc)];
+pub const TYPES: &[(&str, FragKind)] = &[
+    ("FragA", FragKind::A),
+    ("FragB", FragKind::B),
+    ("FragC", FragKind::C),
+    ("WgAcc", FragKind::WgAcc),
+    ("WgDesc", FragKind::WgDesc),
+    ("TensorMap", FragKind::TensorMap),
+];
 
 /// The builtin generic type called `name`.
 pub fn builtin_type(name: &str) -> Option<FragKind> {

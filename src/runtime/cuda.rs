@@ -536,3 +536,58 @@ impl Drop for LoadedFunction {
         }
     }
 }
+
+/// The 128 bytes of the driver's tiled tensor map (`cuTensorMapEncodeTiled`) of the 2-d array
+/// `m` describes (its fields checked by `TensorMap::tiled`): elements of `elem` (by size where
+/// the driver has no such type: the copy moves bytes), zeros outside the array, L2 promotion of
+/// 256 bytes.
+pub(crate) fn encode_tiled_2d(dev: &CudaDevice, elem: crate::ir::Scalar, m: &crate::abi::HostTensorMap) -> Result<Vec<u8>> {
+    use crate::ir::Scalar as S;
+    use sys::CUtensorMapDataType as D;
+    let ty = match elem {
+        S::F16 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        S::Bf16 => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        S::F32 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        S::F64 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        S::I32 => D::CU_TENSOR_MAP_DATA_TYPE_INT32,
+        S::I64 => D::CU_TENSOR_MAP_DATA_TYPE_INT64,
+        s => match s.size() {
+            1 => D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+            2 => D::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+            4 => D::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+            _ => D::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        },
+    };
+    let swizzle = match m.swizzle {
+        32 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_32B,
+        64 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_64B,
+        128 => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+        _ => sys::CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_NONE,
+    };
+    dev.bind()?;
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    let dims = [m.width, m.height];
+    let strides = [m.pitch];
+    let boxes = [m.box_w, m.box_h];
+    let unit = [1u32, 1];
+    // SAFETY: the arrays are live locals of the lengths rank 2 needs (strides: rank - 1);
+    // `map` is a 64-byte aligned `CUtensorMap` the call writes; the address is only encoded.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            ty,
+            2,
+            m.base as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            unit.as_ptr(),
+            sys::CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            swizzle,
+            sys::CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    check("cuTensorMapEncodeTiled", r)?;
+    Ok(map.opaque.iter().flat_map(|w| w.to_le_bytes()).collect())
+}

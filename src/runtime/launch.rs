@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::abi::{HostEntry, ParamAbi};
 use crate::capture::{ArrayDesc, ForeignQueue, Location};
 use crate::error::{Error, Result};
-use crate::ir::{ArrayTy, Elem, EnumDef, Layout, ScalarValue, Ty, Types};
+use crate::ir::{AggId, AggTy, ArrayTy, Elem, EnumDef, Layout, ScalarValue, TENSOR_MAP_FIELD, Ty, Types};
 use crate::runtime::fault::FaultSites;
 use crate::runtime::{ArgValue, Device, Grid, check_layout, check_value, cuda, describe_kind, host, struct_slots};
 use crate::target::Specialization;
@@ -54,9 +54,40 @@ pub(crate) fn check_args(
                 }
                 layouts.push(Some(Layout::C));
             }
-            (Ty::Agg(_), ArgValue::Struct { kind, .. }) => {
+            (Ty::Agg(id), ArgValue::TensorMap(m)) => {
+                if !is_tensor_map(types, *id) {
+                    return Err(bad(format!("expected `{}`, got the tensor map `{}`", types.name(*pty), m.type_name)));
+                }
+                let want = types.name(*pty);
+                if want != m.type_name {
+                    return Err(bad(format!(
+                        "expected `{want}`, got a `{}`: make the map with the kernel's element type, box and swizzle",
+                        m.type_name
+                    )));
+                }
+                if m.array.location() != device.location() {
+                    return Err(wrong_device(kernel, format!("tensor map `{pname}`"), m.array.location(), device));
+                }
+                layouts.push(None);
+            }
+            (_, ArgValue::TensorMap(m)) => {
+                return Err(bad(format!("expected `{}`, got the tensor map `{}`", types.name(*pty), m.type_name)));
+            }
+            (Ty::Agg(id), ArgValue::Struct { kind, .. }) => {
+                if holds_tensor_map(types, *id) {
+                    return Err(bad(format!(
+                        "expected `{}`, which holds a tensor map: only a `kache::TensorMap` passes one, to a `&TensorMap<..>` parameter",
+                        types.name(*pty)
+                    )));
+                }
                 check_value(types, *pty, kind).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
                 layouts.push(None);
+            }
+            (Ty::Agg(id), _) if is_tensor_map(types, *id) => {
+                return Err(bad(format!(
+                    "expected the tensor map `{}`: pass `&map`, `map` made by `kache::TensorMap::tiled(&array, W, H, S)`",
+                    types.name(*pty)
+                )));
             }
             (Ty::Agg(_), _) => {
                 return Err(bad(format!(
@@ -101,6 +132,26 @@ pub(crate) fn check_args(
         }
     }
     Ok(Specialization { layouts })
+}
+
+/// Whether aggregate `id` is a `TensorMap<..>` (its one field the unnameable
+/// [`TENSOR_MAP_FIELD`]).
+fn is_tensor_map(types: &Types, id: AggId) -> bool {
+    matches!(types.get(id), Some(AggTy::Struct(def)) if def.fields.len() == 1 && def.fields[0].0 == TENSOR_MAP_FIELD)
+}
+
+/// Whether aggregate `id` is or holds a tensor map (which no host struct may stand for).
+fn holds_tensor_map(types: &Types, id: AggId) -> bool {
+    if is_tensor_map(types, id) {
+        return true;
+    }
+    let inner = |t: &Ty| matches!(t, Ty::Agg(a) if holds_tensor_map(types, *a));
+    match types.get(id) {
+        Some(AggTy::Struct(def)) => def.fields.iter().any(|(_, t)| inner(t)),
+        Some(AggTy::Tuple(ts)) => ts.iter().any(inner),
+        Some(AggTy::Array { elem, .. }) => inner(elem),
+        _ => false,
+    }
 }
 
 /// [`Error::WrongDevice`]: `array` of `kernel` lives in `on`, not on `device`.
@@ -173,6 +224,14 @@ pub(crate) fn check_aliasing(kernel: &str, sig: &[(String, Ty)], args: &[ArgValu
             _ => {}
         }
     }
+    // A tensor map reads its array (as its argument).
+    for ((name, _), a) in sig.iter().zip(args) {
+        if let ArgValue::TensorMap(m) = a
+            && !m.array.is_empty()
+        {
+            arrays.push((format!("argument `{name}`"), m.array.location(), m.array.byte_range(), false));
+        }
+    }
     for c in captured.iter().filter(|c| !c.desc.is_empty()) {
         arrays.push((format!("captured array {}", c.origin), c.desc.location(), c.desc.byte_range(), c.written));
     }
@@ -215,6 +274,7 @@ pub(crate) fn param_slots(kernel: &str, abi: &[ParamAbi], args: &[ArgValue]) -> 
                 slots.extend(desc.strides().iter().map(|s| *s as i64 as u64));
             }
             (ParamAbi::Array { ndim: 1, .. }, ArgValue::Structs(a)) => slots.extend([a.ptr, a.len as u64, 1]),
+            (ParamAbi::Aggregate(leaves), ArgValue::TensorMap(m)) if leaves.len() == 1 => slots.push(m.slot),
             (ParamAbi::Aggregate(leaves), ArgValue::Struct { bytes, .. }) => match struct_slots(bytes, leaves) {
                 Some(v) => slots.extend(v),
                 None => return Err(Error::BadArgument { kernel: kernel.to_string(), param: "?".into(), problem: "struct bytes".into() }),

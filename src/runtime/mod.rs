@@ -25,10 +25,12 @@ mod host_tensor;
 pub(crate) mod launch;
 pub(crate) mod modules;
 mod structs;
+mod tensor_map;
 pub mod tune;
 
 pub use structs::{ByValue, FieldKind, FieldType, HostField, HostStruct, PlainStruct, StructArray, StructsArg};
 pub(crate) use structs::{check_layout, check_value, describe_kind, struct_slots};
+pub use tensor_map::{TensorMap, TensorMapArg};
 pub use tune::DeviceModel;
 
 #[cfg(feature = "cuda")]
@@ -707,6 +709,8 @@ pub enum ArgValue {
         /// The host's layout of its type.
         kind: Arc<FieldKind>,
     },
+    /// A tiled tensor map ([`TensorMap`]), for a `&TensorMap<T, W, H, S>` parameter.
+    TensorMap(TensorMapArg),
 }
 
 /// Something that can be passed to a kernel: scalars by value, `&DeviceArray` (read-only),

@@ -49,6 +49,7 @@ mod semantics;
 mod serialize;
 mod speed_suite;
 mod tensor;
+mod tma;
 mod toolchain_keys;
 mod trust;
 mod tuning;

@@ -29,7 +29,7 @@ const CORPUS: [&str; 17] = [
 ];
 
 /// The tensor-core rows at the dry run's sizes, after `mma_peak`, in the order they run.
-const TENSOR: [&str; 12] = [
+const TENSOR: [&str; 15] = [
     "gemm_bf16_128",
     "gemm_f16_128",
     "gemm_bias_gelu_bf16_128",
@@ -37,6 +37,9 @@ const TENSOR: [&str; 12] = [
     "gemm_wg_bf16_256",
     "gemm_wg_f16_256",
     "gemm_wg_bias_gelu_bf16_256",
+    "gemm_tma_bf16_256",
+    "gemm_tma_f16_256",
+    "gemm_tma_bias_gelu_bf16_256",
     "sgemm_128",
     "attn_d64",
     "attn_d64_causal",

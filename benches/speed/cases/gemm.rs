@@ -4,7 +4,7 @@
 //! measure the same rows in triton_tensor.py; tensor_table.py sets them side by side.
 
 use half::{bf16, f16};
-use kache::{Element, Grid};
+use kache::{Element, Grid, TensorMap};
 
 use super::super::harness::*;
 
@@ -41,10 +41,11 @@ fn inputs(n: usize, seed: u64) -> Vec<f32> {
     uniform_f32(n * n, seed).iter().map(|v| 2.0 * v - 1.0).collect()
 }
 
-/// `gemm::<T>` (and `gemm_bias_gelu::<T>` where `gelu`) at n x n x n; where `wg`, their
-/// twins on sm_90a's warpgroup MMA, `gemm_wg::<T>` and `gemm_wg_bias_gelu::<T>`: C = A·Bᵀ with
+/// `variant::<T>` (and `variant_bias_gelu::<T>` where `gelu`) at n x n x n: `gemm` (mma.sync),
+/// or their twins on sm_90a's warpgroup MMA, `gemm_wg::<T>` and `gemm_wg_bias_gelu::<T>`
+/// (tiles by `cp_async`) and `gemm_tma::<T>`, `gemm_tma_bias_gelu::<T>` (by tensor copies): C = A·Bᵀ with
 /// Bᵀ given N x K, the same A and B (B transposed on the host, so the check is the same), rows
-/// `gemm_wg_*`, which tensor_table.py sets beside torch's `gemm_*` of the same type and size
+/// `gemm_wg_*` and `gemm_tma_*`, which tensor_table.py sets beside torch's `gemm_*` of the same type and size
 /// (cuBLAS takes either layout of B at the same speed). Those compile for sm_90a only: on
 /// another GPU their rows fail, naming the architecture.
 fn half_gemm<T: Element + Copy>(
@@ -52,12 +53,13 @@ fn half_gemm<T: Element + Copy>(
     n: usize,
     ty: &str,
     gelu: bool,
-    wg: bool,
+    variant: &str,
     to: fn(f32) -> T,
     from: fn(T) -> f32,
 ) -> Result<(), String> {
     let a: Vec<T> = inputs(n, 11).into_iter().map(to).collect();
     let b: Vec<T> = inputs(n, 12).into_iter().map(to).collect();
+    let wg = variant != "gemm";
     let mut b_in = b.clone();
     if wg {
         for i in 0..n {
@@ -77,9 +79,16 @@ fn half_gemm<T: Element + Copy>(
         let c = cd.download().map_err(|e| e.to_string())?;
         sampled(&aw, &bw, &wide(&c), n, if gelu { Some(&biasw) } else { None }, 8e-3)
     };
-    let base = format!("{}{}", if wg { "gemm_wg" } else { "gemm" }, if gelu { "_bias_gelu" } else { "" });
+    let base = format!("{variant}{}", if gelu { "_bias_gelu" } else { "" });
     let (name, kernel) = (format!("{base}_{ty}_{n}"), format!("{base}::<{ty}>"));
     let k = run.k(&kernel)?;
+    if variant == "gemm_tma" {
+        // A in 128 x 64 boxes, Bᵀ in 256 x 64, 128-byte swizzled.
+        let rows = |x: &kache::DeviceArray<T>| x.view(0, &[n, n], &[n as isize, 1]).map_err(|e| e.to_string());
+        let ma = TensorMap::tiled(&rows(&ad)?, 64, 128, 128).map_err(|e| e.to_string())?;
+        let mb = TensorMap::tiled(&rows(&bd)?, 64, 256, 128).map_err(|e| e.to_string())?;
+        return tma_rows(run, (&name, n, gelu), &k, (&ma, &mb, &biasd, &cd), &verify);
+    }
     // `gemm_wg`: a block of 256 threads per 128 x 256 tile, 4 stages of 48 KiB.
     let grid =
         if wg { Grid::new(((n / 128) * (n / 256)) as u32, 256u32).with_shared_mem(4 * 48 * 1024) } else { tiles(n).with_shared_mem(65536) };
@@ -124,6 +133,43 @@ fn half_gemm<T: Element + Copy>(
             &verify,
         )
     }
+}
+
+/// The rows of `gemm_tma` (or `gemm_tma_bias_gelu` where `gelu`): `gemm_wg`'s grid.
+fn tma_rows<T: Element>(
+    run: &mut Run,
+    (name, n, gelu): (&str, usize, bool),
+    k: &kache::Kernel,
+    (ma, mb, biasd, cd): (&TensorMap, &TensorMap, &kache::DeviceArray<T>, &kache::DeviceArray<T>),
+    verify: &dyn Fn(&Run) -> Result<String, String>,
+) -> Result<(), String> {
+    let grid = Grid::new(((n / 128) * (n / 256)) as u32, 256u32).with_shared_mem(4 * 48 * 1024);
+    let flops = Some(2.0 * (n as f64).powi(3));
+    let mut c = cd.clone();
+    for unchecked in [false, true] {
+        let implementation = if unchecked { UNCHECKED } else { "kache" };
+        run.measure(
+            name,
+            None,
+            flops,
+            implementation,
+            |r| {
+                let launched = match (gelu, unchecked) {
+                    (true, false) => k.launch(&r.dev, grid, (ma, mb, biasd, &mut c, n, n, n)),
+                    (false, false) => k.launch(&r.dev, grid, (ma, mb, &mut c, n, n, n)),
+                    // SAFETY: the checked launch of the same arguments (the loop's first
+                    // round) passed its checks (a fault would have failed it) and matched the
+                    // reference.
+                    (true, true) => unsafe { k.launch_unchecked(&r.dev, grid, (ma, mb, biasd, &mut c, n, n, n)) },
+                    // SAFETY: as above.
+                    (false, true) => unsafe { k.launch_unchecked(&r.dev, grid, (ma, mb, &mut c, n, n, n)) },
+                };
+                launched.map_err(|e| e.to_string())
+            },
+            verify,
+        )?;
+    }
+    Ok(())
 }
 
 /// `gemm_tf32` (tf32 tensor cores) or `sgemm` (f32 FMA) at n x n x n.
@@ -191,17 +237,19 @@ pub fn gemm(run: &mut Run) -> Result<(), String> {
     mma_peak(run)?;
     let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![128] };
     for n in sizes {
-        half_gemm::<bf16>(run, n, "bf16", false, false, bf16::from_f32, bf16::to_f32)?;
-        half_gemm::<f16>(run, n, "f16", false, false, f16::from_f32, f16::to_f32)?;
-        half_gemm::<bf16>(run, n, "bf16", true, false, bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", false, "gemm", bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<f16>(run, n, "f16", false, "gemm", f16::from_f32, f16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", true, "gemm", bf16::from_f32, bf16::to_f32)?;
         f32_gemm(run, n, "gemm_tf32", 4e-3)?;
     }
     // The warpgroup MMA: its tile is 128 x 256, so the host's size is 256.
     let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![256] };
     for n in sizes {
-        half_gemm::<bf16>(run, n, "bf16", false, true, bf16::from_f32, bf16::to_f32)?;
-        half_gemm::<f16>(run, n, "f16", false, true, f16::from_f32, f16::to_f32)?;
-        half_gemm::<bf16>(run, n, "bf16", true, true, bf16::from_f32, bf16::to_f32)?;
+        for variant in ["gemm_wg", "gemm_tma"] {
+            half_gemm::<bf16>(run, n, "bf16", false, variant, bf16::from_f32, bf16::to_f32)?;
+            half_gemm::<f16>(run, n, "f16", false, variant, f16::from_f32, f16::to_f32)?;
+            half_gemm::<bf16>(run, n, "bf16", true, variant, bf16::from_f32, bf16::to_f32)?;
+        }
     }
     f32_gemm(run, run.size(4096, 128), "sgemm", 1e-5)
 }

@@ -442,3 +442,107 @@ pub fn gemm_wg_bias_gelu<T: Half>(a: &[T], bt: &[T], bias: &[T], c: &mut [T], m:
         c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
     }
 }
+
+// `gemm_tma::<T>`: `gemm_wg`'s tiles and ring, filled by the tensor memory accelerator instead
+// of every thread's `cp_async`s. Thread 0 arms a stage's barrier with the stage's bytes and
+// issues two tensor copies (A's 128 x 64 box and Bᵀ's 256 x 64 box, both 128-byte swizzled as
+// `wgmma_desc::<128, _>` reads them); every thread waits on the barrier's phase. A stage is
+// refilled two steps ahead, after the barrier that follows every warpgroup's wait for the
+// `wgmma`s that read it.
+
+/// Step `kt`'s boxes into stage `slot`, completing on `full[slot]`.
+fn t_load<T: Half>(
+    sm: &mut [T],
+    ma: &TensorMap<T, 64, 128, 128>,
+    mb: &TensorMap<T, 64, 256, 128>,
+    full: &mut [u64],
+    slot: usize,
+    kt: usize,
+    row0: usize,
+    col0: usize,
+) {
+    let base = slot * W_STAGE;
+    mbarrier_arrive_expect_tx(&mut full[slot], (W_STAGE * 2) as u32);
+    cp_async_bulk_tensor_2d(&mut sm[base], ma, (kt * WK) as i32, row0 as i32, &mut full[slot]);
+    cp_async_bulk_tensor_2d(&mut sm[base + W_A], mb, (kt * WK) as i32, col0 as i32, &mut full[slot]);
+}
+
+/// The block's 128 x 256 tile of A·Bᵀ through tensor copies: this warpgroup's 64 x 256 part.
+fn t_mainloop<T: Half>(
+    ma: &TensorMap<T, 64, 128, 128>,
+    mb: &TensorMap<T, 64, 256, 128>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> WgAcc<f32, 256> {
+    let sm = dynamic_shared_array::<T>();
+    let full = shared_array::<u64, W_STAGES>();
+    let tid = thread_idx_x() as usize;
+    let wg = tid / 128;
+    let (row0, col0) = w_tile(m, n);
+    let tiles = k / WK;
+    if tid == 0 {
+        for s in 0..W_STAGES {
+            mbarrier_init(&mut full[s], 1);
+        }
+        for s in 0..2 {
+            if s < tiles {
+                t_load::<T>(sm, ma, mb, full, s, s, row0, col0);
+            }
+        }
+    }
+    sync_threads();
+    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+    for kt in 0..tiles {
+        let slot = kt % W_STAGES;
+        while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
+        // Stage (kt + 2) % 4 was read by step kt - 2's `wgmma`s, which both warpgroups waited
+        // for (`wgmma_wait::<1>` at the end of step kt - 1) before this barrier.
+        sync_threads();
+        if tid == 0 && kt + 2 < tiles {
+            t_load::<T>(sm, ma, mb, full, (kt + 2) % W_STAGES, kt + 2, row0, col0);
+        }
+        let base = slot * W_STAGE;
+        wgmma_fence();
+        for kk in 0..WK / 16 {
+            let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
+            let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
+            acc = wgmma(da, db, acc);
+        }
+        wgmma_commit();
+        acc = wgmma_wait::<1>(acc);
+    }
+    wgmma_wait::<0>(acc)
+}
+
+/// C = A·Bᵀ as `gemm_wg` computes it, its tiles brought by tensor copies: `ma` maps A (M x K)
+/// in 128 x 64 boxes, `mb` maps Bᵀ (N x K) in 256 x 64 boxes, both swizzled by 128 bytes.
+/// Launch as `gemm_wg` (256 threads per 128 x 256 tile of C, 192 KiB of dynamic shared memory).
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_tma<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = t_mainloop::<T>(ma, mb, m, n, k);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, j);
+        c[r * n + col] = acc.x[2 * j] as T;
+        c[r * n + col + 1] = acc.x[2 * j + 1] as T;
+    }
+}
+
+/// C = gelu(A·Bᵀ + bias), `gemm_wg_bias_gelu` through tensor copies.
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_tma_bias_gelu<T: Half>(
+    ma: &TensorMap<T, 64, 128, 128>,
+    mb: &TensorMap<T, 64, 256, 128>,
+    bias: &[T],
+    c: &mut [T],
+    m: usize,
+    n: usize,
+    k: usize,
+) {
+    let acc = t_mainloop::<T>(ma, mb, m, n, k);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, j);
+        c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
+        c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
+    }
+}

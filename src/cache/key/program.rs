@@ -799,6 +799,11 @@ impl Encoder<'_> {
                 self.byte(17);
                 self.u64(bytes as u64);
             }
+            TensorOp::CpAsyncBulkTensor { bytes, swizzle } => {
+                self.byte(18);
+                self.u64(bytes as u64);
+                self.byte(swizzle);
+            }
         }
     }
 }

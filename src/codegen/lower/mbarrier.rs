@@ -9,6 +9,15 @@
 //! completes (suspending the thread until then); a bulk copy is made at once and then completes
 //! its bytes. Checked code checks each barrier is an 8-byte aligned element of a shared array
 //! and each copy's ends, alignment (16 bytes) and memories.
+//!
+//! The tiled tensor copy (`cp_async_bulk_tensor_2d`) is
+//! `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` on the
+//! map the launch passed (the address of a `CUtensorMap` in global memory); on the host it is
+//! the host call `__kache_host_tma_load_2d`, which reads the box out of the
+//! `abi::HostTensorMap` the launch passed (zeros outside the array), writes it swizzled as the
+//! GPU does, and then the copy completes its bytes on the barrier. Checked code checks the
+//! box's elements are inside a shared array and its start aligned as the swizzle needs (128
+//! bytes unswizzled, 8 rows of the swizzle's bytes swizzled: the pattern is of address bits).
 
 use inkwell::AddressSpace;
 use inkwell::IntPredicate;
@@ -16,13 +25,16 @@ use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 
 use super::tensor::Space;
 use super::{FnLower, R, Val, llvm_err};
-use crate::abi::warp_op;
+use crate::abi::{HOST_TMA_LOAD_2D, fault_layout, warp_op};
 use crate::ir::*;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn mbarrier_op(&mut self, t: TensorOp, args: &[Expr]) -> R<Val<'ctx>> {
         if let TensorOp::CpAsyncBulk { bytes } = t {
             return self.cp_async_bulk(bytes, args);
+        }
+        if let TensorOp::CpAsyncBulkTensor { bytes, swizzle } = t {
+            return self.cp_async_bulk_tensor(bytes, swizzle, args);
         }
         let bar = self.access(&args[0], 1, 8, Space::Shared)?;
         let operand = match args.get(1) {
@@ -104,6 +116,46 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let fty = self.ctx().void_type().fn_type(&[self.cx.i32.into(), self.cx.i64.into(), self.cx.i32.into(), self.cx.i32.into()], false);
         let asm = self.ctx().create_inline_asm(fty, text.into(), "r,l,r,r,~{memory}".into(), true, false, None, false);
         self.b.build_indirect_call(fty, asm, &[d.into(), s.into(), size.into(), m.into()], "")?;
+        Ok(Val::Unit)
+    }
+
+    /// `cp_async_bulk_tensor_2d(&mut dst[i], &map, x, y, &mut bar[k])`: `bytes` the box's.
+    fn cp_async_bulk_tensor(&mut self, bytes: u32, swizzle: u8, args: &[Expr]) -> R<Val<'ctx>> {
+        let elem = args[0].ty.scalar().ok_or_else(|| llvm_err("cp_async_bulk_tensor_2d of a non-scalar"))?;
+        let n = bytes as u64 / elem.size() as u64;
+        let dst = self.access(&args[0], n, 16, Space::Shared)?;
+        let map = self.agg_of(&args[1])?;
+        let desc = self.b.build_load(self.cx.i64, map, "")?.into_int_value();
+        let x = self.scalar_of(&args[2])?.into_int_value();
+        let y = self.scalar_of(&args[3])?.into_int_value();
+        let bar = self.access(&args[4], 1, 8, Space::Shared)?;
+        let size = self.cx.i32.const_int(bytes as u64, false);
+        let align = if swizzle == 0 { 128 } else { 8 * swizzle as u64 };
+        // The address the swizzle pattern is of: the shared window's on the GPU.
+        let addr = if self.cx.host { self.b.build_ptr_to_int(dst, self.cx.i64, "")? } else { self.shared_u32(dst)? };
+        if self.cx.input.options.checked {
+            let ExprKind::Index(arr_e, idx) = &args[0].kind else { return Err(llvm_err("a tensor copy to a non-element")) };
+            let i = self.scalar_of(idx.first().ok_or_else(|| llvm_err("an access without an index"))?)?.into_int_value();
+            let arr = self.expr(arr_e)?.array()?;
+            let len = *arr.shape.first().ok_or_else(|| llvm_err("an access of a 0-d array"))?;
+            let low = self.b.build_and(addr, addr.get_type().const_int(align - 1, false), "")?;
+            let ok = self.b.build_int_compare(IntPredicate::EQ, low, addr.get_type().const_zero(), "")?;
+            self.guard(ok, arr_e, fault_layout::MISALIGNED | align as u32, i, len)?;
+        }
+        if self.cx.host {
+            let i64t = self.cx.i64;
+            let f =
+                self.intrinsic(HOST_TMA_LOAD_2D, self.cx.i32.into(), &[i64t.into(), i64t.into(), self.cx.i32.into(), self.cx.i32.into()]);
+            self.call_basic(f, &[desc.into(), addr.into(), x.into(), y.into()])?;
+            self.host_mbarrier(bar, warp_op::MBAR_COMPLETE_TX, size)?;
+            return Ok(Val::Unit);
+        }
+        let m = self.shared_u32(bar)?;
+        let text = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];";
+        let i32t = self.cx.i32;
+        let fty = self.ctx().void_type().fn_type(&[i32t.into(), self.cx.i64.into(), i32t.into(), i32t.into(), i32t.into()], false);
+        let asm = self.ctx().create_inline_asm(fty, text.into(), "r,l,r,r,r,~{memory}".into(), true, false, None, false);
+        self.b.build_indirect_call(fty, asm, &[addr.into(), desc.into(), x.into(), y.into(), m.into()], "")?;
         Ok(Val::Unit)
     }
 }

@@ -65,7 +65,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             | TensorOp::MbarrierArriveExpectTx
             | TensorOp::MbarrierTryWait
             | TensorOp::MbarrierInval
-            | TensorOp::CpAsyncBulk { .. } => self.mbarrier_op(t, args),
+            | TensorOp::CpAsyncBulk { .. }
+            | TensorOp::CpAsyncBulkTensor { .. } => self.mbarrier_op(t, args),
             TensorOp::Tf32Round => {
                 let x = self.scalar_of(&args[0])?.into_float_value();
                 let f32t = self.ctx().f32_type();

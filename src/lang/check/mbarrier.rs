@@ -4,7 +4,7 @@
 //! `&mut bar[i]` (`&bar[i]` to wait), like the other tensor-core builtins' accesses.
 
 use crate::ir::*;
-use crate::lang::ast::{self, GenericArg};
+use crate::lang::ast::{self, ExprKind as A, GenericArg};
 use crate::lang::diag::Diagnostic;
 use crate::span::Span;
 
@@ -76,5 +76,52 @@ impl<'c, 'm> FnCx<'c, 'm> {
         let bar = self.barrier_ref(name, &args[2], true)?;
         let op = TensorOp::CpAsyncBulk { bytes: bytes as u32 };
         Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), vec![dst, src, bar]), Ty::Unit, span))
+    }
+
+    /// `cp_async_bulk_tensor_2d(&mut dst[i], &map, x, y, &mut bar[k])`: `map` a
+    /// `TensorMap<T, W, H, S>` (`&map` or `map`), `dst` an element of a `T` array, `x` and `y`
+    /// `i32` element coordinates (column, row) of the box's first element.
+    pub(super) fn cp_async_bulk_tensor(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
+        let name = "cp_async_bulk_tensor_2d";
+        let usage = "`cp_async_bulk_tensor_2d(&mut tile[i], &map, x, y, &mut bar[0])`";
+        self.no_turbofish(name, generics)?;
+        self.count(name, 5, args.len(), span, usage)?;
+        let (dst, dst_elem) = self.element_ref(name, &args[0], true)?;
+        let map_e = match &args[1].kind {
+            A::Ref(inner) => &**inner,
+            _ => &args[1],
+        };
+        let map = self.expr(map_e)?;
+        let frag = self.u.ty(map.ty).and_then(|t| self.mcx.frag_of(t)).filter(|f| f.kind == FragKind::TensorMap);
+        let Some(frag) = frag else {
+            let d = self.u.describe(map.ty);
+            return Err(Diagnostic::error(args[1].span, format!("`{name}` copies a box of a tensor map, not of `{d}`"))
+                .label("expected a `TensorMap<T, W, H, S>`")
+                .help("take the map as a kernel parameter, `map: &TensorMap<bf16, 64, 128, 128>`, built on the host by `TensorMap::tiled`")
+                .into());
+        };
+        let want = self.u.known(frag.elem);
+        let what = self.u.describe(want);
+        self.unify_or(args[0].span, want, dst_elem, &format!(" (the map's boxes are of `{what}`)"))?;
+        let mut xs = vec![dst, map];
+        for (a, what) in [(&args[2], "x"), (&args[3], "y")] {
+            let c = self.expr(a)?;
+            let i = self.u.known(Ty::Scalar(Scalar::I32));
+            self.unify_or(
+                c.span,
+                i,
+                c.ty,
+                &format!(" (the {what} coordinate of `{name}` is an `i32`: the box may start outside the array)"),
+            )?;
+            xs.push(c);
+        }
+        xs.push(self.barrier_ref(name, &args[4], true)?);
+        let size = match frag.elem {
+            Ty::Scalar(s) => s.size() as u64,
+            // A generic definition: its instances carry the size.
+            _ => 0,
+        };
+        let op = TensorOp::CpAsyncBulkTensor { bytes: (frag.m * frag.n * size) as u32, swizzle: frag.k as u8 };
+        Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), xs), Ty::Unit, span))
     }
 }

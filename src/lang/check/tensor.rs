@@ -42,7 +42,7 @@ impl FragTy {
             FragKind::B => self.k * self.n / 32,
             FragKind::C => self.m * self.n / 32,
             FragKind::WgAcc => self.m * self.n / 128,
-            FragKind::WgDesc => 1,
+            FragKind::WgDesc | FragKind::TensorMap => 1,
         }
     }
 
@@ -57,6 +57,10 @@ impl FragTy {
 
 const WGMMA_HELP: &str = "`wgmma` (sm_90a): `wgmma(a: WgDesc<T, 64>, b: WgDesc<T, N>, acc: WgAcc<f32, N>)` for `T` of `f16` \
      or `bf16` and N a multiple of 8 from 8 to 256; descriptors come from `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`";
+
+const TENSOR_MAP_HELP: &str = "a kernel parameter `map: &TensorMap<T, W, H, S>` is a tiled tensor map the host builds \
+     (`TensorMap::tiled`): boxes of H rows of W elements of `T` (each 1 to 256, a row a multiple of 16 bytes), \
+     swizzled by S bytes (0, or 32, 64 or 128 with rows of exactly S bytes); `cp_async_bulk_tensor_2d` copies one box";
 
 /// The field of a `WgDesc` struct: not an identifier, so no kernel reads or writes it.
 const WGDESC_FIELD: &str = "(descriptor)";
@@ -89,6 +93,7 @@ impl<'m> ModuleCx<'m> {
             _ => 3,
         };
         let usage = match kind {
+            FragKind::TensorMap => "`TensorMap<bf16, 64, 128, 128>` (element type, box width and height, swizzle bytes)",
             FragKind::C => "`FragC<f32, 16, 8>`",
             FragKind::WgAcc => "`WgAcc<f32, 128>`",
             FragKind::WgDesc => "`WgDesc<bf16, 64>`",
@@ -147,6 +152,7 @@ impl<'m> ModuleCx<'m> {
             |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not an `mma` fragment").note(SHAPES_HELP).into() };
         let wg = |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not a `wgmma` operand").note(WGMMA_HELP).into() };
         match (f.kind, f.elem) {
+            (FragKind::TensorMap, elem) => return self.tensor_map_ok(f, elem, span),
             (FragKind::WgAcc, Ty::Scalar(Scalar::F32)) => {
                 if !wgmma_n_ok(f.n) {
                     return Err(wg(format!("no `wgmma` accumulates a 64 x {} tile", f.n)));
@@ -192,6 +198,39 @@ impl<'m> ModuleCx<'m> {
         Ok(())
     }
 
+    /// `TensorMap<T, W, H, S>`: boxes of 1 to 256 rows of 1 to 256 elements, a row a multiple
+    /// of 16 bytes; swizzled rows (`S` of 32, 64 or 128) are exactly `S` bytes. `T` a scalar
+    /// other than `bool`, or a type parameter (its instances are checked).
+    fn tensor_map_ok(&self, f: &FragTy, elem: Ty, span: Span) -> CResult<()> {
+        let bad =
+            |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not a tensor map").note(TENSOR_MAP_HELP).into() };
+        let (w, h, sw) = (f.m, f.n, f.k);
+        if !(1..=TENSOR_MAP_MAX_BOX).contains(&w) || !(1..=TENSOR_MAP_MAX_BOX).contains(&h) {
+            return Err(bad(format!("a box of {h} rows of {w} elements: each is 1 to {TENSOR_MAP_MAX_BOX}")));
+        }
+        if ![0, 32, 64, 128].contains(&sw) {
+            return Err(bad(format!("a swizzle of {sw} bytes: tensor maps swizzle 0, 32, 64 or 128 bytes")));
+        }
+        let size = match elem {
+            Ty::Scalar(Scalar::Bool) | Ty::Unit => None,
+            Ty::Scalar(s) => Some(s.size() as u64),
+            Ty::Param(_) => return Ok(()),
+            _ => None,
+        };
+        let Some(size) = size else {
+            let t = self.types.borrow().name(elem);
+            return Err(bad(format!("`TensorMap<{t}, ..>`: a tensor map's elements are numbers")));
+        };
+        let row = w * size;
+        if !row.is_multiple_of(16) {
+            return Err(bad(format!("a box row of {w} elements is {row} bytes, not a multiple of 16")));
+        }
+        if sw != 0 && row != sw {
+            return Err(bad(format!("a box row of {row} bytes swizzled by {sw}: a swizzled row is exactly the swizzle's bytes")));
+        }
+        Ok(())
+    }
+
     /// The struct standing for fragment type `f`: one per type, `x: [T; elems]`.
     pub(super) fn intern_frag(&mut self, f: FragTy, generics: &GenericEnv) -> AggId {
         if let Some((_, id)) = self.frags.iter().find(|(g, _)| *g == f) {
@@ -202,6 +241,7 @@ impl<'m> ModuleCx<'m> {
             t => self.types.borrow().name(t),
         };
         let name = match f.kind {
+            FragKind::TensorMap => tensor_map_type_name(&elem_name, f.m, f.n, f.k),
             FragKind::C => format!("FragC<{elem_name}, {}, {}>", f.m, f.n),
             FragKind::WgAcc => format!("WgAcc<{elem_name}, {}>", f.n),
             FragKind::WgDesc => format!("WgDesc<{elem_name}, {}>", f.m),
@@ -212,6 +252,9 @@ impl<'m> ModuleCx<'m> {
             // The descriptor's 64 bits, in a field no kernel can name: only `wgmma_desc` makes
             // one (a hand-made descriptor could point anywhere).
             types.add_struct(StructDef { name, fields: vec![(WGDESC_FIELD.into(), Ty::Scalar(Scalar::U64))] })
+        } else if f.kind == FragKind::TensorMap {
+            // The descriptor's address, which only a launch passes.
+            types.add_struct(StructDef { name, fields: vec![(TENSOR_MAP_FIELD.into(), Ty::Scalar(Scalar::U64))] })
         } else {
             let regs = types.intern(AggTy::Array { elem: f.elem, len: f.elems() });
             types.add_struct(StructDef { name, fields: vec![("x".into(), Ty::Agg(regs))] })
@@ -318,6 +361,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             TensorFn::WgmmaDesc => self.wgmma_desc(generics, args, span),
             TensorFn::Mbarrier(op) => self.mbarrier(op, name, generics, args, span),
             TensorFn::CpAsyncBulk => self.cp_async_bulk(generics, args, span),
+            TensorFn::CpAsyncBulkTensor => self.cp_async_bulk_tensor(generics, args, span),
             TensorFn::Wgmma => {
                 self.no_turbofish(name, generics)?;
                 self.count(name, 3, args.len(), span, "`wgmma(a, b, acc)`")?;

@@ -129,11 +129,20 @@ pub fn compile(input: &CompileInput<'_>) -> Result<Compiled, CodegenError> {
         Target::Nvptx(_) => {
             let buf = tm.write_to_memory_buffer(&built.linked, FileType::Assembly).map_err(|e| CodegenError::Llvm(e.to_string()))?;
             diagnostics.check()?;
-            Artifact::Ptx(latches::conditional_back_edges(&String::from_utf8_lossy(buf.as_slice())))
+            let ptx = latches::conditional_back_edges(&String::from_utf8_lossy(buf.as_slice()));
+            Artifact::Ptx(tensor_map_fence_version(ptx))
         }
         Target::Host => Artifact::HostBitcode(built.linked.write_bitcode_to_memory().as_slice().to_vec()),
     };
     Ok(Compiled { function_modules: built.function_bitcode, artifact, entry: built.entry })
+}
+
+/// PTX ISA 8.3 for a module that fences tensor maps (`fence.proxy.tensormap`, which came with
+/// 8.3; sm_90's code is otherwise 8.0, which every CUDA 12 driver loads): the `.version` line
+/// raised, nothing else changed. A function of the program, as the rest of the PTX is.
+fn tensor_map_fence_version(ptx: String) -> String {
+    const OLD: &str = "\n.version 8.0\n";
+    if ptx.contains("fence.proxy.tensormap") && ptx.contains(OLD) { ptx.replacen(OLD, "\n.version 8.3\n", 1) } else { ptx }
 }
 
 /// The module [`compile`] emits code from (linked, libdevice included where the kernel needs

@@ -37,8 +37,14 @@ fn tensor_copies_assemble_for_sm_90_and_are_located_errors_before() {
             let target = Target::Nvptx(Arch::parse(arch).unwrap());
             let c = if checked { k.compile(target, &spec) } else { k.compile_unchecked(target, &spec) };
             let ptx = c.unwrap().ptx().unwrap().to_string();
-            let want = "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes";
-            assert!(ptx.contains(want), "{arch}: no `{want}` in\n{ptx}");
+            // The copy, the map fenced at the kernel's start, and the PTX ISA that has the fence.
+            for want in [
+                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes",
+                "fence.proxy.tensormap::generic.acquire.gpu",
+                "\n.version 8.3\n",
+            ] {
+                assert!(ptx.contains(want), "{arch}: no `{want}` in\n{ptx}");
+            }
             if let Some(p) = &ptxas {
                 kache::toolchain::ptxas(p, &ptx, arch).unwrap_or_else(|e| panic!("ptxas {arch}: {e}"));
             }
@@ -102,6 +108,7 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
     let bar = shared_array::<u64, 1>();
     if thread_idx_x() == 0 {
         mbarrier_init(&mut bar[0], 1);
+        fence_proxy_async();
         mbarrier_arrive_expect_tx(&mut bar[0], 512);
         cp_async_bulk_tensor_2d(&mut tile[at], map, 0, 0, &mut bar[0]);
     }

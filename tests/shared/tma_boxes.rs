@@ -24,6 +24,7 @@ pub fn boxes(map: &TensorMap<{elem}, {w}, {h}, {sw}>, xs: &[i32], ys: &[i32], ou
     let b = block_idx_x() as usize;
     if thread_idx_x() == 0 {{
         mbarrier_init(&mut bar[0], 1);
+        fence_proxy_async();
         mbarrier_arrive_expect_tx(&mut bar[0], {bytes});
         cp_async_bulk_tensor_2d(&mut tile[0], map, xs[b], ys[b], &mut bar[0]);
     }}

@@ -485,6 +485,8 @@ fn t_mainloop<T: Half>(
         for s in 0..W_STAGES {
             mbarrier_init(&mut full[s], 1);
         }
+        // The barriers' initial state, visible to the tensor copies that complete on them.
+        fence_proxy_async();
         for s in 0..2 {
             if s < tiles {
                 t_load::<T>(sm, ma, mb, full, s, s, row0, col0);

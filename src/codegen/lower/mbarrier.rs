@@ -27,6 +27,7 @@ use super::tensor::Space;
 use super::{FnLower, R, Val, llvm_err};
 use crate::abi::{HOST_TMA_LOAD_2D, fault_layout, warp_op};
 use crate::ir::*;
+use crate::target::Target;
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
     pub(super) fn mbarrier_op(&mut self, t: TensorOp, args: &[Expr]) -> R<Val<'ctx>> {
@@ -157,5 +158,22 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let asm = self.ctx().create_inline_asm(fty, text.into(), "r,l,r,r,r,~{memory}".into(), true, false, None, false);
         self.b.build_indirect_call(fty, asm, &[addr.into(), desc.into(), x.into(), y.into(), m.into()], "")?;
         Ok(Val::Unit)
+    }
+
+    /// At a kernel's start, for each tensor map parameter on sm_90 and later:
+    /// `fence.proxy.tensormap::generic.acquire.gpu [map], 128`, so that the tensor copies read
+    /// the descriptor the launch wrote (with the copy engine, before the kernel) and not a
+    /// stale one the tensormap proxy holds for that address. Elsewhere nothing: no tensor copy
+    /// exists before sm_90, and the host backend reads its map directly.
+    pub(super) fn tensor_map_acquire(&mut self, map: IntValue<'ctx>) -> R<()> {
+        let Target::Nvptx(a) = self.cx.target else { return Ok(()) };
+        if a.sm < 90 {
+            return Ok(());
+        }
+        let fty = self.ctx().void_type().fn_type(&[self.cx.i64.into()], false);
+        let text = "fence.proxy.tensormap::generic.acquire.gpu [$0], 128;";
+        let asm = self.ctx().create_inline_asm(fty, text.into(), "l,~{memory}".into(), true, false, None, false);
+        self.b.build_indirect_call(fty, asm, &[map.into()], "")?;
+        Ok(())
     }
 }

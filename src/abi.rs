@@ -437,4 +437,7 @@ pub mod fault_layout {
     pub const MISALIGNED: u32 = 1 << 16;
     pub const NOT_SHARED: u32 = 2 << 16;
     pub const NOT_GLOBAL: u32 = 3 << 16;
+    /// `TMA_COLUMN | n`: a tensor copy's box starts at a column (in `LEN`, as an `i64`) that is
+    /// not a multiple of `n` elements, 16 bytes (the hardware reads whole 16-byte units).
+    pub const TMA_COLUMN: u32 = 4 << 16;
 }

@@ -393,6 +393,11 @@ impl CudaDevice {
     }
 
     fn launch_on_legacy(&self, f: &LoadedFunction, grid: [u32; 3], block: [u32; 3], shared: u32, params: &mut [*mut c_void]) -> Result<()> {
+        // The driver puts the dynamic shared memory after the static, 16-byte aligned;
+        // `dynamic_shared_array` starts at the next 1024-byte boundary (codegen's
+        // `dyn_shared`), so a kernel with static shared memory gets 1 KiB more, the most that
+        // boundary can cost.
+        let shared = if shared > 0 && f.static_shared()? > 0 { shared.saturating_add(DYN_SHARED_SLACK) } else { shared };
         // Past 48 KiB a block's shared memory, static and dynamic together, needs the
         // function's opt-in (up to the device's limit; beyond it the launch fails as invalid).
         if shared > 0 && f.static_shared()?.saturating_add(shared) > 48 << 10 {
@@ -419,6 +424,10 @@ impl CudaDevice {
         })
     }
 }
+
+/// Bytes added to the dynamic shared memory of a kernel that also has static shared memory, for
+/// `dynamic_shared_array`'s 1024-byte alignment.
+const DYN_SHARED_SLACK: u32 = 1024;
 
 /// Allocates `len` zeroed bytes in `ctx`.
 fn alloc_in(ctx: &Arc<CudaContext>, len: usize) -> Result<CudaBuffer> {

@@ -63,6 +63,11 @@ impl FaultSites {
             };
             let problem = match rec.dim & !0xffff {
                 L::MISALIGNED => format!("is not aligned to {} bytes", rec.dim & 0xffff),
+                L::TMA_COLUMN => format!(
+                    "cannot receive the tensor copy's box at column {}: a box starts at a multiple of {} elements (16 bytes) of a row",
+                    rec.len as i64,
+                    rec.dim & 0xffff
+                ),
                 L::NOT_SHARED => "is not in shared memory".to_string(),
                 _ => "is not in global memory".to_string(),
             };

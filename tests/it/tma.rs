@@ -103,14 +103,14 @@ fn misused_tensor_maps_are_typed_errors() {
     let jit = common::memory_jit();
     let src = r#"
 #[kernel]
-pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
+pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, x: i32, out: &mut [f32]) {
     let tile = shared_array::<f32, 160>();
     let bar = shared_array::<u64, 1>();
     if thread_idx_x() == 0 {
         mbarrier_init(&mut bar[0], 1);
         fence_proxy_async();
         mbarrier_arrive_expect_tx(&mut bar[0], 512);
-        cp_async_bulk_tensor_2d(&mut tile[at], map, 0, 0, &mut bar[0]);
+        cp_async_bulk_tensor_2d(&mut tile[at], map, x, 0, &mut bar[0]);
     }
     sync_threads();
     while !mbarrier_try_wait_parity(&bar[0], 0) {}
@@ -124,34 +124,42 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
     let map = TensorMap::tiled(&a, 32, 4, 128).unwrap();
     let mut out = dev.alloc::<f32>(&[32]).unwrap();
     let g = Grid::new(1u32, 32u32);
-    k.launch(&dev, g, (&map, 0usize, &mut out)).unwrap();
+    k.launch(&dev, g, (&map, 0usize, 0i32, &mut out)).unwrap();
     assert_eq!(out.download().unwrap(), box_reference(&data, (64, 32, 32), (32, 4, 128), (0, 0))[..32].to_vec());
-    // The destination: 1024-byte aligned for a 128-byte swizzle, inside the array.
-    for (at, want) in [(4usize, ["element 4 of `tile`", "not aligned to 1024 bytes"]), (128, ["index 255", "`tile`"])] {
-        let e = k.launch(&dev, g, (&map, at, &mut out)).unwrap_err().to_string();
-        assert!(want.iter().all(|w| e.contains(w)), "{at}: {e}");
+    // The destination: 1024-byte aligned for a 128-byte swizzle, inside the array; the box's
+    // column at a 16-byte unit of the row (4 `f32`s), left of the array too.
+    for (at, x, want) in [
+        (4usize, 0i32, ["element 4 of `tile`", "not aligned to 1024 bytes"]),
+        (128, 0, ["index 255", "`tile`"]),
+        (0, 2, ["box at column 2", "a multiple of 4 elements (16 bytes)"]),
+        (0, -6, ["box at column -6", "a multiple of 4 elements"]),
+    ] {
+        let e = k.launch(&dev, g, (&map, at, x, &mut out)).unwrap_err().to_string();
+        assert!(want.iter().all(|w| e.contains(w)), "{at} {x}: {e}");
     }
+    k.launch(&dev, g, (&map, 0usize, -4i32, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), box_reference(&data, (64, 32, 32), (32, 4, 128), (-4, 0))[..32].to_vec());
     // Another box, element type or swizzle.
     for other in [TensorMap::tiled(&a, 32, 8, 128).unwrap(), TensorMap::tiled(&a, 32, 4, 0).unwrap()] {
-        let e = k.launch(&dev, g, (&other, 0usize, &mut out)).unwrap_err().to_string();
+        let e = k.launch(&dev, g, (&other, 0usize, 0i32, &mut out)).unwrap_err().to_string();
         assert!(e.contains("expected `TensorMap<f32, 32, 4, 128>`, got a `TensorMap<f32, 32, "), "{e}");
     }
     let ints = dev.upload_nd(&vec![0u32; 64 * 32], &[64, 32], Order::C).unwrap();
-    let e = k.launch(&dev, g, (&TensorMap::tiled(&ints, 32, 4, 128).unwrap(), 0usize, &mut out)).unwrap_err().to_string();
+    let e = k.launch(&dev, g, (&TensorMap::tiled(&ints, 32, 4, 128).unwrap(), 0usize, 0i32, &mut out)).unwrap_err().to_string();
     assert!(e.contains("got a `TensorMap<u32, 32, 4, 128>`"), "{e}");
     // An array where the map goes, a map where an array goes.
-    let e = k.launch(&dev, g, (&a, 0usize, &mut out)).unwrap_err().to_string();
+    let e = k.launch(&dev, g, (&a, 0usize, 0i32, &mut out)).unwrap_err().to_string();
     assert!(e.contains("expected the tensor map `TensorMap<f32, 32, 4, 128>`") && e.contains("TensorMap::tiled"), "{e}");
-    let e = k.launch(&dev, g, (&map, 0usize, &map)).unwrap_err().to_string();
+    let e = k.launch(&dev, g, (&map, 0usize, 0i32, &map)).unwrap_err().to_string();
     assert!(e.contains("got the tensor map `TensorMap<f32, 32, 4, 128>`"), "{e}");
     // Another device's array.
     let other_dev = Device::host_device(1);
     let b = other_dev.upload_nd(&data, &[64, 32], Order::C).unwrap();
-    let e = k.launch(&dev, g, (&TensorMap::tiled(&b, 32, 4, 128).unwrap(), 0usize, &mut out)).unwrap_err();
+    let e = k.launch(&dev, g, (&TensorMap::tiled(&b, 32, 4, 128).unwrap(), 0usize, 0i32, &mut out)).unwrap_err();
     assert!(matches!(e, kache::Error::WrongDevice { .. }), "{e}");
     // The launch writes the map's array.
     let mut row = a.view(32, &[32], &[1]).unwrap();
-    let e = k.launch(&dev, g, (&map, 0usize, &mut row)).unwrap_err().to_string();
+    let e = k.launch(&dev, g, (&map, 0usize, 0i32, &mut row)).unwrap_err().to_string();
     assert!(e.contains("argument `map` shares memory with argument `out`"), "{e}");
     // Maps the hardware cannot encode.
     let flat = dev.upload(&data).unwrap();

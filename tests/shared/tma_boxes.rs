@@ -68,10 +68,12 @@ pub fn box_reference<T: Copy + Default>(
     out
 }
 
-/// Box origins that cover the inside, the edges and the outside of a `rows` x `cols` array.
-pub fn origins(rows: usize, cols: usize, w: usize, h: usize) -> Vec<(i32, i32)> {
-    let (r, c, w, h) = (rows as i32, cols as i32, w as i32, h as i32);
-    vec![(0, 0), (w, h), (c - w + 3, 1), (-3, -2), (c - 2, r - 1), (c + 5, 0), (0, r), (1, -h + 1)]
+/// Box origins that cover the inside, the edges and the outside of a `rows` x `cols` array, each
+/// column a multiple of `per` elements (16 bytes: where a box may start).
+pub fn origins(rows: usize, cols: usize, w: usize, h: usize, per: usize) -> Vec<(i32, i32)> {
+    let (r, w, h, p) = (rows as i32, w as i32, h as i32, per as i32);
+    let c = (cols / per * per) as i32;
+    vec![(0, 0), (w, h), (c - w + p, 1), (-p, -2), (c - p, r - 1), (c + p, 0), (0, r), (p, -h + 1)]
 }
 
 fn run_boxes<T: kache::Element + Copy + Default + PartialEq + std::fmt::Debug>(
@@ -88,7 +90,7 @@ fn run_boxes<T: kache::Element + Copy + Default + PartialEq + std::fmt::Debug>(
     let a = whole.view(0, &[rows, cols], &[pitch as isize, 1]).unwrap();
     let map = TensorMap::tiled(&a, w, h, sw).unwrap();
     assert_eq!(map.kernel_type(), format!("TensorMap<{elem}, {w}, {h}, {sw}>"));
-    let at = origins(rows, cols, w, h);
+    let at = origins(rows, cols, w, h, 16 / std::mem::size_of::<T>());
     let xs = dev.upload(&at.iter().map(|p| p.0).collect::<Vec<_>>()).unwrap();
     let ys = dev.upload(&at.iter().map(|p| p.1).collect::<Vec<_>>()).unwrap();
     let mut out = dev.alloc::<T>(&[at.len() * w * h]).unwrap();

@@ -142,6 +142,13 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let low = self.b.build_and(addr, addr.get_type().const_int(align - 1, false), "")?;
             let ok = self.b.build_int_compare(IntPredicate::EQ, low, addr.get_type().const_zero(), "")?;
             self.guard(ok, arr_e, fault_layout::MISALIGNED | align as u32, i, len)?;
+            // The box's first column at a 16-byte unit of the row: the hardware's rule (an
+            // illegal instruction otherwise).
+            let per = 16 / elem.size() as u64;
+            let low = self.b.build_and(x, self.cx.i32.const_int(per - 1, false), "")?;
+            let ok = self.b.build_int_compare(IntPredicate::EQ, low, self.cx.i32.const_zero(), "")?;
+            let column = self.b.build_int_s_extend(x, self.cx.i64, "")?;
+            self.guard(ok, arr_e, fault_layout::TMA_COLUMN | per as u32, i, column)?;
         }
         if self.cx.host {
             let i64t = self.cx.i64;

@@ -140,6 +140,9 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(ArrayVal { ptr, shape: vec![self.i64c(len)], strides: vec![self.i64c(1)], elem })
     }
 
+    /// `dynamic_shared_array::<T>()`: on the GPU from the first 1024-byte boundary of the
+    /// dynamic shared memory (a `wgmma` tile's or a tensor copy's swizzle is of address bits),
+    /// as long as what follows it; on the host the context's buffer, which is so aligned.
     pub(super) fn dyn_shared(&mut self, elem: Elem) -> R<ArrayVal<'ctx>> {
         let (ptr, bytes) = if self.cx.host {
             let p = self.ctx_field_ptr(host_ctx_layout::DYN_SHARED)?;
@@ -148,19 +151,33 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         } else {
             let name = "__kache_dynamic_shared";
             let ty = self.cx.i8.array_type(0);
+            // The driver places the dynamic shared memory after the static, aligned to 16
+            // bytes only: LLVM is told no more, and the array starts at the next 1024-byte
+            // boundary (the launch adds 1 KiB to the dynamic size of a kernel with static
+            // shared memory for this: `CudaDevice::launch`).
             let g = self.m.get_global(name).unwrap_or_else(|| {
                 let g = self.m.add_global(ty, Some(AddressSpace::from(3u16)), name);
                 g.set_linkage(Linkage::External);
-                g.set_alignment(1024);
+                g.set_alignment(16);
                 g
             });
-            let p = self.b.build_address_space_cast(g.as_pointer_value(), self.cx.ptr, "")?;
+            let i32t = self.cx.i32;
+            let base = self.b.build_ptr_to_int(g.as_pointer_value(), i32t, "")?;
+            let up = self.b.build_int_add(base, i32t.const_int(DYN_SHARED_ALIGN - 1, false), "")?;
+            let aligned = self.b.build_and(up, i32t.const_int(!(DYN_SHARED_ALIGN - 1) & 0xffff_ffff, false), "")?;
+            let pad = self.b.build_int_sub(aligned, base, "")?;
+            let shared = self.b.build_int_to_ptr(aligned, self.ctx().ptr_type(AddressSpace::from(3u16)), "")?;
+            let p = self.b.build_address_space_cast(shared, self.cx.ptr, "")?;
             let asm_ty = self.cx.i32.fn_type(&[], false);
             let asm =
                 self.ctx().create_inline_asm(asm_ty, "mov.u32 $0, %dynamic_smem_size;".into(), "=r".into(), false, false, None, false);
             let call = self.b.build_indirect_call(asm_ty, asm, &[], "")?;
             let v = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("asm"))?.into_int_value();
-            (p, self.b.build_int_z_extend(v, self.cx.i64, "")?)
+            // What follows the boundary (none, should the padding take it all).
+            let over = self.b.build_int_compare(inkwell::IntPredicate::UGT, v, pad, "")?;
+            let rest = self.b.build_int_sub(v, pad, "")?;
+            let rest = self.b.build_select(over, rest, i32t.const_zero(), "")?.into_int_value();
+            (p, self.b.build_int_z_extend(rest, self.cx.i64, "")?)
         };
         let size = self.cx.types().elem_size(elem).max(1);
         let len = self.b.build_int_unsigned_div(bytes, self.i64c(size), "")?;
@@ -188,3 +205,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(self.b.build_load(self.cx.i32, a, "")?.into_int_value())
     }
 }
+
+/// Where `dynamic_shared_array` starts on the GPU: the first multiple of this many bytes of the
+/// shared window at or after the driver's dynamic shared memory.
+const DYN_SHARED_ALIGN: u64 = 1024;

@@ -12,6 +12,76 @@
 
 use crate::float16::{bf16, f16, f64_to_bf16, f64_to_f16, int_to_bf16, int_to_f16};
 
+/// The host call that copies a tensor map's box on the host backend:
+/// `__kache_host_tma_load_2d(map: *const HostTensorMap, dst: u64, x: i32, y: i32) -> u32`,
+/// the box's bytes.
+pub const HOST_TMA_LOAD_2D: &str = "__kache_host_tma_load_2d";
+
+/// A tiled tensor map of a 2-d array in host memory, as the host backend's launches pass it
+/// (by address, in the `TensorMap` parameter's one slot): what `cuTensorMapEncodeTiled` encodes
+/// for a GPU, in plain fields.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostTensorMap {
+    /// Address of element (0, 0).
+    pub base: u64,
+    /// Elements in a row.
+    pub width: u64,
+    /// Rows.
+    pub height: u64,
+    /// Bytes from a row to the next.
+    pub pitch: u64,
+    /// Bytes of an element.
+    pub elem_size: u32,
+    /// Elements in a row of the box.
+    pub box_w: u32,
+    /// Rows of the box.
+    pub box_h: u32,
+    /// Swizzle in bytes: 0, 32, 64 or 128.
+    pub swizzle: u32,
+}
+
+impl HostTensorMap {
+    /// Bytes of a box.
+    pub fn box_bytes(&self) -> u64 {
+        self.box_w as u64 * self.box_h as u64 * self.elem_size as u64
+    }
+
+    /// Copies the box at element (`x`, `y`) (column, row) to `dst`, as the tensor memory
+    /// accelerator does: elements outside the array are zeros, and byte `o` of the box lands at
+    /// `dst + ir::tensor_map_swizzle(o, swizzle)`.
+    ///
+    /// # Safety
+    /// `base` .. the last row's end is readable (the map was built from a live array of that
+    /// shape and pitch), and `dst` .. `dst + box_bytes()` is writable and not read by anything
+    /// else while this runs.
+    pub unsafe fn copy_box(&self, dst: *mut u8, x: i32, y: i32) {
+        let es = self.elem_size as u64;
+        let row = self.box_w as u64 * es;
+        for r in 0..self.box_h as i64 {
+            let gy = y as i64 + r;
+            for c in 0..self.box_w as i64 {
+                let gx = x as i64 + c;
+                let o = r as u64 * row + c as u64 * es;
+                let to = crate::ir::tensor_map_swizzle(o, self.swizzle as u64);
+                let inside = gy >= 0 && (gy as u64) < self.height && gx >= 0 && (gx as u64) < self.width;
+                // SAFETY: the caller promised `dst` holds the box (`to` is a permutation of the
+                // box's offsets within 16-byte chunks of an 8-row atom) and the array's rows are
+                // readable; `(gx, gy)` is inside the array here.
+                unsafe {
+                    let d = dst.add(to as usize);
+                    if inside {
+                        let s = (self.base + gy as u64 * self.pitch + gx as u64 * es) as *const u8;
+                        std::ptr::copy_nonoverlapping(s, d, es as usize);
+                    } else {
+                        std::ptr::write_bytes(d, 0, es as usize);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The identity of this kache build (a hash of its source), which the exported names carry.
 const BUILD_ID: &str = env!("KACHE_BUILD_ID");
 
@@ -106,9 +176,9 @@ host_calls! {
     __kache_host_tma_load_2d(map: u64, dst: u64, x: i32, y: i32) -> u32 {
         // SAFETY: generated code passes the map of the launch's `TensorMap` argument (a live
         // `HostTensorMap` the launch keeps, of an array it keeps alive) and a destination the
-        // kernel's checks (or its unsafe launch's caller) vouch for; see `abi::HostTensorMap`.
+        // kernel's checks (or its unsafe launch's caller) vouch for; see `HostTensorMap`.
         unsafe {
-            let m = &*(map as *const crate::abi::HostTensorMap);
+            let m = &*(map as *const HostTensorMap);
             m.copy_box(dst as *mut u8, x, y);
             m.box_bytes() as u32
         }

@@ -31,7 +31,7 @@ pub enum FragKind {
 
 /// The one field of a `TensorMap`, which no kernel can name: the address of the descriptor the
 /// launch passes (the driver's `CUtensorMap` in global memory on a GPU, an
-/// `abi::HostTensorMap` on the host). Only a launch makes one: a kernel cannot build or read it.
+/// `host_calls::HostTensorMap` on the host). Only a launch makes one: a kernel cannot build or read it.
 pub const TENSOR_MAP_FIELD: &str = "(tensor map)";
 
 /// The name of the kernel type `TensorMap<elem, w, h, swizzle>`, as the checker names the

@@ -550,7 +550,7 @@ impl Drop for LoadedFunction {
 /// `m` describes (its fields checked by `TensorMap::tiled`): elements of `elem` (by size where
 /// the driver has no such type: the copy moves bytes), zeros outside the array, L2 promotion of
 /// 256 bytes.
-pub(crate) fn encode_tiled_2d(dev: &CudaDevice, elem: crate::ir::Scalar, m: &crate::abi::HostTensorMap) -> Result<Vec<u8>> {
+pub(crate) fn encode_tiled_2d(dev: &CudaDevice, elem: crate::ir::Scalar, m: &crate::host_calls::HostTensorMap) -> Result<Vec<u8>> {
     use crate::ir::Scalar as S;
     use sys::CUtensorMapDataType as D;
     let ty = match elem {

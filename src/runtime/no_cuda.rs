@@ -140,6 +140,6 @@ impl std::fmt::Debug for LoadedFunction {
 }
 
 /// Never called: no device exists.
-pub(crate) fn encode_tiled_2d(dev: &CudaDevice, _elem: crate::ir::Scalar, _m: &crate::abi::HostTensorMap) -> Result<Vec<u8>> {
+pub(crate) fn encode_tiled_2d(dev: &CudaDevice, _elem: crate::ir::Scalar, _m: &crate::host_calls::HostTensorMap) -> Result<Vec<u8>> {
     match dev.never {}
 }

@@ -3,7 +3,7 @@
 //! `cp_async_bulk_tensor_2d`; it is passed to a kernel parameter `map: &TensorMap<T, W, H, S>`
 //! of the same element type, box and swizzle. On a GPU it is the driver's `CUtensorMap`
 //! (`cuTensorMapEncodeTiled`) in a 128-byte device allocation of its own, whose address the
-//! launch passes; on the host backend an [`abi::HostTensorMap`](crate::abi::HostTensorMap) in
+//! launch passes; on the host backend an [`host_calls::HostTensorMap`](crate::host_calls::HostTensorMap) in
 //! host memory. Either way the map keeps its array alive and is checked, in full, when it is
 //! made: a kernel can read only the array it was made of, and only inside it (a box that
 //! reaches outside reads zeros).
@@ -12,9 +12,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::{Buffer, DeviceArray, DeviceImpl, Element};
-use crate::abi::HostTensorMap;
 use crate::capture::ArrayDesc;
 use crate::error::{Error, Result};
+use crate::host_calls::HostTensorMap;
 use crate::ir::{Scalar, TENSOR_MAP_MAX_BOX, tensor_map_type_name};
 use crate::location::Location;
 

@@ -90,6 +90,7 @@ host_scenarios! {
     tensor_ldmatrix_forms,
     tensor_wgmma,
     tensor_bulk_copy,
+    tensor_map_transpose,
     // The speed suite's dry run (speed_suite::the_speed_suite_dry_run_compiles_everything_and_
     // checks_every_kache_kernel) checks these kernels on the host against the same kind of
     // reference; they are scenarios for tests/gpu.rs, whose GPU runs them at these sizes.

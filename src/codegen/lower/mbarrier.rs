@@ -14,7 +14,7 @@
 //! `cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes` on the
 //! map the launch passed (the address of a `CUtensorMap` in global memory); on the host it is
 //! the host call `__kache_host_tma_load_2d`, which reads the box out of the
-//! `abi::HostTensorMap` the launch passed (zeros outside the array), writes it swizzled as the
+//! `host_calls::HostTensorMap` the launch passed (zeros outside the array), writes it swizzled as the
 //! GPU does, and then the copy completes its bytes on the barrier. Checked code checks the
 //! box's elements are inside a shared array and its start aligned as the swizzle needs (128
 //! bytes unswizzled, 8 rows of the swizzle's bytes swizzled: the pattern is of address bits).
@@ -25,7 +25,8 @@ use inkwell::values::{BasicMetadataValueEnum, IntValue, PointerValue};
 
 use super::tensor::Space;
 use super::{FnLower, R, Val, llvm_err};
-use crate::abi::{HOST_TMA_LOAD_2D, fault_layout, warp_op};
+use crate::abi::{fault_layout, warp_op};
+use crate::host_calls::HOST_TMA_LOAD_2D;
 use crate::ir::*;
 use crate::target::Target;
 

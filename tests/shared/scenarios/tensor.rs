@@ -160,6 +160,26 @@ pub fn tensor_bulk_copy(dev: &Device) -> Outcome {
     eq("ring_sum", &dl(&out)?, &want)
 }
 
+/// Tensor maps and the tensor copy (`tensor_map.rs`): a 70 x 52 array (rows of 208 bytes,
+/// padded to 224 by a wider array's view) transposed in 32 x 32 tiles, the last row and column
+/// of tiles reaching past the array.
+pub fn tensor_map_transpose(dev: &Device) -> Outcome {
+    let m = module("tensor_map.rs")?;
+    if dev.compute_capability().is_some_and(|cc| cc.0 < 9) {
+        return Err(format!("tensor_map_transpose needs sm_90 or later; this GPU is {:?}", dev.compute_capability()));
+    }
+    let (rows, cols, pitch) = (70usize, 52usize, 56usize);
+    let x: Vec<f32> = ints(rows * pitch, 23, -1000, 1000).iter().map(|v| *v as f32).collect();
+    let whole = dev.upload_nd(&x, &[rows, pitch], kache::Order::C).ctx("uploading")?;
+    let a = whole.view(0, &[rows, cols], &[pitch as isize, 1]).ctx("viewing")?;
+    let map = kache::TensorMap::tiled(&a, 32, 32, 128).ctx("making the map")?;
+    let want: Vec<f32> = (0..cols * rows).map(|i| x[(i % rows) * pitch + i / rows]).collect();
+    let mut out = zeros::<f32>(dev, &[cols * rows])?;
+    let grid = Grid::new((cols.div_ceil(32) as u32, rows.div_ceil(32) as u32), 256u32);
+    launch(&m, "transpose_tiles", dev, grid, (&map, rows, cols, &mut out))?;
+    eq("transpose_tiles", &dl(&out)?, &want)
+}
+
 /// The speed suite's tensor-core kernels (benches/speed/kernels/), at small sizes.
 fn speed_kernels(file: &str) -> Result<kache::Module, String> {
     let jit = kache::Jit::new(kache::Config::in_memory()).ctx("creating the JIT")?;

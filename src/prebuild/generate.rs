@@ -408,7 +408,7 @@ fn param_type(t: &Ty) -> Result<TokenStream> {
             Ok(quote!(::kache::Ty::Enum(::kache::ir::EnumTy { id: #id, repr: ::kache::Scalar::#repr })))
         }
         Ty::Agg(_) => Err(Error::Prebuild(
-            "a kernel parameter is a struct or fixed-size array passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
+            "a kernel parameter is a struct, a fixed-size array or a tensor map passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
         )),
         other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }
@@ -453,7 +453,7 @@ fn rust_type(t: &Ty) -> Result<TokenStream> {
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })
         }
         Ty::Agg(_) => Err(Error::Prebuild(
-            "a kernel parameter is a struct or fixed-size array passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
+            "a kernel parameter is a struct, a fixed-size array or a tensor map passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
         )),
         other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }

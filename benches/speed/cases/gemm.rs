@@ -244,12 +244,18 @@ pub fn gemm(run: &mut Run) -> Result<(), String> {
     }
     // The warpgroup MMA: its tile is 128 x 256, so the host's size is 256.
     let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![256] };
-    for n in sizes {
-        for variant in ["gemm_wg", "gemm_tma"] {
-            half_gemm::<bf16>(run, n, "bf16", false, variant, bf16::from_f32, bf16::to_f32)?;
-            half_gemm::<f16>(run, n, "f16", false, variant, f16::from_f32, f16::to_f32)?;
-            half_gemm::<bf16>(run, n, "bf16", true, variant, bf16::from_f32, bf16::to_f32)?;
-        }
+    for n in sizes.iter().copied() {
+        half_gemm::<bf16>(run, n, "bf16", false, "gemm_wg", bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<f16>(run, n, "f16", false, "gemm_wg", f16::from_f32, f16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", true, "gemm_wg", bf16::from_f32, bf16::to_f32)?;
     }
-    f32_gemm(run, run.size(4096, 128), "sgemm", 1e-5)
+    f32_gemm(run, run.size(4096, 128), "sgemm", 1e-5)?;
+    // The tensor copies' twins last: a fault of the tensor memory accelerator is sticky (the
+    // context is lost for the rest of the process), so it costs no other row.
+    for n in sizes {
+        half_gemm::<bf16>(run, n, "bf16", false, "gemm_tma", bf16::from_f32, bf16::to_f32)?;
+        half_gemm::<f16>(run, n, "f16", false, "gemm_tma", f16::from_f32, f16::to_f32)?;
+        half_gemm::<bf16>(run, n, "bf16", true, "gemm_tma", bf16::from_f32, bf16::to_f32)?;
+    }
+    Ok(())
 }

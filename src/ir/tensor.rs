@@ -43,6 +43,28 @@ pub fn tensor_map_type_name(elem: &str, w: u64, h: u64, swizzle: u64) -> String 
 /// The widest box row and the most rows of a tensor map's box (the driver's limit).
 pub const TENSOR_MAP_MAX_BOX: u64 = 256;
 
+/// The hardware's rules for a tensor map's box of `h` rows of `w` elements of `elem_size` bytes
+/// (unknown in a generic definition), swizzled by `swizzle` bytes: `w` and `h` from 1 to 256, a
+/// swizzle of 0, 32, 64 or 128, a row a multiple of 16 bytes and, swizzled, exactly the
+/// swizzle's bytes. The kernel type's checker and `TensorMap::tiled` both ask it.
+pub fn tensor_map_box_rule(w: u64, h: u64, swizzle: u64, elem_size: Option<u64>) -> Result<(), String> {
+    if !(1..=TENSOR_MAP_MAX_BOX).contains(&w) || !(1..=TENSOR_MAP_MAX_BOX).contains(&h) {
+        return Err(format!("a box of {h} rows of {w} elements: each is 1 to {TENSOR_MAP_MAX_BOX}"));
+    }
+    if ![0, 32, 64, 128].contains(&swizzle) {
+        return Err(format!("a swizzle of {swizzle} bytes: tensor maps swizzle 0, 32, 64 or 128 bytes"));
+    }
+    let Some(size) = elem_size else { return Ok(()) };
+    let row = w * size;
+    if !row.is_multiple_of(16) {
+        return Err(format!("a box row of {w} elements is {row} bytes, not a multiple of 16"));
+    }
+    if swizzle != 0 && row != swizzle {
+        return Err(format!("a box row of {row} bytes swizzled by {swizzle}: a swizzled row is exactly the swizzle's bytes"));
+    }
+    Ok(())
+}
+
 /// The byte offset in shared memory of byte `o` of a box whose rows are swizzled by `swizzle`
 /// bytes (0, 32, 64 or 128), the destination aligned to `8 * swizzle`: the 16-byte chunk index
 /// (bits 4..) XOR the row-of-128-bytes index (bits 7..), as the TMA writes and

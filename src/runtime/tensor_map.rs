@@ -15,7 +15,7 @@ use super::{Buffer, DeviceArray, DeviceImpl, Element};
 use crate::capture::ArrayDesc;
 use crate::error::{Error, Result};
 use crate::host_calls::HostTensorMap;
-use crate::ir::{Scalar, TENSOR_MAP_MAX_BOX, tensor_map_type_name};
+use crate::ir::{Scalar, tensor_map_box_rule, tensor_map_type_name};
 use crate::location::Location;
 
 /// A tiled tensor map of a 2-d array: boxes of `box_h` rows of `box_w` elements, copied to
@@ -117,19 +117,7 @@ impl TensorMap {
             return Err(bad(format!("the array starts at {base:#x}, not at a multiple of 16 bytes")));
         }
         let (bw, bh, sw) = (box_w as u64, box_h as u64, swizzle as u64);
-        if !(1..=TENSOR_MAP_MAX_BOX).contains(&bw) || !(1..=TENSOR_MAP_MAX_BOX).contains(&bh) {
-            return Err(bad(format!("a box of {bh} rows of {bw} elements: each is 1 to {TENSOR_MAP_MAX_BOX}")));
-        }
-        if ![0, 32, 64, 128].contains(&sw) {
-            return Err(bad(format!("a swizzle of {sw} bytes: tensor maps swizzle 0, 32, 64 or 128 bytes")));
-        }
-        let row = bw * es;
-        if !row.is_multiple_of(16) {
-            return Err(bad(format!("a box row of {bw} `{elem}`s is {row} bytes, not a multiple of 16")));
-        }
-        if sw != 0 && row != sw {
-            return Err(bad(format!("a box row of {row} bytes swizzled by {sw}: a swizzled row is exactly the swizzle's bytes")));
-        }
+        tensor_map_box_rule(bw, bh, sw, Some(es)).map_err(bad)?;
         let host =
             HostTensorMap { base, width, height, pitch, elem_size: es as u32, box_w: bw as u32, box_h: bh as u32, swizzle: sw as u32 };
         let desc = match &*array.device().inner {

@@ -204,31 +204,16 @@ impl<'m> ModuleCx<'m> {
     fn tensor_map_ok(&self, f: &FragTy, elem: Ty, span: Span) -> CResult<()> {
         let bad =
             |what: String| -> Box<Diagnostic> { Diagnostic::error(span, what).label("not a tensor map").note(TENSOR_MAP_HELP).into() };
-        let (w, h, sw) = (f.m, f.n, f.k);
-        if !(1..=TENSOR_MAP_MAX_BOX).contains(&w) || !(1..=TENSOR_MAP_MAX_BOX).contains(&h) {
-            return Err(bad(format!("a box of {h} rows of {w} elements: each is 1 to {TENSOR_MAP_MAX_BOX}")));
-        }
-        if ![0, 32, 64, 128].contains(&sw) {
-            return Err(bad(format!("a swizzle of {sw} bytes: tensor maps swizzle 0, 32, 64 or 128 bytes")));
-        }
         let size = match elem {
-            Ty::Scalar(Scalar::Bool) | Ty::Unit => None,
-            Ty::Scalar(s) => Some(s.size() as u64),
-            Ty::Param(_) => return Ok(()),
-            _ => None,
+            Ty::Scalar(s) if s != Scalar::Bool => Some(s.size() as u64),
+            // A generic definition: its instances are checked.
+            Ty::Param(_) => None,
+            _ => {
+                let t = self.types.borrow().name(elem);
+                return Err(bad(format!("`TensorMap<{t}, ..>`: a tensor map's elements are numbers")));
+            }
         };
-        let Some(size) = size else {
-            let t = self.types.borrow().name(elem);
-            return Err(bad(format!("`TensorMap<{t}, ..>`: a tensor map's elements are numbers")));
-        };
-        let row = w * size;
-        if !row.is_multiple_of(16) {
-            return Err(bad(format!("a box row of {w} elements is {row} bytes, not a multiple of 16")));
-        }
-        if sw != 0 && row != sw {
-            return Err(bad(format!("a box row of {row} bytes swizzled by {sw}: a swizzled row is exactly the swizzle's bytes")));
-        }
-        Ok(())
+        tensor_map_box_rule(f.m, f.n, f.k, size).map_err(bad)
     }
 
     /// The struct standing for fragment type `f`: one per type, `x: [T; elems]`.

@@ -79,7 +79,8 @@ impl GenericPart {
                 ArgValue::Scalar(v) => Ok(LaunchArg::Scalar(v.ty())),
                 ArgValue::Array { desc, .. } => Ok(LaunchArg::Array { elem: desc.elem, ndim: desc.shape.len() as u8 }),
                 // Instances are inferred from scalar types; a struct argument names none.
-                ArgValue::Structs(_) | ArgValue::Struct { .. } | ArgValue::TensorMap(_) => Err(Error::BadArgument {
+                ArgValue::TensorMap(m) => Ok(LaunchArg::TensorMap { elem: m.array.elem }),
+                ArgValue::Structs(_) | ArgValue::Struct { .. } => Err(Error::BadArgument {
                     kernel: name.clone(),
                     param: p.0.clone(),
                     problem: "a struct argument cannot pick an instance of a generic kernel: name the instance (`kernel(\"name::<f32>\")`)"

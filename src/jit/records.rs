@@ -192,6 +192,7 @@ fn instance_key(module: &Module, name: &str, kinds: &[LaunchArg]) -> Key {
         match k {
             LaunchArg::Scalar(s) => args.extend_from_slice(&[0, s.tag(), 0]),
             LaunchArg::Array { elem, ndim } => args.extend_from_slice(&[1, elem.tag(), *ndim]),
+            LaunchArg::TensorMap { elem } => args.extend_from_slice(&[2, elem.tag(), 0]),
         }
     }
     let config = module.jit.config();

@@ -178,3 +178,48 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, x: i32, out: &mut [f32]) {
         assert!(e.contains("tensor map") && e.contains(want), "{want}: {e}");
     }
 }
+
+/// A generic kernel over a map's element type: its device function's `T` is inferred from the
+/// map passed to it, and a launch picks the kernel's instance from the map (as from an array).
+#[test]
+fn a_maps_element_type_picks_the_instance() {
+    let dev = Device::host();
+    let jit = common::memory_jit();
+    let src = r#"
+fn first_box<T: Num>(tile: &mut [T], map: &TensorMap<T, 32, 2, 0>, bar: &mut [u64], bytes: u32) {
+    mbarrier_init(&mut bar[0], 1);
+    fence_proxy_async();
+    mbarrier_arrive_expect_tx(&mut bar[0], bytes);
+    cp_async_bulk_tensor_2d(&mut tile[0], map, 0, 0, &mut bar[0]);
+}
+
+#[kernel]
+pub fn copy_box<T: Num>(map: &TensorMap<T, 32, 2, 0>, bytes: u32, out: &mut [T]) {
+    let tile = shared_array::<T, 64>();
+    let bar = shared_array::<u64, 1>();
+    if thread_idx_x() == 0 {
+        first_box(tile, map, bar, bytes);
+    }
+    sync_threads();
+    while !mbarrier_try_wait_parity(&bar[0], 0) {}
+    let t = thread_idx_x() as usize;
+    out[t] = tile[t];
+}
+"#;
+    let m = jit.load_source("generic_map.rs", src).unwrap();
+    let k = m.kernel("copy_box").unwrap();
+    let g = Grid::new(1u32, 64u32);
+    let floats: Vec<f32> = (0..64 * 4).map(|i| i as f32).collect();
+    let a = dev.upload_nd(&floats, &[4, 64], Order::C).unwrap();
+    let mut out = dev.alloc::<f32>(&[64]).unwrap();
+    k.launch(&dev, g, (&TensorMap::tiled(&a, 32, 2, 0).unwrap(), 256u32, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), box_reference(&floats, (4, 64, 64), (32, 2, 0), (0, 0)));
+    let halves: Vec<half::f16> = (0..64 * 4).map(|i| half::f16::from_f32(i as f32)).collect();
+    let b = dev.upload_nd(&halves, &[4, 64], Order::C).unwrap();
+    let mut out16 = dev.alloc::<half::f16>(&[64]).unwrap();
+    k.launch(&dev, g, (&TensorMap::tiled(&b, 32, 2, 0).unwrap(), 128u32, &mut out16)).unwrap();
+    assert_eq!(out16.download().unwrap(), box_reference(&halves, (4, 64, 64), (32, 2, 0), (0, 0)));
+    // A map of one type and an array of another: the instance's types disagree.
+    let e = k.launch(&dev, g, (&TensorMap::tiled(&b, 32, 2, 0).unwrap(), 128u32, &mut out)).unwrap_err().to_string();
+    assert!(e.contains("conflicting types for `T`"), "{e}");
+}

@@ -489,7 +489,7 @@ fn t_mainloop<T: Half>(
         fence_proxy_async();
         for s in 0..2 {
             if s < tiles {
-                t_load::<T>(sm, ma, mb, full, s, s, row0, col0);
+                t_load(sm, ma, mb, full, s, s, row0, col0);
             }
         }
     }
@@ -502,7 +502,7 @@ fn t_mainloop<T: Half>(
         // for (`wgmma_wait::<1>` at the end of step kt - 1) before this barrier.
         sync_threads();
         if tid == 0 && kt + 2 < tiles {
-            t_load::<T>(sm, ma, mb, full, (kt + 2) % W_STAGES, kt + 2, row0, col0);
+            t_load(sm, ma, mb, full, (kt + 2) % W_STAGES, kt + 2, row0, col0);
         }
         let base = slot * W_STAGE;
         wgmma_fence();
@@ -522,7 +522,7 @@ fn t_mainloop<T: Half>(
 /// Launch as `gemm_wg` (256 threads per 128 x 256 tile of C, 192 KiB of dynamic shared memory).
 #[kernel(max_threads = 256, min_blocks = 1)]
 pub fn gemm_tma<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
-    let acc = t_mainloop::<T>(ma, mb, m, n, k);
+    let acc = t_mainloop(ma, mb, m, n, k);
     for j in 0..64 {
         let (r, col) = w_pair(m, n, j);
         c[r * n + col] = acc.x[2 * j] as T;
@@ -541,7 +541,7 @@ pub fn gemm_tma_bias_gelu<T: Half>(
     n: usize,
     k: usize,
 ) {
-    let acc = t_mainloop::<T>(ma, mb, m, n, k);
+    let acc = t_mainloop(ma, mb, m, n, k);
     for j in 0..64 {
         let (r, col) = w_pair(m, n, j);
         c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;

@@ -309,6 +309,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                     self.assign_compatible(want, &x, span)?;
                 }
                 other => {
+                    self.builtin_elem_arg(f, &slots, other, &x)?;
                     let scope = HScope { generics: &f.generics, slots: &slots, self_h, impl_of, pattern: false };
                     match self.mcx.texpr_h(&mut self.u, other, f.module, &scope) {
                         Ok(want) => self.assign_compatible(want, &x, span)?,
@@ -425,6 +426,28 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 .label("not a type parameter")
                 .into()),
         }
+    }
+
+    /// An argument for a parameter of a builtin type whose element type is a type parameter
+    /// (`map: &TensorMap<T, 64, 128, 128>`, `acc: WgAcc<T, 256>`): a value of that builtin type
+    /// settles `T` with its element type, as an array's settles `&[T]`'s.
+    fn builtin_elem_arg(&mut self, f: &ast::FnItem, slots: &[Slot], t: &TypeExpr, x: &CExpr) -> CResult<()> {
+        let inner = match t {
+            TypeExpr::Ref { inner, .. } => &**inner,
+            t => t,
+        };
+        let TypeExpr::Builtin { name, args, .. } = inner else { return Ok(()) };
+        let Some(GenericArg::Type(TypeExpr::Param(id))) = args.first() else { return Ok(()) };
+        let Some(frag) = self.u.ty(x.ty).and_then(|t| self.mcx.frag_of(t)) else { return Ok(()) };
+        if frag.kind.name() != name.name {
+            return Ok(());
+        }
+        let h = self.slot_type(f, slots, id)?;
+        if self.u.ty(h).is_none() {
+            let elem = self.u.known(frag.elem);
+            self.u.unify(h, elem);
+        }
+        Ok(())
     }
 
     /// An argument for a parameter `&[T]` (or `&mut Array<T, N>`) of a generic callee: an array

@@ -106,6 +106,11 @@ pub enum LaunchArg {
         /// Dimensions.
         ndim: u8,
     },
+    /// A tensor map of an array with elements of this type.
+    TensorMap {
+        /// Element type.
+        elem: Scalar,
+    },
 }
 
 fn name_file(text: &str) -> Arc<SourceFile> {
@@ -225,7 +230,15 @@ pub fn check_generic_kernel(m: &ast::SourceModule, env: &Env, name: &str) -> Res
         "{}<{}>({})",
         name,
         generics.iter().map(|g| g.to_string()).collect::<Vec<_>>().join(", "),
-        params.iter().map(|(n, t)| format!("{n}: {}", show_ty(*t, &names))).collect::<Vec<_>>().join(", ")
+        params
+            .iter()
+            .map(|(n, t)| {
+                // A struct or builtin type (`TensorMap<T, 64, 128, 128>`) by the name it was declared with.
+                let shown = if let Ty::Agg(_) = t { program.types.name(*t) } else { show_ty(*t, &names) };
+                format!("{n}: {shown}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     Ok(GenericKernel { sig: GenericKernelSig { name: name.to_string(), generics, params, signature }, program })
 }
@@ -243,19 +256,35 @@ pub fn infer_instance(m: &ast::SourceModule, name: &str, args: &[LaunchArg]) -> 
     };
     let mut found: Vec<Option<(Scalar, usize)>> = vec![None; f.generics.len()];
     for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
-        let (param_name, is_array) = match &p.ty {
-            Some(TypeExpr::Param(id)) => (&id.name, false),
+        // What the parameter is of its type parameter: 0 the value, 1 an array's elements, 2 a
+        // tensor map's (`map: &TensorMap<T, ..>`).
+        let (param_name, form) = match &p.ty {
+            Some(TypeExpr::Param(id)) => (&id.name, 0),
             Some(TypeExpr::ArrayRef { elem, .. }) => match &**elem {
-                TypeExpr::Param(id) => (&id.name, true),
+                TypeExpr::Param(id) => (&id.name, 1),
                 _ => continue,
             },
+            Some(t @ (TypeExpr::Ref { .. } | TypeExpr::Builtin { .. })) => {
+                let inner = match t {
+                    TypeExpr::Ref { inner, .. } => &**inner,
+                    t => t,
+                };
+                match inner {
+                    TypeExpr::Builtin { name, args, .. } if name.name == "TensorMap" => match args.first() {
+                        Some(ast::GenericArg::Type(TypeExpr::Param(id))) => (&id.name, 2),
+                        _ => continue,
+                    },
+                    _ => continue,
+                }
+            }
             _ => continue,
         };
         let Some(g) = f.generics.iter().position(|g| &g.name.name == param_name) else { continue };
-        let got = match (a, is_array) {
-            (LaunchArg::Scalar(s), false) => *s,
-            (LaunchArg::Array { elem, .. }, true) => *elem,
-            // A scalar for an array or the reverse: the instance's own check of the arguments says so.
+        let got = match (a, form) {
+            (LaunchArg::Scalar(s), 0) => *s,
+            (LaunchArg::Array { elem, .. }, 1) => *elem,
+            (LaunchArg::TensorMap { elem }, 2) => *elem,
+            // A scalar for an array or the like: the instance's own check of the arguments says so.
             _ => continue,
         };
         match found[g] {

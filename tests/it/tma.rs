@@ -223,3 +223,23 @@ pub fn copy_box<T: Num>(map: &TensorMap<T, 32, 2, 0>, bytes: u32, out: &mut [T])
     let e = k.launch(&dev, g, (&TensorMap::tiled(&b, 32, 2, 0).unwrap(), 128u32, &mut out)).unwrap_err().to_string();
     assert!(e.contains("conflicting types for `T`"), "{e}");
 }
+
+/// A tensor map parameter is keyed as one: a kernel that takes a struct of one `u64` where
+/// another takes a map, and is otherwise the same, does not hit the other's code (the map's
+/// kernel fences its map at the start; the struct's has nothing to fence).
+#[test]
+fn a_tensor_map_parameter_is_keyed_apart_from_a_struct_of_one_u64() {
+    let dir = tempfile::tempdir().unwrap();
+    let jit = common::disk_jit(dir.path());
+    let target = Target::Nvptx(Arch::parse("sm_90").unwrap());
+    let plain = "#[derive(Clone, Copy)]\nstruct P { x: u64 }\n#[kernel]\npub fn k(p: P, out: &mut [f32]) {\n    out[0] = 1.0;\n}\n";
+    let mapped = "#[kernel]\npub fn k(p: &TensorMap<f32, 4, 4, 0>, out: &mut [f32]) {\n    out[0] = 1.0;\n}\n";
+    let mut ptx = Vec::new();
+    for src in [plain, mapped] {
+        let k = jit.load_source("k.rs", src).unwrap().kernel("k").unwrap();
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        ptx.push(k.compile(target, &spec).unwrap().ptx().unwrap().to_string());
+    }
+    assert!(!ptx[0].contains("fence.proxy.tensormap"), "{}", ptx[0]);
+    assert!(ptx[1].contains("fence.proxy.tensormap::generic.acquire.gpu"), "the map's kernel hit the struct's code:\n{}", ptx[1]);
+}

@@ -419,11 +419,8 @@ fn w_pair(m: usize, n: usize, j: usize) -> (usize, usize) {
     (row0 + tid / 128 * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
 }
 
-/// C = A·Bᵀ over 16-bit floats, f32 accumulation, on sm_90a; launch with one block of 256
-/// threads per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
-#[kernel(max_threads = 256, min_blocks = 1)]
-pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
-    let acc = w_mainloop(a, bt, m, n, k);
+/// The block's 128 x 256 tile of C from the two warpgroups' accumulators, rounded once to T.
+fn w_store<T: Half>(c: &mut [T], acc: WgAcc<f32, 256>, m: usize, n: usize) {
     for j in 0..64 {
         let (r, col) = w_pair(m, n, j);
         c[r * n + col] = acc.x[2 * j] as T;
@@ -431,16 +428,29 @@ pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: u
     }
 }
 
-/// C = gelu(A·Bᵀ + bias) on sm_90a, as `gemm_bias_gelu` computes it: bias one value per
-/// column, in f32 before the one rounding to T.
-#[kernel(max_threads = 256, min_blocks = 1)]
-pub fn gemm_wg_bias_gelu<T: Half>(a: &[T], bt: &[T], bias: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
-    let acc = w_mainloop(a, bt, m, n, k);
+/// `w_store` of gelu(acc + bias), bias one value per column, in f32 before the one rounding.
+fn w_store_bias_gelu<T: Half>(c: &mut [T], bias: &[T], acc: WgAcc<f32, 256>, m: usize, n: usize) {
     for j in 0..64 {
         let (r, col) = w_pair(m, n, j);
         c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
         c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
     }
+}
+
+/// C = A·Bᵀ over 16-bit floats, f32 accumulation, on sm_90a; launch with one block of 256
+/// threads per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = w_mainloop(a, bt, m, n, k);
+    w_store(c, acc, m, n);
+}
+
+/// C = gelu(A·Bᵀ + bias) on sm_90a, as `gemm_bias_gelu` computes it: bias one value per
+/// column, in f32 before the one rounding to T.
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_wg_bias_gelu<T: Half>(a: &[T], bt: &[T], bias: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = w_mainloop(a, bt, m, n, k);
+    w_store_bias_gelu(c, bias, acc, m, n);
 }
 
 // `gemm_tma::<T>`: `gemm_wg`'s tiles and ring, filled by the tensor memory accelerator instead
@@ -523,11 +533,7 @@ fn t_mainloop<T: Half>(
 #[kernel(max_threads = 256, min_blocks = 1)]
 pub fn gemm_tma<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = t_mainloop(ma, mb, m, n, k);
-    for j in 0..64 {
-        let (r, col) = w_pair(m, n, j);
-        c[r * n + col] = acc.x[2 * j] as T;
-        c[r * n + col + 1] = acc.x[2 * j + 1] as T;
-    }
+    w_store(c, acc, m, n);
 }
 
 /// C = gelu(A·Bᵀ + bias), `gemm_wg_bias_gelu` through tensor copies.
@@ -542,9 +548,5 @@ pub fn gemm_tma_bias_gelu<T: Half>(
     k: usize,
 ) {
     let acc = t_mainloop(ma, mb, m, n, k);
-    for j in 0..64 {
-        let (r, col) = w_pair(m, n, j);
-        c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
-        c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
-    }
+    w_store_bias_gelu(c, bias, acc, m, n);
 }

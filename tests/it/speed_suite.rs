@@ -291,22 +291,28 @@ fn the_toolchain_the_tests_use_is_the_one_the_set_up_installs() {
     }
 }
 
+/// ptxas, where it and nvdisasm (which benches/speed/sass.py runs) are installed; without them
+/// `None` after saying why, or a failure under `KACHE_REQUIRE_PTXAS=1`.
+fn sass_tools() -> Option<std::path::PathBuf> {
+    let nvdisasm = crate::common::root().join("target/toolchain/nvdisasm/nvidia/cu13/bin/nvdisasm");
+    let ptxas = kache::toolchain::find_ptxas().filter(|_| nvdisasm.is_file());
+    if ptxas.is_none() {
+        assert!(
+            std::env::var("KACHE_REQUIRE_PTXAS").as_deref() != Ok("1"),
+            "ptxas or nvdisasm missing and KACHE_REQUIRE_PTXAS=1: `make deps` installs both under target/toolchain/"
+        );
+        eprintln!("skipping: ptxas or nvdisasm not found (`make deps` installs them)");
+    }
+    ptxas
+}
+
 /// benches/speed/sass.py, the offline SASS reader the speed notes cite: it assembles kache's PTX
 /// of a grid-strided sum with ptxas, disassembles it with nvdisasm (both from `make deps`) and
 /// finds the sum's loop with its global loads.
 #[test]
 fn the_sass_reader_finds_a_kernels_loops_and_their_loads() {
     let root = crate::common::root();
-    let nvdisasm = root.join("target/toolchain/nvdisasm/nvidia/cu13/bin/nvdisasm");
-    let ptxas = kache::toolchain::find_ptxas();
-    if ptxas.is_none() || !nvdisasm.is_file() {
-        assert!(
-            std::env::var("KACHE_REQUIRE_PTXAS").as_deref() != Ok("1"),
-            "ptxas or nvdisasm missing and KACHE_REQUIRE_PTXAS=1: `make deps` installs both under target/toolchain/"
-        );
-        eprintln!("skipping: ptxas or nvdisasm not found (`make deps` installs them)");
-        return;
-    }
+    let Some(ptxas) = sass_tools() else { return };
     let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
     let k = jit.load_file(root.join("benches/speed/kernels.rs")).unwrap().kernel("reduce_while").unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -315,7 +321,7 @@ fn the_sass_reader_finds_a_kernels_loops_and_their_loads() {
     let o = std::process::Command::new("python3")
         .arg(root.join("benches/speed/sass.py"))
         .arg(&ptx)
-        .env("KACHE_PTXAS", ptxas.unwrap())
+        .env("KACHE_PTXAS", ptxas)
         .output()
         .expect("python3 runs");
     let text = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -335,15 +341,7 @@ fn the_sass_reader_finds_a_kernels_loops_and_their_loads() {
 #[test]
 fn block_strided_loops_keep_nvrtcs_loads_in_flight() {
     let root = crate::common::root();
-    let nvdisasm = root.join("target/toolchain/nvdisasm/nvidia/cu13/bin/nvdisasm");
-    let Some(ptxas) = kache::toolchain::find_ptxas().filter(|_| nvdisasm.is_file()) else {
-        assert!(
-            std::env::var("KACHE_REQUIRE_PTXAS").as_deref() != Ok("1"),
-            "ptxas or nvdisasm missing and KACHE_REQUIRE_PTXAS=1: `make deps` installs both under target/toolchain/"
-        );
-        eprintln!("skipping: ptxas or nvdisasm not found (`make deps` installs them)");
-        return;
-    };
+    let Some(ptxas) = sass_tools() else { return };
     let jit = kache::Jit::new(kache::Config::in_memory()).unwrap();
     let m = jit.load_file(root.join("benches/speed/kernels/rows.rs")).unwrap();
     let dir = tempfile::tempdir().unwrap();

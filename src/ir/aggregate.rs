@@ -40,6 +40,14 @@ pub struct StructDef {
     pub fields: Vec<(String, Ty)>,
 }
 
+impl StructDef {
+    /// Whether this is a `TensorMap<..>`: one field, the unnameable
+    /// [`TENSOR_MAP_FIELD`](super::TENSOR_MAP_FIELD).
+    pub fn is_tensor_map(&self) -> bool {
+        matches!(self.fields.as_slice(), [(f, _)] if f == super::TENSOR_MAP_FIELD)
+    }
+}
+
 /// The element type of an array in memory (a parameter, a captured array, a shared array): a
 /// scalar, or a plain-data struct.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +112,11 @@ pub struct SizeAlign {
 }
 
 impl Types {
+    /// Whether `t` is a `TensorMap<..>` ([`StructDef::is_tensor_map`]).
+    pub fn is_tensor_map(&self, t: Ty) -> bool {
+        matches!(t, Ty::Agg(id) if matches!(self.get(id), Some(AggTy::Struct(d)) if d.is_tensor_map()))
+    }
+
     /// The aggregate type `id`.
     pub fn get(&self, id: AggId) -> Option<&AggTy> {
         self.aggs.get(id as usize)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use crate::abi::{HostEntry, ParamAbi};
 use crate::capture::{ArrayDesc, ForeignQueue, Location};
 use crate::error::{Error, Result};
-use crate::ir::{AggId, AggTy, ArrayTy, Elem, EnumDef, Layout, ScalarValue, TENSOR_MAP_FIELD, Ty, Types};
+use crate::ir::{AggId, AggTy, ArrayTy, Elem, EnumDef, Layout, ScalarValue, Ty, Types};
 use crate::runtime::fault::FaultSites;
 use crate::runtime::{ArgValue, Device, Grid, check_layout, check_value, cuda, describe_kind, host, struct_slots};
 use crate::target::Specialization;
@@ -54,8 +54,8 @@ pub(crate) fn check_args(
                 }
                 layouts.push(Some(Layout::C));
             }
-            (Ty::Agg(id), ArgValue::TensorMap(m)) => {
-                if !is_tensor_map(types, *id) {
+            (Ty::Agg(_), ArgValue::TensorMap(m)) => {
+                if !types.is_tensor_map(*pty) {
                     return Err(bad(format!("expected `{}`, got the tensor map `{}`", types.name(*pty), m.type_name)));
                 }
                 let want = types.name(*pty);
@@ -83,7 +83,7 @@ pub(crate) fn check_args(
                 check_value(types, *pty, kind).map_err(|e| bad(format!("the struct layouts differ: {e}")))?;
                 layouts.push(None);
             }
-            (Ty::Agg(id), _) if is_tensor_map(types, *id) => {
+            (Ty::Agg(_), _) if types.is_tensor_map(*pty) => {
                 return Err(bad(format!(
                     "expected the tensor map `{}`: pass `&map`, `map` made by `kache::TensorMap::tiled(&array, W, H, S)`",
                     types.name(*pty)
@@ -134,15 +134,9 @@ pub(crate) fn check_args(
     Ok(Specialization { layouts })
 }
 
-/// Whether aggregate `id` is a `TensorMap<..>` (its one field the unnameable
-/// [`TENSOR_MAP_FIELD`]).
-fn is_tensor_map(types: &Types, id: AggId) -> bool {
-    matches!(types.get(id), Some(AggTy::Struct(def)) if def.fields.len() == 1 && def.fields[0].0 == TENSOR_MAP_FIELD)
-}
-
 /// Whether aggregate `id` is or holds a tensor map (which no host struct may stand for).
 fn holds_tensor_map(types: &Types, id: AggId) -> bool {
-    if is_tensor_map(types, id) {
+    if types.is_tensor_map(Ty::Agg(id)) {
         return true;
     }
     let inner = |t: &Ty| matches!(t, Ty::Agg(a) if holds_tensor_map(types, *a));

@@ -10,7 +10,7 @@
 use crate::ir::{
     AggTy, ArrayTy, BinOp, Block, Builtin, Capture, CaptureOrigin, CaptureSource, CaptureTy, ConstArray, Elem, EnumTy, Expr, ExprKind,
     Func, FuncKind, Layout, LocalDecl, LogicOp, MatchArm, MathFn, MmaShape, ParamArrayTy, PendingLit, Place, Program, Scalar, ScalarValue,
-    Stmt, StructDef, TENSOR_MAP_FIELD, TensorOp, Ty, TypeParam, UnOp,
+    Stmt, StructDef, TensorOp, Ty, TypeParam, UnOp,
 };
 
 /// Writes the canonical encoding of `p`'s code into `out`. Spans and local names are not
@@ -424,8 +424,7 @@ impl Encoder<'_> {
                 // A tensor map (its one field the unnameable `TENSOR_MAP_FIELD`) is code too:
                 // a kernel fences each map it takes; its count carries a bit no struct's has.
                 let StructDef { name: _, fields } = s;
-                let map = matches!(fields.as_slice(), [(f, _)] if f == TENSOR_MAP_FIELD);
-                self.u64(fields.len() as u64 | if map { 1 << 63 } else { 0 });
+                self.u64(fields.len() as u64 | if s.is_tensor_map() { 1 << 63 } else { 0 });
                 for (_, t) in fields {
                     self.ty(*t);
                 }

@@ -36,12 +36,6 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
         &self.input.program.types
     }
 
-    /// Whether `t` is a `TensorMap<..>` (one field, the unnameable `TENSOR_MAP_FIELD`).
-    pub(super) fn is_tensor_map(&self, t: Ty) -> bool {
-        matches!(t, Ty::Agg(id) if matches!(self.types().get(id),
-            Some(AggTy::Struct(d)) if d.fields.len() == 1 && d.fields[0].0 == crate::ir::TENSOR_MAP_FIELD))
-    }
-
     /// The LLVM type of a value of type `t` in memory (`bool` is a byte, an enum its
     /// discriminant); `None` for what is not a value in memory.
     pub(super) fn llty(&self, t: Ty) -> Option<BasicTypeEnum<'ctx>> {

@@ -179,7 +179,7 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
                         let v = fv.get_nth_param(idx).ok_or_else(|| llvm_err("param"))?;
                         idx += 1;
                         fl.store_at(slot, off, s, v)?;
-                        if self.is_tensor_map(t) {
+                        if self.types().is_tensor_map(t) {
                             fl.tensor_map_acquire(v.into_int_value())?;
                         }
                     }

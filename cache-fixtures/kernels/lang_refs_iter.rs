@@ -240,3 +240,28 @@ pub fn chains(xs: &[f32], out: &mut [f32]) {
             + sk;
     }
 }
+
+/// Array references chosen at run time: by `if` (a parameter or the output, read), by `match`,
+/// by a `loop`'s `break` value.
+#[kernel]
+pub fn chosen_slices(xs: &[f32], out: &mut [f32]) {
+    let i = global_id_x();
+    if i < out.len() {
+        out[i] = xs[(i + 7) % xs.len()];
+        let a: &[f32] = if i % 2 == 0 { xs } else { out };
+        let b = match i % 3 {
+            0 => xs,
+            1 => a,
+            _ => xs,
+        };
+        let mut k = 0;
+        let c = loop {
+            k += 1;
+            if k > i % 4 {
+                break if k % 2 == 0 { b } else { a };
+            }
+        };
+        let v = a[i] + 2.0 * b[i] + 4.0 * c[i] + c.len() as f32;
+        out[i] = v;
+    }
+}

@@ -49,6 +49,7 @@ const CASES: &[(&str, &str, Elem)] = &[
     ("lang_refs_iter.rs", "places", Elem::F32),
     ("lang_refs_iter.rs", "for_loops", Elem::F32),
     ("lang_refs_iter.rs", "chains", Elem::F32),
+    ("lang_refs_iter.rs", "chosen_slices", Elem::F32),
     ("lang_mixed.rs", "generic_more", Elem::F32),
     ("lang_mixed.rs", "traits_more", Elem::F32),
     ("lang_mixed.rs", "options_more", Elem::F32),

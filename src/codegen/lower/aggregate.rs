@@ -28,6 +28,8 @@ pub(super) enum Addr<'ctx> {
 pub(super) enum ValueSlot<'ctx> {
     Scalar(PointerValue<'ctx>, Scalar),
     Agg(PointerValue<'ctx>, Ty),
+    /// An array reference (`if c { a } else { b }`): its pointer, extents and strides in memory.
+    Array(PointerValue<'ctx>, Ty),
 }
 
 impl<'a, 'ctx> Cx<'a, 'ctx> {
@@ -383,6 +385,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(match value_ty(ty) {
             Ty::Scalar(s) => Some(ValueSlot::Scalar(self.alloca(s)?, s)),
             t @ Ty::Agg(_) => Some(ValueSlot::Agg(self.temp(t)?, t)),
+            t @ Ty::Array(_) => Some(ValueSlot::Array(self.temp(t)?, t)),
             _ => None,
         })
     }
@@ -394,6 +397,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.b.build_store(p, *x)?;
             }
             (Some(ValueSlot::Agg(p, t)), Val::Agg(src)) => self.copy(p, *src, t)?,
+            (Some(ValueSlot::Array(p, t)), v @ Val::Array(_)) => self.store_mem(p, t, v)?,
             _ => {}
         }
         Ok(())
@@ -405,6 +409,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             ValueSlot::Scalar(p, s) => Val::Scalar(self.b.build_load(self.cx.scalar_ty(s), p, "")?),
             // The slot is this evaluation's: nothing writes it before the value is used.
             ValueSlot::Agg(p, _) => Val::Agg(p),
+            ValueSlot::Array(p, t) => self.load_mem(p, t)?,
         })
     }
 

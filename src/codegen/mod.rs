@@ -16,6 +16,7 @@ mod latches;
 mod lower;
 mod object;
 mod pipeline;
+mod spaces;
 mod trip_counts;
 
 use inkwell::context::Context;

@@ -212,6 +212,12 @@ fn build_with<'ctx>(
     }
     optimize(&linked, tm, input.options.opt_level)?;
     if let Target::Nvptx(_) = input.options.target {
+        if super::spaces::fold_known_spaces(&linked, &entry) > 0 {
+            // The guards those tests fed are now `br true`: fold them and what they kept alive.
+            linked
+                .run_passes("function(instcombine<no-verify-fixpoint>,simplifycfg,adce)", tm, PassBuilderOptions::create())
+                .map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))?;
+        }
         if !super::aligned::keep_if_wider(&linked, tm)? {
             return Ok(None);
         }

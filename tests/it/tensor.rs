@@ -495,8 +495,9 @@ fn every_primitive_assembles_for_sm_80_and_sm_90() {
             ] {
                 assert!(ptx.contains(want), "{arch} (checked: {checked}): no `{want}` in\n{ptx}");
             }
-            // Checked code tests where each access is; unchecked code does not.
-            assert_eq!(ptx.contains("isspacep.shared"), checked, "{arch} checked: {checked}");
+            // Every array here is the kernel's own or a shared array passed down to `load_x2`:
+            // which memory each is in is known once that is inlined, and tested nowhere.
+            assert!(!ptx.contains("isspacep"), "{arch} checked: {checked}");
             assert!(!ptx.contains(".local"), "{arch}: fragments spilled to local memory");
             if let Some(p) = &ptxas {
                 kache::toolchain::ptxas(p, ptx, arch).unwrap_or_else(|e| panic!("ptxas {arch}: {e}"));
@@ -548,6 +549,63 @@ pub fn copy(x: &[f16], out: &mut [f16]) {
     let k = m.kernel("copy").unwrap();
     let e = k.compile(Target::Nvptx(Arch::parse("sm_70").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap_err();
     assert!(e.to_string().contains("ampere.rs:15:5") && e.to_string().contains("`cp_async` needs sm_80"), "{e}");
+}
+
+/// A device function's tensor access tests the memory its array is in only where that is not
+/// known after inlining: the kernel's arrays (global) and a shared array passed down are known
+/// and untested; an array chosen at run time between the two keeps its test, on the GPU and on
+/// the host, where choosing the global one is a launch error.
+#[test]
+fn memory_tests_known_after_inlining_are_left_out_and_a_chosen_array_keeps_its_test() {
+    let src = r#"
+fn copy_in(dst: &mut [f32], src: &[f32], i: usize) {
+    cp_async::<4>(&mut dst[i], &src[i]);
+}
+#[kernel]
+pub fn known(g: &[f32], out: &mut [f32]) {
+    let sh = shared_array::<f32, 64>();
+    let lane = lane_id() as usize;
+    copy_in(sh, g, lane);
+    cp_async_commit();
+    cp_async_wait::<0>();
+    out[lane] = sh[lane];
+}
+#[kernel]
+pub fn chosen(g: &[f32], h: &mut [f32], to_global: bool) {
+    let sh = shared_array::<f32, 64>();
+    let lane = lane_id() as usize;
+    let dst = if to_global { h } else { sh };
+    copy_in(dst, g, lane);
+    cp_async_wait::<0>();
+}
+"#;
+    let jit = common::memory_jit();
+    let m = jit.load_source("spaces.rs", src).unwrap();
+    let target = Target::Nvptx(Arch::parse("sm_80").unwrap());
+    let ptx = |name: &str, checked: bool| {
+        let k = m.kernel(name).unwrap();
+        let spec = Specialization::uniform(k.program(), Layout::C);
+        let c = if checked { k.compile(target, &spec) } else { k.compile_unchecked(target, &spec) }.unwrap();
+        c.ptx().unwrap().to_string()
+    };
+    let known = ptx("known", true);
+    assert!(!known.contains("isspacep"), "{known}");
+    // Still checked: the bounds and the alignment.
+    assert_ne!(known, ptx("known", false));
+    let chosen = ptx("chosen", true);
+    assert_eq!(chosen.matches("isspacep.shared").count(), 1, "{chosen}");
+    assert!(!chosen.contains("isspacep.global"), "{chosen}");
+    let dev = Device::host();
+    let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let g = dev.upload(&x).unwrap();
+    let mut out = dev.alloc::<f32>(&[64]).unwrap();
+    let grid = Grid::new(1u32, 32u32);
+    m.kernel("known").unwrap().launch(&dev, grid, (&g, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap()[..32], x[..32]);
+    let k = m.kernel("chosen").unwrap();
+    k.launch(&dev, grid, (&g, &mut out, false)).unwrap();
+    let e = k.launch(&dev, grid, (&g, &mut out, true)).unwrap_err().to_string();
+    assert!(e.contains("is not in shared memory") && e.contains("spaces.rs:3:"), "{e}");
 }
 
 #[test]

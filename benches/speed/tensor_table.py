@@ -43,7 +43,7 @@ def main():
             continue
         # gemm_wg_* (the warpgroup MMA, C = A·Bᵀ) is measured against torch's and Triton's
         # gemm_* of the same type and size.
-        twin = k.replace("gemm_wg_", "gemm_").replace("gemm_tma_", "gemm_")
+        twin = k.replace("gemm_wg_", "gemm_").replace("gemm_tma_", "gemm_").replace("gemm_ws_", "gemm_")
         torch, triton = find(twin, "torch"), find(twin, "triton")
         if k.startswith("sgemm"):
             peak = fma
@@ -63,7 +63,7 @@ def main():
     def ratio(k, other, impl="kache"):
         # The fastest of kache's kernels for the row: `gemm` (mma.sync), `gemm_wg` (wgmma, tiles
         # by cp_async) or `gemm_tma` (wgmma, tiles by tensor copies).
-        twins = (k, k.replace("gemm_", "gemm_wg_", 1), k.replace("gemm_", "gemm_tma_", 1))
+        twins = (k, k.replace("gemm_", "gemm_wg_", 1), k.replace("gemm_", "gemm_tma_", 1), k.replace("gemm_", "gemm_ws_", 1))
         mine = [r for r in (find(t, impl) for t in twins) if r]
         b = find(k, other)
         return b["median_ms"] / min(r["median_ms"] for r in mine) if mine and b else None

@@ -29,7 +29,7 @@ const CORPUS: [&str; 17] = [
 ];
 
 /// The tensor-core rows at the dry run's sizes, after `mma_peak`, in the order they run.
-const TENSOR: [&str; 15] = [
+const TENSOR: [&str; 18] = [
     "gemm_bf16_128",
     "gemm_f16_128",
     "gemm_bias_gelu_bf16_128",
@@ -41,6 +41,9 @@ const TENSOR: [&str; 15] = [
     "gemm_tma_bf16_256",
     "gemm_tma_f16_256",
     "gemm_tma_bias_gelu_bf16_256",
+    "gemm_ws_bf16_256",
+    "gemm_ws_f16_256",
+    "gemm_ws_bias_gelu_bf16_256",
     "attn_d64",
     "attn_d64_causal",
     "attn_d128",

@@ -82,12 +82,13 @@ fn half_gemm<T: Element + Copy>(
     let base = format!("{variant}{}", if gelu { "_bias_gelu" } else { "" });
     let (name, kernel) = (format!("{base}_{ty}_{n}"), format!("{base}::<{ty}>"));
     let k = run.k(&kernel)?;
-    if variant == "gemm_tma" {
+    if variant == "gemm_tma" || variant == "gemm_ws" {
         // A in 128 x 64 boxes, Bᵀ in 256 x 64, 128-byte swizzled.
         let rows = |x: &kache::DeviceArray<T>| x.view(0, &[n, n], &[n as isize, 1]).map_err(|e| e.to_string());
         let ma = TensorMap::tiled(&rows(&ad)?, 64, 128, 128).map_err(|e| e.to_string())?;
         let mb = TensorMap::tiled(&rows(&bd)?, 64, 256, 128).map_err(|e| e.to_string())?;
-        return tma_rows(run, (&name, n, gelu), &k, (&ma, &mb, &biasd, &cd), &verify);
+        let threads = if variant == "gemm_ws" { 384 } else { 256 };
+        return tma_rows(run, (&name, n, gelu, threads), &k, (&ma, &mb, &biasd, &cd), &verify);
     }
     // `gemm_wg`: a block of 256 threads per 128 x 256 tile, 4 stages of 48 KiB.
     let grid =
@@ -135,15 +136,16 @@ fn half_gemm<T: Element + Copy>(
     }
 }
 
-/// The rows of `gemm_tma` (or `gemm_tma_bias_gelu` where `gelu`): `gemm_wg`'s grid.
+/// The rows of `gemm_tma` or `gemm_ws` (or their `_bias_gelu` twins where `gelu`): `gemm_wg`'s
+/// grid, blocks of `threads` (256, or 384 with `gemm_ws`'s producer warpgroup).
 fn tma_rows<T: Element>(
     run: &mut Run,
-    (name, n, gelu): (&str, usize, bool),
+    (name, n, gelu, threads): (&str, usize, bool, u32),
     k: &kache::Kernel,
     (ma, mb, biasd, cd): (&TensorMap, &TensorMap, &kache::DeviceArray<T>, &kache::DeviceArray<T>),
     verify: &dyn Fn(&Run) -> Result<String, String>,
 ) -> Result<(), String> {
-    let grid = Grid::new(((n / 128) * (n / 256)) as u32, 256u32).with_shared_mem(4 * 48 * 1024);
+    let grid = Grid::new(((n / 128) * (n / 256)) as u32, threads).with_shared_mem(4 * 48 * 1024);
     let flops = Some(2.0 * (n as f64).powi(3));
     let mut c = cd.clone();
     for unchecked in [false, true] {
@@ -253,9 +255,11 @@ pub fn gemm(run: &mut Run) -> Result<(), String> {
     // The tensor copies' twins last: a fault of the tensor memory accelerator is sticky (the
     // context is lost for the rest of the process), so it costs no other row.
     for n in sizes {
-        half_gemm::<bf16>(run, n, "bf16", false, "gemm_tma", bf16::from_f32, bf16::to_f32)?;
-        half_gemm::<f16>(run, n, "f16", false, "gemm_tma", f16::from_f32, f16::to_f32)?;
-        half_gemm::<bf16>(run, n, "bf16", true, "gemm_tma", bf16::from_f32, bf16::to_f32)?;
+        for variant in ["gemm_tma", "gemm_ws"] {
+            half_gemm::<bf16>(run, n, "bf16", false, variant, bf16::from_f32, bf16::to_f32)?;
+            half_gemm::<f16>(run, n, "f16", false, variant, f16::from_f32, f16::to_f32)?;
+            half_gemm::<bf16>(run, n, "bf16", true, variant, bf16::from_f32, bf16::to_f32)?;
+        }
     }
     Ok(())
 }

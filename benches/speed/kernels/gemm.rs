@@ -410,28 +410,28 @@ fn w_mainloop<T: Half>(a: &[T], bt: &[T], m: usize, n: usize, k: usize) -> WgAcc
     wgmma_wait::<0>(acc)
 }
 
-/// Where this thread's pair j (elements 2j, 2j + 1 of its accumulator) is in C: row, column.
-fn w_pair(m: usize, n: usize, j: usize) -> (usize, usize) {
+/// Where pair j (elements 2j, 2j + 1 of an accumulator) of thread t of the tile's warpgroup wg
+/// (0 for rows 0..64, 1 for rows 64..128) is in C: row, column.
+fn w_pair(m: usize, n: usize, wg: usize, t: usize, j: usize) -> (usize, usize) {
     let (row0, col0) = w_tile(m, n);
-    let tid = thread_idx_x() as usize;
-    let t = tid % 128;
     let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
-    (row0 + tid / 128 * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
+    (row0 + wg * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
 }
 
-/// The block's 128 x 256 tile of C from the two warpgroups' accumulators, rounded once to T.
-fn w_store<T: Half>(c: &mut [T], acc: WgAcc<f32, 256>, m: usize, n: usize) {
+/// Warpgroup wg's part of the block's 128 x 256 tile of C from its accumulator, rounded once to
+/// T; t is the thread's index in its warpgroup.
+fn w_store<T: Half>(c: &mut [T], acc: WgAcc<f32, 256>, m: usize, n: usize, wg: usize, t: usize) {
     for j in 0..64 {
-        let (r, col) = w_pair(m, n, j);
+        let (r, col) = w_pair(m, n, wg, t, j);
         c[r * n + col] = acc.x[2 * j] as T;
         c[r * n + col + 1] = acc.x[2 * j + 1] as T;
     }
 }
 
 /// `w_store` of gelu(acc + bias), bias one value per column, in f32 before the one rounding.
-fn w_store_bias_gelu<T: Half>(c: &mut [T], bias: &[T], acc: WgAcc<f32, 256>, m: usize, n: usize) {
+fn w_store_bias_gelu<T: Half>(c: &mut [T], bias: &[T], acc: WgAcc<f32, 256>, m: usize, n: usize, wg: usize, t: usize) {
     for j in 0..64 {
-        let (r, col) = w_pair(m, n, j);
+        let (r, col) = w_pair(m, n, wg, t, j);
         c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
         c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
     }
@@ -442,7 +442,8 @@ fn w_store_bias_gelu<T: Half>(c: &mut [T], bias: &[T], acc: WgAcc<f32, 256>, m: 
 #[kernel(max_threads = 256, min_blocks = 1)]
 pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = w_mainloop(a, bt, m, n, k);
-    w_store(c, acc, m, n);
+    let tid = thread_idx_x() as usize;
+    w_store(c, acc, m, n, tid / 128, tid % 128);
 }
 
 /// C = gelu(A·Bᵀ + bias) on sm_90a, as `gemm_bias_gelu` computes it: bias one value per
@@ -450,7 +451,8 @@ pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: u
 #[kernel(max_threads = 256, min_blocks = 1)]
 pub fn gemm_wg_bias_gelu<T: Half>(a: &[T], bt: &[T], bias: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = w_mainloop(a, bt, m, n, k);
-    w_store_bias_gelu(c, bias, acc, m, n);
+    let tid = thread_idx_x() as usize;
+    w_store_bias_gelu(c, bias, acc, m, n, tid / 128, tid % 128);
 }
 
 // `gemm_tma::<T>`: `gemm_wg`'s tiles and ring, filled by the tensor memory accelerator instead
@@ -533,7 +535,8 @@ fn t_mainloop<T: Half>(
 #[kernel(max_threads = 256, min_blocks = 1)]
 pub fn gemm_tma<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = t_mainloop(ma, mb, m, n, k);
-    w_store(c, acc, m, n);
+    let tid = thread_idx_x() as usize;
+    w_store(c, acc, m, n, tid / 128, tid % 128);
 }
 
 /// C = gelu(A·Bᵀ + bias), `gemm_wg_bias_gelu` through tensor copies.
@@ -548,5 +551,101 @@ pub fn gemm_tma_bias_gelu<T: Half>(
     k: usize,
 ) {
     let acc = t_mainloop(ma, mb, m, n, k);
-    w_store_bias_gelu(c, bias, acc, m, n);
+    let tid = thread_idx_x() as usize;
+    w_store_bias_gelu(c, bias, acc, m, n, tid / 128, tid % 128);
+}
+
+// `gemm_ws::<T>`: `gemm_tma`'s tiles, ring and tensor copies, warp-specialised as CUTLASS's
+// Hopper kernels are: a third warpgroup (threads 0..128) only feeds the ring, its thread 0
+// issuing the copies, while the two consumer warpgroups (threads 128..384) each compute 64 x 256
+// of the tile. Each stage has two barriers, `full` (its boxes' bytes have landed) and `empty`
+// (every consumer thread is done reading it): no `sync_threads` in the main loop, and the
+// producer runs up to four stages ahead.
+
+/// The consumer warpgroup `wg`'s 64 x 256 part of the block's tile; the producer's threads
+/// return zeros.
+fn ws_mainloop<T: Half>(
+    ma: &TensorMap<T, 64, 128, 128>,
+    mb: &TensorMap<T, 64, 256, 128>,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> WgAcc<f32, 256> {
+    let sm = dynamic_shared_array::<T>();
+    let full = shared_array::<u64, W_STAGES>();
+    let empty = shared_array::<u64, W_STAGES>();
+    let tid = thread_idx_x() as usize;
+    let (row0, col0) = w_tile(m, n);
+    let tiles = k / WK;
+    if tid == 0 {
+        for s in 0..W_STAGES {
+            mbarrier_init(&mut full[s], 1);
+            mbarrier_init(&mut empty[s], 256);
+        }
+        fence_proxy_async();
+    }
+    sync_threads();
+    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+    if tid < 128 {
+        if tid == 0 {
+            for kt in 0..tiles {
+                let slot = kt % W_STAGES;
+                // The stage's previous round (step kt - 4) has been read by every consumer.
+                if kt >= W_STAGES {
+                    while !mbarrier_try_wait_parity(&empty[slot], ((kt / W_STAGES + 1) % 2) as u32) {}
+                }
+                t_load(sm, ma, mb, full, slot, kt, row0, col0);
+            }
+        }
+    } else {
+        let wg = tid / 128 - 1;
+        for kt in 0..tiles {
+            let slot = kt % W_STAGES;
+            while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
+            let base = slot * W_STAGE;
+            wgmma_fence();
+            for kk in 0..WK / 16 {
+                let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
+                let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
+                acc = wgmma(da, db, acc);
+            }
+            wgmma_commit();
+            // Step kt - 1's `wgmma`s are done: their stage may be refilled.
+            acc = wgmma_wait::<1>(acc);
+            if kt > 0 {
+                mbarrier_arrive(&mut empty[(kt - 1) % W_STAGES]);
+            }
+        }
+        acc = wgmma_wait::<0>(acc);
+    }
+    acc
+}
+
+/// C = A·Bᵀ as `gemm_tma` computes it, warp-specialised: launch with one block of 384 threads
+/// per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
+#[kernel(max_threads = 384, min_blocks = 1)]
+pub fn gemm_ws<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
+    let acc = ws_mainloop(ma, mb, m, n, k);
+    let tid = thread_idx_x() as usize;
+    if tid >= 128 {
+        w_store(c, acc, m, n, tid / 128 - 1, tid % 128);
+    }
+}
+
+/// C = gelu(A·Bᵀ + bias), `gemm_tma_bias_gelu` warp-specialised.
+#[kernel(max_threads = 384, min_blocks = 1)]
+pub fn gemm_ws_bias_gelu<T: Half>(
+    ma: &TensorMap<T, 64, 128, 128>,
+    mb: &TensorMap<T, 64, 256, 128>,
+    bias: &[T],
+    c: &mut [T],
+    m: usize,
+    n: usize,
+    k: usize,
+) {
+    let acc = ws_mainloop(ma, mb, m, n, k);
+    let tid = thread_idx_x() as usize;
+    if tid >= 128 {
+        w_store_bias_gelu(c, bias, acc, m, n, tid / 128 - 1, tid % 128);
+    }
 }

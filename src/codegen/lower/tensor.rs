@@ -258,11 +258,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let len = *arr.shape.first().ok_or_else(|| llvm_err("an access of a 0-d array"))?;
         let checked = self.cx.input.options.checked;
         if checked {
+            // One test: i < len - (n - 1), a limit that does not change in a loop (0 where
+            // the array is shorter than n - 1, so that every i fails). A failure names i where
+            // it is out of bounds, else the access's last element.
+            let tail = self.i64c(n - 1);
+            let room = self.b.build_int_compare(IntPredicate::UGE, len, tail, "")?;
+            let limit = self.b.build_int_sub(len, tail, "")?;
+            let limit = self.b.build_select(room, limit, self.i64c(0), "")?.into_int_value();
+            let inside = self.b.build_int_compare(IntPredicate::ULT, i, limit, "")?;
+            let last = self.b.build_int_add(i, tail, "")?;
             let first = self.b.build_int_compare(IntPredicate::ULT, i, len, "")?;
-            self.guard(first, arr_e, 0, i, len)?;
-            let last = self.b.build_int_add(i, self.i64c(n - 1), "")?;
-            let inside = self.b.build_int_compare(IntPredicate::ULT, last, len, "")?;
-            self.guard(inside, arr_e, 0, last, len)?;
+            let named = self.b.build_select(first, last, i, "")?.into_int_value();
+            self.guard(inside, arr_e, 0, named, len)?;
         }
         let et = self.cx.elem_llty(arr.elem)?;
         // SAFETY: in checked code `i .. i + n` was checked above; unchecked code runs only through

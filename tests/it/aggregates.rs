@@ -435,3 +435,37 @@ fn type_parameters_are_inferred_through_tuples_and_arrays() {
     let e = jit.load_source("tuple_generics_bad.rs", &bad).and_then(|m| m.kernel("k").map(|_| ())).unwrap_err();
     assert!(e.to_string().contains("expected `(f32, f32)`, found `(f32, u8)`"), "{e}");
 }
+
+/// A long array of zeros (`[0.0; 256]`, as an accumulator starts) whose elements are indexed by
+/// constants lives in registers: no local memory in its PTX, and on the host the sums it
+/// keeps are right.
+#[test]
+fn a_long_array_of_zeros_indexed_by_constants_lives_in_registers() {
+    use kache::{Arch, Layout, Specialization, Target};
+    let src = r#"
+#[kernel]
+pub fn wide_acc(x: &[f32], out: &mut [f32]) {
+    let i = global_id_x();
+    let mut acc = [0.0f32; 256];
+    let mut k = 0;
+    while k < x.len() {
+        acc[0] += x[k];
+        acc[255] += 2.0 * x[k];
+        k += 1;
+    }
+    if i < out.len() {
+        out[i] = acc[0] + acc[255] + acc[100];
+    }
+}
+"#;
+    let m = jit().load_source("zeros.rs", src).unwrap();
+    let k = m.kernel("wide_acc").unwrap();
+    let c = k.compile(Target::Nvptx(Arch::parse("sm_80").unwrap()), &Specialization::uniform(k.program(), Layout::C)).unwrap();
+    let ptx = c.ptx().unwrap();
+    assert!(!ptx.contains(".local"), "the array is in local memory:\n{ptx}");
+    let dev = Device::host();
+    let x = dev.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut out = dev.alloc::<f32>(&[4]).unwrap();
+    k.launch(&dev, Grid::new(1u32, 4u32), (&x, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap(), vec![18.0; 4]);
+}

@@ -349,6 +349,20 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
         let tmp = self.temp(t)?;
         let et = self.cx.llty(elem).ok_or_else(|| llvm_err("element type"))?;
+        // Zeros (`[0.0; 128]`, an accumulator's start): one memset, which SROA splits into the
+        // elements' registers where a loop of stores would keep the array in local memory.
+        if let Val::Scalar(x) = &v {
+            use inkwell::values::AsValueRef;
+            // SAFETY: `x` is a live value of this module; the call only inspects it.
+            let zero = unsafe { inkwell::llvm_sys::core::LLVMIsNull(x.as_value_ref()) } != 0;
+            let size = self.cx.size_align(t)?;
+            if zero && size.size > 0 {
+                self.b
+                    .build_memset(tmp, size.align as u32, self.ctx().i8_type().const_zero(), self.i64c(size.size))
+                    .map_err(|e| llvm_err(format!("memset: {e}")))?;
+                return Ok(Val::Agg(tmp));
+            }
+        }
         if len <= 16 {
             for k in 0..len {
                 // SAFETY: `k < len`, inside the array.

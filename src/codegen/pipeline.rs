@@ -214,8 +214,14 @@ fn build_with<'ctx>(
     if let Target::Nvptx(_) = input.options.target {
         if super::spaces::fold_known_spaces(&linked, &entry) > 0 {
             // The guards those tests fed are now `br true`: fold them and what they kept alive.
+            // Address spaces inferred first (as the back end would), so that a shared access's
+            // alignment test reads its shared address where the array's start is known.
             linked
-                .run_passes("function(instcombine<no-verify-fixpoint>,simplifycfg,adce)", tm, PassBuilderOptions::create())
+                .run_passes(
+                    "function(infer-address-spaces,instcombine<no-verify-fixpoint>,simplifycfg,adce)",
+                    tm,
+                    PassBuilderOptions::create(),
+                )
                 .map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))?;
         }
         if !super::aligned::keep_if_wider(&linked, tm)? {

@@ -570,6 +570,18 @@ pub fn known(g: &[f32], out: &mut [f32]) {
     cp_async_wait::<0>();
     out[lane] = sh[lane];
 }
+fn copy16(dst: &mut [f32], d: usize, src: &[f32], s: usize) {
+    cp_async::<16>(&mut dst[d], &src[s]);
+}
+#[kernel]
+pub fn wide(g: &[f32], at: usize, to: usize, out: &mut [f32]) {
+    let sh = shared_array::<f32, 256>();
+    let lane = lane_id() as usize;
+    copy16(sh, 4 * lane + to, g, 4 * lane + at);
+    cp_async_commit();
+    cp_async_wait::<0>();
+    out[lane] = sh[4 * lane];
+}
 #[kernel]
 pub fn chosen(g: &[f32], h: &mut [f32], to_global: bool) {
     let sh = shared_array::<f32, 64>();
@@ -602,6 +614,17 @@ pub fn chosen(g: &[f32], h: &mut [f32], to_global: bool) {
     let grid = Grid::new(1u32, 32u32);
     m.kernel("known").unwrap().launch(&dev, grid, (&g, &mut out)).unwrap();
     assert_eq!(out.download().unwrap()[..32], x[..32]);
+    // Alignment is still tested where the array comes from a parameter: of the source's
+    // address, and of the destination's place in shared memory.
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    let g = dev.upload(&x).unwrap();
+    let wide = m.kernel("wide").unwrap();
+    wide.launch(&dev, grid, (&g, 0usize, 0usize, &mut out)).unwrap();
+    assert_eq!(out.download().unwrap()[..32], (0..32).map(|l| x[4 * l]).collect::<Vec<_>>()[..]);
+    for (at, to) in [(1usize, 0usize), (0, 2)] {
+        let e = wide.launch(&dev, grid, (&g, at, to, &mut out)).unwrap_err().to_string();
+        assert!(e.contains("is not aligned to 16 bytes") && e.contains("spaces.rs:15:"), "{at} {to}: {e}");
+    }
     let k = m.kernel("chosen").unwrap();
     k.launch(&dev, grid, (&g, &mut out, false)).unwrap();
     let e = k.launch(&dev, grid, (&g, &mut out, true)).unwrap_err().to_string();

@@ -277,21 +277,37 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let p = unsafe { self.b.build_gep(et, arr.ptr, &[i], "")? };
         if checked {
             let known = self.known_space(arr.ptr);
-            // A shared array declared here starts 16-byte aligned: its element's offset says
-            // it all (and LLVM can prove that of a swizzled tile index); elsewhere the address.
-            let offset = if known == Some(Space::Shared) {
-                self.b.build_int_mul(i, self.i64c(self.cx.types().elem_size(arr.elem)), "")?
-            } else {
-                self.b.build_ptr_to_int(p, self.cx.i64, "")?
-            };
-            let low = self.b.build_and(offset, self.i64c(align - 1), "")?;
-            let aligned = self.b.build_int_compare(IntPredicate::EQ, low, self.i64c(0), "")?;
-            self.guard(aligned, arr_e, fault_layout::MISALIGNED | align as u32, i, len)?;
+            // Which memory first: the alignment of a shared access is of its shared address.
             if known != Some(space) {
                 let inside = self.in_space(p, space)?;
                 let code = if space == Space::Shared { fault_layout::NOT_SHARED } else { fault_layout::NOT_GLOBAL };
                 self.guard(inside, arr_e, code, i, len)?;
             }
+            // A shared array declared here starts 16-byte aligned: its element's offset says
+            // it all (and LLVM can prove that of a swizzled tile index). Elsewhere (start +
+            // offset) mod align, written (start mod align + offset mod align) mod align so that
+            // each part folds on its own where LLVM knows it: the start's (after inlining, where
+            // the array starts: `dynamic_shared_array`'s 1024-byte boundary, a shared variable's
+            // alignment; else tested once, outside the loops), and the offset's (a swizzled tile
+            // index). A shared array's start is its address in shared memory.
+            let mask = self.i64c(align - 1);
+            let offset = self.b.build_int_mul(i, self.i64c(self.cx.types().elem_size(arr.elem)), "")?;
+            let offset = self.b.build_and(offset, mask, "")?;
+            let low = if known == Some(Space::Shared) {
+                offset
+            } else {
+                let base = if space == Space::Shared && !self.cx.host {
+                    self.b.build_address_space_cast(arr.ptr, self.ctx().ptr_type(AddressSpace::from(3u16)), "")?
+                } else {
+                    arr.ptr
+                };
+                let start = self.b.build_ptr_to_int(base, self.cx.i64, "")?;
+                let start = self.b.build_and(start, mask, "")?;
+                let sum = self.b.build_int_add(start, offset, "")?;
+                self.b.build_and(sum, mask, "")?
+            };
+            let aligned = self.b.build_int_compare(IntPredicate::EQ, low, self.i64c(0), "")?;
+            self.guard(aligned, arr_e, fault_layout::MISALIGNED | align as u32, i, len)?;
         }
         Ok(p)
     }

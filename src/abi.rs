@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Block, Builtin, Capture, CaptureTy, Elem, Expr, ExprKind, FuncId, Place, Program, Scalar, ScalarValue, Ty, visit_block};
+use crate::ir::{Block, Builtin, Capture, CaptureTy, Elem, Expr, ExprKind, FuncId, Place, Program, Scalar, ScalarValue, Ty, Types, visit_block};
 use crate::target::Target;
 
 /// The value of a capture, as code generation needs it.
@@ -84,12 +84,13 @@ pub enum ParamAbi {
 
 impl ParamAbi {
     /// The parameters of a kernel with this signature (names and types).
-    pub fn of_signature(signature: &[(String, Ty)]) -> Vec<ParamAbi> {
+    pub fn of_signature(signature: &[(String, Ty)], types: &Types) -> Vec<ParamAbi> {
         signature
             .iter()
             .map(|(_, t)| match *t {
                 Ty::Array(a) => ParamAbi::Array { elem: a.elem, ndim: a.ndim },
                 Ty::Scalar(s) => ParamAbi::Scalar(s),
+                Ty::Agg(_) => ParamAbi::Aggregate(types.leaves(*t).unwrap_or_default()),
                 _ => ParamAbi::Scalar(Scalar::Bool),
             })
             .collect()

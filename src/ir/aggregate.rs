@@ -41,6 +41,15 @@ pub struct StructDef {
 }
 
 impl StructDef {
+    /// The struct a `TensorMap<..>` type is, named `name` ([`tensor_map_type_name`]): one
+    /// `u64` field, the unnameable [`TENSOR_MAP_FIELD`](super::TENSOR_MAP_FIELD) (the map's
+    /// address on the GPU, the host's map on the host).
+    ///
+    /// [`tensor_map_type_name`]: super::tensor_map_type_name
+    pub fn tensor_map(name: String) -> StructDef {
+        StructDef { name, fields: vec![(super::TENSOR_MAP_FIELD.into(), Ty::Scalar(Scalar::U64))] }
+    }
+
     /// Whether this is a `TensorMap<..>`: one field, the unnameable
     /// [`TENSOR_MAP_FIELD`](super::TENSOR_MAP_FIELD).
     pub fn is_tensor_map(&self) -> bool {

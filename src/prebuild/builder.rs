@@ -282,7 +282,13 @@ impl Builder {
             }
         };
         let jit = Jit::new(config)?;
-        let mut data = DataFiles::new(out_dir.join("kache"))?;
+        // Each generated file has its data folder: two builders of one build script (each its
+        // `out_file`) leave each other's files alone.
+        let data_dir = match self.out_file.as_deref() {
+            None | Some("kache_kernels.rs") => "kache".to_string(),
+            Some(f) => format!("kache-{}", f.strip_suffix(".rs").unwrap_or(f)),
+        };
+        let mut data = DataFiles::new(out_dir.join(&data_dir))?;
         let host = host.map(|t| {
             let options = Options { host_cpu: host_object::host_cpu(&t), ..jit.config().options(Target::Host) };
             (t, options)
@@ -346,8 +352,10 @@ impl Builder {
             globals.push(GenGlobal { name, value, bytes_file });
         }
         if let (Some((target, _)), false) = (&code.host, objects.is_empty()) {
+            // Named by the build and the data folder: each builder's library is its own.
             let mut h = blake3::Hasher::new();
             h.update(code.identity.as_bytes());
+            h.update(data_dir.as_bytes());
             let name = format!("kache_kernels_{}", &h.finalize().to_hex()[..16]);
             host_object::archive(&name, &data.dir, &objects, target)?;
             data.written.insert(data.dir.join(format!("lib{name}.a")));
@@ -561,9 +569,19 @@ impl Builder {
                 }
                 None => None,
             };
+            let types = &k.program().types;
+            let tensor_maps = k
+                .signature()
+                .iter()
+                .filter_map(|(_, t)| match t {
+                    crate::ir::Ty::Agg(id) if types.is_tensor_map(*t) => Some((*id, types.name(*t))),
+                    _ => None,
+                })
+                .collect();
             kernels.push(GenKernel {
                 name,
                 rust,
+                tensor_maps,
                 signature: k.signature().to_vec(),
                 enums: k.enums().to_vec(),
                 entry,

@@ -25,6 +25,9 @@ pub(crate) struct GenKernel {
     pub(crate) rust: String,
     /// Its parameters.
     pub(crate) signature: Vec<(String, Ty)>,
+    /// The tensor maps its parameters take: each one's aggregate id in the signature and its
+    /// type's name (the generated code numbers them from 0, in this order).
+    pub(crate) tensor_maps: Vec<(u32, String)>,
     /// The enums of its parameters' types, by [`EnumTy::id`](crate::ir::EnumTy).
     pub(crate) enums: Vec<EnumDef>,
     /// The symbol of its entry in the PTX and cubins.
@@ -199,8 +202,12 @@ fn launch(m: &GenModule, k: &GenKernel) -> Result<TokenStream> {
     let function = ident(&k.rust);
     let (device, grid) = (ident(&names.device), ident(&names.grid));
     let params: Vec<_> = names.params.iter().map(|p| ident(p)).collect();
-    let types = k.signature.iter().map(|(_, t)| rust_type(t)).collect::<Result<Vec<_>>>()?;
-    let signature = format!("{}({})", k.name, k.signature.iter().map(|(n, t)| format!("{n}: {t}")).collect::<Vec<_>>().join(", "));
+    let types = k.signature.iter().map(|(_, t)| rust_type(t, &k.tensor_maps)).collect::<Result<Vec<_>>>()?;
+    let shown = |t: &Ty| match tensor_map_index(t, &k.tensor_maps) {
+        Some(i) => format!("&{}", k.tensor_maps[i].1),
+        None => t.to_string(),
+    };
+    let signature = format!("{}({})", k.name, k.signature.iter().map(|(n, t)| format!("{n}: {}", shown(t))).collect::<Vec<_>>().join(", "));
     let doc = format!(" Launches kernel {} of {} on {}.", code(&signature), code(&m.file), code(&names.device));
     Ok(quote! {
         #[doc = #doc]
@@ -225,10 +232,11 @@ fn accessor(m: &GenModule, k: &GenKernel, function: &str) -> Result<TokenStream>
         .signature
         .iter()
         .map(|(n, t)| {
-            let ty = param_type(t)?;
+            let ty = param_type(t, &k.tensor_maps)?;
             Ok(quote!((#n, #ty)))
         })
         .collect::<Result<Vec<_>>>()?;
+    let tensor_maps = k.tensor_maps.iter().map(|(_, name)| quote!(#name));
     // Full paths: a kernel named `Some` or `None` has an accessor of that name in this module.
     let host = match &k.host {
         Some(h) => {
@@ -254,6 +262,7 @@ fn accessor(m: &GenModule, k: &GenKernel, function: &str) -> Result<TokenStream>
                 cubins: &[#(#cubins),*],
                 host: #host,
                 globals: super::super::KACHE_GLOBALS,
+                tensor_maps: &[#(#tensor_maps),*],
             });
             &KERNEL
         }
@@ -267,7 +276,7 @@ fn tuned_launch(m: &GenModule, t: &GenTuned) -> Result<TokenStream> {
     let function = ident(&t.rust);
     let device = ident(&names.device);
     let params: Vec<_> = names.params.iter().map(|p| ident(p)).collect();
-    let types = t.signature.iter().map(|(_, ty)| rust_type(ty)).collect::<Result<Vec<_>>>()?;
+    let types = t.signature.iter().map(|(_, ty)| rust_type(ty, &[])).collect::<Result<Vec<_>>>()?;
     let signature = format!("{}({})", t.name, t.signature.iter().map(|(n, ty)| format!("{n}: {ty}")).collect::<Vec<_>>().join(", "));
     let doc = format!(
         " Launches tuned kernel {} of {} on {} in the configuration tuned for its model and these arguments' \
@@ -392,8 +401,21 @@ fn expr_tokens(e: &TuneExpr) -> TokenStream {
     }
 }
 
-/// A parameter's type as a constant `kache::Ty`.
-fn param_type(t: &Ty) -> Result<TokenStream> {
+/// Which of a kernel's tensor maps the parameter type `t` is, if it is one.
+fn tensor_map_index(t: &Ty, tensor_maps: &[(u32, String)]) -> Option<usize> {
+    match t {
+        Ty::Agg(id) => tensor_maps.iter().position(|(m, _)| m == id),
+        _ => None,
+    }
+}
+
+/// A parameter's type as a constant `kache::Ty` (a tensor map's: `Ty::Agg` of its index in
+/// the kernel's `tensor_maps`).
+fn param_type(t: &Ty, tensor_maps: &[(u32, String)]) -> Result<TokenStream> {
+    if let Some(i) = tensor_map_index(t, tensor_maps) {
+        let i = i as u32;
+        return Ok(quote!(::kache::Ty::Agg(#i)));
+    }
     match t {
         Ty::Scalar(s) => {
             let s = scalar_variant(*s);
@@ -408,7 +430,7 @@ fn param_type(t: &Ty) -> Result<TokenStream> {
             Ok(quote!(::kache::Ty::Enum(::kache::ir::EnumTy { id: #id, repr: ::kache::Scalar::#repr })))
         }
         Ty::Agg(_) => Err(Error::Prebuild(
-            "a kernel parameter is a struct, a fixed-size array or a tensor map passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
+            "a kernel parameter is a struct or a fixed-size array passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
         )),
         other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }
@@ -443,7 +465,10 @@ fn rust_scalar(s: Scalar) -> TokenStream {
     }
 }
 
-fn rust_type(t: &Ty) -> Result<TokenStream> {
+fn rust_type(t: &Ty, tensor_maps: &[(u32, String)]) -> Result<TokenStream> {
+    if tensor_map_index(t, tensor_maps).is_some() {
+        return Ok(quote!(&::kache::TensorMap));
+    }
     match t {
         Ty::Scalar(s) => Ok(rust_scalar(*s)),
         // An enum argument is its discriminant, checked at launch.
@@ -453,7 +478,7 @@ fn rust_type(t: &Ty) -> Result<TokenStream> {
             Ok(if a.writable { quote!(&mut ::kache::DeviceArray<#elem>) } else { quote!(&::kache::DeviceArray<#elem>) })
         }
         Ty::Agg(_) => Err(Error::Prebuild(
-            "a kernel parameter is a struct, a fixed-size array or a tensor map passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
+            "a kernel parameter is a struct or a fixed-size array passed by value, which the prebuild step does not wrap; load this kernel through the JIT (`Jit::load_file`)".into(),
         )),
         other => Err(Error::Internal(format!("a kernel parameter of type {other}"))),
     }

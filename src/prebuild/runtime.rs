@@ -153,6 +153,9 @@ pub struct KernelData {
     pub host: Option<HostCode>,
     /// The host values bound at build time.
     pub globals: Globals,
+    /// The type names of the tensor maps its parameters take (`TensorMap<bf16, 64, 128,
+    /// 128>`): a parameter of type `Ty::Agg(i)` takes the map named `tensor_maps[i]`.
+    pub tensor_maps: &'static [&'static str],
 }
 
 /// A kernel compiled at build time (generated code holds one per kernel). On a GPU it loads
@@ -164,6 +167,8 @@ pub struct Prebuilt {
     data: KernelData,
     signature: OnceLock<Vec<(String, Ty)>>,
     enums: OnceLock<Vec<EnumDef>>,
+    /// The parameters' aggregate types: the tensor maps, by index.
+    types: OnceLock<Types>,
     abi: OnceLock<Vec<ParamAbi>>,
     faults: OnceLock<Arc<FaultSites>>,
     /// Loaded on each CUDA device, once.
@@ -211,6 +216,7 @@ impl Prebuilt {
             data,
             signature: OnceLock::new(),
             enums: OnceLock::new(),
+            types: OnceLock::new(),
             abi: OnceLock::new(),
             faults: OnceLock::new(),
             loaded: DeviceModules::new(),
@@ -245,7 +251,18 @@ impl Prebuilt {
     }
 
     fn abi(&self) -> &[ParamAbi] {
-        self.abi.get_or_init(|| ParamAbi::of_signature(self.signature()))
+        self.abi.get_or_init(|| ParamAbi::of_signature(self.signature(), self.types()))
+    }
+
+    /// The parameters' aggregate types: each tensor map's struct, its index its id.
+    fn types(&self) -> &Types {
+        self.types.get_or_init(|| {
+            let mut types = Types::default();
+            for name in self.data.tensor_maps {
+                types.add_struct(crate::ir::StructDef::tensor_map(name.to_string()));
+            }
+            types
+        })
     }
 
     /// How a failed bounds check of the prebuilt code is reported: the kernel and the check's
@@ -302,7 +319,7 @@ impl Prebuilt {
     /// embedded source compiled at run time through the cache.
     pub fn launch(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = args.args()?;
-        let spec = launch::check_args(self.data.name, self.signature(), self.enums(), &Types::default(), &args, device)?;
+        let spec = launch::check_args(self.data.name, self.signature(), self.enums(), self.types(), &args, device)?;
         grid.check()?;
         let not_c = spec.layouts.iter().zip(self.data.params).find(|(l, _)| !matches!(l, None | Some(Layout::C)));
         if not_c.is_none() {

@@ -73,6 +73,7 @@ impl Workspace {
                     "let b = (values[i] as usize) % bins.len();\n        atomic_add(&mut bins[b], 1);",
                 );
                 edit("blocks.rs", "tile[t] += tile[t + stride];", "tile[t] = tile[t + stride] + tile[t];");
+                edit("../kernels-sm90/tensor_rows.rs", "2.0 * tile[t]", "tile[t] * 2.0");
                 for (from, to) in [("v.exp() + v.exp2()", "v.exp2() + v.exp()"), ("v.sin() + v.cos()", "v.cos() + v.sin()")] {
                     let p = d.join("kernels/blocks.rs");
                     let t = std::fs::read_to_string(&p).unwrap();
@@ -184,6 +185,13 @@ fn lookups(kernels: u64, changed: u64, cubins: bool) -> Counts {
     Counts { misses: changed * 3, hits: (kernels - changed) * 3, cubin_misses: changed * c, cubin_hits: (kernels - changed) * c }
 }
 
+/// The lookups of a build of the sm_90 builder's one kernel (kernels-sm90/: PTX for sm_90 and
+/// host code; a cubin where `cubins`), `changed` (0 or 1) of it new.
+fn lookups_sm90(changed: u64, cubins: bool) -> Counts {
+    let c = u64::from(cubins);
+    Counts { misses: changed * 2, hits: (1 - changed) * 2, cubin_misses: changed * c, cubin_hits: (1 - changed) * c }
+}
+
 /// Only the misses of `c`: what a build leaves counted when nothing was in the cache before.
 fn misses_only(c: Counts) -> Counts {
     Counts { misses: c.misses, cubin_misses: c.cubin_misses, ..Counts::default() }
@@ -231,10 +239,10 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
         );
     }
     // Kernels per crate: saxpy, 2 in filters.rs, 3 in blocks.rs, 2 instances of generic.rs's,
-    // the 2 instances tuned.rs's tuned kernel runs.
+    // the 2 instances tuned.rs's tuned kernel runs; and the sm_90 builder's one.
     let kernels = 10;
-    let all_new = lookups(kernels, kernels, cubins) + lookups(kernels, kernels, false);
-    let all_cached = lookups(kernels, 0, cubins) + lookups(kernels, 0, false);
+    let all_new = lookups(kernels, kernels, cubins) + lookups(kernels, kernels, false) + lookups_sm90(1, cubins) + lookups_sm90(1, false);
+    let all_cached = lookups(kernels, 0, cubins) + lookups(kernels, 0, false) + lookups_sm90(0, cubins) + lookups_sm90(0, false);
     // Before the first build, a program tunes crate a's tuned kernel on the host backend (its
     // two instances compiled for this CPU: two misses), with a timer that makes ITEMS = 2,
     // BLOCK = 128 the fastest: the build step finds the result in the cache and records it.
@@ -286,7 +294,7 @@ fn cargo_builds_compile_kernels_once_and_reuse_them() {
     let f = ws.dir.path().join("a/kernels/saxpy.rs");
     std::fs::write(&f, std::fs::read_to_string(&f).unwrap().replace("a * x[i] + y[i]", "a * x[i] + y[i] + 0.0")).unwrap();
     ws.build();
-    expected = expected + lookups(kernels, 1, cubins);
+    expected = expected + lookups(kernels, 1, cubins) + lookups_sm90(0, cubins);
     assert_eq!(ws.stats(), expected);
     // A variable the step reads through the toolchain lookups re-runs the build scripts.
     let err = ws.build_with(&[("CUDA_PATH", Some("/nonexistent/cuda"))]);

@@ -20,6 +20,7 @@ fn runs(k: &Kernel, c: &CompiledKernel, dev: &Device, bytes: &[u8]) {
         cubins: &[],
         host: None,
         globals: &[],
+        tensor_maps: &[],
     });
 }
 

@@ -3,6 +3,11 @@
 
 include!(concat!(env!("OUT_DIR"), "/kache_kernels.rs"));
 
+/// The kernels that need sm_90 (`kernels-sm90/`).
+pub mod sm90 {
+    include!(concat!(env!("OUT_DIR"), "/kache_kernels_sm90.rs"));
+}
+
 /// Runs every kernel on `device` and checks the results against plain Rust.
 pub fn run_all(device: &kache::Device) -> kache::Result<()> {
     let n = 1000;
@@ -66,6 +71,18 @@ pub fn run_all(device: &kache::Device) -> kache::Result<()> {
             let g = got32[i * 4 + c];
             assert!((g - want).abs() <= 1e-4 * want.abs().max(1.0), "math32 at {v}, column {c}: {g} vs {want}");
         }
+    }
+
+    // A tensor map passed to a prebuilt kernel: 20 rows of 32, in boxes of 8 rows (on a GPU
+    // this needs sm_90).
+    if device.compute_capability().is_none_or(|(major, _)| major >= 9) {
+        let rows = 20;
+        let a: Vec<f32> = (0..rows * 32).map(|i| i as f32).collect();
+        let ad = device.upload(&a)?;
+        let map = kache::TensorMap::tiled(&ad.view(0, &[rows, 32], &[32, 1])?, 32, 8, 0)?;
+        let mut doubled = device.alloc::<f32>(&[rows * 32])?;
+        sm90::tensor_rows::double_rows(device, kache::Grid::new(rows.div_ceil(8) as u32, 256u32), &map, rows, &mut doubled)?;
+        assert_eq!(doubled.download()?, a.iter().map(|v| 2.0 * v).collect::<Vec<_>>(), "double_rows");
     }
     Ok(())
 }

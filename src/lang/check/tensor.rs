@@ -239,7 +239,7 @@ impl<'m> ModuleCx<'m> {
             types.add_struct(StructDef { name, fields: vec![(WGDESC_FIELD.into(), Ty::Scalar(Scalar::U64))] })
         } else if f.kind == FragKind::TensorMap {
             // The descriptor's address, which only a launch passes.
-            types.add_struct(StructDef { name, fields: vec![(TENSOR_MAP_FIELD.into(), Ty::Scalar(Scalar::U64))] })
+            types.add_struct(StructDef::tensor_map(name))
         } else {
             let regs = types.intern(AggTy::Array { elem: f.elem, len: f.elems() });
             types.add_struct(StructDef { name, fields: vec![("x".into(), Ty::Agg(regs))] })

@@ -68,6 +68,46 @@ fn corpus_scenarios_on_cuda() {
 /// Every float method on the GPU (libdevice) within the bound `docs/language.md` documents,
 /// plus one ulp for Rust's own rounding; the worst error per method is printed. Integer
 /// methods and float tests exactly.
+/// A thread that fails a check before its tensor copy ends the launch with the fault, on the
+/// GPU too: the threads waiting on the copy's mbarrier see the launch's fault and end instead
+/// of waiting for ever (a misaligned destination here, in thread 0, the one that copies).
+#[test]
+fn a_fault_before_a_copy_ends_the_launch_instead_of_its_waiters_hanging() {
+    let Some(d) = gpu() else { return };
+    if d.compute_capability().is_some_and(|(major, _)| major < 9) {
+        eprintln!("skipping: the tensor copy needs sm_90, this GPU is {}", d.describe());
+        return;
+    }
+    let src = r#"
+#[kernel]
+pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
+    let tile = shared_array::<f32, 1024>();
+    let bar = shared_array::<u64, 1>();
+    if thread_idx_x() == 0 {
+        mbarrier_init(&mut bar[0], 1);
+        fence_proxy_async();
+        mbarrier_arrive_expect_tx(&mut bar[0], 512);
+        cp_async_bulk_tensor_2d(&mut tile[at], map, 0, 0, &mut bar[0]);
+    }
+    sync_threads();
+    while !mbarrier_try_wait_parity(&bar[0], 0) {}
+    out[thread_idx_x() as usize] = tile[thread_idx_x() as usize];
+}
+"#;
+    let jit = Jit::new(Config::in_memory()).unwrap();
+    let k = jit.load_source("hang.rs", src).unwrap().kernel("k").unwrap();
+    let data: Vec<f32> = (0..64 * 32).map(|i| i as f32).collect();
+    let a = d.upload(&data).unwrap();
+    let map = kache::TensorMap::tiled(&a.view(0, &[64, 32], &[32, 1]).unwrap(), 32, 4, 128).unwrap();
+    let mut out = d.alloc::<f32>(&[128]).unwrap();
+    let g = Grid::new(1u32, 128u32);
+    k.launch(&d, g, (&map, 0usize, &mut out)).unwrap();
+    let e = k.launch(&d, g, (&map, 4usize, &mut out)).unwrap_err().to_string();
+    assert!(e.contains("not aligned to 1024 bytes") && e.contains("hang.rs:"), "{e}");
+    // The device is usable after it.
+    k.launch(&d, g, (&map, 0usize, &mut out)).unwrap();
+}
+
 /// The tensor memory accelerator's boxes (sm_90 on): every swizzle, several element types,
 /// boxes across and outside the array's edges, equal to the reference the host backend meets.
 #[test]

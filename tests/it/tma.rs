@@ -45,6 +45,10 @@ fn tensor_copies_assemble_for_sm_90_and_are_located_errors_before() {
             ] {
                 assert!(ptx.contains(want), "{arch}: no `{want}` in\n{ptx}");
             }
+            // Checked code: a wait not yet over reads the launch's fault record (its flag and
+            // token), so that a thread whose copy failed a check does not leave the others
+            // waiting for ever; unchecked code has no record.
+            assert_eq!(ptx.matches("ld.volatile.global.u32").count(), if checked { 2 } else { 0 }, "{arch}: {checked}\n{ptx}");
             if let Some(p) = &ptxas {
                 kache::toolchain::ptxas(p, &ptx, arch).unwrap_or_else(|e| panic!("ptxas {arch}: {e}"));
             }

@@ -6,7 +6,9 @@
 use kache::{Device, Grid, Order, TensorMap};
 
 /// A kernel copying one box a block (at `xs[b]`, `ys[b]`) and writing the shared tile as it
-/// lies, element by element, to `out[b * W * H ..]`.
+/// lies, element by element, to `out[b * W * H ..]`. The tile is declared at least 1 KiB long,
+/// so that it starts 1024-byte aligned (docs/language.md: a box's destination is aligned to
+/// 8 S bytes, 128 unswizzled), whatever order the GPU's linker lays shared arrays in.
 pub fn box_source(elem: &str, w: usize, h: usize, sw: usize) -> String {
     let n = w * h;
     let size = match elem {
@@ -15,11 +17,12 @@ pub fn box_source(elem: &str, w: usize, h: usize, sw: usize) -> String {
         "u8" => 1,
         _ => 8,
     };
+    let tile = n.max(1024 / size);
     format!(
         r#"
 #[kernel]
 pub fn boxes(map: &TensorMap<{elem}, {w}, {h}, {sw}>, xs: &[i32], ys: &[i32], out: &mut [{elem}]) {{
-    let tile = shared_array::<{elem}, {n}>();
+    let tile = shared_array::<{elem}, {tile}>();
     let bar = shared_array::<u64, 1>();
     let b = block_idx_x() as usize;
     if thread_idx_x() == 0 {{

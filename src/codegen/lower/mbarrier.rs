@@ -79,9 +79,46 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         if ret {
             let r = call.try_as_basic_value().basic().ok_or_else(|| llvm_err("try_wait returns"))?.into_int_value();
             let done = self.b.build_int_compare(IntPredicate::NE, r, self.cx.i32.const_zero(), "")?;
+            self.exit_if_launch_faulted(done)?;
             return Ok(Val::Scalar(done.into()));
         }
         Ok(Val::Unit)
+    }
+
+    /// Checked code on the GPU, after a wait that has not completed: if a thread of this
+    /// launch has failed a check (the fault record's flag set, with this launch's token), this
+    /// thread ends too. A failing thread `exit`s, and what it would have done for the barrier
+    /// (its arrival, the tensor copy it would have issued) never comes: without this, the
+    /// threads waiting for it would spin forever and the launch would hang instead of
+    /// reporting the fault. The record is read only while the wait has not completed.
+    fn exit_if_launch_faulted(&mut self, done: IntValue<'ctx>) -> R<()> {
+        let (Some((record, token)), true) = (self.gpu_fault, self.cx.input.options.checked) else { return Ok(()) };
+        let look = self.ctx().append_basic_block(self.fv, "");
+        let leave = self.ctx().append_basic_block(self.fv, "");
+        let go_on = self.ctx().append_basic_block(self.fv, "");
+        self.b.build_conditional_branch(done, go_on, look)?;
+        self.b.position_at_end(look);
+        let field = |this: &Self, off: u64| -> R<IntValue<'ctx>> {
+            // SAFETY: `off` is a field offset inside the fault record (`abi::fault_layout`).
+            let at = unsafe { this.b.build_gep(this.cx.i8, record, &[this.i64c(off)], "")? };
+            let v = this.b.build_load(this.cx.i32, at, "")?.into_int_value();
+            // Another thread writes it while this one loops: read it afresh every time.
+            v.as_instruction().ok_or_else(|| llvm_err("load"))?.set_volatile(true).map_err(|e| llvm_err(format!("volatile: {e}")))?;
+            Ok(v)
+        };
+        let flag = field(self, fault_layout::FLAG)?;
+        let theirs = field(self, fault_layout::TOKEN)?;
+        let set = self.b.build_int_compare(IntPredicate::NE, flag, self.cx.i32.const_zero(), "")?;
+        let ours = self.b.build_int_compare(IntPredicate::EQ, theirs, token, "")?;
+        let faulted = self.b.build_and(set, ours, "")?;
+        self.b.build_conditional_branch(faulted, leave, go_on)?;
+        self.b.position_at_end(leave);
+        let asm_ty = self.ctx().void_type().fn_type(&[], false);
+        let exit = self.ctx().create_inline_asm(asm_ty, "exit;".into(), "".into(), true, false, None, false);
+        self.b.build_indirect_call(asm_ty, exit, &[], "")?;
+        self.b.build_unreachable()?;
+        self.b.position_at_end(go_on);
+        Ok(())
     }
 
     /// The 32-bit shared-window address of `p`, a pointer into shared memory.

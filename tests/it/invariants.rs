@@ -284,8 +284,8 @@ fn the_library_prints_only_through_logging() {
 }
 
 /// The Rust sources of the repository: the library, its tests, benchmarks, examples, fuzz
-/// targets and build scripts (kernel sources, in `kernels/` folders and `cache-fixtures/`, are
-/// the kernel language, not Rust modules).
+/// targets and build scripts (kernel sources, in `kernels/` and `kernels-*/` folders and
+/// `cache-fixtures/`, are the kernel language, not Rust modules).
 fn repository_sources() -> Vec<PathBuf> {
     let root = crate::common::root();
     let mut out = vec![root.join("build.rs")];
@@ -295,7 +295,7 @@ fn repository_sources() -> Vec<PathBuf> {
             let p = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
             if p.is_dir() {
-                if !["kernels", "snapshots", "target"].contains(&name.as_str()) {
+                if !["kernels", "snapshots", "target"].contains(&name.as_str()) && !name.starts_with("kernels-") {
                     dirs.push(p);
                 }
             } else if name.ends_with(".rs") {

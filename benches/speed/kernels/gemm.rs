@@ -371,6 +371,20 @@ fn w_load<T: Half>(sm: &mut [T], a: &[T], bt: &[T], slot: usize, kt: usize, row0
     }
 }
 
+/// One K step of warpgroup `wg` (its 64 rows of the tile) on the stage at `base`: four
+/// `wgmma` m64n256k16 in one committed group.
+fn w_step<T: Half>(sm: &[T], base: usize, wg: usize, acc: WgAcc<f32, 256>) -> WgAcc<f32, 256> {
+    let mut acc = acc;
+    wgmma_fence();
+    for kk in 0..WK / 16 {
+        let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
+        let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
+        acc = wgmma(da, db, acc);
+    }
+    wgmma_commit();
+    acc
+}
+
 /// The block's 128 x 256 tile of A·Bᵀ: this warpgroup's 64 x 256 part.
 fn w_mainloop<T: Half>(a: &[T], bt: &[T], m: usize, n: usize, k: usize) -> WgAcc<f32, 256> {
     let sm = dynamic_shared_array::<T>();
@@ -397,14 +411,7 @@ fn w_mainloop<T: Half>(a: &[T], bt: &[T], m: usize, n: usize, k: usize) -> WgAcc
             w_load(sm, a, bt, (kt + 2) % W_STAGES, kt + 2, row0, col0, k, tid);
         }
         cp_async_commit();
-        let base = kt % W_STAGES * W_STAGE;
-        wgmma_fence();
-        for kk in 0..WK / 16 {
-            let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
-            let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
-            acc = wgmma(da, db, acc);
-        }
-        wgmma_commit();
+        acc = w_step(sm, kt % W_STAGES * W_STAGE, wg, acc);
         acc = wgmma_wait::<1>(acc);
     }
     wgmma_wait::<0>(acc)
@@ -516,14 +523,7 @@ fn t_mainloop<T: Half>(
         if tid == 0 && kt + 2 < tiles {
             t_load(sm, ma, mb, full, (kt + 2) % W_STAGES, kt + 2, row0, col0);
         }
-        let base = slot * W_STAGE;
-        wgmma_fence();
-        for kk in 0..WK / 16 {
-            let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
-            let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
-            acc = wgmma(da, db, acc);
-        }
-        wgmma_commit();
+        acc = w_step(sm, slot * W_STAGE, wg, acc);
         acc = wgmma_wait::<1>(acc);
     }
     wgmma_wait::<0>(acc)
@@ -602,14 +602,7 @@ fn ws_mainloop<T: Half>(
         for kt in 0..tiles {
             let slot = kt % W_STAGES;
             while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
-            let base = slot * W_STAGE;
-            wgmma_fence();
-            for kk in 0..WK / 16 {
-                let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * WK + kk * 16]);
-                let db = wgmma_desc::<128, 256>(&sm[base + W_A + kk * 16]);
-                acc = wgmma(da, db, acc);
-            }
-            wgmma_commit();
+            acc = w_step(sm, slot * W_STAGE, wg, acc);
             // Step kt - 1's `wgmma`s are done: their stage may be refilled.
             acc = wgmma_wait::<1>(acc);
             if kt > 0 {

@@ -224,7 +224,8 @@ pub fn shared_align(bytes: u64) -> u64 {
 }
 
 /// Static shared-memory offsets for the host backend: one per `shared_array` call site, by
-/// function and site, and the total the runtime allocates per block.
+/// function and site, and the total the runtime allocates per block. Each array is aligned as
+/// [`shared_align`] says and no more.
 pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64) {
     let mut map = HashMap::new();
     let mut off = 0u64;
@@ -235,6 +236,13 @@ pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64
         for (site, elem, len) in sites {
             let align = shared_align(len * p.types.elem_size(elem));
             off = off.div_ceil(align) * align;
+            // The GPU's linker promises an array no more than `align`: here it starts at an odd
+            // multiple of it (below 1024), so that a kernel needing more (a tensor copy's
+            // swizzled box in a tile shorter than 1 KiB) fails its check here as it may there,
+            // not only on the GPU.
+            if align < 1024 && off % (2 * align) == 0 {
+                off += align;
+            }
             map.insert((fid, site), off);
             off += len * p.types.elem_size(elem);
         }

@@ -108,7 +108,7 @@ fn misused_tensor_maps_are_typed_errors() {
     let src = r#"
 #[kernel]
 pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, x: i32, out: &mut [f32]) {
-    let tile = shared_array::<f32, 160>();
+    let tile = shared_array::<f32, 256>();
     let bar = shared_array::<u64, 1>();
     if thread_idx_x() == 0 {
         mbarrier_init(&mut bar[0], 1);
@@ -134,7 +134,7 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, x: i32, out: &mut [f32]) {
     // column at a 16-byte unit of the row (4 `f32`s), left of the array too.
     for (at, x, want) in [
         (4usize, 0i32, ["element 4 of `tile`", "not aligned to 1024 bytes"]),
-        (128, 0, ["index 255", "`tile`"]),
+        (192, 0, ["index 319", "`tile`"]),
         (0, 2, ["box at column 2", "a multiple of 4 elements (16 bytes)"]),
         (0, -6, ["box at column -6", "a multiple of 4 elements"]),
     ] {

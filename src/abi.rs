@@ -5,7 +5,9 @@
 
 use std::collections::HashMap;
 
-use crate::ir::{Block, Builtin, Capture, CaptureTy, Elem, Expr, ExprKind, FuncId, Place, Program, Scalar, ScalarValue, Ty, Types, visit_block};
+use crate::ir::{
+    Block, Builtin, Capture, CaptureTy, Elem, Expr, ExprKind, FuncId, Place, Program, Scalar, ScalarValue, Ty, Types, visit_block,
+};
 use crate::target::Target;
 
 /// The value of a capture, as code generation needs it.

@@ -42,6 +42,16 @@ fn gpu() -> Option<Device> {
     }
 }
 
+/// The GPU, where it is sm_90 or later (the tensor copy); `None`, saying so, on an older one.
+fn hopper() -> Option<Device> {
+    let d = gpu()?;
+    if d.compute_capability().is_some_and(|(major, _)| major < 9) {
+        eprintln!("skipping: the tensor copy needs sm_90, this GPU is {}", d.describe());
+        return None;
+    }
+    Some(d)
+}
+
 #[test]
 fn device_is_described() {
     let Some(d) = gpu() else { return };
@@ -73,11 +83,7 @@ fn corpus_scenarios_on_cuda() {
 /// of waiting for ever (a misaligned destination here, in thread 0, the one that copies).
 #[test]
 fn a_fault_before_a_copy_ends_the_launch_instead_of_its_waiters_hanging() {
-    let Some(d) = gpu() else { return };
-    if d.compute_capability().is_some_and(|(major, _)| major < 9) {
-        eprintln!("skipping: the tensor copy needs sm_90, this GPU is {}", d.describe());
-        return;
-    }
+    let Some(d) = hopper() else { return };
     let src = r#"
 #[kernel]
 pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
@@ -112,11 +118,7 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
 /// boxes across and outside the array's edges, equal to the reference the host backend meets.
 #[test]
 fn tensor_copies_on_cuda_equal_the_host_backends_boxes() {
-    let Some(d) = gpu() else { return };
-    if d.compute_capability().is_some_and(|(major, _)| major < 9) {
-        eprintln!("skipping: the tensor copy needs sm_90, this GPU is {}", d.describe());
-        return;
-    }
+    let Some(d) = hopper() else { return };
     tma_boxes::all_boxes(&d, &Jit::new(Config::in_memory()).unwrap());
 }
 

@@ -242,7 +242,7 @@ pub(crate) fn shared_offsets(p: &Program) -> (HashMap<(FuncId, usize), u64>, u64
             // multiple of it (below 1024), so that a kernel needing more (a tensor copy's
             // swizzled box in a tile shorter than 1 KiB) fails its check here as it may there,
             // not only on the GPU.
-            if align < 1024 && off % (2 * align) == 0 {
+            if align < 1024 && off.is_multiple_of(2 * align) {
                 off += align;
             }
             map.insert((fid, site), off);

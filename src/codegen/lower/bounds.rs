@@ -199,11 +199,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             b.build_store(at, cx.i32.const_int(1, false))?;
             b.build_return(None)?;
         } else {
-            let asm_ty = ctx.void_type().fn_type(&[], false);
-            let exit = ctx.create_inline_asm(asm_ty, "exit;".into(), "".into(), true, false, None, false);
-            b.build_indirect_call(asm_ty, exit, &[], "")?;
-            b.build_unreachable()?;
+            build_exit(ctx, &b)?;
         }
         Ok(f)
     }
+}
+
+/// GPU: ends the thread (`exit`) where `b` is; the block is then unreachable. The failing path
+/// of a check and a wait that sees its launch's fault (mbarrier.rs) end so.
+pub(super) fn build_exit<'ctx>(ctx: &'ctx inkwell::context::Context, b: &inkwell::builder::Builder<'ctx>) -> R<()> {
+    let asm_ty = ctx.void_type().fn_type(&[], false);
+    let exit = ctx.create_inline_asm(asm_ty, "exit;".into(), "".into(), true, false, None, false);
+    b.build_indirect_call(asm_ty, exit, &[], "")?;
+    b.build_unreachable()?;
+    Ok(())
 }

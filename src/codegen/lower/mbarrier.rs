@@ -113,10 +113,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let faulted = self.b.build_and(set, ours, "")?;
         self.b.build_conditional_branch(faulted, leave, go_on)?;
         self.b.position_at_end(leave);
-        let asm_ty = self.ctx().void_type().fn_type(&[], false);
-        let exit = self.ctx().create_inline_asm(asm_ty, "exit;".into(), "".into(), true, false, None, false);
-        self.b.build_indirect_call(asm_ty, exit, &[], "")?;
-        self.b.build_unreachable()?;
+        super::bounds::build_exit(self.ctx(), &self.b)?;
         self.b.position_at_end(go_on);
         Ok(())
     }

@@ -20,12 +20,7 @@ use inkwell::module::Module;
 
 use std::collections::HashMap;
 
-/// Which memory a pointer is in.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Space {
-    Shared,
-    Global,
-}
+use super::lower::Space;
 
 /// Replaces each `llvm.nvvm.isspacep.shared` / `.global` of `m` whose pointer is known to be in
 /// that space by `true`; the number replaced.

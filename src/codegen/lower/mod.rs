@@ -33,6 +33,7 @@ mod math;
 mod mbarrier;
 mod memory;
 mod tensor;
+pub(super) use tensor::Space;
 mod version;
 mod warp;
 mod wgmma;

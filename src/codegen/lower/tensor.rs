@@ -24,9 +24,9 @@ use super::{FnLower, R, Val, llvm_err};
 use crate::abi::{fault_layout, host_ctx_layout, warp_op};
 use crate::ir::*;
 
-/// Which memory an access must be in.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Space {
+/// Which memory an access must be in (or a pointer is known to be in: codegen/spaces.rs).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(in crate::codegen) enum Space {
     Shared,
     Global,
 }

@@ -246,12 +246,13 @@ pub enum TensorOp {
         /// Rows the descriptor covers: 64 for an A operand, N for a B.
         rows: u16,
     },
-    /// `wgmma(a, b, acc)`: D = A·Bᵀ + C for the warpgroup, A 64 x 16 and Bᵀ N x 16 from
-    /// descriptors, C and D a `WgAcc<f32, N>` (`wgmma.mma_async.sync.aligned.m64nNk16`).
+    /// `wgmma(a, b, acc)`: D = A·Bᵀ + C for the warpgroup, A 64 x K and Bᵀ N x K from
+    /// descriptors, C and D a `WgAcc<f32, N>` (`wgmma.mma_async.sync.aligned.m64nNk16` of
+    /// 16-bit floats, `m64nNk8` of `f32` read as tf32: K is 32 bytes of a row).
     Wgmma {
         /// N: a multiple of 8 from 8 to 256.
         n: u16,
-        /// `f16` or `bf16`.
+        /// `f16`, `bf16` or `f32` (as tf32).
         ab: Scalar,
     },
     /// `wgmma_fence()`: orders the warpgroup's register accesses before the next `wgmma`.
@@ -296,8 +297,14 @@ pub enum TensorOp {
     },
 }
 
-/// Each `wgmma` multiplies a K of 16 elements (of `f16` or `bf16`): 32 bytes of a row.
-pub const WGMMA_K: u32 = 16;
+/// Each `wgmma` multiplies a K of 32 bytes of a row: 16 elements of `f16` or `bf16`
+/// (`m64nNk16`), 8 of `f32` read as tf32 (`m64nNk8`).
+pub const WGMMA_K_BYTES: u32 = 32;
+
+/// The K of one `wgmma` on elements of `ab`: 16 for 16-bit floats, 8 for `f32` (as tf32).
+pub fn wgmma_k(ab: Scalar) -> u32 {
+    WGMMA_K_BYTES * 8 / ab.bits()
+}
 
 /// The descriptor's swizzle mode for rows of `bytes` bytes (bits 62..64 of a descriptor):
 /// 1 for 128, 2 for 64, 3 for 32.
@@ -409,7 +416,14 @@ impl TensorOp {
         match self {
             TensorOp::Mma(s) => MmaShape::ALL.iter().position(|x| *x == s).unwrap_or(0) as u32,
             TensorOp::Ldmatrix { count, trans } => count as u32 | (trans as u32) << 8,
-            TensorOp::Wgmma { n, ab } => n as u32 | ((ab == Scalar::Bf16) as u32) << 16,
+            TensorOp::Wgmma { n, ab } => {
+                let t = match ab {
+                    Scalar::F16 => 0,
+                    Scalar::Bf16 => 1,
+                    _ => 2,
+                };
+                n as u32 | t << 16
+            }
             _ => 0,
         }
     }
@@ -418,8 +432,13 @@ impl TensorOp {
 /// The `wgmma` (N and element type) whose [`TensorOp::warp_code`] is `code`.
 pub fn wgmma_of_warp_code(code: u32) -> Option<(u32, Scalar)> {
     let n = code & 0xffff;
-    let ab = if code >> 16 == 1 { Scalar::Bf16 } else { Scalar::F16 };
-    (n.is_multiple_of(8) && (8..=256).contains(&n) && code >> 17 == 0).then_some((n, ab))
+    let ab = match code >> 16 {
+        0 => Scalar::F16,
+        1 => Scalar::Bf16,
+        2 => Scalar::F32,
+        _ => return None,
+    };
+    (n.is_multiple_of(8) && (8..=256).contains(&n)).then_some((n, ab))
 }
 
 /// The `mma` shape whose [`TensorOp::warp_code`] is `code`.
@@ -468,6 +487,9 @@ mod tests {
         assert_eq!(wgmma_acc_coord(37, 4), (17, 10));
         assert_eq!(wgmma_of_warp_code(TensorOp::Wgmma { n: 128, ab: Scalar::Bf16 }.warp_code()), Some((128, Scalar::Bf16)));
         assert_eq!(wgmma_of_warp_code(TensorOp::Wgmma { n: 64, ab: Scalar::F16 }.warp_code()), Some((64, Scalar::F16)));
+        assert_eq!(wgmma_of_warp_code(TensorOp::Wgmma { n: 256, ab: Scalar::F32 }.warp_code()), Some((256, Scalar::F32)));
+        assert_eq!(wgmma_of_warp_code(3 << 16 | 64), None);
+        assert_eq!((wgmma_k(Scalar::Bf16), wgmma_k(Scalar::F32)), (16, 8));
     }
 
     /// Spot checks against the PTX ISA's figures.

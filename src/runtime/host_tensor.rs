@@ -12,7 +12,7 @@
 //! an `f32` when the exact sum does not fit one; where it does (integers, short sums of values
 //! with few significant bits) the two agree to the bit.
 
-use crate::ir::{FragKind, MmaShape, Scalar, WGMMA_K, mma_of_warp_code, wgmma_acc_coord, wgmma_of_warp_code, wgmma_swizzle_bytes};
+use crate::ir::{FragKind, MmaShape, Scalar, WGMMA_K_BYTES, mma_of_warp_code, wgmma_acc_coord, wgmma_of_warp_code, wgmma_swizzle_bytes};
 
 const WARP: usize = 32;
 
@@ -163,15 +163,15 @@ unsafe fn ldmatrix(count: usize, trans: bool, bufs: &[u64; WARP]) {
 unsafe fn tile_element(desc: u64, row: u32, k: u32, ab: Scalar) -> f64 {
     let bytes = wgmma_swizzle_bytes(desc >> 62) as u64;
     let start = desc & ((1 << 62) - 1);
-    let linear = start + row as u64 * bytes + 2 * k as u64;
+    let size = ab.size() as u64;
+    let linear = start + row as u64 * bytes + size * k as u64;
     let mask = bytes / 16 - 1;
     let addr = linear ^ (((linear >> 7) & mask) << 4);
-    // SAFETY: the caller's promise.
-    let bits = unsafe { std::ptr::read_unaligned(addr as usize as *const [u8; 2]) };
-    match ab {
-        Scalar::F16 => half::f16::from_le_bytes(bits).to_f64(),
-        _ => half::bf16::from_le_bytes(bits).to_f64(),
-    }
+    let mut bits = [0u8; 4];
+    // SAFETY: the caller's promise (an element never straddles a 16-byte chunk, so the
+    // swizzle moves it whole); `bits` holds the element's 2 or 4 bytes.
+    unsafe { std::ptr::copy_nonoverlapping(addr as usize as *const u8, bits.as_mut_ptr(), size as usize) };
+    element(&bits[..size as usize], ab, 0)
 }
 
 /// `wgmma`: each lane's elements of D = A·Bᵀ + C, its rows of A (64 x 16) and all of Bᵀ
@@ -197,7 +197,7 @@ unsafe fn wgmma(n: u32, ab: Scalar, bufs: &[u64; WARP]) {
             // SAFETY: the caller's promise: N / 2 floats follow the rank.
             let c = unsafe { std::ptr::read_unaligned(at) };
             let mut sum = c as f64;
-            for k in 0..WGMMA_K {
+            for k in 0..WGMMA_K_BYTES / ab.size() as u32 {
                 // SAFETY: the caller's promise (the descriptors cover 64 rows of A, N of B).
                 sum += unsafe { tile_element(da, row, k, ab) * tile_element(db, col, k, ab) };
             }

@@ -14,8 +14,9 @@ use crate::common;
 
 /// A one-warpgroup GEMM: D (64 x N) = A (64 x K) · B (K x N), A given row-major and B as Bᵀ
 /// (N x K) row-major, both staged in shared memory in rows of `SW` bytes, swizzled as the
-/// hardware reads them (`swizzle::<B, 3, 3>` of 16-bit elements); K is split into column
-/// blocks of `SW / 2` elements, each a tile of its own.
+/// hardware reads them (`swizzle::<B, 3, 3>` of 16-bit elements, `swizzle::<B, 2, 3>` of
+/// `f32`s read as tf32); K is split into column blocks of a row's elements, each a tile of its
+/// own. `wg_gemm::<T>` is generic over the 16-bit floats; `wg_gemm_tf32` multiplies `f32`s.
 fn gemm_source(n: usize, k: usize, sw: usize) -> String {
     let per_row = sw / 2;
     let bits = match sw {
@@ -24,6 +25,7 @@ fn gemm_source(n: usize, k: usize, sw: usize) -> String {
         _ => 1,
     };
     let blocks = k / per_row;
+    let f32_blocks = k / (sw / 4);
     format!(
         r#"
 /// Element (r, c) of a tile of `rows` rows whose K is split in blocks of {per_row} columns.
@@ -61,11 +63,48 @@ pub fn wg_gemm<T: Half>(a: &[T], bt: &[T], d: &mut [f32]) {{
         d[(16 * w + g + 8 * ((i / 2) % 2)) * {n} + 8 * (i / 4) + 2 * q + i % 2] = acc.x[i];
     }}
 }}
+
+fn at32(rows: usize, r: usize, c: usize) -> usize {{
+    (c / {per_row32}) * rows * {per_row32} + swizzle::<{bits}, 2, 3>(r * {per_row32} + c % {per_row32})
+}}
+
+#[kernel]
+pub fn wg_gemm_tf32(a: &[f32], bt: &[f32], d: &mut [f32]) {{
+    let sa = shared_array::<f32, {asz}>();
+    let sb = shared_array::<f32, {bsz}>();
+    let t = thread_idx_x() as usize;
+    for e in (t..{asz}).step_by(128) {{
+        sa[at32(64, e / {k}, e % {k})] = a[e];
+    }}
+    for e in (t..{bsz}).step_by(128) {{
+        sb[at32({n}, e / {k}, e % {k})] = bt[e];
+    }}
+    fence_proxy_async();
+    sync_threads();
+    let mut acc = WgAcc::<f32, {n}>([0.0; {regs}]);
+    wgmma_fence();
+    for kb in 0..{f32_blocks} {{
+        for kk in 0..{steps32} {{
+            let da = wgmma_desc::<{sw}, 64>(&sa[kb * 64 * {per_row32} + kk * 8]);
+            let db = wgmma_desc::<{sw}, {n}>(&sb[kb * {n} * {per_row32} + kk * 8]);
+            acc = wgmma(da, db, acc);
+        }}
+    }}
+    wgmma_commit();
+    acc = wgmma_wait::<0>(acc);
+    let (w, lane) = (t / 32, t % 32);
+    let (g, q) = (lane / 4, lane % 4);
+    for i in 0..{regs} {{
+        d[(16 * w + g + 8 * ((i / 2) % 2)) * {n} + 8 * (i / 4) + 2 * q + i % 2] = acc.x[i];
+    }}
+}}
 "#,
         asz = 64 * k,
         bsz = n * k,
         regs = n / 2,
         steps = per_row / 16,
+        per_row32 = sw / 4,
+        steps32 = sw / 4 / 8,
     )
 }
 
@@ -101,10 +140,15 @@ fn run_gemm(n: usize, k: usize, sw: usize, elem: &str) {
         let conv = |v: &[f32]| v.iter().map(|x| half::bf16::from_f32(*x)).collect::<Vec<_>>();
         let (ad, bd) = (dev.upload(&conv(&a)).unwrap(), dev.upload(&conv(&bt)).unwrap());
         module.kernel("wg_gemm::<bf16>").unwrap().launch(&dev, grid, (&ad, &bd, &mut d)).unwrap();
-    } else {
+    } else if elem == "f16" {
         let conv = |v: &[f32]| v.iter().map(|x| half::f16::from_f32(*x)).collect::<Vec<_>>();
         let (ad, bd) = (dev.upload(&conv(&a)).unwrap(), dev.upload(&conv(&bt)).unwrap());
         module.kernel("wg_gemm::<f16>").unwrap().launch(&dev, grid, (&ad, &bd, &mut d)).unwrap();
+    } else {
+        // tf32 reads the top 19 bits of each `f32`: low bits set here must not count.
+        let noisy = |v: &[f32]| v.iter().map(|x| f32::from_bits(x.to_bits() | 0x0fff)).collect::<Vec<_>>();
+        let (ad, bd) = (dev.upload(&noisy(&a)).unwrap(), dev.upload(&noisy(&bt)).unwrap());
+        module.kernel("wg_gemm_tf32").unwrap().launch(&dev, grid, (&ad, &bd, &mut d)).unwrap();
     }
     let got = d.download().unwrap();
     // Products of 3 significant bits summed over K <= 128: exact in f32.
@@ -120,6 +164,10 @@ fn wgmma_gemm_on_the_host_equals_a_float64_reference() {
     run_gemm(64, 64, 64, "f16");
     run_gemm(256, 32, 32, "bf16");
     run_gemm(8, 128, 128, "f16");
+    // tf32: K of 8 a `wgmma`, rows of 32, 16 or 8 `f32`s.
+    run_gemm(128, 64, 128, "f32");
+    run_gemm(64, 32, 64, "f32");
+    run_gemm(256, 16, 32, "f32");
 }
 
 /// Every form assembles for sm_90a (ptxas, where there is one), checked and unchecked, with the
@@ -130,15 +178,16 @@ fn wgmma_assembles_for_sm_90a_and_is_a_located_error_elsewhere() {
     let jit = common::memory_jit();
     let ptxas = common::ptxas();
     let sm90a = Target::Nvptx(Arch::parse("sm_90a").unwrap());
-    for (n, k, sw, elem) in [(256, 32, 32, "bf16"), (64, 64, 64, "f16"), (128, 64, 128, "bf16")] {
+    for (n, k, sw, elem) in [(256, 32, 32, "bf16"), (64, 64, 64, "f16"), (128, 64, 128, "bf16"), (128, 64, 128, "tf32")] {
         let module = jit.load_source("wg_gemm.rs", &gemm_source(n, k, sw)).unwrap();
-        let kernel = module.kernel(&format!("wg_gemm::<{elem}>")).unwrap();
+        let name = if elem == "tf32" { "wg_gemm_tf32".to_string() } else { format!("wg_gemm::<{elem}>") };
+        let kernel = module.kernel(&name).unwrap();
         let spec = Specialization::uniform(kernel.program(), Layout::C);
         for checked in [true, false] {
             let c = if checked { kernel.compile(sm90a, &spec) } else { kernel.compile_unchecked(sm90a, &spec) }.unwrap();
             let ptx = c.ptx().unwrap();
             for want in [
-                &format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{elem}.{elem}") as &str,
+                &format!("wgmma.mma_async.sync.aligned.m64n{n}k{}.f32.{elem}.{elem}", if elem == "tf32" { 8 } else { 16 }) as &str,
                 "wgmma.fence.sync.aligned;",
                 "wgmma.commit_group.sync.aligned;",
                 "wgmma.wait_group.sync.aligned 0;",
@@ -159,7 +208,11 @@ fn wgmma_assembles_for_sm_90a_and_is_a_located_error_elsewhere() {
             let Error::Source(d) = &e else { panic!("{arch}: {e}") };
             let text = d.to_string();
             // The first is `fence_proxy_async` (sm_90) on sm_80 and sm_70, `wgmma_fence` on sm_90.
-            let line = |call: &str| gemm_source(n, k, sw).lines().position(|l| l.contains(call)).unwrap() + 1;
+            let line = |call: &str| {
+                let src = gemm_source(n, k, sw);
+                let from = src.lines().position(|l| l.contains(&format!("pub fn {}", name.split(':').next().unwrap()))).unwrap();
+                from + src.lines().skip(from).position(|l| l.contains(call)).unwrap() + 1
+            };
             let want = if arch == "sm_90" {
                 format!("wg_gemm.rs:{}:5: `wgmma_fence` needs sm_90a; this compile is for sm_90", line("wgmma_fence()"))
             } else {
@@ -192,7 +245,7 @@ fn wgmma_operands_are_typed() {
         ),
         ("acc = wgmma(wgmma_desc::<128, 128>(&sb[0]), wgmma_desc::<128, 128>(&sb[0]), acc);", "the A operand of `wgmma` has 64 rows"),
         ("acc = wgmma(wgmma_desc::<128, 64>(&sa[0]), wgmma_desc::<128, 128>(&sh[0]), acc);", "mismatched operands"),
-        ("let x = wgmma_desc::<128, 64>(&sf[0]);", "`wgmma` multiplies `f16` or `bf16`, not `f32`"),
+        ("let x = wgmma_desc::<128, 64>(&si[0]);", "`wgmma` multiplies `f16`, `bf16` or `f32` (as tf32), not `i32`"),
         ("let x = wgmma_desc::<16, 64>(&sa[0]);", "`wgmma_desc` swizzles rows of 32, 64 or 128 bytes, not 16"),
         ("let y = wgmma_wait::<0>(sa[0]);", "`wgmma_wait` passes a `WgAcc<f32, N>` through, not `bf16`"),
     ];
@@ -204,7 +257,7 @@ pub fn k(out: &mut [f32]) {{
     let sa = shared_array::<bf16, 4096>();
     let sb = shared_array::<bf16, 8192>();
     let sh = shared_array::<f16, 8192>();
-    let sf = shared_array::<f32, 4096>();
+    let si = shared_array::<i32, 4096>();
     let mut acc = WgAcc::<f32, 128>([0.0; 64]);
     {line}
     out[0] = acc.x[0];

@@ -114,8 +114,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let arr = self.expr(arr_e)?.array()?;
         let i = self.scalar_of(idx.first().ok_or_else(|| llvm_err("an access without an index"))?)?.into_int_value();
         let len = *arr.shape.first().ok_or_else(|| llvm_err("an access of a 0-d array"))?;
-        // 16-bit elements: a row is `swizzle / 2` of them.
-        let per_row = swizzle / 2;
+        // 16-bit floats, or `f32`s read as tf32: a row is `swizzle / size` of them.
+        let size = match arr.elem {
+            Elem::Scalar(s @ (Scalar::F16 | Scalar::Bf16 | Scalar::F32)) => s.size() as u64,
+            _ => return Err(llvm_err("wgmma_desc of an array of neither 16-bit floats nor f32")),
+        };
+        let per_row = swizzle / size;
         let checked = self.cx.input.options.checked;
         let in_row = self.b.build_and(i, self.i64c(per_row - 1), "")?;
         if checked {
@@ -128,7 +132,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         }
         // SAFETY: in checked code `i` was checked above; unchecked code runs only through
         // `unsafe` launches whose caller promised in-bounds accesses.
-        let p = unsafe { self.b.build_gep(self.ctx().i16_type(), arr.ptr, &[i], "")? };
+        let p = unsafe { self.b.build_gep(self.cx.i8, arr.ptr, &[self.b.build_int_mul(i, self.i64c(size), "")?], "")? };
         if checked && self.known_space(arr.ptr) != Some(Space::Shared) {
             let inside = self.in_space(p, Space::Shared)?;
             self.guard(inside, arr_e, fault_layout::NOT_SHARED, i, len)?;
@@ -142,14 +146,14 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             let shared = self.b.build_address_space_cast(arr.ptr, self.ctx().ptr_type(AddressSpace::from(3u16)), "")?;
             let a32 = self.b.build_ptr_to_int(shared, self.cx.i32, "")?;
             let base = self.b.build_int_z_extend(a32, self.cx.i64, "")?;
-            let off = self.b.build_int_mul(i, self.i64c(2), "")?;
+            let off = self.b.build_int_mul(i, self.i64c(size), "")?;
             self.b.build_int_add(base, off, "")?
         };
         if checked {
             let low = self.b.build_and(addr, self.i64c(31), "")?;
             let ok = self.b.build_int_compare(IntPredicate::EQ, low, self.i64c(0), "")?;
             self.guard(ok, arr_e, fault_layout::MISALIGNED | 32, i, len)?;
-            let in_row_bytes = self.b.build_int_mul(in_row, self.i64c(2), "")?;
+            let in_row_bytes = self.b.build_int_mul(in_row, self.i64c(size), "")?;
             let row_addr = self.b.build_int_sub(addr, in_row_bytes, "")?;
             let low = self.b.build_and(row_addr, self.i64c(8 * swizzle - 1), "")?;
             let ok = self.b.build_int_compare(IntPredicate::EQ, low, self.i64c(0), "")?;
@@ -170,7 +174,8 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         Ok(Val::Agg(out))
     }
 
-    /// `wgmma(a, b, acc)`: D = A·Bᵀ + C, m64nNk16, `f32` accumulators.
+    /// `wgmma(a, b, acc)`: D = A·Bᵀ + C, m64nNk16 of 16-bit floats or m64nNk8 of tf32, `f32`
+    /// accumulators.
     fn wgmma(&mut self, t: TensorOp, n: u32, ab: Scalar, args: &[Expr], ty: Ty) -> R<Val<'ctx>> {
         let a = self.agg_of(&args[0])?;
         let b = self.agg_of(&args[1])?;
@@ -204,10 +209,15 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             self.copy(d, c_at, ty)?;
             return Ok(Val::Agg(d));
         }
-        let ty_name = if ab == Scalar::F16 { "f16" } else { "bf16" };
+        // Both operands K-major: the transpose flags are 0 (tf32 has none: K-major only).
+        let (ty_name, k, tail) = match ab {
+            Scalar::F16 => ("f16", 16, ", 0, 0"),
+            Scalar::Bf16 => ("bf16", 16, ", 0, 0"),
+            _ => ("tf32", 8, ""),
+        };
         let outs: Vec<String> = (0..regs).map(|r| format!("${r}")).collect();
         let text = format!(
-            "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty_name}.{ty_name} {{{}}}, ${}, ${}, p, 1, 1, 0, 0;\n}}",
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty_name}.{ty_name} {{{}}}, ${}, ${}, p, 1, 1{tail};\n}}",
             outs.join(", "),
             regs,
             regs + 1

@@ -56,7 +56,7 @@ impl FragTy {
 }
 
 const WGMMA_HELP: &str = "`wgmma` (sm_90a): `wgmma(a: WgDesc<T, 64>, b: WgDesc<T, N>, acc: WgAcc<f32, N>)` for `T` of `f16` \
-     or `bf16` and N a multiple of 8 from 8 to 256; descriptors come from `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`";
+     or `bf16` (K 16) or `f32` read as tf32 (K 8), and N a multiple of 8 from 8 to 256; descriptors come from `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`";
 
 const TENSOR_MAP_HELP: &str = "a kernel parameter `map: &TensorMap<T, W, H, S>` is a tiled tensor map the host builds \
      (`TensorMap::tiled`): boxes of H rows of W elements of `T` (each 1 to 256, a row a multiple of 16 bytes), \
@@ -162,14 +162,14 @@ impl<'m> ModuleCx<'m> {
                 let t = self.types.borrow().name(f.elem);
                 return Err(wg(format!("`WgAcc<{t}, ..>`: `wgmma` accumulates in `f32`")));
             }
-            (FragKind::WgDesc, Ty::Scalar(Scalar::F16 | Scalar::Bf16)) | (FragKind::WgDesc, Ty::Param(_)) => {
+            (FragKind::WgDesc, Ty::Scalar(Scalar::F16 | Scalar::Bf16 | Scalar::F32)) | (FragKind::WgDesc, Ty::Param(_)) => {
                 if !wgmma_n_ok(f.m) {
                     return Err(wg(format!("a `wgmma` operand has 64 rows (A) or N (B), not {}", f.m)));
                 }
             }
             (FragKind::WgDesc, _) => {
                 let t = self.types.borrow().name(f.elem);
-                return Err(wg(format!("`WgDesc<{t}, ..>`: `wgmma` multiplies `f16` or `bf16`")));
+                return Err(wg(format!("`WgDesc<{t}, ..>`: `wgmma` multiplies `f16`, `bf16` or `f32` (as tf32)")));
             }
             (FragKind::C, Ty::Scalar(Scalar::F32 | Scalar::I32)) | (FragKind::C, Ty::Param(_)) => {
                 if (f.m, f.n) != (16, 8) {
@@ -390,7 +390,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     }
 
     /// `wgmma_desc::<SWIZZLE, ROWS>(&tile[i])`: the descriptor of a K-major tile of 16-bit
-    /// floats in shared memory.
+    /// floats, or of `f32`s read as tf32, in shared memory.
     fn wgmma_desc(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let usage = "`wgmma_desc::<128, 64>(&tile[i])` (rows of 128 bytes, swizzled as `swizzle::<3, 3, 3>`; 64 rows)";
         let [swz, rows] = self.const_generics::<2>("wgmma_desc", generics, usage)?;
@@ -409,12 +409,12 @@ impl<'c, 'm> FnCx<'c, 'm> {
         self.count("wgmma_desc", 1, args.len(), span, usage)?;
         let (elem_ref, elem) = self.element_ref("wgmma_desc", &args[0], false)?;
         let et = match self.u.ty(elem) {
-            Some(t @ Ty::Scalar(Scalar::F16 | Scalar::Bf16)) => t,
+            Some(t @ Ty::Scalar(Scalar::F16 | Scalar::Bf16 | Scalar::F32)) => t,
             Some(t @ Ty::Param(p)) if p.bound == Bound::Half => t,
             _ => {
                 let d = self.u.describe(elem);
-                let mut e = Diagnostic::error(args[0].span, format!("`wgmma` multiplies `f16` or `bf16`, not `{d}`"))
-                    .label("not a 16-bit float")
+                let mut e = Diagnostic::error(args[0].span, format!("`wgmma` multiplies `f16`, `bf16` or `f32` (as tf32), not `{d}`"))
+                    .label("not a 16-bit float or an `f32`")
                     .note(WGMMA_HELP);
                 if matches!(self.u.ty(elem), Some(Ty::Param(_))) {
                     e = e.note("a type parameter's elements must be 16-bit floats for every instance: bound it by `Half`");

@@ -2,7 +2,8 @@
 //! against IEEE's, the capture scenarios (with kache and foreign arrays, baked and
 //! relocatable), the cubin tier, device captures leaving
 //! nothing persisted, a relocatable device-capturing kernel hitting in a second process, and
-//! the cost of relocatable captures against baked ones (printed, never asserted); and on two
+//! the cost of relocatable captures against baked ones (printed, never asserted), the speed
+//! suite's GEMMs and attention at small sizes against their float64 references; and on two
 //! GPUs, one cached kernel launched on both from two threads (compiled and its cubin built or
 //! fetched once) and a capture of GPU 0 refused on GPU 1.
 //! Each test skips with a printed reason where there is no driver or device, and fails instead
@@ -26,6 +27,9 @@ mod foreign;
 mod math_check;
 #[path = "shared/scenarios/mod.rs"]
 mod scenarios;
+#[path = "../benches/speed/suite.rs"]
+#[allow(dead_code)]
+mod suite;
 #[path = "shared/tma_boxes.rs"]
 mod tma_boxes;
 
@@ -108,7 +112,10 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
     let mut out = d.alloc::<f32>(&[128]).unwrap();
     let g = Grid::new(1u32, 128u32);
     k.launch(&d, g, (&map, 0usize, &mut out)).unwrap();
-    let e = k.launch(&d, g, (&map, 4usize, &mut out)).unwrap_err().to_string();
+    // The launch returns before the GPU runs it; the download that waits for it reports (and
+    // would wait for ever if the waiting threads hung).
+    k.launch(&d, g, (&map, 4usize, &mut out)).unwrap();
+    let e = out.download().unwrap_err().to_string();
     assert!(e.contains("not aligned to 1024 bytes") && e.contains("hang.rs:"), "{e}");
     // The device is usable after it.
     k.launch(&d, g, (&map, 0usize, &mut out)).unwrap();
@@ -116,6 +123,32 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
 
 /// The tensor memory accelerator's boxes (sm_90 on): every swizzle, several element types,
 /// boxes across and outside the array's edges, equal to the reference the host backend meets.
+/// Every GEMM of the speed suite (mma.sync, wgmma by `cp_async`, by tensor copies and
+/// warp-specialised, 16-bit and tf32, with and without the fused epilogue, and the FMA sgemm)
+/// and the attention kernels (head dims 64 and 128, causal or not), on the GPU at the dry run's
+/// sizes, safe and unchecked: each row's result checked against its float64 reference.
+#[test]
+fn the_speed_suites_gemms_and_attention_on_cuda_equal_their_references() {
+    let Some(_) = hopper() else { return };
+    let root = std::env::var_os("KACHE_TEST_ROOT").map(std::path::PathBuf::from).unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let opts = suite::Options {
+        dry_run: false,
+        small: true,
+        reps: 1,
+        batches: 1,
+        root,
+        ptx_dir: None,
+        only: vec!["gemm".into(), "attention".into()],
+    };
+    let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));
+    eprintln!("{}", suite::table(&report));
+    let failed: Vec<_> = report.failures().collect();
+    assert!(failed.is_empty(), "failed rows: {failed:#?}");
+    let kache_rows = |prefix: &str| report.rows.iter().filter(|r| r.kernel.starts_with(prefix) && r.implementation == "kache").count();
+    // 4 mma.sync rows, 3 of each wgmma kind, 2 tf32 wgmma, sgemm; 4 attention rows.
+    assert_eq!((kache_rows("gemm_"), kache_rows("sgemm_"), kache_rows("attn_")), (4 + 9 + 2, 1, 4), "{:#?}", report.rows);
+}
+
 #[test]
 fn tensor_copies_on_cuda_equal_the_host_backends_boxes() {
     let Some(d) = hopper() else { return };

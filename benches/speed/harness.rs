@@ -29,9 +29,14 @@ impl<'a> Run<'a> {
     }
 
     /// A problem size: `full` on the GPU, `host` in a dry run (small: the dry run is part of
-    /// the test suite, on two cores).
+    /// the test suite, on two cores) or with `--small`.
     pub fn size(&self, full: usize, host: usize) -> usize {
-        if self.gpu.is_some() { full } else { host }
+        if self.full_size() { full } else { host }
+    }
+
+    /// Whether this run measures the GPU's problem sizes (on a GPU, without `--small`).
+    pub fn full_size(&self) -> bool {
+        self.gpu.is_some() && !self.opts.small
     }
 
     /// Adds one row for `imp`: checks the first launch with `verify`, then times. A launch or a

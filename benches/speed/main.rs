@@ -10,7 +10,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let value = |flag: &str| args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned();
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("usage: speed [--dry-run [--ptx DIR]] [--reps N] [--batches N] [--json FILE] [--root DIR] [--only PART,..] [--list]");
+        println!(
+            "usage: speed [--dry-run [--ptx DIR]] [--reps N] [--batches N] [--json FILE] [--root DIR] [--only PART,..] [--small] [--list]"
+        );
         return ExitCode::SUCCESS;
     }
     if args.iter().any(|a| a == "--list") {
@@ -25,6 +27,7 @@ fn main() -> ExitCode {
         batches: value("--batches").and_then(|v| v.parse().ok()).unwrap_or(15),
         root: value("--root").map(Into::into).unwrap_or_else(|| ".".into()),
         ptx_dir: value("--ptx").map(Into::into),
+        small: args.iter().any(|a| a == "--small"),
         only: value("--only").map(|v| v.split(',').filter(|s| !s.is_empty()).map(String::from).collect()).unwrap_or_default(),
     };
     match suite::run(&opts) {

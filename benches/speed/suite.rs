@@ -114,6 +114,9 @@ pub struct Options {
     /// Only these of the suite's parts (`PARTS`); all when empty. The rooflines are measured
     /// either way.
     pub only: Vec<String>,
+    /// On the GPU, the dry run's small problem sizes (`--small`): every kernel checked on the
+    /// device in seconds (tests/gpu.rs), its times meaningless.
+    pub small: bool,
 }
 
 /// One measured (or, in a dry run, checked) kernel of one implementation.
@@ -205,6 +208,7 @@ pub fn run(opts: &Options) -> Result<Report, String> {
     let mut run = Run::new(opts, dev, jit, kache, gpu);
     run.report.rows.extend(failed);
     if run.gpu.is_some()
+        && !opts.small
         && let Err(e) = gpu::rooflines(&mut run)
     {
         run.report.rows.push(Row::failed("rooflines", "-", e));

@@ -5,8 +5,9 @@ run (benches/speed/run.sh writes it): TFLOP/s, the fraction of the dense peak me
 same run (cuBLAS at 8192^3: bf16 for the 16-bit rows, TF32 for the tf32 rows; the FP32 FMA
 roofline for sgemm), and the ratio to torch and to Triton (their time over the row's: above 1
 is faster). The issue's targets are checked at the end, each with the faster of kache's GEMMs
-(`gemm`, mma.sync; `gemm_wg` and `gemm_tma`, sm_90a's warpgroup MMA, tiles by cp.async or by
-the tensor memory accelerator).
+(`gemm`, mma.sync; `gemm_wg`, `gemm_tma` and `gemm_ws`, sm_90a's warpgroup MMA, tiles by
+cp.async or by the tensor memory accelerator, the last warp-specialised; the tf32 rows `gemm_tf32`
+on mma.sync and `gemm_tma_tf32`, `gemm_ws_tf32` on the warpgroup MMA).
 
 usage: tensor_table.py OUT_DIR
 """
@@ -47,7 +48,7 @@ def main():
         torch, triton = find(twin, "torch"), find(twin, "triton")
         if k.startswith("sgemm"):
             peak = fma
-        elif k.startswith("gemm_tf32"):
+        elif "tf32" in k:
             peak = peak32 and tflops(peak32)
         else:
             peak = peak16 and tflops(peak16)

@@ -29,7 +29,7 @@ const CORPUS: [&str; 17] = [
 ];
 
 /// The tensor-core rows at the dry run's sizes, after `mma_peak`, in the order they run.
-const TENSOR: [&str; 18] = [
+const TENSOR: [&str; 20] = [
     "gemm_bf16_128",
     "gemm_f16_128",
     "gemm_bias_gelu_bf16_128",
@@ -44,6 +44,8 @@ const TENSOR: [&str; 18] = [
     "gemm_ws_bf16_256",
     "gemm_ws_f16_256",
     "gemm_ws_bias_gelu_bf16_256",
+    "gemm_tma_tf32_256",
+    "gemm_ws_tf32_256",
     "attn_d64",
     "attn_d64_causal",
     "attn_d128",
@@ -57,7 +59,8 @@ fn the_speed_suite_dry_run_compiles_everything_and_checks_every_kache_kernel() {
             "ptxas not found and KACHE_REQUIRE_PTXAS=1: `make deps` installs it (the nvidia-cuda-nvcc-cu12 wheel, into target/toolchain/), and the Makefile sets KACHE_PTXAS"
         );
     }
-    let opts = suite::Options { dry_run: true, reps: 1, batches: 1, root: crate::common::root(), ptx_dir: None, only: Vec::new() };
+    let opts =
+        suite::Options { dry_run: true, reps: 1, batches: 1, root: crate::common::root(), ptx_dir: None, only: Vec::new(), small: false };
     let report = suite::run(&opts).unwrap_or_else(|e| panic!("{e}"));
     let failed: Vec<_> = report.failures().collect();
     assert!(failed.is_empty(), "failed rows: {failed:#?}");
@@ -123,6 +126,7 @@ fn the_speed_suite_refuses_an_unknown_part() {
         root: crate::common::root(),
         ptx_dir: None,
         only: vec!["scan".into(), "softmax_rows".into()],
+        small: false,
     };
     let e = suite::run(&opts).expect_err("an unknown part is refused");
     assert!(e.contains("--only softmax_rows") && e.contains("the suite's parts are") && e.contains("softmax"), "{e}");

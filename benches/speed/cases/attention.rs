@@ -9,10 +9,10 @@ use kache::Grid;
 use super::super::harness::*;
 
 pub fn attention(run: &mut Run) -> Result<(), String> {
-    let (batch, seq) = if run.gpu.is_some() { (4usize, 4096usize) } else { (1, 128) };
+    let (batch, seq) = if run.full_size() { (4usize, 4096usize) } else { (1, 128) };
     for d in [64usize, 128] {
         for causal in [false, true] {
-            let heads = if run.gpu.is_some() { 2048 / d } else { 2 };
+            let heads = if run.full_size() { 2048 / d } else { 2 };
             let len = batch * heads * seq * d;
             let draw = |seed| -> Vec<bf16> { uniform_f32(len, seed).into_iter().map(|v| bf16::from_f32(2.0 * v - 1.0)).collect() };
             let (q, k, v) = (draw(31), draw(32), draw(33));

@@ -203,6 +203,37 @@ fn f32_gemm(run: &mut Run, n: usize, kernel: &str, tol: f64) -> Result<(), Strin
     )
 }
 
+/// `gemm_tma_tf32` or `gemm_ws_tf32` (sm_90a's warpgroup MMA on tf32, tiles by tensor copies)
+/// at n x n x n: C = A·Bᵀ with Bᵀ given N x K (B transposed on the host, so the check is
+/// `gemm_tf32`'s), measured as `gemm_tf32_{n}`'s twins.
+fn tf32_tma(run: &mut Run, n: usize, variant: &str) -> Result<(), String> {
+    let a = inputs(n, 21);
+    let b = inputs(n, 22);
+    let mut bt = vec![0f32; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            bt[j * n + i] = b[i * n + j];
+        }
+    }
+    let (aw, bw): (Vec<f64>, Vec<f64>) = (a.iter().map(|v| *v as f64).collect(), b.iter().map(|v| *v as f64).collect());
+    let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
+    let bd = run.dev.upload(&bt).map_err(|e| e.to_string())?;
+    let cd = run.dev.alloc::<f32>(&[n * n]).map_err(|e| e.to_string())?;
+    let verify = |_: &Run| -> Result<String, String> {
+        let c: Vec<f64> = cd.download().map_err(|e| e.to_string())?.iter().map(|v| *v as f64).collect();
+        sampled(&aw, &bw, &c, n, None, 4e-3)
+    };
+    let k = run.k(variant)?;
+    // A in 128 x 32 boxes, Bᵀ in 256 x 32: rows of 128 bytes, 128-byte swizzled.
+    let rows = |x: &kache::DeviceArray<f32>| x.view(0, &[n, n], &[n as isize, 1]).map_err(|e| e.to_string());
+    let ma = TensorMap::tiled(&rows(&ad)?, 32, 128, 128).map_err(|e| e.to_string())?;
+    let mb = TensorMap::tiled(&rows(&bd)?, 32, 256, 128).map_err(|e| e.to_string())?;
+    let threads = if variant == "gemm_ws_tf32" { 384 } else { 256 };
+    let bias = run.dev.alloc::<f32>(&[1]).map_err(|e| e.to_string())?;
+    let name = format!("{variant}_{n}");
+    tma_rows(run, (&name, n, false, threads), &k, (&ma, &mb, &bias, &cd), &verify)
+}
+
 /// This GPU's `mma.sync` m16n8k16 bf16 throughput: 8 independent accumulators per warp.
 fn mma_peak(run: &mut Run) -> Result<(), String> {
     let (blocks, iters) = match &run.gpu {
@@ -237,7 +268,7 @@ fn mma_peak(run: &mut Run) -> Result<(), String> {
 
 pub fn gemm(run: &mut Run) -> Result<(), String> {
     mma_peak(run)?;
-    let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![128] };
+    let sizes: Vec<usize> = if run.full_size() { vec![4096, 8192] } else { vec![128] };
     for n in sizes {
         half_gemm::<bf16>(run, n, "bf16", false, "gemm", bf16::from_f32, bf16::to_f32)?;
         half_gemm::<f16>(run, n, "f16", false, "gemm", f16::from_f32, f16::to_f32)?;
@@ -245,7 +276,7 @@ pub fn gemm(run: &mut Run) -> Result<(), String> {
         f32_gemm(run, n, "gemm_tf32", 4e-3)?;
     }
     // The warpgroup MMA: its tile is 128 x 256, so the host's size is 256.
-    let sizes: Vec<usize> = if run.gpu.is_some() { vec![4096, 8192] } else { vec![256] };
+    let sizes: Vec<usize> = if run.full_size() { vec![4096, 8192] } else { vec![256] };
     for n in sizes.iter().copied() {
         half_gemm::<bf16>(run, n, "bf16", false, "gemm_wg", bf16::from_f32, bf16::to_f32)?;
         half_gemm::<f16>(run, n, "f16", false, "gemm_wg", f16::from_f32, f16::to_f32)?;
@@ -259,6 +290,9 @@ pub fn gemm(run: &mut Run) -> Result<(), String> {
             half_gemm::<bf16>(run, n, "bf16", false, variant, bf16::from_f32, bf16::to_f32)?;
             half_gemm::<f16>(run, n, "f16", false, variant, f16::from_f32, f16::to_f32)?;
             half_gemm::<bf16>(run, n, "bf16", true, variant, bf16::from_f32, bf16::to_f32)?;
+        }
+        for variant in ["gemm_tma_tf32", "gemm_ws_tf32"] {
+            tf32_tma(run, n, variant)?;
         }
     }
     Ok(())

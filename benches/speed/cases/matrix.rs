@@ -89,7 +89,7 @@ pub fn gemv(run: &mut Run) -> Result<(), String> {
 /// row.
 pub fn spmv(run: &mut Run) -> Result<(), String> {
     let (rows, cols) = (run.size(1 << 21, 1000), run.size(1 << 21, 1000));
-    let (lo, hi) = if run.gpu.is_some() { (16, 48) } else { (0, 40) };
+    let (lo, hi) = if run.full_size() { (16, 48) } else { (0, 40) };
     let mut r = rng(14);
     let mut row_ptr = vec![0u32; rows + 1];
     for i in 0..rows {

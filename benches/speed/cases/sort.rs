@@ -9,7 +9,7 @@ use super::super::harness::*;
 /// 2^12 apart), out of place.
 pub fn bitonic(run: &mut Run) -> Result<(), String> {
     let n = run.size(1 << 28, 1 << 12);
-    let (j, k) = if run.gpu.is_some() { (1u32 << 12, 1u32 << 20) } else { (1 << 5, 1 << 9) };
+    let (j, k) = if run.full_size() { (1u32 << 12, 1u32 << 20) } else { (1 << 5, 1 << 9) };
     let mut r = rng(41);
     let x: Vec<u32> = (0..n).map(|_| (r() >> 32) as u32).collect();
     let xd = run.dev.upload(&x).map_err(msg)?;

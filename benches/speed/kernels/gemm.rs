@@ -418,30 +418,14 @@ fn w_mainloop<T: Half>(a: &[T], bt: &[T], m: usize, n: usize, k: usize) -> WgAcc
 }
 
 /// Where pair j (elements 2j, 2j + 1 of an accumulator) of thread t of the tile's warpgroup wg
-/// (0 for rows 0..64, 1 for rows 64..128) is in C: row, column.
+/// (0 for rows 0..64, 1 for rows 64..128) is in C: row, column. Each kernel stores its pairs
+/// in a loop of its own, `c[2 * h]` and `c[2 * h + 1]` with `h = r * (n / 2) + col / 2`, so
+/// that the pair is one 4-byte (8-byte for f32) store where `c` is aligned (docs/language.md,
+/// wide accesses: the analysis sees the kernel's own array parameters, not a helper's).
 fn w_pair(m: usize, n: usize, wg: usize, t: usize, j: usize) -> (usize, usize) {
     let (row0, col0) = w_tile(m, n);
     let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
     (row0 + wg * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
-}
-
-/// Warpgroup wg's part of the block's 128 x 256 tile of C from its accumulator, rounded once to
-/// T; t is the thread's index in its warpgroup.
-fn w_store<T: Half>(c: &mut [T], acc: WgAcc<f32, 256>, m: usize, n: usize, wg: usize, t: usize) {
-    for j in 0..64 {
-        let (r, col) = w_pair(m, n, wg, t, j);
-        c[r * n + col] = acc.x[2 * j] as T;
-        c[r * n + col + 1] = acc.x[2 * j + 1] as T;
-    }
-}
-
-/// `w_store` of gelu(acc + bias), bias one value per column, in f32 before the one rounding.
-fn w_store_bias_gelu<T: Half>(c: &mut [T], bias: &[T], acc: WgAcc<f32, 256>, m: usize, n: usize, wg: usize, t: usize) {
-    for j in 0..64 {
-        let (r, col) = w_pair(m, n, wg, t, j);
-        c[r * n + col] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
-        c[r * n + col + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
-    }
 }
 
 /// C = A·Bᵀ over 16-bit floats, f32 accumulation, on sm_90a; launch with one block of 256
@@ -450,7 +434,12 @@ fn w_store_bias_gelu<T: Half>(c: &mut [T], bias: &[T], acc: WgAcc<f32, 256>, m: 
 pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = w_mainloop(a, bt, m, n, k);
     let tid = thread_idx_x() as usize;
-    w_store(c, acc, m, n, tid / 128, tid % 128);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, tid / 128, tid % 128, j);
+        let h = r * (n / 2) + col / 2;
+        c[2 * h] = acc.x[2 * j] as T;
+        c[2 * h + 1] = acc.x[2 * j + 1] as T;
+    }
 }
 
 /// C = gelu(A·Bᵀ + bias) on sm_90a, as `gemm_bias_gelu` computes it: bias one value per
@@ -459,7 +448,15 @@ pub fn gemm_wg<T: Half>(a: &[T], bt: &[T], c: &mut [T], m: usize, n: usize, k: u
 pub fn gemm_wg_bias_gelu<T: Half>(a: &[T], bt: &[T], bias: &[T], c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = w_mainloop(a, bt, m, n, k);
     let tid = thread_idx_x() as usize;
-    w_store_bias_gelu(c, bias, acc, m, n, tid / 128, tid % 128);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, tid / 128, tid % 128, j);
+        let (h, hc) = (r * (n / 2) + col / 2, col / 2);
+        // Both values first: `erf`'s branches between the two stores would keep them apart.
+        let v0 = gelu(acc.x[2 * j] + bias[2 * hc] as f32) as T;
+        let v1 = gelu(acc.x[2 * j + 1] + bias[2 * hc + 1] as f32) as T;
+        c[2 * h] = v0;
+        c[2 * h + 1] = v1;
+    }
 }
 
 // `gemm_tma::<T>`: `gemm_wg`'s tiles and ring, filled by the tensor memory accelerator instead
@@ -536,7 +533,12 @@ fn t_mainloop<T: Half>(
 pub fn gemm_tma<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
     let acc = t_mainloop(ma, mb, m, n, k);
     let tid = thread_idx_x() as usize;
-    w_store(c, acc, m, n, tid / 128, tid % 128);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, tid / 128, tid % 128, j);
+        let h = r * (n / 2) + col / 2;
+        c[2 * h] = acc.x[2 * j] as T;
+        c[2 * h + 1] = acc.x[2 * j + 1] as T;
+    }
 }
 
 /// C = gelu(A·Bᵀ + bias), `gemm_wg_bias_gelu` through tensor copies.
@@ -552,7 +554,15 @@ pub fn gemm_tma_bias_gelu<T: Half>(
 ) {
     let acc = t_mainloop(ma, mb, m, n, k);
     let tid = thread_idx_x() as usize;
-    w_store_bias_gelu(c, bias, acc, m, n, tid / 128, tid % 128);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, tid / 128, tid % 128, j);
+        let (h, hc) = (r * (n / 2) + col / 2, col / 2);
+        // Both values first: `erf`'s branches between the two stores would keep them apart.
+        let v0 = gelu(acc.x[2 * j] + bias[2 * hc] as f32) as T;
+        let v1 = gelu(acc.x[2 * j + 1] + bias[2 * hc + 1] as f32) as T;
+        c[2 * h] = v0;
+        c[2 * h + 1] = v1;
+    }
 }
 
 // `gemm_ws::<T>`: `gemm_tma`'s tiles, ring and tensor copies, warp-specialised as CUTLASS's
@@ -621,7 +631,12 @@ pub fn gemm_ws<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 2
     let acc = ws_mainloop(ma, mb, m, n, k);
     let tid = thread_idx_x() as usize;
     if tid >= 128 {
-        w_store(c, acc, m, n, tid / 128 - 1, tid % 128);
+        for j in 0..64 {
+            let (r, col) = w_pair(m, n, tid / 128 - 1, tid % 128, j);
+            let h = r * (n / 2) + col / 2;
+            c[2 * h] = acc.x[2 * j] as T;
+            c[2 * h + 1] = acc.x[2 * j + 1] as T;
+        }
     }
 }
 
@@ -639,6 +654,147 @@ pub fn gemm_ws_bias_gelu<T: Half>(
     let acc = ws_mainloop(ma, mb, m, n, k);
     let tid = thread_idx_x() as usize;
     if tid >= 128 {
-        w_store_bias_gelu(c, bias, acc, m, n, tid / 128 - 1, tid % 128);
+        for j in 0..64 {
+            let (r, col) = w_pair(m, n, tid / 128 - 1, tid % 128, j);
+            let h = r * (n / 2) + col / 2;
+            c[2 * h] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
+            c[2 * h + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
+        }
+    }
+}
+
+// `gemm_tma_tf32` and `gemm_ws_tf32`: `gemm_tma`'s and `gemm_ws`'s tiles, ring and tensor copies
+// for f32 inputs read as tf32 by `wgmma` m64n256k8 (tf32 reads both operands K-major, so Bᵀ is
+// given N x K as for the 16-bit kernels). A row of a 128-byte swizzled tile holds 32 `f32`s, so
+// a stage (48 KiB, as theirs) advances K by 32 in four `wgmma`s of K 8; C is f32.
+
+const FK: usize = 32;
+const F_A: usize = WM * FK;
+const F_STAGE: usize = F_A + WN * FK;
+
+/// Step `kt`'s boxes of A (128 x 32) and Bᵀ (256 x 32) into stage `slot`, completing on
+/// `full[slot]`.
+fn f_load(
+    sm: &mut [f32],
+    ma: &TensorMap<f32, 32, 128, 128>,
+    mb: &TensorMap<f32, 32, 256, 128>,
+    full: &mut [u64],
+    slot: usize,
+    kt: usize,
+    row0: usize,
+    col0: usize,
+) {
+    let base = slot * F_STAGE;
+    mbarrier_arrive_expect_tx(&mut full[slot], (F_STAGE * 4) as u32);
+    cp_async_bulk_tensor_2d(&mut sm[base], ma, (kt * FK) as i32, row0 as i32, &mut full[slot]);
+    cp_async_bulk_tensor_2d(&mut sm[base + F_A], mb, (kt * FK) as i32, col0 as i32, &mut full[slot]);
+}
+
+/// One K step (32) of warpgroup `wg` on the stage at `base`: four `wgmma` m64n256k8 of tf32.
+fn f_step(sm: &[f32], base: usize, wg: usize, acc: WgAcc<f32, 256>) -> WgAcc<f32, 256> {
+    let mut acc = acc;
+    wgmma_fence();
+    for kk in 0..FK / 8 {
+        let da = wgmma_desc::<128, 64>(&sm[base + wg * 64 * FK + kk * 8]);
+        let db = wgmma_desc::<128, 256>(&sm[base + F_A + kk * 8]);
+        acc = wgmma(da, db, acc);
+    }
+    wgmma_commit();
+    acc
+}
+
+/// C = A·Bᵀ on f32 inputs read as tf32, f32 accumulation, as `gemm_tma` computes it: `ma` maps
+/// A (M x K) in 128 x 32 boxes, `mb` maps Bᵀ (N x K) in 256 x 32 boxes, both swizzled by 128
+/// bytes. Launch as `gemm_tma` (256 threads per 128 x 256 tile of C, 192 KiB of dynamic shared
+/// memory).
+#[kernel(max_threads = 256, min_blocks = 1)]
+pub fn gemm_tma_tf32(ma: &TensorMap<f32, 32, 128, 128>, mb: &TensorMap<f32, 32, 256, 128>, c: &mut [f32], m: usize, n: usize, k: usize) {
+    let sm = dynamic_shared_array::<f32>();
+    let full = shared_array::<u64, W_STAGES>();
+    let tid = thread_idx_x() as usize;
+    let wg = tid / 128;
+    let (row0, col0) = w_tile(m, n);
+    let tiles = k / FK;
+    if tid == 0 {
+        for s in 0..W_STAGES {
+            mbarrier_init(&mut full[s], 1);
+        }
+        fence_proxy_async();
+        for s in 0..2 {
+            if s < tiles {
+                f_load(sm, ma, mb, full, s, s, row0, col0);
+            }
+        }
+    }
+    sync_threads();
+    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+    for kt in 0..tiles {
+        let slot = kt % W_STAGES;
+        while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
+        // As `gemm_tma`: the stage refilled here was read by step kt - 2, waited for by both
+        // warpgroups before this barrier.
+        sync_threads();
+        if tid == 0 && kt + 2 < tiles {
+            f_load(sm, ma, mb, full, (kt + 2) % W_STAGES, kt + 2, row0, col0);
+        }
+        acc = f_step(sm, slot * F_STAGE, wg, acc);
+        acc = wgmma_wait::<1>(acc);
+    }
+    acc = wgmma_wait::<0>(acc);
+    for j in 0..64 {
+        let (r, col) = w_pair(m, n, wg, tid % 128, j);
+        let h = r * (n / 2) + col / 2;
+        c[2 * h] = acc.x[2 * j];
+        c[2 * h + 1] = acc.x[2 * j + 1];
+    }
+}
+
+/// C = A·Bᵀ as `gemm_tma_tf32` computes it, warp-specialised as `gemm_ws`: launch with one
+/// block of 384 threads per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
+#[kernel(max_threads = 384, min_blocks = 1)]
+pub fn gemm_ws_tf32(ma: &TensorMap<f32, 32, 128, 128>, mb: &TensorMap<f32, 32, 256, 128>, c: &mut [f32], m: usize, n: usize, k: usize) {
+    let sm = dynamic_shared_array::<f32>();
+    let full = shared_array::<u64, W_STAGES>();
+    let empty = shared_array::<u64, W_STAGES>();
+    let tid = thread_idx_x() as usize;
+    let (row0, col0) = w_tile(m, n);
+    let tiles = k / FK;
+    if tid == 0 {
+        for s in 0..W_STAGES {
+            mbarrier_init(&mut full[s], 1);
+            mbarrier_init(&mut empty[s], 256);
+        }
+        fence_proxy_async();
+    }
+    sync_threads();
+    if tid < 128 {
+        if tid == 0 {
+            for kt in 0..tiles {
+                let slot = kt % W_STAGES;
+                if kt >= W_STAGES {
+                    while !mbarrier_try_wait_parity(&empty[slot], ((kt / W_STAGES + 1) % 2) as u32) {}
+                }
+                f_load(sm, ma, mb, full, slot, kt, row0, col0);
+            }
+        }
+    } else {
+        let wg = tid / 128 - 1;
+        let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+        for kt in 0..tiles {
+            let slot = kt % W_STAGES;
+            while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
+            acc = f_step(sm, slot * F_STAGE, wg, acc);
+            acc = wgmma_wait::<1>(acc);
+            if kt > 0 {
+                mbarrier_arrive(&mut empty[(kt - 1) % W_STAGES]);
+            }
+        }
+        acc = wgmma_wait::<0>(acc);
+        for j in 0..64 {
+            let (r, col) = w_pair(m, n, wg, tid % 128, j);
+            let h = r * (n / 2) + col / 2;
+            c[2 * h] = acc.x[2 * j];
+            c[2 * h + 1] = acc.x[2 * j + 1];
+        }
     }
 }

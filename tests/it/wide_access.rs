@@ -119,3 +119,56 @@ pub fn interleave(a: &[u32], b: &[u32], out: &mut [u32]) {
     assert!(unchecked.contains("// aligned") && tests_low_bits(&unchecked, 7), "{unchecked}");
     assert_eq!(count(&unchecked, "st.global.v2.u32"), 1, "{unchecked}");
 }
+
+/// A thread's consecutive elements of a shared array the kernel declares (an sgemm's 4 + 4
+/// values a step of K, a tile read along its rows) are one 16-byte shared load: the array's
+/// alignment (1024 bytes) and the index's low bits are known once its accesses are in the shared
+/// address space, with no run-time test of the array, in safe and unchecked code; a pair that
+/// may start anywhere stays 4-byte loads (and the results, on the host, are the elements).
+#[test]
+fn consecutive_shared_elements_are_one_wide_shared_load() {
+    let jit = common::memory_jit();
+    let src = r#"
+#[kernel]
+pub fn tile_sums(x: &[f32], out: &mut [f32], shift: usize) {
+    let s = shared_array::<f32, 1024>();
+    let t = thread_idx_x() as usize;
+    for j in 0..4 {
+        s[4 * t + j] = x[4 * t + j];
+    }
+    sync_threads();
+    let mut acc = 0.0f32;
+    for k in 0..8 {
+        let row = (k * 32 + t % 32) * 4;
+        for j in 0..4 {
+            acc += s[row + j] * (j as f32 + 1.0);
+        }
+    }
+    let b = (4 * t + shift) % 1024;
+    out[t] = acc + s[b] + s[(b + 1) % 1024];
+}
+"#;
+    let m = jit.load_source("shared_wide.rs", src).unwrap();
+    for checked in [true, false] {
+        let ptx = ptx_of(&m, "tile_sums", checked);
+        assert!(count(&ptx, "ld.shared.v4.f32") >= 8, "checked {checked}: the 8 row reads are not v4 loads:\n{ptx}");
+    }
+    let dev = kache::Device::host();
+    let x: Vec<f32> = (0..1024).map(|i| (i % 13) as f32).collect();
+    let xd = dev.upload(&x).unwrap();
+    let mut out = dev.alloc::<f32>(&[256]).unwrap();
+    m.kernel("tile_sums").unwrap().launch(&dev, kache::Grid::new(1u32, 256u32), (&xd, &mut out, 1usize)).unwrap();
+    let got = out.download().unwrap();
+    for (t, g) in got.iter().enumerate() {
+        let mut want = 0.0f32;
+        for k in 0..8 {
+            let row = (k * 32 + t % 32) * 4;
+            for j in 0..4 {
+                want += x[row + j] * (j as f32 + 1.0);
+            }
+        }
+        let b = (4 * t + 1) % 1024;
+        want += x[b] + x[(b + 1) % 1024];
+        assert_eq!(*g, want, "thread {t}");
+    }
+}

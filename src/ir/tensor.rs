@@ -265,6 +265,14 @@ pub enum TensorOp {
     /// `fence_proxy_async()`: makes the thread's shared-memory writes visible to the async
     /// proxy (`wgmma`'s reads), `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `setmaxnreg_inc::<N>()` / `setmaxnreg_dec::<N>()`: the warpgroup's threads take (or give
+    /// back) registers up to (down to) `N` each, `setmaxnreg.{inc,dec}.sync.aligned.u32 N`.
+    Setmaxnreg {
+        /// `inc` (true) or `dec`.
+        inc: bool,
+        /// Registers per thread after it: a multiple of 8 from 24 to 256.
+        regs: u16,
+    },
     /// `mbarrier_init(&mut bar[i], count)`: a barrier expecting `count` arrivals per phase.
     MbarrierInit,
     /// `mbarrier_arrive(&mut bar[i])`: one arrival.
@@ -352,6 +360,7 @@ impl TensorOp {
             | TensorOp::WgmmaFence
             | TensorOp::WgmmaCommit
             | TensorOp::WgmmaWait(_)
+            | TensorOp::Setmaxnreg { .. }
             | TensorOp::FenceProxyAsync
             | TensorOp::MbarrierArriveExpectTx
             | TensorOp::MbarrierTryWait
@@ -366,7 +375,12 @@ impl TensorOp {
     pub fn needs_accelerated(self) -> bool {
         matches!(
             self,
-            TensorOp::WgmmaDesc { .. } | TensorOp::Wgmma { .. } | TensorOp::WgmmaFence | TensorOp::WgmmaCommit | TensorOp::WgmmaWait(_)
+            TensorOp::WgmmaDesc { .. }
+                | TensorOp::Wgmma { .. }
+                | TensorOp::WgmmaFence
+                | TensorOp::WgmmaCommit
+                | TensorOp::WgmmaWait(_)
+                | TensorOp::Setmaxnreg { .. }
         )
     }
 
@@ -381,6 +395,7 @@ impl TensorOp {
                 | TensorOp::WgmmaFence
                 | TensorOp::WgmmaCommit
                 | TensorOp::WgmmaWait(_)
+                | TensorOp::Setmaxnreg { .. }
         )
     }
 
@@ -400,6 +415,8 @@ impl TensorOp {
             TensorOp::WgmmaCommit => "wgmma_commit".into(),
             TensorOp::WgmmaWait(_) => "wgmma_wait".into(),
             TensorOp::FenceProxyAsync => "fence_proxy_async".into(),
+            TensorOp::Setmaxnreg { inc: true, .. } => "setmaxnreg_inc".into(),
+            TensorOp::Setmaxnreg { inc: false, .. } => "setmaxnreg_dec".into(),
             TensorOp::MbarrierInit => "mbarrier_init".into(),
             TensorOp::MbarrierArrive => "mbarrier_arrive".into(),
             TensorOp::MbarrierArriveExpectTx => "mbarrier_arrive_expect_tx".into(),

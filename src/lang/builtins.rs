@@ -274,6 +274,8 @@ pub enum TensorFn {
     WgmmaWait,
     /// `fence_proxy_async()`
     FenceProxyAsync,
+    /// `setmaxnreg_inc::<N>()` (true) or `setmaxnreg_dec::<N>()`
+    Setmaxnreg(bool),
     /// `mbarrier_init`, `mbarrier_arrive`, `mbarrier_arrive_expect_tx`,
     /// `mbarrier_try_wait_parity`, `mbarrier_inval` (checked by `check::mbarrier`).
     Mbarrier(TensorOp),
@@ -353,6 +355,8 @@ pub const FUNCTIONS: &[(&str, Function)] = &[
     ("wgmma_commit", Function::Tensor(TensorFn::WgmmaCommit)),
     ("wgmma_wait", Function::Tensor(TensorFn::WgmmaWait)),
     ("fence_proxy_async", Function::Tensor(TensorFn::FenceProxyAsync)),
+    ("setmaxnreg_inc", Function::Tensor(TensorFn::Setmaxnreg(true))),
+    ("setmaxnreg_dec", Function::Tensor(TensorFn::Setmaxnreg(false))),
     ("mbarrier_init", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierInit))),
     ("mbarrier_arrive", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierArrive))),
     ("mbarrier_arrive_expect_tx", Function::Tensor(TensorFn::Mbarrier(TensorOp::MbarrierArriveExpectTx))),

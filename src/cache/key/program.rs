@@ -806,6 +806,11 @@ impl Encoder<'_> {
                 self.u64(bytes as u64);
                 self.byte(swizzle);
             }
+            TensorOp::Setmaxnreg { inc, regs } => {
+                self.byte(19);
+                self.byte(inc as u8);
+                self.u64(regs as u64);
+            }
         }
     }
 }

@@ -59,6 +59,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             | TensorOp::WgmmaFence
             | TensorOp::WgmmaCommit
             | TensorOp::WgmmaWait(_)
+            | TensorOp::Setmaxnreg { .. }
             | TensorOp::FenceProxyAsync => self.wgmma_op(t, args, ty),
             TensorOp::MbarrierInit
             | TensorOp::MbarrierArrive

@@ -41,18 +41,24 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 self.store_words(out, &r)?;
                 Ok(Val::Agg(out))
             }
-            TensorOp::WgmmaFence | TensorOp::WgmmaCommit | TensorOp::FenceProxyAsync => {
+            TensorOp::WgmmaFence | TensorOp::WgmmaCommit | TensorOp::FenceProxyAsync | TensorOp::Setmaxnreg { .. } => {
                 if self.cx.host {
-                    self.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "")?;
+                    // The host has no register file to share out: `setmaxnreg` does nothing.
+                    if !matches!(t, TensorOp::Setmaxnreg { .. }) {
+                        self.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "")?;
+                    }
                     return Ok(Val::Unit);
                 }
                 let text = match t {
-                    TensorOp::WgmmaFence => "wgmma.fence.sync.aligned;",
-                    TensorOp::WgmmaCommit => "wgmma.commit_group.sync.aligned;",
-                    _ => "fence.proxy.async.shared::cta;",
+                    TensorOp::WgmmaFence => "wgmma.fence.sync.aligned;".to_string(),
+                    TensorOp::WgmmaCommit => "wgmma.commit_group.sync.aligned;".to_string(),
+                    TensorOp::Setmaxnreg { inc, regs } => {
+                        format!("setmaxnreg.{}.sync.aligned.u32 {regs};", if inc { "inc" } else { "dec" })
+                    }
+                    _ => "fence.proxy.async.shared::cta;".to_string(),
                 };
                 let fty = self.ctx().void_type().fn_type(&[], false);
-                let asm = self.ctx().create_inline_asm(fty, text.into(), "~{memory}".into(), true, false, None, false);
+                let asm = self.ctx().create_inline_asm(fty, text, "~{memory}".into(), true, false, None, false);
                 self.b.build_indirect_call(fty, asm, &[], "")?;
                 Ok(Val::Unit)
             }

@@ -61,7 +61,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     pub(super) fn cp_async_bulk(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let name = "cp_async_bulk";
         let usage = "`cp_async_bulk::<4096>(&mut tile[i], &src[j], &mut bar[0])`";
-        let bytes = self.const_generic(name, generics, usage)?;
+        let bytes = self.const_generic(name, generics, usage, span)?;
         if bytes == 0 || bytes % 16 != 0 || bytes > MAX_BULK {
             return Err(Diagnostic::error(
                 generics[0].span(),

@@ -305,7 +305,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
             TensorFn::CpAsync { bypass_l1 } => {
                 let usage =
                     if bypass_l1 { "`cp_async_cg::<16>(&mut tile[i], &src[j])`" } else { "`cp_async::<16>(&mut tile[i], &src[j])`" };
-                let bytes = self.const_generic(name, generics, usage)?;
+                let bytes = self.const_generic(name, generics, usage, span)?;
                 let allowed: &[u64] = if bypass_l1 { &[16] } else { &[4, 8, 16] };
                 if !allowed.contains(&bytes) {
                     let list = if bypass_l1 { "16".to_string() } else { "4, 8 or 16".to_string() };
@@ -325,7 +325,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(TensorOp::CpAsyncCommit), Vec::new()), Ty::Unit, span))
             }
             TensorFn::CpAsyncWait => {
-                let n = self.const_generic(name, generics, "`cp_async_wait::<0>()`")?;
+                let n = self.const_generic(name, generics, "`cp_async_wait::<0>()`", span)?;
                 if n > 255 {
                     return Err(Diagnostic::error(generics[0].span(), format!("`cp_async_wait` waits for at most 255 groups, not {n}"))
                         .label("too many")
@@ -365,9 +365,25 @@ impl<'c, 'm> FnCx<'c, 'm> {
                 }
                 Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), Vec::new()), Ty::Unit, span))
             }
+            TensorFn::Setmaxnreg(inc) => {
+                let usage = if inc { "`setmaxnreg_inc::<232>()`" } else { "`setmaxnreg_dec::<40>()`" };
+                let n = self.const_generic(name, generics, usage, span)?;
+                if !(n.is_multiple_of(8) && (24..=256).contains(&n)) {
+                    return Err(Diagnostic::error(
+                        generics[0].span(),
+                        format!("`{name}` sets 24 to 256 registers a thread, a multiple of 8, not {n}"),
+                    )
+                    .label("not a register count `setmaxnreg` takes")
+                    .help(format!("write {usage}"))
+                    .into());
+                }
+                self.count(name, 0, args.len(), span, usage)?;
+                let op = TensorOp::Setmaxnreg { inc, regs: n as u16 };
+                Ok(self.mk(ExprKind::Builtin(Builtin::Tensor(op), Vec::new()), Ty::Unit, span))
+            }
             TensorFn::WgmmaWait => {
                 let usage = "`acc = wgmma_wait::<0>(acc)`";
-                let n = self.const_generic(name, generics, usage)?;
+                let n = self.const_generic(name, generics, usage, span)?;
                 if n > 7 {
                     return Err(Diagnostic::error(generics[0].span(), format!("`wgmma_wait` leaves at most 7 groups pending, not {n}"))
                         .label("too many")
@@ -393,7 +409,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// floats, or of `f32`s read as tf32, in shared memory.
     fn wgmma_desc(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let usage = "`wgmma_desc::<128, 64>(&tile[i])` (rows of 128 bytes, swizzled as `swizzle::<3, 3, 3>`; 64 rows)";
-        let [swz, rows] = self.const_generics::<2>("wgmma_desc", generics, usage)?;
+        let [swz, rows] = self.const_generics::<2>("wgmma_desc", generics, usage, span)?;
         if !matches!(swz, 32 | 64 | 128) {
             return Err(Diagnostic::error(generics[0].span(), format!("`wgmma_desc` swizzles rows of 32, 64 or 128 bytes, not {swz}"))
                 .label("unsupported swizzle")
@@ -497,15 +513,16 @@ impl<'c, 'm> FnCx<'c, 'm> {
             .into())
     }
 
-    /// The one constant generic argument of `name::<N>`.
-    pub(super) fn const_generic(&mut self, name: &str, generics: &[GenericArg], usage: &str) -> CResult<u64> {
-        self.const_generics::<1>(name, generics, usage).map(|[v]| v)
+    /// The one constant generic argument of `name::<N>` (a missing one is an error at the
+    /// call, `span`).
+    pub(super) fn const_generic(&mut self, name: &str, generics: &[GenericArg], usage: &str, span: Span) -> CResult<u64> {
+        self.const_generics::<1>(name, generics, usage, span).map(|[v]| v)
     }
 
-    fn const_generics<const N: usize>(&mut self, name: &str, generics: &[GenericArg], usage: &str) -> CResult<[u64; N]> {
+    fn const_generics<const N: usize>(&mut self, name: &str, generics: &[GenericArg], usage: &str, span: Span) -> CResult<[u64; N]> {
         let mut out = [0u64; N];
         if generics.len() != N {
-            let at = generics.first().map(|g| g.span()).unwrap_or_default();
+            let at = generics.first().map(|g| g.span()).unwrap_or(span);
             return Err(Diagnostic::error(at, format!("`{name}` takes {N} constant generic argument{}", plural(N)))
                 .label("expected constants")
                 .help(format!("write {usage}"))
@@ -680,7 +697,7 @@ impl<'c, 'm> FnCx<'c, 'm> {
     /// `Swizzle<B, M, S>`, written out as that arithmetic.
     fn swizzle(&mut self, generics: &[GenericArg], args: &[ast::Expr], span: Span) -> CResult<CExpr> {
         let usage = "`swizzle::<3, 3, 3>(i)` (8-element chunks of 128-byte rows, rows of 64 `bf16`)";
-        let [b, m, s] = self.const_generics::<3>("swizzle", generics, usage)?;
+        let [b, m, s] = self.const_generics::<3>("swizzle", generics, usage, span)?;
         if b == 0 || b > s || m + s + b > 64 {
             return Err(Diagnostic::error(
                 generics[0].span().to(generics[2].span()),

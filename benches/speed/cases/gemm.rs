@@ -145,7 +145,11 @@ fn tma_rows<T: Element>(
     (ma, mb, biasd, cd): (&TensorMap, &TensorMap, &kache::DeviceArray<T>, &kache::DeviceArray<T>),
     verify: &dyn Fn(&Run) -> Result<String, String>,
 ) -> Result<(), String> {
-    let grid = Grid::new(((n / 128) * (n / 256)) as u32, threads).with_shared_mem(4 * 48 * 1024);
+    // `gemm_ws*` (384 threads) is persistent: a block per SM, each computing tiles
+    // `block_idx_x() + i * grid_dim_x()` (one block on the host, which then computes them all).
+    let tiles = ((n / 128) * (n / 256)) as u32;
+    let blocks = if threads == 384 { tiles.min(run.gpu.as_ref().map_or(1, |g| g.sms as u32)) } else { tiles };
+    let grid = Grid::new(blocks, threads).with_shared_mem(4 * 48 * 1024);
     let flops = Some(2.0 * (n as f64).powi(3));
     let mut c = cd.clone();
     for unchecked in [false, true] {

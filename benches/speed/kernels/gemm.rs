@@ -45,7 +45,13 @@ fn block_tile(m: usize, n: usize) -> (usize, usize) {
 
 /// The block's tile (`bm` x `bn`) of C, blocks in groups of 8 block-rows.
 fn grouped_tile(m: usize, n: usize, bm: usize, bn: usize) -> (usize, usize) {
-    let bid = block_idx_x() as usize;
+    tile_origin(m, n, bm, bn, block_idx_x() as usize)
+}
+
+/// The origin (row, column) of tile number `bid` (`bm` x `bn`) of C, tiles numbered in groups of
+/// 8 tile-rows, column-major within a group (as Triton's matmul tutorial orders its programs),
+/// so that the tiles of A and B a wave of blocks reads stay in L2.
+fn tile_origin(m: usize, n: usize, bm: usize, bn: usize, bid: usize) -> (usize, usize) {
     let (grid_m, grid_n) = (m / bm, n / bn);
     let per_group = 8 * grid_n;
     let first = bid / per_group * 8;
@@ -424,8 +430,7 @@ fn w_mainloop<T: Half>(a: &[T], bt: &[T], m: usize, n: usize, k: usize) -> WgAcc
 /// wide accesses: the analysis sees the kernel's own array parameters, not a helper's).
 fn w_pair(m: usize, n: usize, wg: usize, t: usize, j: usize) -> (usize, usize) {
     let (row0, col0) = w_tile(m, n);
-    let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
-    (row0 + wg * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
+    pair_at(row0, col0, wg, t, j)
 }
 
 /// C = A·Bᵀ over 16-bit floats, f32 accumulation, on sm_90a; launch with one block of 256
@@ -565,29 +570,80 @@ pub fn gemm_tma_bias_gelu<T: Half>(
     }
 }
 
-// `gemm_ws::<T>`: `gemm_tma`'s tiles, ring and tensor copies, warp-specialised as CUTLASS's
-// Hopper kernels are: a third warpgroup (threads 0..128) only feeds the ring, its thread 0
-// issuing the copies, while the two consumer warpgroups (threads 128..384) each compute 64 x 256
-// of the tile. Each stage has two barriers, `full` (its boxes' bytes have landed) and `empty`
-// (every consumer thread is done reading it): no `sync_threads` in the main loop, and the
-// producer runs up to four stages ahead.
+// `gemm_ws::<T>`: `gemm_tma`'s tiles, ring and tensor copies, warp-specialised and persistent as
+// CUTLASS's Hopper kernels are: a third warpgroup (threads 0..128) only feeds the ring, its
+// thread 0 issuing the copies, while the two consumer warpgroups (threads 128..384) each compute
+// 64 x 256 of a tile. Each stage has two barriers, `full` (its boxes' bytes have landed) and
+// `empty` (every consumer thread is done reading it): no `sync_threads` in the main loop, and
+// the producer runs up to four stages ahead. A block computes tiles `block_idx_x()`,
+// `+ grid_dim_x()`, ... (launch one block per SM, or one per tile): the producer goes on to the
+// next tile's stages while the consumers store the last one's C, so neither the ring's filling
+// nor the epilogue stalls the copies. Both sides count steps across tiles (`it`), which gives
+// each step's stage and barrier phase. The producer warpgroup gives back registers
+// (`setmaxnreg_dec::<56>`) that the consumers take (`setmaxnreg_inc::<224>`): 168 a thread at
+// launch would leave the consumers' 128 accumulator registers short of room.
 
-/// The consumer warpgroup `wg`'s 64 x 256 part of the block's tile; the producer's threads
-/// return zeros.
-fn ws_mainloop<T: Half>(
+/// The producer: every step of every tile of this block into the ring.
+fn ws_produce<T: Half>(
+    sm: &mut [T],
     ma: &TensorMap<T, 64, 128, 128>,
     mb: &TensorMap<T, 64, 256, 128>,
+    full: &mut [u64],
+    empty: &[u64],
     m: usize,
     n: usize,
     k: usize,
-) -> WgAcc<f32, 256> {
-    let sm = dynamic_shared_array::<T>();
-    let full = shared_array::<u64, W_STAGES>();
-    let empty = shared_array::<u64, W_STAGES>();
-    let tid = thread_idx_x() as usize;
-    let (row0, col0) = w_tile(m, n);
-    let tiles = k / WK;
-    if tid == 0 {
+) {
+    let (count, steps) = ((m / WM) * (n / WN), k / WK);
+    let mut tile = block_idx_x() as usize;
+    let mut it = 0;
+    while tile < count {
+        let (row0, col0) = tile_origin(m, n, WM, WN, tile);
+        for kt in 0..steps {
+            let slot = it % W_STAGES;
+            // The stage's previous round (step it - 4) has been read by every consumer.
+            if it >= W_STAGES {
+                while !mbarrier_try_wait_parity(&empty[slot], ((it / W_STAGES + 1) % 2) as u32) {}
+            }
+            t_load(sm, ma, mb, full, slot, kt, row0, col0);
+            it += 1;
+        }
+        tile += grid_dim_x() as usize;
+    }
+}
+
+/// A consumer warpgroup's (`wg`) 64 x 256 part of one tile: `steps` steps from step `it0` of
+/// the block's count, each stage released (`empty`) once its `wgmma`s are done.
+fn ws_consume<T: Half>(sm: &[T], full: &[u64], empty: &mut [u64], wg: usize, steps: usize, it0: usize) -> WgAcc<f32, 256> {
+    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+    for kt in 0..steps {
+        let it = it0 + kt;
+        let slot = it % W_STAGES;
+        while !mbarrier_try_wait_parity(&full[slot], ((it / W_STAGES) % 2) as u32) {}
+        acc = w_step(sm, slot * W_STAGE, wg, acc);
+        // Step it - 1's `wgmma`s are done: their stage may be refilled.
+        acc = wgmma_wait::<1>(acc);
+        if kt > 0 {
+            mbarrier_arrive(&mut empty[(it - 1) % W_STAGES]);
+        }
+    }
+    acc = wgmma_wait::<0>(acc);
+    if steps > 0 {
+        mbarrier_arrive(&mut empty[(it0 + steps - 1) % W_STAGES]);
+    }
+    acc
+}
+
+/// Pair j of thread t of warpgroup wg in the tile at (row0, col0): row, column (as `w_pair`).
+fn pair_at(row0: usize, col0: usize, wg: usize, t: usize, j: usize) -> (usize, usize) {
+    let (w, g, q) = (t / 32, t % 32 / 4, t % 4);
+    (row0 + wg * 64 + 16 * w + g + 8 * (j % 2), col0 + 8 * (j / 2) + 2 * q)
+}
+
+/// The ring's barriers, initialised by thread 0 (`full`: one arrival, the producer's, plus the
+/// bytes; `empty`: the 256 consumer threads), visible to every thread and the tensor copies.
+fn ws_barriers(full: &mut [u64], empty: &mut [u64]) {
+    if thread_idx_x() == 0 {
         for s in 0..W_STAGES {
             mbarrier_init(&mut full[s], 1);
             mbarrier_init(&mut empty[s], 256);
@@ -595,52 +651,48 @@ fn ws_mainloop<T: Half>(
         fence_proxy_async();
     }
     sync_threads();
-    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
-    if tid < 128 {
-        if tid == 0 {
-            for kt in 0..tiles {
-                let slot = kt % W_STAGES;
-                // The stage's previous round (step kt - 4) has been read by every consumer.
-                if kt >= W_STAGES {
-                    while !mbarrier_try_wait_parity(&empty[slot], ((kt / W_STAGES + 1) % 2) as u32) {}
-                }
-                t_load(sm, ma, mb, full, slot, kt, row0, col0);
-            }
-        }
-    } else {
-        let wg = tid / 128 - 1;
-        for kt in 0..tiles {
-            let slot = kt % W_STAGES;
-            while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
-            acc = w_step(sm, slot * W_STAGE, wg, acc);
-            // Step kt - 1's `wgmma`s are done: their stage may be refilled.
-            acc = wgmma_wait::<1>(acc);
-            if kt > 0 {
-                mbarrier_arrive(&mut empty[(kt - 1) % W_STAGES]);
-            }
-        }
-        acc = wgmma_wait::<0>(acc);
-    }
-    acc
 }
 
-/// C = A·Bᵀ as `gemm_tma` computes it, warp-specialised: launch with one block of 384 threads
-/// per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
+/// C = A·Bᵀ as `gemm_tma` computes it, warp-specialised and persistent: launch blocks of 384
+/// threads with 192 KiB of dynamic shared memory, as many as the GPU has SMs (or one per 128 x
+/// 256 tile of C, if fewer).
 #[kernel(max_threads = 384, min_blocks = 1)]
 pub fn gemm_ws<T: Half>(ma: &TensorMap<T, 64, 128, 128>, mb: &TensorMap<T, 64, 256, 128>, c: &mut [T], m: usize, n: usize, k: usize) {
-    let acc = ws_mainloop(ma, mb, m, n, k);
+    let sm = dynamic_shared_array::<T>();
+    let full = shared_array::<u64, W_STAGES>();
+    let empty = shared_array::<u64, W_STAGES>();
+    ws_barriers(full, empty);
     let tid = thread_idx_x() as usize;
-    if tid >= 128 {
-        for j in 0..64 {
-            let (r, col) = w_pair(m, n, tid / 128 - 1, tid % 128, j);
-            let h = r * (n / 2) + col / 2;
-            c[2 * h] = acc.x[2 * j] as T;
-            c[2 * h + 1] = acc.x[2 * j + 1] as T;
+    if tid < 128 {
+        // The producer's one copying thread needs few registers; the consumers' accumulators
+        // (128 a thread) and their addressing take what it gives back.
+        setmaxnreg_dec::<56>();
+        if tid == 0 {
+            ws_produce(sm, ma, mb, full, empty, m, n, k);
+        }
+    } else {
+        setmaxnreg_inc::<224>();
+        let (wg, t) = (tid / 128 - 1, tid % 128);
+        let (count, steps) = ((m / WM) * (n / WN), k / WK);
+        let mut tile = block_idx_x() as usize;
+        let mut done = 0;
+        while tile < count {
+            let acc = ws_consume(sm, full, empty, wg, steps, done * steps);
+            let (row0, col0) = tile_origin(m, n, WM, WN, tile);
+            for j in 0..64 {
+                let (r, col) = pair_at(row0, col0, wg, t, j);
+                let h = r * (n / 2) + col / 2;
+                c[2 * h] = acc.x[2 * j] as T;
+                c[2 * h + 1] = acc.x[2 * j + 1] as T;
+            }
+            tile += grid_dim_x() as usize;
+            done += 1;
         }
     }
 }
 
-/// C = gelu(A·Bᵀ + bias), `gemm_tma_bias_gelu` warp-specialised.
+/// C = gelu(A·Bᵀ + bias), `gemm_tma_bias_gelu` warp-specialised and persistent (launched as
+/// `gemm_ws`).
 #[kernel(max_threads = 384, min_blocks = 1)]
 pub fn gemm_ws_bias_gelu<T: Half>(
     ma: &TensorMap<T, 64, 128, 128>,
@@ -651,14 +703,37 @@ pub fn gemm_ws_bias_gelu<T: Half>(
     n: usize,
     k: usize,
 ) {
-    let acc = ws_mainloop(ma, mb, m, n, k);
+    let sm = dynamic_shared_array::<T>();
+    let full = shared_array::<u64, W_STAGES>();
+    let empty = shared_array::<u64, W_STAGES>();
+    ws_barriers(full, empty);
     let tid = thread_idx_x() as usize;
-    if tid >= 128 {
-        for j in 0..64 {
-            let (r, col) = w_pair(m, n, tid / 128 - 1, tid % 128, j);
-            let h = r * (n / 2) + col / 2;
-            c[2 * h] = gelu(acc.x[2 * j] + bias[col] as f32) as T;
-            c[2 * h + 1] = gelu(acc.x[2 * j + 1] + bias[col + 1] as f32) as T;
+    if tid < 128 {
+        // The producer's one copying thread needs few registers; the consumers' accumulators
+        // (128 a thread) and their addressing take what it gives back.
+        setmaxnreg_dec::<56>();
+        if tid == 0 {
+            ws_produce(sm, ma, mb, full, empty, m, n, k);
+        }
+    } else {
+        setmaxnreg_inc::<224>();
+        let (wg, t) = (tid / 128 - 1, tid % 128);
+        let (count, steps) = ((m / WM) * (n / WN), k / WK);
+        let mut tile = block_idx_x() as usize;
+        let mut done = 0;
+        while tile < count {
+            let acc = ws_consume(sm, full, empty, wg, steps, done * steps);
+            let (row0, col0) = tile_origin(m, n, WM, WN, tile);
+            for j in 0..64 {
+                let (r, col) = pair_at(row0, col0, wg, t, j);
+                let (h, hc) = (r * (n / 2) + col / 2, col / 2);
+                let v0 = gelu(acc.x[2 * j] + bias[2 * hc] as f32) as T;
+                let v1 = gelu(acc.x[2 * j + 1] + bias[2 * hc + 1] as f32) as T;
+                c[2 * h] = v0;
+                c[2 * h + 1] = v1;
+            }
+            tile += grid_dim_x() as usize;
+            done += 1;
         }
     }
 }
@@ -749,52 +824,87 @@ pub fn gemm_tma_tf32(ma: &TensorMap<f32, 32, 128, 128>, mb: &TensorMap<f32, 32, 
     }
 }
 
-/// C = A·Bᵀ as `gemm_tma_tf32` computes it, warp-specialised as `gemm_ws`: launch with one
-/// block of 384 threads per 128 x 256 tile of C and 192 KiB of dynamic shared memory.
+/// The producer of `gemm_ws_tf32`: `ws_produce` of f32 boxes.
+fn f_produce(
+    sm: &mut [f32],
+    ma: &TensorMap<f32, 32, 128, 128>,
+    mb: &TensorMap<f32, 32, 256, 128>,
+    full: &mut [u64],
+    empty: &[u64],
+    m: usize,
+    n: usize,
+    k: usize,
+) {
+    let (count, steps) = ((m / WM) * (n / WN), k / FK);
+    let mut tile = block_idx_x() as usize;
+    let mut it = 0;
+    while tile < count {
+        let (row0, col0) = tile_origin(m, n, WM, WN, tile);
+        for kt in 0..steps {
+            let slot = it % W_STAGES;
+            if it >= W_STAGES {
+                while !mbarrier_try_wait_parity(&empty[slot], ((it / W_STAGES + 1) % 2) as u32) {}
+            }
+            f_load(sm, ma, mb, full, slot, kt, row0, col0);
+            it += 1;
+        }
+        tile += grid_dim_x() as usize;
+    }
+}
+
+/// A consumer of `gemm_ws_tf32`: `ws_consume` of tf32 steps.
+fn f_consume(sm: &[f32], full: &[u64], empty: &mut [u64], wg: usize, steps: usize, it0: usize) -> WgAcc<f32, 256> {
+    let mut acc = WgAcc::<f32, 256>([0.0; 128]);
+    for kt in 0..steps {
+        let it = it0 + kt;
+        let slot = it % W_STAGES;
+        while !mbarrier_try_wait_parity(&full[slot], ((it / W_STAGES) % 2) as u32) {}
+        acc = f_step(sm, slot * F_STAGE, wg, acc);
+        acc = wgmma_wait::<1>(acc);
+        if kt > 0 {
+            mbarrier_arrive(&mut empty[(it - 1) % W_STAGES]);
+        }
+    }
+    acc = wgmma_wait::<0>(acc);
+    if steps > 0 {
+        mbarrier_arrive(&mut empty[(it0 + steps - 1) % W_STAGES]);
+    }
+    acc
+}
+
+/// C = A·Bᵀ as `gemm_tma_tf32` computes it, warp-specialised and persistent as `gemm_ws` (and
+/// launched as it).
 #[kernel(max_threads = 384, min_blocks = 1)]
 pub fn gemm_ws_tf32(ma: &TensorMap<f32, 32, 128, 128>, mb: &TensorMap<f32, 32, 256, 128>, c: &mut [f32], m: usize, n: usize, k: usize) {
     let sm = dynamic_shared_array::<f32>();
     let full = shared_array::<u64, W_STAGES>();
     let empty = shared_array::<u64, W_STAGES>();
+    ws_barriers(full, empty);
     let tid = thread_idx_x() as usize;
-    let (row0, col0) = w_tile(m, n);
-    let tiles = k / FK;
-    if tid == 0 {
-        for s in 0..W_STAGES {
-            mbarrier_init(&mut full[s], 1);
-            mbarrier_init(&mut empty[s], 256);
-        }
-        fence_proxy_async();
-    }
-    sync_threads();
     if tid < 128 {
+        // The producer's one copying thread needs few registers; the consumers' accumulators
+        // (128 a thread) and their addressing take what it gives back.
+        setmaxnreg_dec::<56>();
         if tid == 0 {
-            for kt in 0..tiles {
-                let slot = kt % W_STAGES;
-                if kt >= W_STAGES {
-                    while !mbarrier_try_wait_parity(&empty[slot], ((kt / W_STAGES + 1) % 2) as u32) {}
-                }
-                f_load(sm, ma, mb, full, slot, kt, row0, col0);
-            }
+            f_produce(sm, ma, mb, full, empty, m, n, k);
         }
     } else {
-        let wg = tid / 128 - 1;
-        let mut acc = WgAcc::<f32, 256>([0.0; 128]);
-        for kt in 0..tiles {
-            let slot = kt % W_STAGES;
-            while !mbarrier_try_wait_parity(&full[slot], ((kt / W_STAGES) % 2) as u32) {}
-            acc = f_step(sm, slot * F_STAGE, wg, acc);
-            acc = wgmma_wait::<1>(acc);
-            if kt > 0 {
-                mbarrier_arrive(&mut empty[(kt - 1) % W_STAGES]);
+        setmaxnreg_inc::<224>();
+        let (wg, t) = (tid / 128 - 1, tid % 128);
+        let (count, steps) = ((m / WM) * (n / WN), k / FK);
+        let mut tile = block_idx_x() as usize;
+        let mut done = 0;
+        while tile < count {
+            let acc = f_consume(sm, full, empty, wg, steps, done * steps);
+            let (row0, col0) = tile_origin(m, n, WM, WN, tile);
+            for j in 0..64 {
+                let (r, col) = pair_at(row0, col0, wg, t, j);
+                let h = r * (n / 2) + col / 2;
+                c[2 * h] = acc.x[2 * j];
+                c[2 * h + 1] = acc.x[2 * j + 1];
             }
-        }
-        acc = wgmma_wait::<0>(acc);
-        for j in 0..64 {
-            let (r, col) = w_pair(m, n, wg, tid % 128, j);
-            let h = r * (n / 2) + col / 2;
-            c[2 * h] = acc.x[2 * j];
-            c[2 * h + 1] = acc.x[2 * j + 1];
+            tile += grid_dim_x() as usize;
+            done += 1;
         }
     }
 }

@@ -83,3 +83,47 @@ pub fn wg_narrow(a: &[bf16], bt: &[bf16], d: &mut [f32]) {
         d[acc_at(t, i, 64)] = acc.x[i];
     }
 }
+
+/// Rows of 32 `f32`s (128 bytes), read as tf32: chunk `c` of row `r` sits at chunk `c ^ (r % 8)`.
+fn at32(row: usize, col: usize) -> usize {
+    swizzle::<3, 2, 3>(row * 32 + col)
+}
+
+/// tf32 on the warpgroup MMA, warp-specialised: warpgroup 0 stages A (64 x 32) and Bᵀ (128 x 32)
+/// and gives back registers (`setmaxnreg_dec`), warpgroups 1 and 2 take them and each multiply A
+/// by its half of Bᵀ: columns 64 wg .. 64 wg + 64 of D (64 x 128).
+#[kernel(max_threads = 384, min_blocks = 1)]
+pub fn wg_tf32_split(a: &[f32], bt: &[f32], d: &mut [f32]) {
+    let sa = shared_array::<f32, 2048>();
+    let sb = shared_array::<f32, 4096>();
+    let t = thread_idx_x() as usize;
+    if t < 128 {
+        setmaxnreg_dec::<56>();
+        for j in 0..16 {
+            let e = j * 128 + t;
+            sa[at32(e / 32, e % 32)] = a[e];
+        }
+        for j in 0..32 {
+            let e = j * 128 + t;
+            sb[at32(e / 32, e % 32)] = bt[e];
+        }
+        fence_proxy_async();
+    } else {
+        setmaxnreg_inc::<224>();
+    }
+    sync_threads();
+    if t >= 128 {
+        let (wg, r) = (t / 128 - 1, t % 128);
+        let mut acc = WgAcc::<f32, 64>([0.0; 32]);
+        wgmma_fence();
+        for k in 0..4 {
+            acc = wgmma(wgmma_desc::<128, 64>(&sa[k * 8]), wgmma_desc::<128, 64>(&sb[wg * 64 * 32 + k * 8]), acc);
+        }
+        wgmma_commit();
+        acc = wgmma_wait::<0>(acc);
+        for i in 0..32 {
+            let at = acc_at(r, i, 64);
+            d[at / 64 * 128 + wg * 64 + at % 64] = acc.x[i];
+        }
+    }
+}

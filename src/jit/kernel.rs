@@ -653,8 +653,12 @@ impl Kernel {
     /// the element size). An out-of-bounds access reads or writes memory outside the array: on
     /// the host backend that is this process's memory, on a GPU another allocation. The tensor
     /// cores' accesses (`ldmatrix`, `cp_async`) must also be aligned and in the memory their
-    /// instruction uses, as `launch` checks (docs/runtime.md, "Bounds checks"). Everything
-    /// else is still checked as for `launch` (arguments, devices, overlapping arrays, the grid).
+    /// instruction uses, as `launch` checks (docs/runtime.md, "Bounds checks"). A kernel that
+    /// calls `setmaxnreg_inc` must give back at least as many registers (`setmaxnreg_dec`, in
+    /// other warpgroups of its block) as it takes beyond the count the kernel is compiled to
+    /// (ptxas's "Used N registers"), or its `inc` waits for ever (`launch` runs such a kernel
+    /// without them). Everything else is still checked as for `launch` (arguments, devices,
+    /// overlapping arrays, the grid).
     pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         self.launch_values(device, grid, args.args()?, LaunchMode { checked: false, may_alias: false })
     }

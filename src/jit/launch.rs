@@ -44,7 +44,8 @@ impl CompiledKernel {
     /// # Safety
     ///
     /// Unless the code is bounds-checked, every array access that the kernel makes in this
-    /// launch must be in bounds (see [`Kernel::launch_unchecked`](crate::Kernel::launch_unchecked)).
+    /// launch must be in bounds, and its `setmaxnreg` plan must balance (see
+    /// [`Kernel::launch_unchecked`](crate::Kernel::launch_unchecked)).
     pub unsafe fn launch_unchecked(&self, device: &Device, grid: Grid, args: impl KernelArgs) -> Result<()> {
         let args = self.checked_args(device, grid, args)?;
         // SAFETY: the caller's promise covers unchecked code.

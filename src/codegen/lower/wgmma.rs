@@ -42,11 +42,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
                 Ok(Val::Agg(out))
             }
             TensorOp::WgmmaFence | TensorOp::WgmmaCommit | TensorOp::FenceProxyAsync | TensorOp::Setmaxnreg { .. } => {
+                if let TensorOp::Setmaxnreg { .. } = t
+                    && (self.cx.host || self.cx.input.options.checked)
+                {
+                    // A hint (the PTX ISA's word), kept only in unchecked code: `setmaxnreg.inc`
+                    // blocks until the block's pool holds the registers, which only `dec`s of
+                    // the same block put there, so a plan that does not balance the count ptxas
+                    // gave the kernel at launch would wait for ever. A safe launch cannot promise
+                    // that: it runs without the hint. The host has no register file to share.
+                    return Ok(Val::Unit);
+                }
                 if self.cx.host {
-                    // The host has no register file to share out: `setmaxnreg` does nothing.
-                    if !matches!(t, TensorOp::Setmaxnreg { .. }) {
-                        self.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "")?;
-                    }
+                    self.b.build_fence(AtomicOrdering::SequentiallyConsistent, false, "")?;
                     return Ok(Val::Unit);
                 }
                 let text = match t {

@@ -100,8 +100,9 @@ pub fn tensor_ldmatrix_forms(dev: &Device) -> Outcome {
 }
 
 /// The warpgroup MMA (`tensor_wgmma.rs`): one warpgroup's 64 x 128 x 64 product of `bf16` and
-/// of `f16` plus C through the 128-byte swizzle, tiles staged by `cp_async`, and a 64 x 64 x 64
-/// one through the 64-byte swizzle in two commit groups. Small integers: exact everywhere. On a
+/// of `f16` plus C through the 128-byte swizzle, tiles staged by `cp_async`, a 64 x 64 x 64
+/// one through the 64-byte swizzle in two commit groups, and a 64 x 128 x 32 one of tf32 by two
+/// consumer warpgroups that take the registers a staging warpgroup gives back (`setmaxnreg`). Small integers: exact everywhere. On a
 /// GPU other than compute capability 9.0 the launch must be the located error naming sm_90a.
 pub fn tensor_wgmma(dev: &Device) -> Outcome {
     let m = module("tensor_wgmma.rs")?;
@@ -142,7 +143,16 @@ pub fn tensor_wgmma(dev: &Device) -> Outcome {
     let conv = |v: &[i64]| v.iter().map(|x| bf16::from_f32(*x as f32)).collect::<Vec<_>>();
     let mut d = zeros::<f32>(dev, &[64 * 64])?;
     launch(&m, "wg_narrow", dev, group, (&up(dev, &conv(&a))?, &up(dev, &conv(bt64))?, &mut d))?;
-    eq("wg_narrow", &dl(&d)?, &want)
+    eq("wg_narrow", &dl(&d)?, &want)?;
+    // tf32, warp-specialised (384 threads, `setmaxnreg`): A 64 x 32, Bᵀ 128 x 32; every input's
+    // low 13 bits set, which tf32 reads past.
+    let (a32, bt32) = (&a[..64 * 32], &bt[..128 * 32]);
+    let b32: Vec<i64> = (0..32 * 128).map(|x| bt32[(x % 128) * 32 + x / 128]).collect();
+    let want: Vec<f32> = gemm(a32, &b32, &[0; 64 * 128], 64, 128, 32).iter().map(|v| *v as f32).collect();
+    let noisy = |v: &[i64]| v.iter().map(|x| f32::from_bits((*x as f32).to_bits() | if *x == 0 { 0 } else { 0x0fff })).collect::<Vec<_>>();
+    let mut d = zeros::<f32>(dev, &[64 * 128])?;
+    launch(&m, "wg_tf32_split", dev, Grid::new(1u32, 384u32), (&up(dev, &noisy(a32))?, &up(dev, &noisy(bt32))?, &mut d))?;
+    eq("wg_tf32_split", &dl(&d)?, &want)
 }
 
 /// Bulk copies and mbarriers (`tensor_bulk.rs`): a ring of 4 stages over 11 chunks (the

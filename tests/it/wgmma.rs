@@ -18,31 +18,34 @@ use crate::common;
 /// `f32`s read as tf32); K is split into column blocks of a row's elements, each a tile of its
 /// own. `wg_gemm::<T>` is generic over the 16-bit floats; `wg_gemm_tf32` multiplies `f32`s.
 fn gemm_source(n: usize, k: usize, sw: usize) -> String {
-    let per_row = sw / 2;
     let bits = match sw {
         128 => 3,
         64 => 2,
         _ => 1,
     };
-    let blocks = k / per_row;
-    let f32_blocks = k / (sw / 4);
-    format!(
-        r#"
+    // (signature, element type, element bytes, swizzle's M, K of a `wgmma`) of each kernel.
+    let kernels = [("wg_gemm<T: Half>", "T", 2, 3, 16), ("wg_gemm_tf32", "f32", 4, 2, 8)];
+    let mut out = String::new();
+    for (sig, ty, size, m, kstep) in kernels {
+        let per_row = sw / size;
+        let name = sig.split('<').next().unwrap();
+        out += &format!(
+            r#"
 /// Element (r, c) of a tile of `rows` rows whose K is split in blocks of {per_row} columns.
-fn at(rows: usize, r: usize, c: usize) -> usize {{
-    (c / {per_row}) * rows * {per_row} + swizzle::<{bits}, 3, 3>(r * {per_row} + c % {per_row})
+fn {name}_at(rows: usize, r: usize, c: usize) -> usize {{
+    (c / {per_row}) * rows * {per_row} + swizzle::<{bits}, {m}, 3>(r * {per_row} + c % {per_row})
 }}
 
 #[kernel]
-pub fn wg_gemm<T: Half>(a: &[T], bt: &[T], d: &mut [f32]) {{
-    let sa = shared_array::<T, {asz}>();
-    let sb = shared_array::<T, {bsz}>();
+pub fn {sig}(a: &[{ty}], bt: &[{ty}], d: &mut [f32]) {{
+    let sa = shared_array::<{ty}, {asz}>();
+    let sb = shared_array::<{ty}, {bsz}>();
     let t = thread_idx_x() as usize;
     for e in (t..{asz}).step_by(128) {{
-        sa[at(64, e / {k}, e % {k})] = a[e];
+        sa[{name}_at(64, e / {k}, e % {k})] = a[e];
     }}
     for e in (t..{bsz}).step_by(128) {{
-        sb[at({n}, e / {k}, e % {k})] = bt[e];
+        sb[{name}_at({n}, e / {k}, e % {k})] = bt[e];
     }}
     fence_proxy_async();
     sync_threads();
@@ -50,43 +53,8 @@ pub fn wg_gemm<T: Half>(a: &[T], bt: &[T], d: &mut [f32]) {{
     wgmma_fence();
     for kb in 0..{blocks} {{
         for kk in 0..{steps} {{
-            let da = wgmma_desc::<{sw}, 64>(&sa[kb * 64 * {per_row} + kk * 16]);
-            let db = wgmma_desc::<{sw}, {n}>(&sb[kb * {n} * {per_row} + kk * 16]);
-            acc = wgmma(da, db, acc);
-        }}
-    }}
-    wgmma_commit();
-    acc = wgmma_wait::<0>(acc);
-    let (w, lane) = (t / 32, t % 32);
-    let (g, q) = (lane / 4, lane % 4);
-    for i in 0..{regs} {{
-        d[(16 * w + g + 8 * ((i / 2) % 2)) * {n} + 8 * (i / 4) + 2 * q + i % 2] = acc.x[i];
-    }}
-}}
-
-fn at32(rows: usize, r: usize, c: usize) -> usize {{
-    (c / {per_row32}) * rows * {per_row32} + swizzle::<{bits}, 2, 3>(r * {per_row32} + c % {per_row32})
-}}
-
-#[kernel]
-pub fn wg_gemm_tf32(a: &[f32], bt: &[f32], d: &mut [f32]) {{
-    let sa = shared_array::<f32, {asz}>();
-    let sb = shared_array::<f32, {bsz}>();
-    let t = thread_idx_x() as usize;
-    for e in (t..{asz}).step_by(128) {{
-        sa[at32(64, e / {k}, e % {k})] = a[e];
-    }}
-    for e in (t..{bsz}).step_by(128) {{
-        sb[at32({n}, e / {k}, e % {k})] = bt[e];
-    }}
-    fence_proxy_async();
-    sync_threads();
-    let mut acc = WgAcc::<f32, {n}>([0.0; {regs}]);
-    wgmma_fence();
-    for kb in 0..{f32_blocks} {{
-        for kk in 0..{steps32} {{
-            let da = wgmma_desc::<{sw}, 64>(&sa[kb * 64 * {per_row32} + kk * 8]);
-            let db = wgmma_desc::<{sw}, {n}>(&sb[kb * {n} * {per_row32} + kk * 8]);
+            let da = wgmma_desc::<{sw}, 64>(&sa[kb * 64 * {per_row} + kk * {kstep}]);
+            let db = wgmma_desc::<{sw}, {n}>(&sb[kb * {n} * {per_row} + kk * {kstep}]);
             acc = wgmma(da, db, acc);
         }}
     }}
@@ -99,13 +67,14 @@ pub fn wg_gemm_tf32(a: &[f32], bt: &[f32], d: &mut [f32]) {{
     }}
 }}
 "#,
-        asz = 64 * k,
-        bsz = n * k,
-        regs = n / 2,
-        steps = per_row / 16,
-        per_row32 = sw / 4,
-        steps32 = sw / 4 / 8,
-    )
+            asz = 64 * k,
+            bsz = n * k,
+            regs = n / 2,
+            blocks = k / per_row,
+            steps = per_row / kstep,
+        );
+    }
+    out
 }
 
 fn rng(seed: u64) -> impl FnMut() -> u64 {

@@ -60,14 +60,7 @@ fn half_gemm<T: Element + Copy>(
     let a: Vec<T> = inputs(n, 11).into_iter().map(to).collect();
     let b: Vec<T> = inputs(n, 12).into_iter().map(to).collect();
     let wg = variant != "gemm";
-    let mut b_in = b.clone();
-    if wg {
-        for i in 0..n {
-            for j in 0..n {
-                b_in[j * n + i] = b[i * n + j];
-            }
-        }
-    }
+    let b_in = if wg { transpose(&b, n) } else { b.clone() };
     let bias: Vec<T> = uniform_f32(n, 13).into_iter().map(|v| to(2.0 * v - 1.0)).collect();
     let wide = |v: &[T]| v.iter().map(|x| from(*x) as f64).collect::<Vec<f64>>();
     let (aw, bw, biasw) = (wide(&a), wide(&b), wide(&bias));
@@ -178,14 +171,38 @@ fn tma_rows<T: Element>(
     Ok(())
 }
 
-/// `gemm_tf32` (tf32 tensor cores) or `sgemm` (f32 FMA) at n x n x n.
-fn f32_gemm(run: &mut Run, n: usize, kernel: &str, tol: f64) -> Result<(), String> {
+/// The square n x n operands of an f32 GEMM: A and B on the device (B transposed, Bᵀ, where
+/// `transposed`), C, and A and B in f64 for the reference.
+struct F32Operands {
+    ad: kache::DeviceArray<f32>,
+    bd: kache::DeviceArray<f32>,
+    cd: kache::DeviceArray<f32>,
+    aw: Vec<f64>,
+    bw: Vec<f64>,
+}
+
+fn f32_operands(run: &Run, n: usize, transposed: bool) -> Result<F32Operands, String> {
     let a = inputs(n, 21);
     let b = inputs(n, 22);
-    let (aw, bw): (Vec<f64>, Vec<f64>) = (a.iter().map(|v| *v as f64).collect(), b.iter().map(|v| *v as f64).collect());
-    let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
-    let bd = run.dev.upload(&b).map_err(|e| e.to_string())?;
-    let cd = run.dev.alloc::<f32>(&[n * n]).map_err(|e| e.to_string())?;
+    let b_in = if transposed { transpose(&b, n) } else { b.clone() };
+    let wide = |v: &[f32]| v.iter().map(|x| *x as f64).collect::<Vec<f64>>();
+    Ok(F32Operands {
+        ad: run.dev.upload(&a).map_err(|e| e.to_string())?,
+        bd: run.dev.upload(&b_in).map_err(|e| e.to_string())?,
+        cd: run.dev.alloc::<f32>(&[n * n]).map_err(|e| e.to_string())?,
+        aw: wide(&a),
+        bw: wide(&b),
+    })
+}
+
+/// The n x n row-major matrix `x` transposed.
+fn transpose<T: Copy>(x: &[T], n: usize) -> Vec<T> {
+    (0..n * n).map(|e| x[(e % n) * n + e / n]).collect()
+}
+
+/// `gemm_tf32` (tf32 tensor cores) or `sgemm` (f32 FMA) at n x n x n.
+fn f32_gemm(run: &mut Run, n: usize, kernel: &str, tol: f64) -> Result<(), String> {
+    let F32Operands { ad, bd, cd, aw, bw } = f32_operands(run, n, false)?;
     let verify = |_: &Run| -> Result<String, String> {
         let c: Vec<f64> = cd.download().map_err(|e| e.to_string())?.iter().map(|v| *v as f64).collect();
         sampled(&aw, &bw, &c, n, None, tol)
@@ -211,18 +228,7 @@ fn f32_gemm(run: &mut Run, n: usize, kernel: &str, tol: f64) -> Result<(), Strin
 /// at n x n x n: C = A·Bᵀ with Bᵀ given N x K (B transposed on the host, so the check is
 /// `gemm_tf32`'s), measured as `gemm_tf32_{n}`'s twins.
 fn tf32_tma(run: &mut Run, n: usize, variant: &str) -> Result<(), String> {
-    let a = inputs(n, 21);
-    let b = inputs(n, 22);
-    let mut bt = vec![0f32; n * n];
-    for i in 0..n {
-        for j in 0..n {
-            bt[j * n + i] = b[i * n + j];
-        }
-    }
-    let (aw, bw): (Vec<f64>, Vec<f64>) = (a.iter().map(|v| *v as f64).collect(), b.iter().map(|v| *v as f64).collect());
-    let ad = run.dev.upload(&a).map_err(|e| e.to_string())?;
-    let bd = run.dev.upload(&bt).map_err(|e| e.to_string())?;
-    let cd = run.dev.alloc::<f32>(&[n * n]).map_err(|e| e.to_string())?;
+    let F32Operands { ad, bd, cd, aw, bw } = f32_operands(run, n, true)?;
     let verify = |_: &Run| -> Result<String, String> {
         let c: Vec<f64> = cd.download().map_err(|e| e.to_string())?.iter().map(|v| *v as f64).collect();
         sampled(&aw, &bw, &c, n, None, 4e-3)

@@ -23,8 +23,8 @@ pub use aggregate::{AggId, AggTy, Elem, SizeAlign, StructDef, Types, UNKNOWN_LEN
 pub use builtin::{Builtin, FenceScope, MathFn, ShflMode};
 pub use generic::{Bound, ParamArrayTy, TypeParam};
 pub use tensor::{
-    FragKind, MmaShape, TENSOR_MAP_FIELD, TENSOR_MAP_MAX_BOX, TensorOp, WGMMA_K_BYTES, mma_of_warp_code, tensor_map_box_rule,
-    tensor_map_swizzle, tensor_map_type_name, wgmma_acc_coord, wgmma_k, wgmma_of_warp_code, wgmma_swizzle_bytes, wgmma_swizzle_mode,
+    FragKind, MmaShape, TENSOR_MAP_FIELD, TENSOR_MAP_MAX_BOX, TensorOp, mma_of_warp_code, tensor_map_box_rule, tensor_map_swizzle,
+    tensor_map_type_name, wgmma_acc_coord, wgmma_k, wgmma_of_warp_code, wgmma_swizzle_bytes, wgmma_swizzle_mode,
 };
 pub use tune::{MAX_CANDIDATES, NoArgs, TuneArgs, TuneBinary, TuneEvalError, TuneExpr, TuneParam, TuneShape, TuneSpace, TuneUnary};
 pub use visit::{visit_block, visit_expr};

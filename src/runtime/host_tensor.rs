@@ -12,7 +12,7 @@
 //! an `f32` when the exact sum does not fit one; where it does (integers, short sums of values
 //! with few significant bits) the two agree to the bit.
 
-use crate::ir::{FragKind, MmaShape, Scalar, WGMMA_K_BYTES, mma_of_warp_code, wgmma_acc_coord, wgmma_of_warp_code, wgmma_swizzle_bytes};
+use crate::ir::{FragKind, MmaShape, Scalar, mma_of_warp_code, wgmma_acc_coord, wgmma_k, wgmma_of_warp_code, wgmma_swizzle_bytes};
 
 const WARP: usize = 32;
 
@@ -197,7 +197,7 @@ unsafe fn wgmma(n: u32, ab: Scalar, bufs: &[u64; WARP]) {
             // SAFETY: the caller's promise: N / 2 floats follow the rank.
             let c = unsafe { std::ptr::read_unaligned(at) };
             let mut sum = c as f64;
-            for k in 0..WGMMA_K_BYTES / ab.size() as u32 {
+            for k in 0..wgmma_k(ab) {
                 // SAFETY: the caller's promise (the descriptors cover 64 rows of A, N of B).
                 sum += unsafe { tile_element(da, row, k, ab) * tile_element(db, col, k, ab) };
             }

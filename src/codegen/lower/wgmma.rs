@@ -223,11 +223,12 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
             return Ok(Val::Agg(d));
         }
         // Both operands K-major: the transpose flags are 0 (tf32 has none: K-major only).
-        let (ty_name, k, tail) = match ab {
-            Scalar::F16 => ("f16", 16, ", 0, 0"),
-            Scalar::Bf16 => ("bf16", 16, ", 0, 0"),
-            _ => ("tf32", 8, ""),
+        let (ty_name, tail) = match ab {
+            Scalar::F16 => ("f16", ", 0, 0"),
+            Scalar::Bf16 => ("bf16", ", 0, 0"),
+            _ => ("tf32", ""),
         };
+        let k = wgmma_k(ab);
         let outs: Vec<String> = (0..regs).map(|r| format!("${r}")).collect();
         let text = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{ty_name}.{ty_name} {{{}}}, ${}, ${}, p, 1, 1{tail};\n}}",

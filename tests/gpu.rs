@@ -130,7 +130,7 @@ pub fn k(map: &TensorMap<f32, 32, 4, 128>, at: usize, out: &mut [f32]) {
 #[test]
 fn the_speed_suites_gemms_and_attention_on_cuda_equal_their_references() {
     let Some(_) = hopper() else { return };
-    let root = std::env::var_os("KACHE_TEST_ROOT").map(std::path::PathBuf::from).unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let root = scenarios::helpers::root();
     let opts = suite::Options {
         dry_run: false,
         small: true,
@@ -432,7 +432,7 @@ fn run_saxpy(jit: &Jit, d: &Device) -> std::sync::Arc<kache::CompiledKernel> {
 /// A cubin from `kache compile --emit cubin` for `arch`: staged beside the test binary by
 /// `scripts/gpu-stage.sh` (GPU machines have no ptxas), else assembled with ptxas here.
 fn staged_cubin(arch: kache::Arch) -> Vec<u8> {
-    let root = std::env::var_os("KACHE_TEST_ROOT").map(std::path::PathBuf::from).unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into());
+    let root = scenarios::helpers::root();
     let staged = root.join(".gpu").join(format!("saxpy-{arch}.cubin"));
     if let Ok(b) = std::fs::read(&staged) {
         return b;

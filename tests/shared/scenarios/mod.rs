@@ -19,7 +19,7 @@ mod arrays;
 mod atomics;
 mod control;
 mod generics;
-mod helpers;
+pub mod helpers;
 mod language;
 mod matching;
 mod math;

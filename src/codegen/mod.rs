@@ -9,6 +9,7 @@
 //! LLVM must never abort the process. `host_jit.rs` loads host code for the CPU backend.
 
 mod aligned;
+mod checks;
 mod frames;
 mod fuse;
 mod host_jit;

@@ -598,9 +598,15 @@ fn internalize(m: &Module<'_>, entry: &str) {
 }
 
 fn optimize(m: &Module<'_>, tm: &TargetMachine, opt_level: u8) -> Result<(), CodegenError> {
+    let run = |passes: &str| {
+        m.run_passes(passes, tm, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))
+    };
     // Drop what the kernel does not reach (most of libdevice) before the expensive passes.
-    let pipeline = format!("globaldce,default<O{}>", opt_level.min(3));
-    m.run_passes(&pipeline, tm, PassBuilderOptions::create()).map_err(|e| CodegenError::Llvm(format!("passes: {}", e.to_string())))
+    run("globaldce")?;
+    if opt_level >= 2 {
+        super::checks::fold_proven_checks(m, tm)?;
+    }
+    run(&format!("default<O{}>", opt_level.min(3)))
 }
 
 #[cfg(test)]

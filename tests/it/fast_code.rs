@@ -799,3 +799,62 @@ pub fn row_dot_while(a: &[f32], x: &[f32], cols: usize, y: &mut [f32]) {
         assert_eq!(y.download().unwrap(), want, "{kernel}");
     }
 }
+
+/// The fault records (`atom.global.cas`) in `ptx`: one per access whose bounds check stayed.
+fn fault_paths(ptx: &str) -> usize {
+    ptx.matches("atom.global.cas.b32").count()
+}
+
+#[test]
+fn a_neighbours_index_under_its_edge_test_needs_no_check() {
+    // `x[i - 1]` under `i > 0` and `x[i + 1]` under `i + 1 < x.len()`: both are in bounds
+    // (constraint elimination before the standard pipeline, which reads `i > 0` before it
+    // becomes `i != 0`; `i - 1` built as `i + (-1)`).
+    let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { let i = global_id_x(); \
+               if i < y.len() && i > 0 && i + 1 < x.len() { y[i] = x[i - 1] + x[i + 1]; } }";
+    assert_eq!(fault_paths(&ptx_with(Config::in_memory(), src, "k")), 0);
+    // In two dimensions, written as the speed suite's stencil (`>= 1` too): only the other
+    // array's two indices keep their checks (`v` may be smaller than `u`).
+    let src = "#[kernel] pub fn k(u: &Array<f32, 2>, v: &mut Array<f32, 2>) { \
+               let (i, j) = (global_id_y(), global_id_x()); let (ny, nx) = (u.shape(0), u.shape(1)); \
+               if i >= 1 && i + 1 < ny && j > 0 && j + 1 < nx { \
+               v[[i, j]] = u[[i - 1, j]] + u[[i + 1, j]] + u[[i, j - 1]] + u[[i, j + 1]]; } }";
+    assert_eq!(fault_paths(&ptx_with(Config::in_memory(), src, "k")), 2);
+    // An edge test that does not cover the index keeps the check, and it still fires.
+    let src = "#[kernel] pub fn k(x: &[f32], y: &mut [f32]) { let i = global_id_x(); \
+               if i < y.len() && i > 0 { y[i] = x[i - 1]; } }";
+    assert_eq!(fault_paths(&ptx_with(Config::in_memory(), src, "k")), 1);
+    let dev = Device::host();
+    let k = common::memory_jit().load_source("edge.rs", src).unwrap().kernel("k").unwrap();
+    let x = dev.upload(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let mut y = dev.alloc::<f32>(&[5]).unwrap();
+    k.launch(&dev, Grid::linear(5, 8), (&x, &mut y)).unwrap();
+    assert_eq!(y.download().unwrap(), vec![0.0, 1.0, 2.0, 3.0, 4.0]);
+    let mut y = dev.alloc::<f32>(&[6]).unwrap();
+    match k.launch(&dev, Grid::linear(6, 8), (&x, &mut y)).unwrap_err() {
+        kache::Error::Launch { index, len, .. } => assert_eq!((index, len), (4, 4)),
+        other => panic!("expected an out-of-bounds fault, got {other}"),
+    }
+}
+
+#[test]
+fn loops_inside_the_checked_copy_of_a_versioned_loop_stay_rolled() {
+    // conv2d's loop over input channels is versioned on its filter's bounds; its 3 x 3 window
+    // loops are unrolled in the fast copy and left rolled in the checked one, which a correct
+    // launch does not run: 2 loads there, not 18 (whose registers ptxas allocated for the whole
+    // kernel: 47 against the unchecked code's 32, now 36).
+    let m = common::memory_jit().load_file(common::root().join("benches/speed/kernels/matrix.rs")).unwrap();
+    let k = m.kernel("conv2d").unwrap();
+    let spec = Specialization::uniform(k.program(), Layout::C);
+    let loads = |checked: bool| {
+        let c = if checked { k.compile(sm_90(), &spec) } else { k.compile_unchecked(sm_90(), &spec) };
+        let ptx = c.unwrap().ptx().unwrap().to_string();
+        if let Some(p) = common::ptxas() {
+            common::assemble(&p, &ptx, "conv2d");
+        }
+        ptx.matches("ld.global.nc.f32").count()
+    };
+    let (checked, unchecked) = (loads(true), loads(false));
+    assert_eq!(unchecked, 18, "the unchecked window: 9 pairs of loads");
+    assert_eq!(checked, unchecked + 2, "the fast copy's 18 loads and the rolled checked copy's 2");
+}

@@ -67,6 +67,10 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let signed = s.is_signed();
         Ok(match op {
             BinOp::Add => b.build_int_add(x, y, "")?.into(),
+            // `x - c` is built as `x + (-c)` (the same wrapping result), the form LLVM's
+            // constraint elimination reads: `a[k - 1]` under `k > 0 && k < a.len()` then needs
+            // no bounds check (`codegen::checks`).
+            BinOp::Sub if y.is_const() => b.build_int_add(x, y.const_neg(), "")?.into(),
             BinOp::Sub => b.build_int_sub(x, y, "")?.into(),
             BinOp::Mul => b.build_int_mul(x, y, "")?.into(),
             BinOp::Div | BinOp::Rem => self.div_rem(op, x, y, signed)?.into(),

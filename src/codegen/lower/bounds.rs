@@ -54,6 +54,18 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         br.set_metadata(weights, prof).map_err(|e| llvm_err(format!("branch weights: {e}")))?;
         self.b.position_at_end(fail);
         self.fault(site, dim, index, len)?;
+        // The fault path's first instruction (the call that records it) names the check, so
+        // that the pipeline can drop it where the conditions around it prove it passes.
+        if let Some(first) = fail.get_first_instruction() {
+            let tag = self.ctx().metadata_node(&[
+                self.cx.i32.const_int(self.fid as u64, false).into(),
+                self.cx.i32.const_int(self.guards as u64, false).into(),
+            ]);
+            self.guards += 1;
+            first
+                .set_metadata(tag, self.ctx().get_kind_id(crate::codegen::checks::FAULT_TAG))
+                .map_err(|e| llvm_err(format!("fault tag: {e}")))?;
+        }
         self.b.position_at_end(pass);
         Ok(())
     }

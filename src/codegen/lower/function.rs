@@ -138,6 +138,8 @@ impl<'a, 'ctx> Cx<'a, 'ctx> {
             sret: None,
             proven: HashSet::new(),
             version_depth: 0,
+            in_fallback: false,
+            guards: 0,
             skip_stmts: Vec::new(),
             aligned_copy: false,
         };

@@ -568,7 +568,11 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         let i = self.b.build_load(c.it, c.current, "")?;
         self.b.build_store(c.slot, i)?;
         self.loops.insert(c.id, LoopBlocks { cont: latch, exit: c.exit, value: None });
-        self.block(body)?;
+        let outer_fallback = self.in_fallback;
+        self.in_fallback |= fallback;
+        let lowered = self.block(body);
+        self.in_fallback = outer_fallback;
+        lowered?;
         if !self.terminated() {
             self.b.build_unconditional_branch(latch)?;
         }
@@ -595,7 +599,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         // unrolled, which keeps ptxas from allocating registers for the unrolled checks of code
         // that a correct launch never runs (the tiled matmul: 40 registers instead of 32, so a
         // block of 1,024 threads fits once per SM instead of twice).
-        if fallback && !c.whole && !self.cx.host {
+        if (fallback || self.in_fallback) && !c.whole && !self.cx.host {
             self.set_loop_metadata(backedge, &[("llvm.loop.unroll.disable", None)])?;
         } else if !self.cx.host {
             match c.last.get_zero_extended_constant() {

@@ -327,12 +327,18 @@ struct FnLower<'c, 'a, 'ctx> {
     proven: HashSet<*const Expr>,
     /// How many versioned loops enclose the code being lowered.
     version_depth: u32,
+    /// Lowering the checked copy of a versioned loop (`loops.rs`): loops nested in it are
+    /// neither versioned again nor unrolled.
+    in_fallback: bool,
     /// Statements left out wherever their block is lowered: the increment of a strided `while`
     /// (or `loop`) lowered as the `for` loop it is (`loops::StridedWhile`), whose latch steps
     /// instead, and a `loop`'s exit test, which the `for` loop's trip count stands for.
     skip_stmts: Vec<*const Stmt>,
     /// Lowering the aligned copy of a kernel's body (`align.rs`), whose returns are marked.
     aligned_copy: bool,
+    /// Bounds checks lowered so far: each one's fault path is tagged with its number
+    /// (`FAULT_TAG`), which `pipeline::fold_proven_checks` finds it by.
+    guards: u32,
 }
 
 impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {

@@ -227,7 +227,7 @@ impl<'c, 'a, 'ctx> FnLower<'c, 'a, 'ctx> {
         last: IntValue<'ctx>,
         body: &'x Block,
     ) -> R<Option<(IntValue<'ctx>, Vec<*const Expr>)>> {
-        if !self.cx.input.options.checked || self.version_depth >= MAX_DEPTH || var_ty.is_signed() || !var_ty.is_int() {
+        if !self.cx.input.options.checked || self.version_depth >= MAX_DEPTH || self.in_fallback || var_ty.is_signed() || !var_ty.is_int() {
             return Ok(None);
         }
         let found = Collectives::of(self.cx.input.program, body);

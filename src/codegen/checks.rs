@@ -31,7 +31,8 @@ pub(crate) const FAULT_TAG: &str = "kache.fault";
 /// Removes from `m` the bounds checks that constraint elimination proves on a copy of it.
 pub(super) fn fold_proven_checks(m: &Module<'_>, tm: &TargetMachine) -> Result<usize, CodegenError> {
     let kind = m.get_context().get_kind_id(FAULT_TAG);
-    if tagged_paths(m, kind).is_empty() {
+    let paths = tagged_paths(m, kind);
+    if paths.is_empty() {
         return Ok(0);
     }
     let copy = m.clone();
@@ -48,7 +49,7 @@ pub(super) fn fold_proven_checks(m: &Module<'_>, tm: &TargetMachine) -> Result<u
     let dead: HashSet<(u64, u64)> =
         tagged_paths(&copy, kind).into_iter().filter(|(_, block)| edges_into(*block).iter().all(|e| e.dead)).map(|(tag, _)| tag).collect();
     let mut folded = 0;
-    for (tag, block) in tagged_paths(m, kind) {
+    for (tag, block) in paths {
         if !dead.contains(&tag) {
             continue;
         }

@@ -14,7 +14,7 @@
 //! copy after the passes, is a conditional branch whose condition is a constant that takes the
 //! other way. Anything else (a path the passes merged, moved or dropped) keeps its check.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use inkwell::basic_block::BasicBlock;
 use inkwell::module::Module;
@@ -46,15 +46,21 @@ pub(super) fn fold_proven_checks(m: &Module<'_>, tm: &TargetMachine) -> Result<u
     run("function(sroa,simplifycfg,early-cse,correlated-propagation)")?;
     forget_nsw_of_negative_steps(&copy);
     run("function(constraint-elimination)")?;
-    let dead: HashSet<(u64, u64)> =
-        tagged_paths(&copy, kind).into_iter().filter(|(_, block)| edges_into(*block).iter().all(|e| e.dead)).map(|(tag, _)| tag).collect();
+    let copy_edges = edges(&copy);
+    let dead: HashSet<(u64, u64)> = tagged_paths(&copy, kind)
+        .into_iter()
+        .filter(|(_, block)| copy_edges.get(block).is_some_and(|es| es.iter().all(|e| e.dead)))
+        .map(|(tag, _)| tag)
+        .collect();
+    let mut module_edges = edges(m);
     let mut folded = 0;
     for (tag, block) in paths {
         if !dead.contains(&tag) {
             continue;
         }
         // Every edge into the path is a conditional branch (as lowered): each is pointed away.
-        let Some(branches) = edges_into(block).into_iter().map(|e| e.branch).collect::<Option<Vec<_>>>() else { continue };
+        let into = module_edges.remove(&block).unwrap_or_default();
+        let Some(branches) = into.into_iter().map(|e| e.branch).collect::<Option<Vec<_>>>() else { continue };
         for (branch, to_fault_when) in branches {
             let never = m.get_context().bool_type().const_int(u64::from(!to_fault_when), false);
             if branch.set_operand(0, never) {
@@ -97,28 +103,33 @@ struct Edge<'ctx> {
     branch: Option<(InstructionValue<'ctx>, bool)>,
 }
 
-/// The edges into `target` from the terminators of its function's blocks.
-fn edges_into<'ctx>(target: BasicBlock<'ctx>) -> Vec<Edge<'ctx>> {
-    let mut out = Vec::new();
-    let Some(func) = target.get_parent() else { return out };
-    for block in func.get_basic_block_iter() {
-        let Some(term) = block.get_terminator() else { continue };
-        let successors = term.get_num_operands();
-        let conditional_br = term.get_opcode() == InstructionOpcode::Br && successors == 3;
-        for i in 0..successors {
-            let Some(to) = term.get_operand(i).and_then(|o| o.block()) else { continue };
-            if to != target {
-                continue;
-            }
-            if conditional_br {
-                // A conditional `br`'s operands: the condition, the false and the true target.
-                let when = i == 2;
-                let cond = term.get_operand(0).and_then(|o| o.value()).filter(|v| v.is_int_value()).map(|v| v.into_int_value());
-                let constant = cond.filter(|c| c.is_const()).and_then(|c| c.get_zero_extended_constant());
-                let dead = constant.is_some_and(|c| (c != 0) != when);
-                out.push(Edge { dead, branch: Some((term, when)) });
-            } else {
-                out.push(Edge { dead: false, branch: None });
+/// The edges into each block of `m` from the terminators of its function's blocks.
+fn edges<'ctx>(m: &Module<'ctx>) -> HashMap<BasicBlock<'ctx>, Vec<Edge<'ctx>>> {
+    let mut out: HashMap<BasicBlock<'ctx>, Vec<Edge<'ctx>>> = HashMap::new();
+    let mut f = m.get_first_function();
+    while let Some(func) = f {
+        f = func.get_next_function();
+        for block in func.get_basic_block_iter() {
+            let Some(term) = block.get_terminator() else { continue };
+            let successors = term.get_num_operands();
+            let conditional_br = term.get_opcode() == InstructionOpcode::Br && successors == 3;
+            // A conditional `br`'s operands: the condition, the false and the true target.
+            let constant = conditional_br
+                .then(|| term.get_operand(0).and_then(|o| o.value()))
+                .flatten()
+                .filter(|v| v.is_int_value())
+                .map(|v| v.into_int_value())
+                .filter(|c| c.is_const())
+                .and_then(|c| c.get_zero_extended_constant());
+            for i in 0..successors {
+                let Some(to) = term.get_operand(i).and_then(|o| o.block()) else { continue };
+                let edge = if conditional_br {
+                    let when = i == 2;
+                    Edge { dead: constant.is_some_and(|c| (c != 0) != when), branch: Some((term, when)) }
+                } else {
+                    Edge { dead: false, branch: None }
+                };
+                out.entry(to).or_default().push(edge);
             }
         }
     }
